@@ -1,0 +1,3 @@
+from sepia.cli import app
+
+app()

@@ -1,0 +1,30 @@
+"""The typer application the command modules register on, and helpers they share."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="sepia",
+    help="Continuous queries over RDF streams: RSP-QL windows, complex event patterns, "
+    "background knowledge, on Apache Spark.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+err_console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print an error for a person on stderr and exit non-zero."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def not_built_yet(what: str) -> NoReturn:
+    """Say plainly that a command's engine does not exist yet, rather than print fake output."""
+    fail(f"{what} is not built yet in this version of Sepia.", code=3)
