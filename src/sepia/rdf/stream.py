@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from sepia.rdf.time import TimeKind
+
 
 @dataclass(frozen=True, slots=True)
 class StreamElement:
@@ -23,6 +25,7 @@ class StreamElement:
     start: int
     end: int
     triples: tuple[ox.Triple, ...]
+    kind: TimeKind = TimeKind.ABSTRACT
 
     def __post_init__(self) -> None:
         if self.end < self.start:
