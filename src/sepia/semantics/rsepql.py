@@ -1,0 +1,86 @@
+"""RSEP-QL event patterns (seed 001, section 4.2-4.4): EVENT, SEQ, FIRST, LAST and the
+selection and consumption policies, over sets of event mappings.
+
+The order on intervals is by completion, then start: (t1, t2) precedes (t3, t4) when
+(t2, t1) < (t4, t3). SEQ (Eq. 7), unrestricted, needs every event of the left side before the right
+side starts, t2 < t3 (the W^sqcup[0, t3 - 1] restriction), and stamps [t1, t4]: the same set
+as CQELS-CEP's SEQ, so ``seq`` is that function. CHRONOLOGICAL and RECENT follow
+ETALIS as semantics.md says: each right mapping, in order, takes the earliest (resp. latest)
+compatible earlier left mapping whose occurrences are not consumed, and both are consumed.
+Occurrences are (window, element graph) pairs: the consumption policy works on the input of
+each window (Definition 10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from sepia.rdf.stream import StreamElement
+from sepia.semantics.cqels_cep import seq
+from sepia.semantics.mappings import EventMapping, Mu
+
+__all__ = ["event", "first", "last", "order_key", "seq", "seq_consuming", "seq_naive"]
+
+Omega = Iterable[EventMapping]
+Occurrence = tuple[str, str]
+
+
+def order_key(m: EventMapping) -> tuple[int, int]:
+    """The position of an event mapping in the order used by FIRST, LAST and the policies."""
+    return (m.end, m.start)
+
+
+def event(
+    window: str, elements: Sequence[StreamElement], matches: Callable[[StreamElement], Iterable[Mu]]
+) -> set[EventMapping]:
+    """<<EVENT w P>>: (mu, t_k, t_k) for every element G_k the window shows and mu in [[P]]_G_k.
+
+    ``elements`` is already W . W_w(S, t); ``matches`` evaluates P over one element's graph.
+    """
+    return {
+        EventMapping(m, e.start, e.end, frozenset({(window, e.graph)}))
+        for e in elements
+        for m in matches(e)
+    }
+
+
+def first(omega: Omega) -> set[EventMapping]:
+    """FIRST E: the event mappings of E that no other precedes (Eq. 5)."""
+    omega = list(omega)
+    least = min(map(order_key, omega), default=None)
+    return {m for m in omega if order_key(m) == least}
+
+
+def last(omega: Omega) -> set[EventMapping]:
+    """LAST E: the event mappings of E that no other follows (Eq. 6)."""
+    omega = list(omega)
+    greatest = max(map(order_key, omega), default=None)
+    return {m for m in omega if order_key(m) == greatest}
+
+
+def seq_naive(left: Omega, right: Omega) -> set[EventMapping]:
+    """SEQ^n (Eq. 9), C-SPARQL's naive sequencing: the latest match of each side, in order."""
+    return seq(last(left), last(right))
+
+
+def seq_consuming(
+    left: Omega, right: Omega, consumed: frozenset[Occurrence], recent: bool
+) -> tuple[set[EventMapping], frozenset[Occurrence]]:
+    """SEQ^c (chronological) or SEQ^r (recent) with its consumption policy P^c / P^r.
+
+    Returns the matches and the occurrences consumed so far (the state carried from one
+    evaluation to the next).
+    """
+    left = sorted(left, key=order_key)
+    results: set[EventMapping] = set()
+    for b in sorted(right, key=order_key):
+        if b.support & consumed:
+            continue
+        partners = [
+            a for a in left if a.compatible(b) and a.end < b.start and not a.support & consumed
+        ]
+        if partners:
+            chosen = partners[-1] if recent else partners[0]
+            results.add(chosen.combine(b, chosen.start, b.end))
+            consumed = consumed | chosen.support | b.support
+    return results, consumed
