@@ -1,0 +1,313 @@
+"""Evaluate an algebra event pattern at an evaluation time t, by the papers' operators.
+
+The leaves read the streaming dataset: ``Event`` (RSEP-QL BEP, CQELS-CEP sequence element,
+SPAseq GPM) matches its pattern against each element graph its window shows at t;
+``OccurrencePattern`` (EP-SPARQL) matches each triple pattern against every triple occurrence
+up to t. Inner nodes call the set functions of :mod:`rsepql`, :mod:`cqels_cep`,
+:mod:`epsparql` and :mod:`spaseq`. A SPAseq sequence (a ``Seq`` under one of SPAseq's three
+strategies, or a Kleene / optional / negated element) is matched over the whole finite input
+once, and each of its matches is reported when it completes. Consumption (CHRONOLOGICAL,
+RECENT) is the state kept from one evaluation to the next.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import assert_never
+
+import pyoxigraph as ox
+
+from sepia.algebra import event as ev
+from sepia.algebra import pattern as gp
+from sepia.algebra.expression import Expression
+from sepia.algebra.query import Query
+from sepia.rdf.stream import StreamElement
+from sepia.semantics import cqels_cep, epsparql, rsepql, spaseq
+from sepia.semantics.dataset import StreamingDataset
+from sepia.semantics.mappings import EventMapping, Mu
+from sepia.semantics.sparql import FROM, TO, Special, expression_text, pattern_text, values_text
+from sepia.semantics.variables import expression_variables, pattern_variables
+
+Policy = ev.SelectionPolicy
+SPASEQ_POLICIES = {
+    Policy.STRICT_CONTIGUITY: spaseq.STRICT,
+    Policy.SKIP_TILL_NEXT: spaseq.NEXT,
+    Policy.SKIP_TILL_ANY: spaseq.ANY,
+}
+MODIFIERS = {ev.Kleene: "+", ev.Optional: "?", ev.Negation: "!"}
+INDEX = "__i"
+XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    """One solution of MATCH: its mapping, interval, the time it is reported at, and the
+    match it belongs to when one match yields several rows (SPAseq Kleene)."""
+
+    mu: Mu
+    start: int
+    end: int
+    reported_at: int
+    match: str | None = None
+
+
+def is_spaseq(e: ev.EventPattern) -> bool:
+    """Whether an event pattern is a SPAseq sequence expression (matched as a whole)."""
+    match e:
+        case ev.Seq(left, right, policy):
+            return policy in SPASEQ_POLICIES or is_spaseq(left) or is_spaseq(right)
+        case ev.Kleene() | ev.Optional() | ev.Negation():
+            return True
+        case _:
+            return False
+
+
+class EventEvaluator:
+    """Evaluates the event patterns of one query over its streaming dataset."""
+
+    def __init__(self, query: Query, data: StreamingDataset, special: Special) -> None:
+        self.query = query
+        self.data = data
+        self.special = special
+        self.consumed: frozenset[tuple[str, str]] = frozenset()
+        self.sequences: dict[int, list[MatchRow]] = {}
+
+    # --- MATCH ------------------------------------------------------------------------
+    def match_rows(self, e: ev.EventPattern, t: int) -> list[MatchRow]:
+        """The solutions of MATCH e at t (RSEP-QL Eq. 8), each with its interval."""
+        if is_spaseq(e):
+            return [row for row in self.spaseq_rows(e) if row.reported_at <= t]
+        return [MatchRow(m.mu, m.start, m.end, m.end) for m in self.evaluate(e, t)]
+
+    def spaseq_rows(self, e: ev.EventPattern) -> list[MatchRow]:
+        """The rows of every match of a SPAseq sequence, computed once, numbered by end."""
+        key = id(e)
+        if key not in self.sequences:
+            matches = sorted(self.sequence(e), key=lambda m: (m.end, m.start, repr(m.common)))
+            self.sequences[key] = [
+                MatchRow(row, m.start, m.end, m.reported_at, f"m{n}" if m.iterations else None)
+                for n, m in enumerate(matches, 1)
+                for row in m.rows()
+            ]
+        return self.sequences[key]
+
+    def extra_instants(self, e: ev.EventPattern) -> set[int]:
+        """Report times that are no element's arrival (a tail negation's horizon)."""
+        return {r.reported_at for r in self.spaseq_rows(e)} if is_spaseq(e) else set()
+
+    # --- event patterns ---------------------------------------------------------------
+    def evaluate(self, e: ev.EventPattern, t: int) -> set[EventMapping]:
+        """<<E>>^t: the event mappings of E at evaluation time t."""
+        match e:
+            case ev.Event():
+                return self.event(e, t)
+            case ev.OccurrencePattern(bgp):
+                return epsparql.bgp([self.occurrences(tp, t) for tp in bgp.triples])
+            case ev.Seq(left, right, policy):
+                return self.seq(left, right, policy, t)
+            case ev.SeqWithout(left, negated, right):
+                return cqels_cep.seq_wo(*(self.evaluate(x, t) for x in (left, negated, right)))
+            case ev.NoHead(negated, right):
+                return cqels_cep.no_head(self.evaluate(negated, t), self.evaluate(right, t))
+            case ev.NoTail(left, negated):
+                return cqels_cep.no_tail(self.evaluate(left, t), self.evaluate(negated, t), t)
+            case ev.First(inner):
+                return rsepql.first(self.evaluate(inner, t))
+            case ev.Last(inner):
+                return rsepql.last(self.evaluate(inner, t))
+            case ev.And(left, right):
+                return spaseq.conj(self.evaluate(left, t), self.evaluate(right, t))
+            case ev.Or(left, right):
+                return cqels_cep.or_(self.evaluate(left, t), self.evaluate(right, t))
+            case ev.IntervalJoin(left, right):
+                return cqels_cep.join(self.evaluate(left, t), self.evaluate(right, t))
+            case ev.EventJoin(left, right):
+                return epsparql.join(self.evaluate(left, t), self.evaluate(right, t))
+            case ev.SeqJoin(left, right):
+                return epsparql.seq_join(self.evaluate(left, t), self.evaluate(right, t))
+            case ev.EqJoin(left, right):
+                return epsparql.eq_join(self.evaluate(left, t), self.evaluate(right, t))
+            case ev.EventFilter(condition, inner):
+                return self.filtered(condition, self.evaluate(inner, t))
+            case ev.SeqRightJoin(optional, required, condition):
+                return epsparql.seq_right_join(
+                    self.evaluate(optional, t), self.evaluate(required, t), self.test(condition)
+                )
+            case ev.EqLeftJoin(left, right, condition):
+                return epsparql.eq_left_join(
+                    self.evaluate(left, t), self.evaluate(right, t), self.test(condition)
+                )
+            case ev.Kleene() | ev.Optional() | ev.Negation():
+                raise ValueError(f"{type(e).__name__} only appears inside a SPAseq sequence")
+            case _:
+                assert_never(e)
+
+    def seq(self, left: ev.EventPattern, right: ev.EventPattern, policy: Policy, t: int):
+        """SEQ under its selection policy (RSEP-QL Eqs. 7, 9-11; the query's EVENT POLICY
+        applies where the pattern itself says UNRESTRICTED)."""
+        if policy is Policy.UNRESTRICTED:
+            policy = self.query.event_policy
+        lhs, rhs = self.evaluate(left, t), self.evaluate(right, t)
+        match policy:
+            case Policy.UNRESTRICTED:
+                return rsepql.seq(lhs, rhs)
+            case Policy.NAIVE:
+                return rsepql.seq_naive(lhs, rhs)
+            case Policy.CHRONOLOGICAL | Policy.RECENT:
+                found, self.consumed = rsepql.seq_consuming(
+                    lhs, rhs, self.consumed, recent=policy is Policy.RECENT
+                )
+                return found
+            case _:
+                raise ValueError(f"policy {policy.value} belongs to SPAseq sequences")
+
+    # --- leaves -----------------------------------------------------------------------
+    def visible(self, e: ev.Event, t: int) -> tuple[str, list[StreamElement]]:
+        """The elements a basic event pattern sees at t, and the name of where they come
+        from: its window at t, else its stream up to t, else every stream up to t."""
+        if e.window is not None:
+            return e.window.value, self.data.windows[e.window].content(t)
+        if e.stream is not None:
+            return e.stream.value, [x for x in self.data.stream(e.stream.value) if x.time <= t]
+        return "*", [x for xs in self.data.streams.values() for x in xs if x.time <= t]
+
+    def per_element(self, body: gp.GraphPattern, elements: list[StreamElement]):
+        found: dict[int, list[Mu]] = defaultdict(list)
+        for element, m in self.data.per_element(pattern_text(body, self.special), elements):
+            found[id(element)].append(m)
+        return lambda element: found.get(id(element), [])
+
+    def event(self, e: ev.Event, t: int) -> set[EventMapping]:
+        """<<EVENT w P>>^t (RSEP-QL Eq. 4)."""
+        source, elements = self.visible(e, t)
+        return rsepql.event(source, elements, self.per_element(e.pattern, elements))
+
+    def occurrences(self, triple: gp.TriplePattern, t: int) -> set[EventMapping]:
+        """The occurrences of one triple pattern up to t, each with its element's interval."""
+        elements = [x for xs in self.data.streams.values() for x in xs if x.time <= t]
+        return rsepql.event("*", elements, self.per_element(gp.Bgp((triple,)), elements))
+
+    # --- filters ----------------------------------------------------------------------
+    def filtered(
+        self, condition: Expression, mappings: Iterable[EventMapping]
+    ) -> set[EventMapping]:
+        """Filter(F, Psi) with sigma: the interval functions read each mapping's interval."""
+        mappings = list(mappings)
+        if not mappings:
+            return set()
+        names = sorted(set().union(*(m.mu for m in mappings)))
+        rows = [
+            [_integer(i), _integer(m.start), _integer(m.end)] + [m.mu.get(n) for n in names]
+            for i, m in enumerate(mappings)
+        ]
+        values = values_text([INDEX, FROM, TO, *names], rows)
+        test = expression_text(condition, self.special)
+        kept = self.data.select(f"SELECT ?{INDEX} WHERE {{ {values} FILTER({test}) }}")
+        return {mappings[int(r[INDEX].value)] for r in kept}
+
+    def test(self, condition: Expression | None) -> Callable[[EventMapping], bool]:
+        """A filter as a predicate on one event mapping (true when there is none)."""
+        if condition is None:
+            return lambda m: True
+        return lambda m: bool(self.filtered(condition, [m]))
+
+    # --- SPAseq -----------------------------------------------------------------------
+    def sequence(self, e: ev.EventPattern) -> set[spaseq.SpaseqMatch]:
+        """All matches of a SPAseq sequence over the finite input (Definitions 7-15)."""
+        steps = _flatten(e)
+        elements = [self.element(p, operator) for operator, p in steps]
+        events = [x for s in self.query.dataset.streams for x in self.data.stream(s.iri.value)]
+        events = events or [x for xs in self.data.streams.values() for x in xs]
+        times = tuple(sorted({x.time for x in events}))
+        within = self.query.within
+        bounds = spaseq.Bounds(
+            times,
+            times[-1] if times else 0,
+            within.width if within else None,
+            within.tumbling if within else False,
+        )
+        return spaseq.sequence(elements, bounds)
+
+    def element(self, p: ev.EventPattern, operator: str | None) -> spaseq.Element:
+        """One sequence position: its modifier, BOp candidates, variables, deferred FILTERs."""
+        modifier = MODIFIERS.get(type(p), "")
+        bop = p.inner if modifier else p  # type: ignore[union-attr]
+        deferred: list[Expression] = []
+        candidates = self.bop(bop, deferred)
+        return spaseq.Element(
+            frozenset(candidates),
+            operator,
+            modifier,
+            frozenset(_bop_variables(bop)),
+            self.check(deferred),
+        )
+
+    def bop(self, p: ev.EventPattern, deferred: list[Expression]) -> set[EventMapping]:
+        """GPM, & and | over the whole input (Definitions 7-9, 15)."""
+        match p:
+            case ev.Event(pattern):
+                pattern = _split_filters(pattern, deferred)
+                source, elements = self.visible(p, _END)
+                return spaseq.gpm(source, elements, self.per_element(pattern, elements))
+            case ev.And(left, right):
+                return spaseq.conj(self.bop(left, deferred), self.bop(right, deferred))
+            case ev.Or(left, right):
+                return spaseq.disj(self.bop(left, deferred), self.bop(right, deferred))
+            case _:
+                raise ValueError(f"{type(p).__name__} cannot be a SPAseq sequence element")
+
+    def check(self, deferred: list[Expression]) -> Callable[[Mu], bool]:
+        """The deferred FILTERs of a GPM, tested on a run's combined mapping."""
+        if not deferred:
+            return lambda m: True
+
+        def holds(m: Mu) -> bool:
+            names = sorted(m)
+            values = values_text(names, [[m[n] for n in names]])
+            tests = " ".join(f"FILTER({expression_text(x, self.special)})" for x in deferred)
+            return self.data.ask(f"ASK {{ {values} {tests} }}")
+
+        return holds
+
+
+_END = 2**62
+"""A time after every input element: SPAseq sequences are matched over the whole input."""
+
+
+def _integer(value: int) -> ox.Literal:
+    return ox.Literal(str(value), datatype=ox.NamedNode(XSD_INTEGER))
+
+
+def _flatten(e: ev.EventPattern) -> list[tuple[str | None, ev.EventPattern]]:
+    """A SPAseq sequence as (operator before it, element) pairs, in order."""
+    if isinstance(e, ev.Seq) and is_spaseq(e):
+        operator = SPASEQ_POLICIES.get(e.policy)
+        if operator is None:
+            raise ValueError(f"a SPAseq sequence cannot use the {e.policy.value} policy")
+        (_, first), *rest = _flatten(e.right)
+        return [*_flatten(e.left), (operator, first), *rest]
+    return [(None, e)]
+
+
+def _split_filters(p: gp.GraphPattern, deferred: list[Expression]) -> gp.GraphPattern:
+    """Strip the FILTERs of a GPM that read variables it does not bind; they go to
+    ``deferred`` and are checked on the run's combined mapping."""
+    if isinstance(p, gp.Filter):
+        inner = _split_filters(p.inner, deferred)
+        if expression_variables(p.expression) <= pattern_variables(inner):
+            return gp.Filter(p.expression, inner)
+        deferred.append(p.expression)
+        return inner
+    return p
+
+
+def _bop_variables(p: ev.EventPattern) -> set[str]:
+    match p:
+        case ev.Event(pattern):
+            return pattern_variables(pattern)
+        case ev.And(left, right) | ev.Or(left, right):
+            return _bop_variables(left) | _bop_variables(right)
+        case _:
+            return set()

@@ -1,0 +1,217 @@
+"""Print algebra back to SPARQL 1.1 text, so pure-SPARQL sub-patterns run on pyoxigraph.
+
+The reference evaluator trusts pyoxigraph (an independent SPARQL implementation) with
+everything SPARQL already defines. What SPARQL lacks is rewritten on the way: ``WINDOW w P``
+becomes ``GRAPH <window graph> { P }`` over the window's instantaneous graph, which the
+evaluator materialises at each evaluation time; ``MATCH`` and paths with nested tests are
+handed to a callback that evaluates them and returns an inline ``VALUES`` block; EP-SPARQL's
+getDURATION(), getSTARTTIME() and getENDTIME() read the hidden variables holding the
+interval of the event mapping being filtered (its sigma substitution).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import assert_never
+
+import pyoxigraph as ox
+
+from sepia.algebra import expression as ex
+from sepia.algebra import path as pa
+from sepia.algebra import pattern as gp
+
+FROM, TO = "__from", "__to"
+"""Hidden variables that carry an event mapping's interval through a SPARQL query."""
+
+INTERVAL_ACCESSORS = {
+    "GETDURATION": f"(?{TO} - ?{FROM})",
+    "GETSTARTTIME": f"?{FROM}",
+    "GETENDTIME": f"?{TO}",
+}
+
+Special = Callable[[gp.GraphPattern], str]
+
+
+def window_graph(name: ox.NamedNode) -> ox.NamedNode:
+    """The named graph in which the evaluator materialises window ``name``'s content."""
+    return ox.NamedNode("urn:sepia:window:" + name.value)
+
+
+class Unsupported(ValueError):
+    """A construct the reference evaluator cannot express (named in the message)."""
+
+
+def has_nested_test(path: pa.Path) -> bool:
+    """Whether a path holds an nSPARQL nested test, which SPARQL 1.1 paths cannot say."""
+    match path:
+        case pa.NestedTest():
+            return True
+        case pa.Link() | pa.NegatedSet():
+            return False
+        case pa.Inverse(inner) | pa.ZeroOrMore(inner) | pa.OneOrMore(inner) | pa.ZeroOrOne(inner):
+            return has_nested_test(inner)
+        case pa.Sequence(left, right) | pa.Alternative(left, right):
+            return has_nested_test(left) or has_nested_test(right)
+        case _:
+            assert_never(path)
+
+
+def path_text(path: pa.Path) -> str:
+    """A SPARQL 1.1 property path (no nested tests)."""
+    match path:
+        case pa.Link(iri):
+            return str(iri)
+        case pa.Inverse(inner):
+            return f"^({path_text(inner)})"
+        case pa.Sequence(left, right):
+            return f"({path_text(left)}/{path_text(right)})"
+        case pa.Alternative(left, right):
+            return f"({path_text(left)}|{path_text(right)})"
+        case pa.ZeroOrMore(inner):
+            return f"({path_text(inner)})*"
+        case pa.OneOrMore(inner):
+            return f"({path_text(inner)})+"
+        case pa.ZeroOrOne(inner):
+            return f"({path_text(inner)})?"
+        case pa.NegatedSet(forward, inverse):
+            steps = [str(i) for i in forward] + [f"^{i}" for i in inverse]
+            return f"!({'|'.join(steps)})"
+        case pa.NestedTest():
+            raise Unsupported("a nested path test cannot be printed as a SPARQL 1.1 path")
+        case _:
+            assert_never(path)
+
+
+def expression_text(e: ex.Expression, special: Special | None = None) -> str:
+    """A SPARQL 1.1 expression."""
+    match e:
+        case ox.NamedNode() | ox.Literal() | ox.Variable():
+            return str(e)
+        case ex.Binary(op, left, right):
+            return (
+                f"({expression_text(left, special)} {op.value} {expression_text(right, special)})"
+            )
+        case ex.Unary(op, operand):
+            return f"({op.value}{expression_text(operand, special)})"
+        case ex.In(value, options, negated):
+            items = ", ".join(expression_text(o, special) for o in options)
+            return f"({expression_text(value, special)} {'NOT IN' if negated else 'IN'} ({items}))"
+        case ex.Exists(inner, negated):
+            return f"{'NOT EXISTS' if negated else 'EXISTS'} {{ {pattern_text(inner, special)} }}"
+        case ex.Call(name, args) if name in INTERVAL_ACCESSORS:
+            return INTERVAL_ACCESSORS[name]
+        case ex.Call("TIMESTAMP", _):
+            raise Unsupported("C-SPARQL timestamp() is not implemented by the reference evaluator")
+        case ex.Call(name, args):
+            return f"{name}({', '.join(expression_text(a, special) for a in args)})"
+        case ex.FunctionCall(iri, args, distinct):
+            inner = ", ".join(expression_text(a, special) for a in args)
+            return f"{iri}({'DISTINCT ' if distinct else ''}{inner})"
+        case ex.Aggregate():
+            return aggregate_text(e, special)
+        case _:
+            assert_never(e)
+
+
+def aggregate_text(a: ex.Aggregate, special: Special | None) -> str:
+    """COUNT(DISTINCT ?x), COUNT(*), GROUP_CONCAT(?x; SEPARATOR=", ") ..."""
+    args = ", ".join(expression_text(x, special) for x in a.args) or "*"
+    separator = "" if a.separator is None else f"; SEPARATOR={ox.Literal(a.separator)}"
+    return f"{a.function.value}({'DISTINCT ' if a.distinct else ''}{args}{separator})"
+
+
+def _term(t: object) -> str:
+    return str(t)
+
+
+def _triple(t: gp.TriplePattern) -> str:
+    return f"{_term(t.subject)} {_term(t.predicate)} {_term(t.object)} ."
+
+
+def values_text(
+    variables: list[str], rows: list[list[ox.NamedNode | ox.BlankNode | ox.Literal | None]]
+) -> str:
+    """An inline VALUES block; None is UNDEF. No variables and one empty row is the unit."""
+    head = " ".join(f"?{v}" for v in variables)
+    body = " ".join("(" + " ".join("UNDEF" if x is None else str(x) for x in r) + ")" for r in rows)
+    return f"VALUES ({head}) {{ {body} }}"
+
+
+def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
+    """The body of a group graph pattern (without the outer braces)."""
+    text = lambda q: pattern_text(q, special)  # noqa: E731
+    match p:
+        case gp.Bgp(triples):
+            return " ".join(_triple(t) for t in triples)
+        case gp.PathPattern(subject, path, obj) if not has_nested_test(path):
+            return f"{_term(subject)} {path_text(path)} {_term(obj)} ."
+        case gp.Join(left, right):
+            return f"{{ {text(left)} }} {{ {text(right)} }}"
+        case gp.LeftJoin(left, right, condition):
+            guard = "" if condition is None else f" FILTER({expression_text(condition, special)})"
+            return f"{{ {text(left)} }} OPTIONAL {{ {text(right)}{guard} }}"
+        case gp.Filter(condition, inner):
+            return f"{{ {text(inner)} }} FILTER({expression_text(condition, special)})"
+        case gp.Union(left, right):
+            return f"{{ {text(left)} }} UNION {{ {text(right)} }}"
+        case gp.Minus(left, right):
+            return f"{{ {text(left)} }} MINUS {{ {text(right)} }}"
+        case gp.Graph(name, inner):
+            return f"GRAPH {_term(name)} {{ {text(inner)} }}"
+        case gp.Window(name, inner):
+            return f"GRAPH {window_graph(name)} {{ {text(inner)} }}"
+        case gp.Extend(inner, variable, value):
+            return f"{{ {text(inner)} }} BIND({expression_text(value, special)} AS {variable})"
+        case gp.Values(variables, rows):
+            return values_text([v.value for v in variables], [list(r) for r in rows])
+        case gp.Group() | gp.OrderBy() | gp.Project() | gp.Distinct() | gp.Reduced() | gp.Slice():
+            return "{ " + select_text(p, special) + " }"
+        case gp.Match() | gp.PathPattern():
+            if special is None:
+                raise Unsupported(f"{type(p).__name__} needs the evaluator")
+            return special(p)
+        case _:
+            assert_never(p)
+
+
+def select_text(
+    p: gp.GraphPattern, special: Special | None = None, keep: tuple[str, ...] = ()
+) -> str:
+    """A SELECT query for a chain of solution modifiers, Slice(Distinct(Project(OrderBy(
+    Group(P))))) in SPARQL's order; missing links are skipped. ``keep`` adds hidden
+    variables (the interval) to a projection."""
+    limit = offset = ""
+    if isinstance(p, gp.Slice):
+        offset = f" OFFSET {p.offset}" if p.offset else ""
+        limit = f" LIMIT {p.limit}" if p.limit is not None else ""
+        p = p.inner
+    modifier = ""
+    if isinstance(p, gp.Distinct | gp.Reduced):
+        modifier = "DISTINCT " if isinstance(p, gp.Distinct) else "REDUCED "
+        p = p.inner
+    projection = "*"
+    if isinstance(p, gp.Project):
+        names = [str(v) for v in p.variables] + [f"?{k}" for k in keep]
+        projection = " ".join(names) if names else "*"
+        p = p.inner
+    order = ""
+    if isinstance(p, gp.OrderBy):
+        keys = [
+            f"{'DESC' if c.descending else 'ASC'}({expression_text(c.expression, special)})"
+            for c in p.conditions
+        ]
+        order = " ORDER BY " + " ".join(keys)
+        p = p.inner
+    body = f"{{ {_group_text(p, special)} }}" if isinstance(p, gp.Group) else None
+    body = body or pattern_text(p, special)
+    return f"SELECT {modifier}{projection} WHERE {{ {body} }}{order}{offset}{limit}"
+
+
+def _group_text(g: gp.Group, special: Special | None) -> str:
+    aggregates = " ".join(
+        f"({aggregate_text(b.aggregate, special)} AS {b.variable})" for b in g.aggregates
+    )
+    keys = " ".join(str(v) for v in g.variables)
+    group_by = f" GROUP BY {keys}" if keys else ""
+    inner = pattern_text(g.inner, special)
+    return f"SELECT {keys} {aggregates} WHERE {{ {inner} }}{group_by}"
