@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
+from sepia.algebra import pattern as gp
 from sepia.rdf.stream import StreamElement
 from sepia.semantics.mappings import EventMapping, Mu
 
@@ -35,3 +36,23 @@ def element(time: int, *triples: tuple[str, str, str], stream: str = "s", end: i
         time if end is None else end,
         tuple(ox.Triple(iri(s), iri(p), iri(o)) for s, p, o in triples),
     )
+
+
+def var(name: str) -> ox.Variable:
+    return ox.Variable(name)
+
+
+def _term(x: object) -> object:
+    """'?v' is a variable, another string an example.org IRI, anything else itself."""
+    if isinstance(x, str):
+        return var(x[1:]) if x.startswith("?") else iri(x)
+    return x
+
+
+def bgp(*triples: tuple[object, object, object]) -> gp.Bgp:
+    """A BGP from (s, p, o) triples written with ``_term``'s shorthand."""
+    return gp.Bgp(tuple(gp.TriplePattern(*map(_term, t)) for t in triples))  # type: ignore[arg-type]
+
+
+def project(inner: gp.GraphPattern, *names: str) -> gp.Project:
+    return gp.Project(inner, tuple(var(n) for n in names))
