@@ -1,0 +1,76 @@
+"""The RSP-QL correctness oracle (Definitions 25-26, Theorem 1) on RSP-QL's Example 10.
+
+The E1 query with w2 = (2, 2, t0 0) reports at 8 (carl, eve) and 16 (diana). An engine that
+started w2 at t0 = 1 has windows (1, 3], ..., (7, 9], (13, 15], (15, 17]: it reports the
+alice coupon at 9 and bob's at 15, which is also a correct answer (a shifted t0).
+"""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+
+from sepia.algebra import dataset as ds
+from sepia.semantics import evaluate
+from sepia.semantics.oracle import candidates, check, with_t0
+
+from . import example_queries
+from .support import element, iri
+
+
+def streams():
+    nearby = [
+        element(2, ("diana", "isNearby", "a"), stream="nearby"),
+        element(2, ("eve", "isNearby", "b"), stream="nearby"),
+        element(5, ("carl", "isNearby", "a"), stream="nearby"),
+        element(7, ("eve", "isNearby", "a"), stream="nearby"),
+        element(12, ("diana", "isNearby", "b"), stream="nearby"),
+    ]
+    coupons = [
+        element(8, ("alice", "offers", "c10"), stream="coupons"),
+        element(15, ("bob", "offers", "coffee"), stream="coupons"),
+    ]
+    return {iri("nearby").value: nearby, iri("coupons").value: coupons}
+
+
+def background():
+    store = ox.Store()
+    store.add(ox.Quad(iri("alice"), iri("owns"), iri("a")))
+    store.add(ox.Quad(iri("bob"), iri("owns"), iri("b")))
+    return store
+
+
+def test_candidates_are_bounded_by_the_slide():
+    query = example_queries.e1_shops_coupons()
+    choices = candidates(query)
+    assert len(choices) == 2 * 2  # w1 slide 2 from t0 1: {1, 2}; w2 slide 2 from 0: {0, 1}
+    assert {c[iri("w1")] for c in choices} == {1, 2}
+    assert {c[iri("w2")] for c in choices} == {0, 1}
+    shifted = with_t0(query, {iri("w2"): 1})
+    assert shifted.dataset.windows[1].spec == ds.Sliding(2, 2, 1)
+
+
+def test_accepts_the_reference_answer_and_a_shifted_t0():
+    query = example_queries.e1_shops_coupons()
+    own = [r.to_json() for r in evaluate(query, streams(), background())]
+    verdict = check(query, streams(), background(), own)
+    assert verdict.correct and verdict.t0 == {iri("w1").value: 1, iri("w2").value: 0}
+    shifted = [
+        r.to_json()
+        for r in evaluate(with_t0(query, {iri("w2"): 1}), streams(), background(), name="other")
+    ]
+    assert {line["t"] for line in shifted} == {9, 15}
+    verdict = check(query, streams(), background(), shifted)
+    assert verdict.correct and verdict.t0[iri("w2").value] == 1
+    assert verdict.describe().startswith("correct")
+
+
+def test_rejects_a_wrong_answer_with_the_first_difference():
+    query = example_queries.e1_shops_coupons()
+    own = [r.to_json() for r in evaluate(query, streams(), background())]
+    wrong = [line for line in own if line["binding"]["shopper"] != f"<{iri('eve').value}>"]
+    verdict = check(query, streams(), background(), wrong)
+    assert not verdict.correct
+    assert verdict.difference is not None and verdict.difference.t == 8
+    assert len(verdict.difference.missing) == 1 and "eve" in verdict.difference.missing[0]
+    assert verdict.difference.unexpected == ()
+    assert "first difference at t = 8" in verdict.describe()
