@@ -38,7 +38,8 @@ HIDDEN = (FROM, TO, AT, MATCH)
 @dataclass(frozen=True, slots=True)
 class Result:
     """One output line: a solution, a CONSTRUCT graph or an ASK answer at time t, with the
-    interval and match id of event results (io.md's jsonl contract)."""
+    interval and match id of event results (io.md's jsonl contract). A CONSTRUCT gives one
+    graph per evaluation, or one per interval when its solutions come from event matches."""
 
     query: str
     t: int
@@ -140,7 +141,7 @@ class Evaluation:
                 return Counter(_row(r) for r in rows)
             case qa.Construct(template):
                 return Counter(
-                    ((("triple", t),), None, None, None)
+                    ((("triple", t),), *_row(r)[1:3], None)
                     for r in rows
                     for t in self.construct(template, r)
                 )
@@ -169,10 +170,13 @@ class Evaluation:
         """The output lines of one evaluation."""
         form = self.query.form
         if isinstance(form, qa.Construct):
-            triples = tuple(
-                sorted(dict(b)["triple"] for (b, *_), n in bag.items() for _ in range(n))
-            )
-            return [Result(self.name, t, op, triples=triples, kind=self.kind)] if triples else []
+            graphs: dict[tuple[int | None, int | None], set[str]] = {}
+            for binding, start, end, _ in +bag:
+                graphs.setdefault((start, end), set()).add(dict(binding)["triple"])
+            return [
+                Result(self.name, t, op, triples=tuple(sorted(g)), start=a, end=b, kind=self.kind)
+                for (a, b), g in sorted(graphs.items(), key=repr)
+            ]
         if isinstance(form, qa.Ask):
             return [
                 Result(self.name, t, op, boolean=dict(b)["boolean"] == "true", kind=self.kind)

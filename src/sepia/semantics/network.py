@@ -1,0 +1,87 @@
+"""Query networks (language.md section 7) and EP-SPARQL's Q-closure (seed 003, section 4).
+
+A CONSTRUCT query registered as a stream (``REGISTER RSTREAM <s2> AS CONSTRUCT ...``) makes
+``<s2>`` a stream: each of its result graphs becomes one event graph stamped with the
+result's time, or with the interval [from, to] of the event match it came from. Other
+queries of the run read it like any input stream; a rule whose output stream is one of its
+own inputs is fed back (the Q-closure). The network is evaluated to a fixpoint: every
+query is evaluated on the inputs plus the streams derived so far, until no derived stream
+changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyoxigraph as ox
+
+from sepia.algebra import query as qa
+from sepia.rdf.stream import StreamElement
+from sepia.semantics.evaluator import Result, evaluate
+
+MAX_ROUNDS = 64
+"""Derivations are monotone for the papers' rules; a network that keeps changing after
+this many rounds is reported instead of looping forever."""
+
+
+def derived_elements(stream: str, results: Sequence[Result]) -> list[StreamElement]:
+    """The event graphs a registered CONSTRUCT query's results make, in time order."""
+    elements = []
+    for n, r in enumerate(results):
+        if not r.triples:
+            continue
+        triples = tuple(ox.parse("\n".join(r.triples), format=ox.RdfFormat.N_TRIPLES))
+        start = r.t if r.start is None else r.start
+        end = r.t if r.end is None else r.end
+        graph = f"urn:sepia:derived:{r.query}:{n}"
+        elements.append(StreamElement(stream, graph, start, end, triples, r.kind))  # type: ignore[arg-type]
+    return sorted(elements, key=lambda e: (e.end, e.start))
+
+
+def _output_stream(query: qa.Query) -> str | None:
+    registration = query.registration
+    if registration is None or not isinstance(query.form, qa.Construct):
+        return None
+    return None if registration.kind is qa.RegistrationKind.QUERY else registration.name
+
+
+def evaluate_network(
+    queries: Sequence[tuple[str, qa.Query]],
+    streams: Mapping[str, Sequence[StreamElement]],
+    background: ox.Store | None = None,
+    *,
+    until: int | None = None,
+) -> list[Result]:
+    """The results of every query of a run, registered streams fed to the others."""
+    derived: dict[str, list[StreamElement]] = {}
+    for _ in range(MAX_ROUNDS):
+        inputs = {**streams}
+        for iri, elements in derived.items():
+            inputs[iri] = sorted([*inputs.get(iri, []), *elements], key=lambda e: (e.end, e.start))
+        answers = {
+            name: evaluate(q, inputs, background, name=name, until=until) for name, q in queries
+        }
+        now = {
+            out: derived_elements(out, answers[name])
+            for name, q in queries
+            if (out := _output_stream(q)) is not None
+        }
+        if _graphs(now) == _graphs(derived):
+            return sorted((r for rs in answers.values() for r in rs), key=lambda r: r.t)
+        derived = now
+    raise RuntimeError(f"the query network still derives new events after {MAX_ROUNDS} rounds")
+
+
+def _graphs(derived: Mapping[str, list[StreamElement]]) -> dict[str, list[tuple]]:
+    """Derived streams compared up to blank node labels (fresh in every round)."""
+    return {
+        s: [(e.start, e.end, frozenset(map(_unlabelled, e.triples))) for e in es]
+        for s, es in derived.items()
+    }
+
+
+def _unlabelled(triple: ox.Triple) -> tuple[str, ...]:
+    return tuple(
+        "_" if isinstance(x, ox.BlankNode) else str(x)
+        for x in (triple.subject, triple.predicate, triple.object)
+    )
