@@ -1,0 +1,1 @@
+"""Data in and results out: stream readers, background loaders, result writers (io.md)."""

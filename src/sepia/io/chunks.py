@@ -1,0 +1,148 @@
+"""Stream files cut into chunks that pyoxigraph parses on their own, and syntax errors.
+
+A stream file is read in blocks of about a megabyte and cut at statement boundaries (lines
+for N-Quads, top-level statements for TriG, see `trig_split`), so each chunk is parsed by
+pyoxigraph in one call (fast) while memory stays bounded. The reader yields `Parsed` pieces
+(quads of good text) and `Broken` pieces (text with a syntax error, kept verbatim for the
+dead-letter file), in file order, so parsing goes on after an error without losing anything.
+
+pyoxigraph gives no position for a quad; a chunk works out the line of its i-th quad only
+when an error message needs it (`Chunk.line_of`), which keeps the common path cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import pyoxigraph as ox
+
+from sepia.rdf.terms import parse_term
+
+BLOCK_SIZE = 1 << 20
+GraphLabel = ox.NamedNode | ox.BlankNode
+
+_POSITION = re.compile(r"^Parser error[^:]*: ")
+_NQUADS_TERM = re.compile(
+    rb'\s*(<[^>\s]*>|_:[^\s<"]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9-]+|\^\^<[^>\s]*>)?)'
+)
+
+
+@dataclass(slots=True)
+class Chunk:
+    """Text of whole statements, where it starts in the file, and the prefixes in force."""
+
+    text: bytes
+    first_line: int
+    header: bytes
+    quad_lines: Callable[[Chunk], list[int]]
+    error_lines: set[int] = field(default_factory=set)
+    _lines: list[int] | None = None
+
+    def line_of(self, index: int) -> int:
+        """The file line of this chunk's `index`-th quad (worked out on first use)."""
+        if self._lines is None:
+            self._lines = self.quad_lines(self)
+        return self._lines[min(index, len(self._lines) - 1)] if self._lines else self.first_line
+
+    def add_error_line(self, line: int) -> None:
+        self.error_lines.add(line)
+        self._lines = None
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """Quads parsed from a chunk; `offset` is the index of the first one within the chunk."""
+
+    chunk: Chunk
+    quads: list[ox.Quad]
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """Text that does not parse: where, the original text, why, and whose element it was."""
+
+    line: int
+    text: bytes
+    message: str
+    label: GraphLabel | None
+
+
+def syntax_message(error: SyntaxError) -> str:
+    """pyoxigraph's message without its position (which is relative to the chunk)."""
+    return "syntax error: " + _POSITION.sub("", str(error.args[0] if error.args else error))
+
+
+def read_lines_blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream in blocks of whole lines (the last one may lack its newline)."""
+    rest = b""
+    while block := stream.read(BLOCK_SIZE):
+        text = rest + block
+        cut = text.rfind(b"\n") + 1
+        text, rest = text[:cut], text[cut:]
+        if text:
+            yield text
+    if rest:
+        yield rest
+
+
+def nquads_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
+    """N-Quads: each block of lines is one chunk; a bad line is one `Broken` piece."""
+    line = 1
+    for text in read_lines_blocks(stream):
+        yield from _parse_nquads(Chunk(text, line, b"", _nquads_quad_lines))
+        line += text.count(b"\n")
+
+
+def _parse_nquads(chunk: Chunk) -> Iterator[Parsed | Broken]:
+    """pyoxigraph's N-Quads parser resumes at the next line after an error: use that."""
+    quads: list[ox.Quad] = []
+    parser = iter(ox.parse(chunk.text, format=ox.RdfFormat.N_QUADS))
+    done = 0
+    lines: list[bytes] = []
+    while True:
+        try:
+            quads.extend(parser)
+        except SyntaxError as error:
+            if len(quads) > done:
+                yield Parsed(chunk, quads[done:], done)
+                done = len(quads)
+            line = chunk.first_line + (error.lineno or 1) - 1
+            chunk.add_error_line(line)
+            lines = lines or chunk.text.split(b"\n")
+            text = lines[line - chunk.first_line]
+            yield Broken(line, text + b"\n", syntax_message(error), _nquads_label(text))
+            continue
+        if len(quads) > done:
+            yield Parsed(chunk, quads[done:], done)
+        return
+
+
+def _nquads_label(line: bytes) -> GraphLabel | None:
+    """The graph of a bad N-Quads line (its 4th term), or its subject for a 3-term line."""
+    terms = []
+    position = 0
+    while len(terms) < 4 and (match := _NQUADS_TERM.match(line, position)):
+        terms.append(match.group(1))
+        position = match.end()
+    if len(terms) < 3:
+        return None
+    label = terms[3] if len(terms) == 4 else terms[0]
+    try:
+        term = parse_term(label.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return term if isinstance(term, ox.NamedNode | ox.BlankNode) else None
+
+
+def _nquads_quad_lines(chunk: Chunk) -> list[int]:
+    """Every line gives one quad except blank lines, comment lines and lines in error."""
+    lines = []
+    for number, text in enumerate(chunk.text.split(b"\n"), start=chunk.first_line):
+        stripped = text.strip()
+        if stripped and not stripped.startswith(b"#") and number not in chunk.error_lines:
+            lines.append(number)
+    return lines

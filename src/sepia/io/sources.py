@@ -1,0 +1,57 @@
+"""Opening input files: paths or binary file objects, plain or gzip, format by extension."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+from typing import BinaryIO
+
+import pyoxigraph as ox
+
+GZIP_MAGIC = b"\x1f\x8b"
+STREAM_FORMATS = {
+    "trig": ox.RdfFormat.TRIG,
+    "nq": ox.RdfFormat.N_QUADS,
+    "nquads": ox.RdfFormat.N_QUADS,
+}
+
+Source = str | Path | BinaryIO
+
+
+def display_name(source: Source, name: str | None) -> str:
+    """The name errors use: the one given, else the path, else the file object's own name."""
+    if name is not None:
+        return name
+    if isinstance(source, str | Path):
+        return str(source)
+    return str(getattr(source, "name", "<stream>"))
+
+
+def base_extension(name: str) -> str:
+    """The extension that names the syntax, looking through a trailing `.gz`."""
+    stem = name.lower().removesuffix(".gz")
+    return stem.rsplit(".", 1)[-1] if "." in Path(stem).name else ""
+
+
+def stream_format(name: str, fmt: str | None) -> ox.RdfFormat:
+    """TriG or N-Quads, from the explicit `fmt` or else from the file name."""
+    key = (fmt or base_extension(name)).lower().lstrip(".")
+    found = STREAM_FORMATS.get(key)
+    if found is None:
+        given = f"format {fmt!r}" if fmt else f"the name {name!r}"
+        raise ValueError(f"{given} is not a stream format: use trig or nquads (.trig, .nq)")
+    return found
+
+
+def open_binary(source: Source) -> tuple[BinaryIO, bool]:
+    """A readable binary stream of the decompressed bytes, and whether we opened it ourselves."""
+    if isinstance(source, str | Path):
+        raw: BinaryIO = open(source, "rb")  # noqa: SIM115 - closed by the caller (owned=True)
+        owned = True
+    else:
+        raw, owned = source, False
+    peekable = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
+    if peekable.peek(2)[:2] == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=peekable, mode="rb"), owned  # type: ignore[return-value]
+    return peekable, owned  # type: ignore[return-value]

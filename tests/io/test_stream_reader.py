@@ -1,0 +1,338 @@
+"""Stream files in (io.md "Stream data"): formats, time, order, and every error case."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from sepia.io import chunks, trig_split
+from sepia.io.streams import StreamError, StreamReader, read_stream, read_stream_rows
+from sepia.rdf.time import TimeKind
+
+S = "http://example.org/stream"
+E = "http://example.org/"
+PREFIXES = "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+
+# the example of io.md, and the same data as N-Quads
+IO_MD_TRIG = PREFIXES + (
+    ":e1 { :diana :isNearby :a . }   :e1 prov:generatedAtTime 2 .\n"
+    ":e2 { :eve :isNearby :b . }     :e2 prov:generatedAtTime 2 .\n"
+)
+GEN = "<http://www.w3.org/ns/prov#generatedAtTime>"
+INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+IO_MD_NQUADS = (
+    f"<{E}diana> <{E}isNearby> <{E}a> <{E}e1> .\n"
+    f'<{E}e1> {GEN} "2"^^{INT} .\n'
+    f"<{E}eve> <{E}isNearby> <{E}b> <{E}e2> .\n"
+    f'<{E}e2> {GEN} "2"^^{INT} .\n'
+)
+EXPECTED_IO_MD = [
+    (f"{E}e1", 2, 2, [(f"{E}diana", f"{E}isNearby", f"{E}a")]),
+    (f"{E}e2", 2, 2, [(f"{E}eve", f"{E}isNearby", f"{E}b")]),
+]
+
+
+def summary(elements) -> list[tuple[str, int, int, list[tuple[str, str, str]]]]:
+    return [
+        (e.graph, e.start, e.end, [(t.subject.value, t.predicate.value, t.object.value)
+                                   for t in e.triples])
+        for e in elements
+    ]
+
+
+def read_text(text: str, name: str = "s.trig", **options) -> list:
+    return list(read_stream(io.BytesIO(text.encode()), S, name=name, **options))
+
+
+def first_error(text: str, name: str = "s.trig", **options) -> StreamError:
+    with pytest.raises(StreamError) as caught:
+        read_text(text, name, **options)
+    return caught.value
+
+
+def skip(text: str, name: str = "s.trig", **options) -> tuple[list, list[StreamError]]:
+    errors: list[StreamError] = []
+    elements = read_text(text, name, on_error="skip", errors=errors.append, **options)
+    return elements, errors
+
+
+# --- formats ---------------------------------------------------------------------------
+
+def test_trig_example_of_io_md() -> None:
+    elements = read_text(IO_MD_TRIG)
+    assert summary(elements) == EXPECTED_IO_MD
+    assert all(e.stream == S for e in elements)
+
+
+def test_nquads_gives_the_same_elements(tmp_path: Path) -> None:
+    for suffix in ("nq", "nquads"):
+        path = tmp_path / f"s.{suffix}"
+        path.write_text(IO_MD_NQUADS)
+        assert summary(read_stream(path, S)) == EXPECTED_IO_MD
+
+
+def test_gzip_by_suffix_and_by_magic_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "s.trig.gz"
+    path.write_bytes(gzip.compress(IO_MD_TRIG.encode()))
+    assert summary(read_stream(path, S)) == EXPECTED_IO_MD
+    packed = io.BytesIO(gzip.compress(IO_MD_NQUADS.encode()))
+    assert summary(read_stream(packed, S, name="part-0", fmt="nquads")) == EXPECTED_IO_MD
+
+
+def test_format_override_and_unknown_format() -> None:
+    assert summary(read_text(IO_MD_NQUADS, name="data.txt", fmt="nq")) == EXPECTED_IO_MD
+    with pytest.raises(ValueError, match="not a stream format"):
+        read_text(IO_MD_TRIG, name="data.ttl")
+
+
+def test_rows_carry_n_triples_text() -> None:
+    rows = list(read_stream_rows(io.BytesIO(IO_MD_TRIG.encode()), S, name="s.trig"))
+    assert rows == [
+        (f"{E}e1", 2, 2, f"<{E}diana>", f"<{E}isNearby>", f"<{E}a>"),
+        (f"{E}e2", 2, 2, f"<{E}eve>", f"<{E}isNearby>", f"<{E}b>"),
+    ]
+
+
+def test_multi_triple_graphs_and_tricky_tokens() -> None:
+    """Braces and dots inside strings, IRIs, comments, names and numbers do not cut."""
+    text = PREFIXES + (
+        "# a comment with { braces } and a dot .\n"
+        ':e1 { :a.b :p """long { } . "string"\nover lines""" ; :q 1.5, .5, 1.e3 .\n'
+        "  <http://example.org/x#y> :p 'it\\'s . }' . }\n"
+        ":e1 prov:generatedAtTime 1 .\n"
+        "GRAPH :e2 { :c :p :d } :e2 prov:generatedAtTime 3 .\n"
+    )
+    elements = read_text(text)
+    assert [(e.graph, e.start, len(e.triples)) for e in elements] == [
+        (f"{E}e1", 1, 5), (f"{E}e2", 3, 1)
+    ]
+    objects = {t.object for t in elements[0].triples}
+    assert ox.Literal('long { } . "string"\nover lines') in objects
+    assert ox.Literal("it's . }") in objects
+    assert elements[0].triples[0].subject == ox.NamedNode(f"{E}a.b")
+
+
+# --- time ------------------------------------------------------------------------------
+
+def test_integer_and_datetime_time() -> None:
+    text = PREFIXES + (
+        ':e1 { :a :p :b . } :e1 prov:generatedAtTime "2024-01-01T00:00:00Z"^^'
+        "<http://www.w3.org/2001/XMLSchema#dateTime> .\n"
+    )
+    reader = StreamReader(io.BytesIO(text.encode()), S, name="s.trig")
+    assert [(e.start, e.end) for e in reader.elements()] == [(1704067200000, 1704067200000)]
+    assert reader.time_kind is TimeKind.DATETIME
+    reader = StreamReader(io.BytesIO(IO_MD_TRIG.encode()), S, name="s.trig")
+    list(reader.elements())
+    assert reader.time_kind is TimeKind.ABSTRACT
+
+
+def test_interval_time() -> None:
+    text = PREFIXES + (
+        ":e1 { :a :p :b . } :e1 prov:startedAtTime 3 ; prov:endedAtTime 7 .\n"
+        ":e2 prov:endedAtTime 9 . :e2 prov:startedAtTime 9 . :e2 { :a :p :c . }\n"
+    )
+    assert [(e.graph, e.start, e.end, e.is_point) for e in read_text(text)] == [
+        (f"{E}e1", 3, 7, False), (f"{E}e2", 9, 9, True)
+    ]
+
+
+def test_time_statement_before_or_after_the_graph_and_blank_graphs() -> None:
+    text = PREFIXES + (
+        ":e1 prov:generatedAtTime 1 .\n"
+        ":e2 prov:generatedAtTime 2 .\n"
+        ":e1 { :a :p :b . }\n"
+        ":e2 { :a :p :c . }\n"
+        "_:g { :a :p :d . } _:g prov:generatedAtTime 3 .\n"
+    )
+    assert [(e.graph, e.end) for e in read_text(text)] == [
+        (f"{E}e1", 1), (f"{E}e2", 2), ("_:g", 3)
+    ]
+
+
+def test_late_element_within_lateness_is_put_back_in_order() -> None:
+    text = PREFIXES + "".join(
+        f":e{n} {{ :a :p :b . }} :e{n} prov:generatedAtTime {t} .\n"
+        for n, t in enumerate([1, 5, 3, 4, 9, 6], start=1)
+    )
+    # watermark = latest - 2: 3 and 4 arrive after 5 (within 2), 6 after 9 is too late
+    elements, errors = skip(text, allowed_lateness=2)
+    assert [e.end for e in elements] == [1, 3, 4, 5, 9]
+    assert [str(error) for error in errors] == [
+        f"s.trig:8: element <{E}e6>: too late: time 6 is more than the allowed lateness (2) "
+        "before time 9"
+    ]
+
+
+def test_late_beyond_lateness_stops_by_default() -> None:
+    text = PREFIXES + (
+        ":e1 { :a :p :b . } :e1 prov:generatedAtTime 10 .\n"
+        ":e2 { :a :p :b . } :e2 prov:generatedAtTime 6 .\n"
+    )
+    error = first_error(text, allowed_lateness=3)
+    assert (error.file, error.line, error.element) == ("s.trig", 4, f"{E}e2")
+    assert "too late: time 6" in error.reason
+
+
+# --- errors ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("body", "line", "element", "reason"),
+    [
+        (":e1 { :a :p :b . }\n:e2 { :a :p :c . } :e2 prov:generatedAtTime 1 .\n",
+         3, "e1", "no time: no prov:generatedAtTime"),
+        (':e1 { :a :p :b . } :e1 prov:generatedAtTime "soon" .\n',
+         3, "e1", 'time "soon" must be an xsd:integer or an xsd:dateTime'),
+        (":e1 { :a :p :b . } :e1 prov:generatedAtTime :now .\n",
+         3, "e1", "time must be a literal"),
+        (":e1 { :a :p :b . } :e1 prov:generatedAtTime 1 .\n"
+         ":e2 { :a :p :b . } :e2 prov:generatedAtTime 5 .\n"
+         ":e3 { :a :p :b . } :e3 prov:generatedAtTime 4 .\n",
+         5, "e3", "out of order: time 4 comes after time 5"),
+        (":e1 { :a :p :b . }\n:e1 prov:generatedAtTime 1 .\n:e1 prov:generatedAtTime 2 .\n",
+         3, "e1", "two different times for one graph"),
+        (":e1 { :a :p :b . } :e1 prov:startedAtTime 4 .\n",
+         3, "e1", "interval time without prov:endedAtTime"),
+        (":e1 { :a :p :b . } :e1 prov:startedAtTime 4 ; prov:endedAtTime 2 .\n",
+         3, "e1", "interval starts after it ends"),
+        (":e1 { :a :p :b . } :e1 prov:generatedAtTime 1 .\n"
+         ':e2 { :a :p :b . } :e2 prov:generatedAtTime "2024-01-01T00:00:00Z"^^'
+         "<http://www.w3.org/2001/XMLSchema#dateTime> .\n",
+         4, "e2", "time is an xsd:dateTime but earlier elements of this stream have integer"),
+        ("\n\n:e1 { :a :p :b . } :e1 prov:generatedAtTime 1 .\n:e2 { :a :p <no scheme> . }\n",
+         6, "e2", "syntax error:"),
+        (":e1 prov:generatedAtTime 1 .\n",
+         3, "e1", "time statement for a graph that has no triples after it"),
+    ],
+)
+def test_each_error_names_file_line_element_and_reason(
+    body: str, line: int, element: str, reason: str
+) -> None:
+    error = first_error(PREFIXES + body)
+    assert (error.file, error.line, error.element) == ("s.trig", line, E + element)
+    assert error.reason.startswith(reason), error.reason
+    assert str(error) == f"s.trig:{line}: element <{E}{element}>: {error.reason}"
+
+
+def test_default_graph_triple_that_is_not_time_is_an_error() -> None:
+    error = first_error(PREFIXES + ":a :p :b .\n")
+    assert (error.line, error.element) == (3, None)
+    assert str(error).startswith("s.trig:3: default-graph triple that is not a time statement")
+
+
+def test_syntax_error_line_in_nquads() -> None:
+    text = IO_MD_NQUADS + f"<{E}x> <{E}p> <oops> <{E}e3> .\n"
+    error = first_error(text, name="s.nq")
+    assert (error.file, error.line, error.element) == ("s.nq", 5, f"{E}e3")
+    assert error.reason.startswith("syntax error:")
+
+
+# --- skip mode keeps every good element ------------------------------------------------
+
+BAD_TRIG = PREFIXES + (
+    ":g1 { :a :p :b . } :g1 prov:generatedAtTime 1 .\n"                  # 3 good
+    ':b1 { :a :p "unterminated . } :b1 prov:generatedAtTime 2 .\n'       # 4 syntax
+    ":g2 { :a :p :c . :a :p :d . } :g2 prov:generatedAtTime 2 .\n"       # 5 good
+    ":b2 { :a :p :c  :x :y . } :b2 prov:generatedAtTime 3 .\n"           # 6 syntax
+    ":b3 { :a :p :c .\n"                                                 # 7 missing }
+    ":g3 { :a :p :c . }\n"                                               # 8 good
+    ":g3 prov:generatedAtTime 4 .\n"                                     # 9
+    ":b4 { :a :p :c . }\n"                                               # 10 no time
+    ":g4 prov:generatedAtTime 5 .\n"                                     # 11
+    ":g4 { :a :p :c . }\n"                                               # 12 good
+    ":b5 { :a :p :c . } :b5 prov:generatedAtTime 1 .\n"                  # 13 out of order
+    ':b6 { :a :p :c . } :b6 prov:generatedAtTime "x" .\n'                # 14 bad time
+    ":b7 { :a :p <bad iri> . } :b7 prov:generatedAtTime 6 .\n"           # 15 syntax
+    ":g5 { :a :p :c . } :g5 prov:generatedAtTime 6 .\n"                  # 16 good
+    "} junk\n"                                                           # 17 syntax
+    ":g6 { :a :p :c . } :g6 prov:generatedAtTime 7 .\n"                  # 18 good
+)
+BAD_TRIG_ERRORS = {
+    (4, "b1"), (6, "b2"), (7, "b3"), (10, "b4"), (13, "b5"), (14, "b6"), (15, "b7"), (17, None)
+}
+
+
+def test_skip_mode_keeps_every_good_trig_element(tmp_path: Path) -> None:
+    dead = tmp_path / "dead.txt"
+    elements, errors = skip(BAD_TRIG, dead_letter=dead)
+    assert [(e.graph, e.end) for e in elements] == [
+        (E + "g1", 1), (E + "g2", 2), (E + "g3", 4), (E + "g4", 5), (E + "g5", 6), (E + "g6", 7)
+    ]
+    assert {(e.line, e.element and e.element.removeprefix(E)) for e in errors} == BAD_TRIG_ERRORS
+    letters = dead.read_text()
+    assert ':b1 { :a :p "unterminated . } :b1 prov:generatedAtTime 2 .' in letters
+    assert ":b7 { :a :p <bad iri> . }" in letters
+    assert f"# s.trig:13: element <{E}b5>: out of order: time 1 comes after time 5" in letters
+    assert f'<{E}b6> <http://www.w3.org/ns/prov#generatedAtTime> "x" .' in letters
+    for line, _ in BAD_TRIG_ERRORS:
+        assert f"# s.trig:{line}: " in letters
+
+
+def test_skip_mode_keeps_every_good_nquads_element(tmp_path: Path) -> None:
+    def element(name: str, time: str) -> str:
+        return f"<{E}s> <{E}p> <{E}o> <{E}{name}> .\n<{E}{name}> {GEN} {time} .\n"
+
+    text = (
+        element("g1", f'"1"^^{INT}')
+        + f"<{E}s> <{E}p> <{E}o> <{E}b1> .\n<{E}s> <{E}p> <broken> <{E}b1> .\n"  # 3-4
+        + f'<{E}b1> {GEN} "2"^^{INT} .\n'
+        + element("g2", f'"2"^^{INT}')
+        + "this is not a quad\n"                                                 # 8
+        + element("b2", '"late"')                                                # 9-10
+        + element("g3", f'"3"^^{INT}')
+    )
+    dead = tmp_path / "dead.nq"
+    errors: list[StreamError] = []
+    elements = list(read_stream(io.BytesIO(text.encode()), S, name="s.nq", on_error="skip",
+                                errors=errors.append, dead_letter=dead))
+    assert [(e.graph, e.end) for e in elements] == [(E + "g1", 1), (E + "g2", 2), (E + "g3", 3)]
+    assert [(e.line, e.element) for e in errors] == [(4, E + "b1"), (8, None), (9, E + "b2")]
+    letters = dead.read_text()
+    assert f"<{E}s> <{E}p> <broken> <{E}b1> ." in letters
+    assert f"<{E}s> <{E}p> <{E}o> <{E}b1> ." in letters  # the rest of b1 goes with it
+    assert "this is not a quad" in letters
+
+
+def test_skip_mode_needs_somewhere_to_put_errors() -> None:
+    with pytest.raises(ValueError, match="skip"):
+        read_text(IO_MD_TRIG, on_error="skip")
+
+
+# --- chunking: small blocks give the same answers ---------------------------------------
+
+def generated(count: int, syntax: str) -> str:
+    """`count` elements of 1-3 triples with awkward literals, then one out-of-order element."""
+    lines = [PREFIXES] if syntax == "trig" else []
+    times = [(f"e{n}", n // 2, n % 3 + 1) for n in range(count)] + [("late", 0, 1)]
+    for name, time, size in times:
+        if syntax == "trig":
+            triples = " ".join(f':s :p{k} "v {{{k}}} .\\n" .' for k in range(size))
+            lines.append(f":{name} {{ {triples} }}\n:{name} prov:generatedAtTime {time} .\n")
+        else:
+            lines += [f'<{E}s> <{E}p{k}> "v {{{k}}} .\\n" <{E}{name}> .\n' for k in range(size)]
+            lines.append(f'<{E}{name}> {GEN} "{time}"^^{INT} .\n')
+    return "".join(lines)
+
+
+@pytest.mark.parametrize(("syntax", "late_line"), [("trig", 3 + 2 * 300), ("nq", 901)])
+def test_tiny_blocks_read_the_same_as_large_ones(
+    syntax: str, late_line: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = generated(300, syntax)
+    name = f"s.{syntax}"
+    expected, expected_errors = skip(text, name)
+    assert len(expected) == 300
+    assert expected[0].triples[0].object == ox.Literal("v {0} .\n")
+    assert [(e.line, e.element, e.reason[:12]) for e in expected_errors] == [
+        (late_line, E + "late", "out of order")
+    ]
+    for size in (7, 64):
+        monkeypatch.setattr(chunks, "BLOCK_SIZE", size)
+        monkeypatch.setattr(trig_split, "BLOCK_SIZE", size)
+        elements, errors = skip(text, name)
+        assert summary(elements) == summary(expected)
+        assert [str(e) for e in errors] == [str(e) for e in expected_errors]
