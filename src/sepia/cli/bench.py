@@ -1,11 +1,42 @@
-"""`sepia bench`: not built yet; it says so and exits non-zero rather than print fake output."""
+"""`sepia bench`: the benchmark suite of design/benchmarks.md."""
 
 from __future__ import annotations
 
-from sepia.cli.app import app, not_built_yet
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from sepia.bench.generators import WORKLOADS
+from sepia.bench.harness import BenchOptions, run_bench
+from sepia.cli.app import app, fail
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def bench() -> None:
-    """(not built yet)"""
-    not_built_yet("sepia bench")
+@app.command()
+def bench(
+    workloads: Annotated[list[str] | None, typer.Argument(metavar="[WORKLOAD]...",
+                                                          help="default: all")] = None,
+    quick: Annotated[bool, typer.Option(help="small scales, short budgets (smoke test)")]
+    = False,
+    engine: Annotated[list[str] | None, typer.Option(
+        help="systems to measure (repeat; default all): floor, naive, local, spark, ...")]
+    = None,
+    scale: Annotated[int | None, typer.Option(help="stream elements for every workload")]
+    = None,
+    seed: Annotated[int, typer.Option()] = 7,
+    out: Annotated[Path, typer.Option(help="where JSON and plots go")] = Path("bench-results"),
+    data_dir: Annotated[Path | None, typer.Option(
+        help="keep generated data here and reuse it (default: a temporary directory)")] = None,
+    budget: Annotated[float | None, typer.Option(
+        help="seconds per run before it stops reading (default 3 quick, 300 full)")] = None,
+) -> None:
+    """Run the benchmark: table on the terminal, bench-results/<date>-<workload>.json, plots."""
+    options = BenchOptions(tuple(workloads or WORKLOADS), tuple(engine) if engine else None,
+                           quick, scale, seed, out, data_dir, budget)
+    console = Console()
+    try:
+        written = run_bench(options, console)
+    except KeyError as error:
+        fail(str(error.args[0]))
+    console.print(f"wrote {len(written)} files under {out}")

@@ -1,0 +1,117 @@
+"""`sepia bench`: generate (or reuse) each workload's data, measure every system on every
+variant in a fresh process, and write the table, the JSON and the plots."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from sepia.bench import report
+from sepia.bench.generators import Workload, generate, workload
+from sepia.bench.measure import Measurement, measure
+from sepia.bench.systems import SYSTEMS, System
+from sepia.bench.workload import MANIFEST, Manifest
+
+QUICK_BUDGET_S = 3.0  # per run in --quick: enough for the smoke test, bounded in total
+FULL_BUDGET_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    workloads: tuple[str, ...]
+    systems: tuple[str, ...] | None = None  # None: every registered system
+    quick: bool = False
+    scale: int | None = None
+    seed: int = 7
+    out: Path = Path("bench-results")
+    data_dir: Path | None = None  # None: a temporary directory, removed afterwards
+    budget_s: float | None = None
+
+    @property
+    def budget(self) -> float:
+        if self.budget_s is not None:
+            return self.budget_s
+        return QUICK_BUDGET_S if self.quick else FULL_BUDGET_S
+
+    def scale_of(self, spec: Workload) -> int:
+        if self.scale is not None:
+            return self.scale
+        return spec.quick_scale if self.quick else spec.scale
+
+
+def dataset(spec: Workload, scale: int, seed: int, root: Path) -> tuple[Path, Manifest]:
+    """The workload's data under ``root``, generated unless the same scale and seed is there."""
+    directory = root / f"{spec.id}-s{scale}-seed{seed}"
+    if (directory / MANIFEST).exists():
+        return directory, Manifest.load(directory)
+    return directory, generate(spec.id, scale, seed, directory)
+
+
+def _rows_for(spec: Workload, chosen: System, data: Path, manifest: Manifest,
+              budget: float) -> list[Measurement]:
+    if reason := chosen.unavailable():
+        if any(chosen.cannot_express(spec, v) is None for v in manifest.variants):
+            return [Measurement(chosen.name, "*", "not available yet", reason)]
+        return []
+    rows = []
+    for variant in manifest.variants:
+        if reason := chosen.cannot_express(spec, variant):
+            rows.append(Measurement(chosen.name, variant.name, "cannot express", reason))
+        else:
+            rows.append(measure(chosen.name, data, manifest, variant.name, budget))
+    return rows
+
+
+def bench_workload(spec: Workload, options: BenchOptions, root: Path,
+                   console: Console) -> list[Measurement]:
+    scale = options.scale_of(spec)
+    with console.status(f"{spec.id}: generating scale {scale}"):
+        data, manifest = dataset(spec, scale, options.seed, root)
+    names = options.systems or tuple(SYSTEMS)
+    rows: list[Measurement] = []
+    for name in ("floor", *[n for n in names if n != "floor"]):  # the floor first: ratios
+        with console.status(f"{spec.id}: {name}"):
+            rows += _rows_for(spec, SYSTEMS[name], data, manifest, options.budget)
+    return rows
+
+
+def write_outputs(spec: Workload, options: BenchOptions, rows: list[Measurement],
+                  console: Console) -> list[Path]:
+    """The table on the console; the JSON and the plots under ``options.out``."""
+    report.print_table(console, f"{spec.id}: {spec.title} ({spec.source})", rows)
+    stem = options.out / f"{datetime.now(UTC):%Y-%m-%d}-{spec.id}"
+    described = {"id": spec.id, "title": spec.title, "source": spec.source,
+                 "scale": options.scale_of(spec), "seed": options.seed, "quick": options.quick,
+                 "budget_s": options.budget}
+    written = [stem.with_suffix(".json")]
+    report.write_json(written[0], described, rows, report.machine())
+    title = f"{spec.id} ({spec.source}), scale {options.scale_of(spec)}"
+    report.plot_throughput(stem.with_name(stem.name + "-throughput.png"), title, rows)
+    written.append(stem.with_name(stem.name + "-throughput.png"))
+    latency = stem.with_name(stem.name + "-latency.png")
+    if report.plot_latency(latency, title, rows):
+        written.append(latency)
+    growth = stem.with_name(stem.name + "-growth.png")
+    axis = "background triples" if spec.id == "W10" else "WITHIN (minutes)"
+    if report.plot_growth(growth, title, axis, rows):
+        written.append(growth)
+    return written
+
+
+def run_bench(options: BenchOptions, console: Console) -> list[Path]:
+    """Every workload of ``options``, in order; returns the files written."""
+    unknown = [n for n in options.systems or () if n not in SYSTEMS]
+    if unknown:
+        raise KeyError(f"unknown system(s) {', '.join(unknown)}; known: {', '.join(SYSTEMS)}")
+    specs = [workload(w) for w in options.workloads]
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory(prefix="sepia-bench-") as scratch:
+        root = options.data_dir or Path(scratch)
+        for spec in specs:
+            rows = bench_workload(spec, options, root, console)
+            written += write_outputs(spec, options, rows, console)
+    return written

@@ -1,0 +1,139 @@
+"""What a benchmark run leaves behind: a table for a person, one JSON file per workload
+(``bench-results/<date>-<workload>.json``) and PNG plots (throughput per system, latency
+CDF, and cost against the growth axis of W10 / W11). Every figure is also given as a ratio
+to the floor baseline of the same variant, in the same run, since absolute times on a shared
+2-core machine are noisy."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections import defaultdict
+from dataclasses import asdict
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
+from rich.console import Console
+from rich.table import Table
+
+from sepia.bench.measure import CDF_POINTS, Measurement
+
+
+def machine() -> dict[str, Any]:
+    """The machine and versions the figures came from."""
+    memory_kib = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text()
+                       .splitlines() if line.startswith("MemTotal")), 0)
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text()
+                .splitlines() if line.startswith("model name")), platform.processor())
+    versions = {name: metadata.version(name)
+                for name in ("sepia", "pyoxigraph", "pyspark", "matplotlib", "numpy")}
+    return {"nproc": os.cpu_count(), "memory_gib": round(memory_kib / 2**20, 1), "cpu": cpu,
+            "python": sys.version.split()[0], "platform": platform.platform(), **versions}
+
+
+def floor_ratio(row: Measurement, rows: list[Measurement]) -> float | None:
+    """The row's triples/s over the floor's, on the same variant."""
+    floor = next((r for r in rows if r.system == "floor" and r.variant == row.variant), None)
+    if floor is None or row.triples_per_s is None or not floor.triples_per_s:
+        return None
+    return row.triples_per_s / floor.triples_per_s
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    return "" if value is None else f"{value:,.{digits}f}"
+
+
+def print_table(console: Console, workload: str, rows: list[Measurement]) -> None:
+    table = Table(title=f"{workload}", title_justify="left")
+    texts = ("variant", "system", "status")
+    for header in (*texts[:2], "triples/s", "events/s", "x floor", "results", "p50 ms",
+                   "p99 ms", "peak MiB", texts[2]):
+        table.add_column(header, justify="left" if header in texts else "right")
+    for row in rows:
+        status = row.status if not row.note else f"{row.status}: {row.note}"
+        table.add_row(row.variant, row.system, _number(row.triples_per_s),
+                      _number(row.events_per_s), _number(floor_ratio(row, rows), 3),
+                      _number(row.results), _number(row.p50_ms, 2), _number(row.p99_ms, 2),
+                      _number(row.peak_rss_mib, 1), status)
+    console.print(table)
+
+
+def write_json(path: Path, workload: dict[str, Any], rows: list[Measurement],
+               host: dict[str, Any]) -> None:
+    records = [{**asdict(row), "triples_per_s": row.triples_per_s,
+                "events_per_s": row.events_per_s, "floor_ratio": floor_ratio(row, rows)}
+               for row in rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"workload": workload, "machine": host, "runs": records},
+                               indent=1) + "\n")
+
+
+def plot_throughput(path: Path, title: str, rows: list[Measurement]) -> None:
+    """Grouped bars: triples/s of every system that ran, per variant (log scale)."""
+    ran = [r for r in rows if r.triples_per_s]
+    variants = list(dict.fromkeys(r.variant for r in ran))
+    systems = list(dict.fromkeys(r.system for r in ran))
+    width = 0.8 / max(1, len(systems))
+    figure = Figure(figsize=(max(6.0, 1.2 * len(variants) + 3), 4.2))
+    axes = figure.subplots()
+    for offset, name in enumerate(systems):
+        values = {r.variant: r.triples_per_s for r in ran if r.system == name}
+        xs = [i + offset * width for i, v in enumerate(variants) if v in values]
+        axes.bar(xs, [values[v] for v in variants if v in values], width, label=name)
+    axes.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(variants))])
+    axes.set_xticklabels(variants, rotation=20, ha="right", fontsize=8)
+    axes.set_yscale("log")
+    axes.set_ylabel("triples / s (log)")
+    axes.set_title(title)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+
+
+def plot_latency(path: Path, title: str, rows: list[Measurement]) -> bool:
+    """Latency CDF per (system, variant) that reported per-result times; False if none did."""
+    curves = [r for r in rows if r.latency_quantiles_ms]
+    if not curves:
+        return False
+    figure = Figure(figsize=(6.4, 4.2))
+    axes = figure.subplots()
+    fractions = [i / (CDF_POINTS - 1) for i in range(CDF_POINTS)]
+    for row in curves:
+        values = [max(q, 1e-3) for q in row.latency_quantiles_ms]
+        axes.plot(values, fractions, label=f"{row.system} {row.variant}")
+    axes.set_xscale("log")
+    axes.set_xlabel("latency, arrival to result (ms, log)")
+    axes.set_ylabel("fraction of results")
+    axes.set_title(title)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    return True
+
+
+def plot_growth(path: Path, title: str, axis: str, rows: list[Measurement]) -> bool:
+    """Run time against the variant's growth axis, one line per system and query series."""
+    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for row in rows:
+        if row.x is not None and row.seconds and row.status == "ok":
+            series[f"{row.system} {row.series}"].append((row.x, row.seconds))
+    if not series:
+        return False
+    figure = Figure(figsize=(6.4, 4.2))
+    axes = figure.subplots()
+    for label, points in sorted(series.items()):
+        points.sort()
+        axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel(f"{axis} (log)")
+    axes.set_ylabel("run time, s (log)")
+    axes.set_title(title)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    return True

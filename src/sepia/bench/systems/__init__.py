@@ -1,0 +1,62 @@
+"""The registry of measured systems: baselines that run now, and slots for the engines and
+peers that do not exist yet. An engine plugs in by replacing its slot with a class that
+follows ``base.System``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from sepia.bench.generators import Kind, Workload
+from sepia.bench.systems import naive_events, naive_intervals
+from sepia.bench.systems.base import RunOutcome, System
+from sepia.bench.systems.floor import Floor
+from sepia.bench.systems.missing import SLOTS
+from sepia.bench.systems.naive_windows import run_windows
+from sepia.bench.workload import Manifest, Variant
+
+Matcher = Callable[[Path, Manifest, Variant, float], RunOutcome]
+
+EVENT_MATCHERS: dict[str, Matcher] = {
+    "W4": naive_events.stocks,
+    "W11": naive_events.stocks,
+    "W5": naive_events.smart_grid,
+    "W6": naive_events.credit_card,
+    "W10": naive_events.credit_card,
+    "W7": naive_events.traffic,
+    "W8": naive_intervals.drop_then_rise,
+    "W9": naive_intervals.repeated_delays,
+}
+
+
+class Naive:
+    """SPARQL over each window snapshot (window workloads) or hand-written nested loops
+    (event workloads): what a user without a stream engine would do."""
+
+    name = "naive"
+    description = "pyoxigraph SPARQL per window snapshot / nested loops per event workload"
+
+    def unavailable(self) -> str | None:
+        return None
+
+    def cannot_express(self, workload: Workload, variant: Variant) -> str | None:
+        if workload.kind is Kind.INGEST:
+            return "ingest has no query"
+        if workload.kind is Kind.EVENT and workload.id not in EVENT_MATCHERS:
+            return f"no nested-loop matcher written for {workload.id}"
+        return None
+
+    def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
+        if manifest.workload in EVENT_MATCHERS:
+            return EVENT_MATCHERS[manifest.workload](data, manifest, variant, deadline)
+        return run_windows(data, manifest, variant, deadline)
+
+
+SYSTEMS: dict[str, System] = {s.name: s for s in (Floor(), Naive(), *SLOTS)}
+
+
+def system(name: str) -> System:
+    try:
+        return SYSTEMS[name]
+    except KeyError:
+        raise KeyError(f"unknown system {name!r}; known: {', '.join(SYSTEMS)}") from None
