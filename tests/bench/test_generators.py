@@ -9,8 +9,9 @@ import pyoxigraph as ox
 import pytest
 
 from sepia.bench.generators import WORKLOADS, generate
-from sepia.bench.streamfile import END_PREDICATES, parse_quads, read_elements
+from sepia.bench.streamfile import END_PREDICATES, parse_quads
 from sepia.bench.workload import Manifest
+from sepia.io.streams import read_stream
 
 TINY = 120
 
@@ -42,7 +43,7 @@ def test_files_parse_with_the_manifest_counts(tmp_path: Path, workload_id: str) 
         stamps = [q for q in quads if isinstance(q.graph_name, ox.DefaultGraph)
                   and q.predicate.value in END_PREDICATES]
         assert (len(stamps), len(named)) == (stream.elements, stream.triples)
-        times = [e.time for e in read_elements(tmp_path / stream.path, stream.name)]
+        times = [e.time for e in read_stream(tmp_path / stream.path, stream.name)]
         assert times == sorted(times)  # io.md: non-decreasing time order
     for background in manifest.background:
         assert len(list(parse_quads(tmp_path / background.path))) == background.triples
@@ -63,8 +64,8 @@ def test_triples_workload_writes_one_triple_per_element_in_both_formats(tmp_path
     trig, nquads = manifest.streams
     assert (trig.elements, trig.triples, nquads.triples) == (1000, 1000, 1000)
     assert nquads.path.endswith(".nq.gz")
-    trig_triples = {str(t) for e in read_elements(tmp_path / trig.path, "t") for t in e.triples}
-    nq_triples = {str(t) for e in read_elements(tmp_path / nquads.path, "n") for t in e.triples}
+    trig_triples = {str(t) for e in read_stream(tmp_path / trig.path, "t") for t in e.triples}
+    nq_triples = {str(t) for e in read_stream(tmp_path / nquads.path, "n") for t in e.triples}
     assert trig_triples == nq_triples
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from sepia.bench.streamfile import read_elements
 from sepia.bench.systems.naive_intervals import drop_then_rise, repeated_delays
 from sepia.bench.systems.naive_spaseq import Event, SeqExpression, Step
 from sepia.bench.systems.naive_windows import SlidingWindow, run_windows
 from sepia.bench.workload import BackgroundFile, Manifest, StreamFile, Variant
+from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamSet
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -68,8 +68,8 @@ def test_e5_epsparql_drop_then_rise_one_result() -> None:
 
 def _e4_events() -> list[Event]:
     folder = EXAMPLES / "e4-spaseq-selection"
-    sources = {"S1": read_elements(folder / "stream-power.trig", "S1"),
-               "S2": read_elements(folder / "stream-weather.trig", "S2")}
+    sources = {"S1": read_stream(folder / "stream-power.trig", "S1"),
+               "S2": read_stream(folder / "stream-weather.trig", "S2")}
     events = []
     for element in StreamSet(sources).merged():
         fields = {t.predicate.value.removeprefix(EX): t.object.value for t in element.triples}

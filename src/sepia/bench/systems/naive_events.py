@@ -15,10 +15,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sepia.bench.streamfile import parse_quads, read_elements
+from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
 from sepia.bench.systems.naive_spaseq import Bindings, Event, SeqExpression, Step
 from sepia.bench.workload import Manifest, Variant
+from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamElement, StreamSet
 
 Fields = dict[str, list[tuple[str, Any]]]
@@ -37,7 +38,7 @@ def _fields(element: StreamElement) -> Fields:
 
 
 def _elements(data: Path, manifest: Manifest) -> Iterator[StreamElement]:
-    sources = {s.name: read_elements(data / s.path, s.name) for s in manifest.streams}
+    sources = {s.name: read_stream(data / s.path, s.name) for s in manifest.streams}
     return StreamSet(sources).merged()
 
 

@@ -9,9 +9,10 @@ from collections import defaultdict, deque
 from decimal import Decimal
 from pathlib import Path
 
-from sepia.bench.streamfile import parse_quads, read_elements
+from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
 from sepia.bench.workload import Manifest, Variant
+from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamElement, StreamSet
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -19,7 +20,7 @@ SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
 
 
 def _elements(data: Path, manifest: Manifest) -> StreamSet:
-    return StreamSet({s.name: read_elements(data / s.path, s.name) for s in manifest.streams})
+    return StreamSet({s.name: read_stream(data / s.path, s.name) for s in manifest.streams})
 
 
 def _instances(data: Path, variant: Variant, cls: str) -> set[str]:

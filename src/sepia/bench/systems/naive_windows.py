@@ -20,9 +20,10 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from sepia.bench.generators import Kind, Workload
-from sepia.bench.streamfile import parse_quads, read_elements
+from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
 from sepia.bench.workload import Manifest, Variant
+from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamElement, StreamSet
 
 
@@ -117,7 +118,7 @@ def _due_times(evaluator: _Evaluator, params: dict[str, object], element: Stream
 def run_windows(data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
     evaluator = _Evaluator(data, manifest, variant)
     streams = {w.stream for w in evaluator.windows}
-    sources = {s.name: read_elements(data / s.path, s.name)
+    sources = {s.name: read_stream(data / s.path, s.name)
                for s in manifest.streams if s.name in streams}
     pending: set[int] = set()
     latencies: list[float] = []
