@@ -1,11 +1,125 @@
-"""`sepia validate`: not built yet; it says so and exits non-zero rather than print fake output."""
+"""`sepia validate STREAM...`: read stream files through the Spark pipeline and report on them."""
 
 from __future__ import annotations
 
-from sepia.cli.app import app, not_built_yet
+import json
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sepia.cli.app import app, err_console, fail
+from sepia.cli.options import stream_binding
+from sepia.rdf.time import format_time
+from sepia.runtime.spark.ingest import IngestOptions, StreamSource
+from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
+from sepia.runtime.spark.validate import StreamReport, ValidationReport, validate_streams
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def validate() -> None:
-    """(not built yet)"""
-    not_built_yet("sepia validate")
+class ReportFormat(StrEnum):
+    table = "table"
+    jsonl = "jsonl"
+
+
+@app.command()
+def validate(
+    streams: Annotated[
+        list[str],
+        typer.Argument(
+            help="Stream files or watched folders, each as [IRI=]PATH (TriG / N-Quads, .gz ok)."
+        ),
+    ],
+    allowed_lateness: Annotated[
+        int, typer.Option(help="Put back in order elements up to this many time units late.")
+    ] = 0,
+    master: Annotated[str, typer.Option(help="Spark master URL.")] = "local[*]",
+    format: Annotated[
+        ReportFormat, typer.Option("--format", help="table for a person, jsonl for tools.")
+    ] = ReportFormat.table,
+) -> None:
+    """Check stream files: elements, triples, time range, rate and every error, per stream.
+
+    Reads through Sepia's Spark ingest pipeline; exits 1 when any error was found.
+    """
+    sources = [StreamSource(*stream_binding(text)) for text in streams]
+    show_progress = format is ReportFormat.table and err_console.is_terminal
+    try:
+        spark = spark_session(SparkConfig(master=master))
+    except SparkUnavailable as error:
+        fail(str(error))
+    if show_progress:
+        err_console.print(f"Spark UI: {spark.sparkContext.uiWebUrl}", highlight=False)
+    report = validate_streams(
+        spark,
+        sources,
+        IngestOptions(allowed_lateness=allowed_lateness),
+        progress=_print_progress if show_progress else None,
+    )
+    if format is ReportFormat.jsonl:
+        _print_jsonl(report)
+    else:
+        _print_table(report)
+    raise typer.Exit(1 if report.errors else 0)
+
+
+def _print_progress(report: ValidationReport) -> None:
+    rate = report.triples / report.seconds if report.seconds else 0.0
+    err_console.print(
+        f"read {report.elements:,} elements, {report.triples:,} triples ({rate:,.0f} triples/s)",
+        highlight=False,
+    )
+
+
+def _time_range(stream: StreamReport) -> tuple[object, object]:
+    if stream.first is None or stream.last is None:
+        return None, None
+    return format_time(stream.first, stream.kind), format_time(stream.last, stream.kind)
+
+
+def _print_table(report: ValidationReport) -> None:
+    console = Console()
+    table = Table(title=f"{report.triples:,} triples in {report.seconds:.1f} s")
+    for column in ("stream", "elements", "triples", "from", "to", "elements / unit", "errors"):
+        table.add_column(column, justify="left" if column == "stream" else "right")
+    for stream in report.streams.values():
+        first, last = _time_range(stream)
+        rate = stream.data_rate
+        table.add_row(
+            stream.stream,
+            f"{stream.elements:,}",
+            f"{stream.triples:,}",
+            str(first),
+            str(last),
+            "-" if rate is None else f"{rate:,.3g}",
+            str(len(stream.errors)),
+        )
+    console.print(table)
+    for error in report.errors:
+        console.print(f"[red]error[/] {error}", highlight=False)
+
+
+def _print_jsonl(report: ValidationReport) -> None:
+    for stream in report.streams.values():
+        first, last = _time_range(stream)
+        line = {
+            "stream": stream.stream,
+            "elements": stream.elements,
+            "triples": stream.triples,
+            "from": first,
+            "to": last,
+            "errors": len(stream.errors),
+            "seconds": report.seconds,
+        }
+        print(json.dumps(line), file=sys.stdout)
+    for error in report.errors:
+        line = {
+            "error": error.reason,
+            "stream": error.stream,
+            "file": error.file,
+            "line": error.line,
+            "element": error.element,
+        }
+        print(json.dumps(line), file=sys.stdout)

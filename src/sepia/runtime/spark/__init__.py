@@ -1,0 +1,1 @@
+"""The Spark runtime: Sepia's data pipeline on Spark Structured Streaming."""
