@@ -9,9 +9,12 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.algebra import event as ev
+from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
+from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import XSD, TimeKind
 from sepia.semantics import evaluate
 
 from . import example_queries
@@ -190,3 +193,32 @@ def test_plain_sparql_is_evaluated_once():
         qa.Dialect.SPARQL,
     )
     assert lines(evaluate(query, {}, background)) == [(0, "+", None, None, None, {"x": "a"})]
+
+
+def test_durations_on_wall_clock_time():
+    # EP-SPARQL: {?c :price ?a} SEQ {?c :price ?b} FILTER(getDURATION() < "PT5S"), times in
+    # epoch ms: x at 1 s and 3 s (2 s apart: kept), y at 1 s and 9 s (8 s: dropped)
+    def at(ms, company, price):
+        e = element(ms, (company, "price", price))
+        return StreamElement(e.stream, e.graph, ms, ms, e.triples, TimeKind.DATETIME)
+
+    stream = {
+        S.value: [
+            at(1000, "x", "p1"),
+            at(1000, "y", "q1"),
+            at(3000, "x", "p2"),
+            at(9000, "y", "q2"),
+        ]
+    }
+    price = lambda v: ev.OccurrencePattern(bgp(("?c", "price", f"?{v}")))  # noqa: E731
+    five_seconds = ox.Literal("PT5S", datatype=ox.NamedNode(XSD + "dayTimeDuration"))
+    condition = ex.Binary(ex.BinaryOperator.LESS, ex.Call("GETDURATION", ()), five_seconds)
+    match = gp.Match(ev.EventFilter(condition, ev.SeqJoin(price("a"), price("b"))))
+    query = qa.Query(
+        qa.Select(), project(match, "c"), ds.Dataset(), rp.PushMatches(), qa.Dialect.EPSPARQL
+    )
+    results = evaluate(query, stream)
+    assert [(r.t, r.start, r.end, dict(r.binding)["c"]) for r in results] == [
+        (3000, 1000, 3000, f"<{iri('x').value}>")
+    ]
+    assert results[0].to_json()["t"] == "1970-01-01T00:00:03.000Z"

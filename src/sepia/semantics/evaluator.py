@@ -29,7 +29,14 @@ from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
 from sepia.semantics.paths import evaluate_path
 from sepia.semantics.report import evaluation_instants
-from sepia.semantics.sparql import FROM, TO, Unsupported, select_text, values_text
+from sepia.semantics.sparql import (
+    FROM,
+    TO,
+    Unsupported,
+    integer_literal,
+    select_text,
+    values_text,
+)
 
 AT, MATCH = "__at", "__match"
 HIDDEN = (FROM, TO, AT, MATCH)
@@ -87,11 +94,11 @@ class Evaluation:
         self.query = query
         self.name = name
         self.data = StreamingDataset(query.dataset, streams, background)
-        self.events = EventEvaluator(query, self.data, self.special)
         self.t = 0
         self.kind = next(
             (e.kind for es in streams.values() for e in es), query.time_kind or TimeKind.ABSTRACT
         )
+        self.events = EventEvaluator(query, self.data, self.special, self.kind)
         self.blank_nodes = itertools.count()
 
     # --- what SPARQL cannot say ------------------------------------------------------
@@ -232,15 +239,11 @@ def _matches(node: object) -> list[gp.Match]:
     return []
 
 
-def _integer(value: int | str) -> ox.Literal:
-    return ox.Literal(str(value), datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
-
-
 def _match_values(rows: list[MatchRow]) -> str:
     names = sorted(set().union(*(r.mu for r in rows))) if rows else []
     table = [
         [r.mu.get(n) for n in names]
-        + [_integer(r.start), _integer(r.end), _integer(r.reported_at)]
+        + [integer_literal(r.start), integer_literal(r.end), integer_literal(r.reported_at)]
         + [None if r.match is None else ox.Literal(r.match)]
         for r in rows
     ]

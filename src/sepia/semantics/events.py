@@ -17,17 +17,25 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import assert_never
 
-import pyoxigraph as ox
-
 from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
 from sepia.algebra.expression import Expression
 from sepia.algebra.query import Query
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
 from sepia.semantics import cqels_cep, epsparql, rsepql, spaseq
 from sepia.semantics.dataset import StreamingDataset
 from sepia.semantics.mappings import EventMapping, Mu
-from sepia.semantics.sparql import FROM, TO, Special, expression_text, pattern_text, values_text
+from sepia.semantics.sparql import (
+    FROM,
+    TO,
+    Special,
+    expression_text,
+    integer_literal,
+    pattern_text,
+    time_literal,
+    values_text,
+)
 from sepia.semantics.variables import expression_variables, pattern_variables
 
 Policy = ev.SelectionPolicy
@@ -38,7 +46,6 @@ SPASEQ_POLICIES = {
 }
 MODIFIERS = {ev.Kleene: "+", ev.Optional: "?", ev.Negation: "!"}
 INDEX = "__i"
-XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +74,11 @@ def is_spaseq(e: ev.EventPattern) -> bool:
 class EventEvaluator:
     """Evaluates the event patterns of one query over its streaming dataset."""
 
-    def __init__(self, query: Query, data: StreamingDataset, special: Special) -> None:
+    def __init__(
+        self, query: Query, data: StreamingDataset, special: Special, kind: TimeKind
+    ) -> None:
         self.query = query
+        self.kind = kind
         self.data = data
         self.special = special
         self.consumed: frozenset[tuple[str, str]] = frozenset()
@@ -199,7 +209,8 @@ class EventEvaluator:
             return set()
         names = sorted(set().union(*(m.mu for m in mappings)))
         rows = [
-            [_integer(i), _integer(m.start), _integer(m.end)] + [m.mu.get(n) for n in names]
+            [integer_literal(i), time_literal(m.start, self.kind), time_literal(m.end, self.kind)]
+            + [m.mu.get(n) for n in names]
             for i, m in enumerate(mappings)
         ]
         values = values_text([INDEX, FROM, TO, *names], rows)
@@ -274,10 +285,6 @@ class EventEvaluator:
 
 _END = 2**62
 """A time after every input element: SPAseq sequences are matched over the whole input."""
-
-
-def _integer(value: int) -> ox.Literal:
-    return ox.Literal(str(value), datatype=ox.NamedNode(XSD_INTEGER))
 
 
 def _flatten(e: ev.EventPattern) -> list[tuple[str | None, ev.EventPattern]]:

@@ -19,6 +19,7 @@ import pyoxigraph as ox
 from sepia.algebra import expression as ex
 from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
+from sepia.rdf.time import XSD, TimeKind, format_time
 
 FROM, TO = "__from", "__to"
 """Hidden variables that carry an event mapping's interval through a SPARQL query."""
@@ -30,6 +31,19 @@ INTERVAL_ACCESSORS = {
 }
 
 Special = Callable[[gp.GraphPattern], str]
+
+
+def integer_literal(value: int) -> ox.Literal:
+    """An xsd:integer literal (hidden interval variables, row indexes)."""
+    return ox.Literal(str(value), datatype=ox.NamedNode(XSD + "integer"))
+
+
+def time_literal(value: int, kind: TimeKind) -> ox.Literal:
+    """A time as a filter reads it: an integer in abstract units, else an xsd:dateTime, so
+    that getDURATION() is an xsd:dayTimeDuration and compares with duration literals."""
+    if kind is TimeKind.ABSTRACT:
+        return integer_literal(value)
+    return ox.Literal(str(format_time(value, kind)), datatype=ox.NamedNode(XSD + "dateTime"))
 
 
 def window_graph(name: ox.NamedNode) -> ox.NamedNode:
