@@ -1,0 +1,330 @@
+"""Result writers, one per `--format`: jsonl, table, json, csv, tsv, ntriples, trig.
+
+Every writer takes results one at a time (`write`) and is `close`d at the end; writers that
+print one block per evaluation (table, json) buffer only the current evaluation's rows.
+`writer_for(format, out)` picks one from the registry `WRITERS`.
+
+Extensions to the W3C formats, since results of a continuous query have a time:
+- SPARQL JSON: one document per evaluation and line, with a leading `"sepia"` member
+  `{"query", "t", "op"}` (plus `"rows"`: from / to / match per binding, when present);
+- CSV / TSV: the columns query, t, op, from, to, match come before the variables;
+- TriG: each CONSTRUCT result is a named graph with its time, i.e. a stream file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+from urllib.parse import quote
+
+import pyoxigraph as ox
+from rich.console import Console
+from rich.table import Table
+
+from sepia.io.assembly import PROV
+from sepia.io.results import Result, jsonl_line, triple_to_nt
+from sepia.rdf.terms import Term, term_to_nt
+from sepia.rdf.time import DATETIME_TYPES, TimeKind, format_time
+
+XSD_INTEGER = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+XSD_DATETIME = ox.NamedNode(min(DATETIME_TYPES))  # xsd:dateTime
+META_COLUMNS = ("query", "t", "op", "from", "to", "match")
+
+
+class ResultWriter:
+    """Base of all writers: where to write, how to print times, the variables' order."""
+
+    def __init__(
+        self, out: TextIO, *, time_kind: TimeKind = TimeKind.ABSTRACT,
+        variables: Sequence[str] | None = None,
+    ) -> None:
+        self.out = out
+        self.kind = time_kind
+        self.variables = list(variables) if variables is not None else None
+
+    def write(self, result: Result) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Write whatever is still buffered (the base writes as it goes)."""
+        self.out.flush()
+
+    def time(self, value: int) -> int | str:
+        return format_time(value, self.kind)
+
+    def variables_of(self, results: Sequence[Result]) -> list[str]:
+        """The declared variables, else every bound one in order of first appearance."""
+        if self.variables is not None:
+            return self.variables
+        names: dict[str, None] = {}
+        for result in results:
+            names.update(dict.fromkeys(result.values))
+        return list(names)
+
+
+class JsonlWriter(ResultWriter):
+    """io.md's contract: one JSON object per line."""
+
+    def write(self, result: Result) -> None:
+        self.out.write(jsonl_line(result, self.kind) + "\n")
+
+
+class _PerEvaluation(ResultWriter):
+    """Buffers the rows of one evaluation (query, t, op) and prints them as one block."""
+
+    def __init__(self, out: TextIO, **options: Any) -> None:
+        super().__init__(out, **options)
+        self._rows: list[Result] = []
+
+    def write(self, result: Result) -> None:
+        if self._rows and self._rows[0].evaluation != result.evaluation:
+            self._flush()
+        self._rows.append(result)
+
+    def close(self) -> None:
+        if self._rows:
+            self._flush()
+        super().close()
+
+    def _flush(self) -> None:
+        rows, self._rows = self._rows, []
+        self.block(rows)
+
+    def block(self, rows: list[Result]) -> None:
+        raise NotImplementedError
+
+
+class TableWriter(_PerEvaluation):
+    """For a person: one rich table per evaluation, titled with query, time and op."""
+
+    def __init__(self, out: TextIO, **options: Any) -> None:
+        super().__init__(out, **options)
+        self.console = Console(file=out, highlight=False, soft_wrap=True)
+
+    def block(self, rows: list[Result]) -> None:
+        first = rows[0]
+        title = f"{first.query}  t={self.time(first.t)}  {first.op}"
+        table = Table(title=title, title_justify="left")
+        extra = ["from", "to"] if any(row.interval for row in rows) else []
+        extra += ["match"] if any(row.match for row in rows) else []
+        if first.triples is not None:
+            content = ["triple"]
+        elif first.boolean is not None:
+            content = ["boolean"]
+        else:
+            content = self.variables_of(rows)
+        for column in extra + content:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            for line in self._cells(row, content):
+                table.add_row(*self._extra(row, extra), *line)
+        self.console.print(table)
+
+    def _extra(self, row: Result, extra: list[str]) -> list[str]:
+        values = {"match": row.match or ""}
+        if row.interval:
+            values["from"], values["to"] = (str(self.time(t)) for t in row.interval)
+        return [values.get(name, "") for name in extra]
+
+    @staticmethod
+    def _cells(row: Result, content: list[str]) -> list[list[str]]:
+        if row.triples is not None:
+            return [[triple_to_nt(triple)] for triple in row.triples]
+        if row.boolean is not None:
+            return [["true" if row.boolean else "false"]]
+        values = row.values
+        return [[term_to_nt(values[name]) if name in values else "" for name in content]]
+
+
+class SparqlJsonWriter(_PerEvaluation):
+    """SPARQL 1.1 Query Results JSON, one document per evaluation (one per line)."""
+
+    def block(self, rows: list[Result]) -> None:
+        first = rows[0]
+        sepia: dict[str, Any] = {"query": first.query, "t": self.time(first.t), "op": first.op}
+        if first.triples is not None:
+            raise ValueError("CONSTRUCT results cannot be written as SPARQL JSON: use trig")
+        if first.boolean is not None:
+            for row in rows:
+                self._document({"sepia": sepia, "head": {}, "boolean": row.boolean})
+            return
+        if any(row.interval or row.match for row in rows):
+            sepia["rows"] = [self._row_meta(row) for row in rows]
+        bindings = [{name: sparql_json_term(term) for name, term in row.values.items()}
+                    for row in rows]
+        head = {"vars": self.variables_of(rows)}
+        self._document({"sepia": sepia, "head": head, "results": {"bindings": bindings}})
+
+    def _row_meta(self, row: Result) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        if row.interval:
+            meta["from"], meta["to"] = (self.time(t) for t in row.interval)
+        if row.match:
+            meta["match"] = row.match
+        return meta
+
+    def _document(self, document: dict[str, Any]) -> None:
+        self.out.write(json.dumps(document, ensure_ascii=False) + "\n")
+
+
+def sparql_json_term(term: Term) -> dict[str, Any]:
+    """A term as the SPARQL 1.1 JSON format writes it (triple terms as in SPARQL 1.2)."""
+    if isinstance(term, ox.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, ox.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    if isinstance(term, ox.Literal):
+        found: dict[str, Any] = {"type": "literal", "value": term.value}
+        if term.language:
+            found["xml:lang"] = term.language
+        elif term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+            found["datatype"] = term.datatype.value
+        return found
+    parts = zip(("subject", "predicate", "object"), term, strict=True)
+    return {"type": "triple", "value": {name: sparql_json_term(part) for name, part in parts}}
+
+
+def _csv_term(term: Term) -> str:
+    """SPARQL CSV: IRIs bare, literals as their lexical form, anything else in N-Triples."""
+    return term.value if isinstance(term, ox.NamedNode | ox.Literal) else term_to_nt(term)
+
+
+def _tsv_meta(value: str) -> str:
+    """TSV cells are RDF terms: times stay bare integers, other values become literals."""
+    return value if value.lstrip("-").isdigit() else term_to_nt(ox.Literal(value))
+
+
+class _Delimited(ResultWriter):
+    """CSV and TSV: a header from the first result, then one line per row."""
+
+    header_name: Callable[[str], str]
+    meta_value: Callable[[str], str]
+    term: Callable[[Term], str]
+
+    def __init__(self, out: TextIO, **options: Any) -> None:
+        super().__init__(out, **options)
+        self._columns: list[str] | None = None
+        self._ask = False
+
+    def write(self, result: Result) -> None:
+        if result.triples is not None:
+            raise ValueError("CONSTRUCT results cannot be written as CSV / TSV: use trig")
+        if self._columns is None:
+            self._start(result)
+        assert self._columns is not None
+        if (result.boolean is not None) != self._ask or set(result.values) - set(self._columns):
+            raise ValueError(f"result does not fit the columns {self._columns}: {result}")
+        if result.boolean is not None:
+            content = ["true" if result.boolean else "false"]
+        else:
+            values = result.values
+            content = [self.term(values[n]) if n in values else "" for n in self._columns]
+        self.line(self._meta(result) + content)
+
+    def _start(self, result: Result) -> None:
+        self._ask = result.boolean is not None
+        self._columns = ["boolean"] if self._ask else self.variables_of([result])
+        clash = set(self._columns) & set(META_COLUMNS)
+        if clash:
+            raise ValueError(f"variables {sorted(clash)} clash with the columns {META_COLUMNS}")
+        self.line([self.header_name(name) for name in (*META_COLUMNS, *self._columns)])
+
+    def _meta(self, result: Result) -> list[str]:
+        start, end = (str(self.time(t)) for t in result.interval) if result.interval else ("", "")
+        meta = [result.query, str(self.time(result.t)), result.op, start, end, result.match or ""]
+        return [self.meta_value(value) if value else "" for value in meta]
+
+    def line(self, fields: list[str]) -> None:
+        raise NotImplementedError
+
+
+class CsvWriter(_Delimited):
+    """SPARQL 1.1 CSV (lossy by design): plain header, bare IRIs and lexical forms, CRLF."""
+
+    header_name = staticmethod(str)
+    meta_value = staticmethod(str)
+    term = staticmethod(_csv_term)
+
+    def __init__(self, out: TextIO, **options: Any) -> None:
+        super().__init__(out, **options)
+        self._csv = csv.writer(out, lineterminator="\r\n")
+
+    def line(self, fields: list[str]) -> None:
+        self._csv.writerow(fields)
+
+
+class TsvWriter(_Delimited):
+    """SPARQL 1.1 TSV: `?name` header, every cell an RDF term in N-Triples syntax."""
+
+    header_name = staticmethod("?".__add__)
+    meta_value = staticmethod(_tsv_meta)
+    term = staticmethod(term_to_nt)
+
+    def line(self, fields: list[str]) -> None:
+        self.out.write("\t".join(fields) + "\n")
+
+
+class NTriplesWriter(ResultWriter):
+    """CONSTRUCT results as N-Triples; a comment line before each says query, t and op."""
+
+    def write(self, result: Result) -> None:
+        if result.triples is None:
+            raise ValueError("only CONSTRUCT results can be written as N-Triples")
+        self.out.write(f"# query {result.query}, t {self.time(result.t)}, op {result.op}\n")
+        self.out.writelines(triple_to_nt(triple) + "\n" for triple in result.triples)
+
+
+class TrigWriter(ResultWriter):
+    """CONSTRUCT results as a stream file (io.md): one named graph per result, timed.
+
+    A result with no triples is an empty graph, which a stream file cannot hold: it is
+    left out. DStream ("-") results have no place in a stream file: they raise.
+    """
+
+    def __init__(self, out: TextIO, **options: Any) -> None:
+        super().__init__(out, **options)
+        self._count = 0
+
+    def write(self, result: Result) -> None:
+        if result.triples is None:
+            raise ValueError("only CONSTRUCT results can be written as TriG")
+        if result.op == "-":
+            raise ValueError("DStream ('-') results cannot be written as a TriG stream: use jsonl")
+        if not result.triples:
+            return
+        self._count += 1
+        graph = ox.NamedNode(f"urn:sepia:result:{quote(result.query, safe='')}:{self._count}")
+        body = " ".join(triple_to_nt(triple) for triple in result.triples)
+        self.out.write(f"{graph} {{ {body} }}\n")
+        self.out.write(f"{graph} <{PROV}generatedAtTime> {self._time_literal(result.t)} .\n")
+
+    def _time_literal(self, t: int) -> str:
+        if self.kind is TimeKind.DATETIME:
+            return term_to_nt(ox.Literal(str(self.time(t)), datatype=XSD_DATETIME))
+        return term_to_nt(ox.Literal(str(t), datatype=XSD_INTEGER))
+
+
+WRITERS: dict[str, type[ResultWriter]] = {
+    "jsonl": JsonlWriter,
+    "table": TableWriter,
+    "json": SparqlJsonWriter,
+    "csv": CsvWriter,
+    "tsv": TsvWriter,
+    "ntriples": NTriplesWriter,
+    "trig": TrigWriter,
+}
+
+
+def writer_for(
+    fmt: str, out: TextIO, *, time_kind: TimeKind = TimeKind.ABSTRACT,
+    variables: Sequence[str] | None = None,
+) -> ResultWriter:
+    """The writer registered for `fmt` (one of `WRITERS`)."""
+    try:
+        writer = WRITERS[fmt]
+    except KeyError:
+        known = ", ".join(WRITERS)
+        raise ValueError(f"unknown result format {fmt!r}: use one of {known}") from None
+    return writer(out, time_kind=time_kind, variables=variables)
