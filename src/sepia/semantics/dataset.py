@@ -5,18 +5,20 @@ Everything lives in one pyoxigraph store: the background graphs as given, every 
 element as its own named graph (so a basic event pattern can be matched against each event
 graph alone), and each window's instantaneous graph in a named graph that ``at(t)`` refills
 for the evaluation time t. SPARQL text produced by :mod:`sepia.semantics.sparql` then runs
-against it.
+against it. With RDFS entailment on, every graph is stored as its closure
+(:mod:`sepia.semantics.entailment`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.rdf.stream import StreamElement
 from sepia.semantics import windows as wf
+from sepia.semantics.entailment import rdfs_closure, schema_of
 from sepia.semantics.mappings import Mu
 from sepia.semantics.report import WindowInput
 from sepia.semantics.sparql import window_graph
@@ -72,21 +74,35 @@ class StreamingDataset:
         declared: ds.Dataset,
         streams: Mapping[str, Sequence[StreamElement]],
         background: ox.Store | None,
+        rdfs: bool = False,
     ) -> None:
         self.declared = declared
         self.store = ox.Store()
-        if background is not None:
-            self.store.extend(background.quads_for_pattern(None, None, None, None))
+        quads = (
+            [] if background is None else list(background.quads_for_pattern(None, None, None, None))
+        )
+        self.schema = schema_of(q.triple for q in quads) if rdfs else None
+        graphs: dict[ox.NamedNode | ox.DefaultGraph, list[ox.Triple]] = {}
+        for q in quads:
+            graphs.setdefault(q.graph_name, []).append(q.triple)
+        for name, triples in graphs.items():
+            self.add(triples, name)
         self.streams = {iri: list(elements) for iri, elements in streams.items()}
         self.graphs: dict[int, ox.NamedNode] = {}
         self.elements: dict[ox.NamedNode, StreamElement] = {}
         for e in (e for elements in self.streams.values() for e in elements):
             graph = ox.NamedNode(f"urn:sepia:element:{len(self.elements)}")
             self.graphs[id(e)], self.elements[graph] = graph, e
-            self.store.extend(ox.Quad(t.subject, t.predicate, t.object, graph) for t in e.triples)
+            self.add(e.triples, graph)
         self.windows = {
             w.name: window_input(w, self.stream(w.stream.value)) for w in declared.windows
         }
+
+    def add(self, triples: Iterable[ox.Triple], graph: ox.NamedNode | ox.DefaultGraph) -> None:
+        """Put a graph in the store, as its RDFS closure when entailment is on."""
+        if self.schema is not None:
+            triples = rdfs_closure(triples, self.schema)
+        self.store.extend(ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples)
 
     def stream(self, iri: str) -> list[StreamElement]:
         """The elements of a stream (none when the run was given no such stream)."""
@@ -98,11 +114,7 @@ class StreamingDataset:
             graph = window_graph(name)
             if self.store.contains_named_graph(graph):
                 self.store.remove_graph(graph)
-            self.store.extend(
-                ox.Quad(tr.subject, tr.predicate, tr.object, graph)
-                for e in window.content(t)
-                for tr in e.triples
-            )
+            self.add({tr for e in window.content(t) for tr in e.triples}, graph)
 
     def default_graph(self) -> list[ox.NamedNode | ox.DefaultGraph]:
         """FROM graphs (else the background default graph), plus the windows C-SPARQL merges

@@ -90,10 +90,11 @@ class Evaluation:
         streams: Mapping[str, Sequence[StreamElement]],
         background: ox.Store | None,
         name: str,
+        rdfs: bool = False,
     ) -> None:
         self.query = query
         self.name = name
-        self.data = StreamingDataset(query.dataset, streams, background)
+        self.data = StreamingDataset(query.dataset, streams, background, rdfs)
         self.t = 0
         self.kind = next(
             (e.kind for es in streams.values() for e in es), query.time_kind or TimeKind.ABSTRACT
@@ -204,10 +205,12 @@ def evaluate(
     *,
     name: str = "query",
     until: int | None = None,
+    rdfs: bool = False,
 ) -> list[Result]:
     """Ans(Q): every result of the continuous evaluation of ``query`` over the finite
-    ``streams`` (stream IRI -> elements in time order) and ``background`` data."""
-    run = Evaluation(query, streams, background, name)
+    ``streams`` (stream IRI -> elements in time order) and ``background`` data, with RDFS
+    entailment when ``rdfs`` is set."""
+    run = Evaluation(query, streams, background, name, rdfs)
     operator, op = _stream_operator(query)
     previous: Counter[Row] = Counter()
     results: list[Result] = []

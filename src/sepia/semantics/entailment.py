@@ -1,0 +1,66 @@
+"""RDFS entailment as semantics.md fixes it for ``--entailment rdfs``.
+
+Every graph a query reads (each window's instantaneous graph, each event graph, the default
+and named background graphs) is read as its closure under the schema triples
+(rdfs:subClassOf, rdfs:subPropertyOf, rdfs:domain, rdfs:range) of the background data and of
+the graph itself, by the RDFS rules rdfs2, rdfs3, rdfs5, rdfs7, rdfs9 and rdfs11. Only the
+graph's own triples are closed: a type asserted in the background never appears inside a
+window, and a derived triple leaves a window with the triples that support it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pyoxigraph as ox
+
+RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+SUB_CLASS, SUB_PROPERTY = ox.NamedNode(RDFS + "subClassOf"), ox.NamedNode(RDFS + "subPropertyOf")
+DOMAIN, RANGE = ox.NamedNode(RDFS + "domain"), ox.NamedNode(RDFS + "range")
+SCHEMA = frozenset({SUB_CLASS, SUB_PROPERTY, DOMAIN, RANGE})
+
+
+def schema_of(triples: Iterable[ox.Triple]) -> set[ox.Triple]:
+    """The schema triples among ``triples``."""
+    return {t for t in triples if t.predicate in SCHEMA}
+
+
+def _transitive(pairs: set[tuple[object, object]]) -> dict[object, set[object]]:
+    """Each node's strict ancestors under a transitive relation (rdfs5, rdfs11)."""
+    above: dict[object, set[object]] = {}
+    for a, b in pairs:
+        above.setdefault(a, set()).add(b)
+    changed = True
+    while changed:
+        changed = False
+        for ancestors in above.values():
+            extra = set().union(*(above.get(b, set()) for b in ancestors)) - ancestors
+            if extra:
+                ancestors |= extra
+                changed = True
+    return above
+
+
+def rdfs_closure(graph: Iterable[ox.Triple], schema: Iterable[ox.Triple]) -> set[ox.Triple]:
+    """The graph with every triple the RDFS rules derive from it and the schema."""
+    closed = set(graph)
+    rules = schema_of(closed) | set(schema)
+    classes = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_CLASS})
+    properties = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_PROPERTY})
+    for t in schema_of(closed):  # rdfs5, rdfs11 for the graph's own hierarchy triples
+        above = classes if t.predicate == SUB_CLASS else properties
+        if t.predicate in (SUB_CLASS, SUB_PROPERTY):
+            closed |= {ox.Triple(t.subject, t.predicate, x) for x in above.get(t.object, ())}
+    domains = [(t.subject, t.object) for t in rules if t.predicate == DOMAIN]
+    ranges = [(t.subject, t.object) for t in rules if t.predicate == RANGE]
+    for t in list(closed):  # rdfs7: a triple holds for every super-property
+        closed |= {ox.Triple(t.subject, q, t.object) for q in properties.get(t.predicate, ())}
+    for t in list(closed):  # rdfs2, rdfs3: domains and ranges type the ends
+        closed |= {ox.Triple(t.subject, RDF_TYPE, c) for p, c in domains if p == t.predicate}
+        if not isinstance(t.object, ox.Literal):
+            closed |= {ox.Triple(t.object, RDF_TYPE, c) for p, c in ranges if p == t.predicate}
+    for t in list(closed):  # rdfs9: a type holds for every super-class
+        if t.predicate == RDF_TYPE:
+            closed |= {ox.Triple(t.subject, RDF_TYPE, d) for d in classes.get(t.object, ())}
+    return closed
