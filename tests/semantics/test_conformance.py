@@ -8,9 +8,8 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from sepia.rdf.terms import term_to_nt
+from sepia.io.results import Result
 from sepia.semantics.conformance import read_manifest, run_manifest
-from sepia.semantics.evaluator import Result
 
 SPARQL11 = Path(__file__).parents[3] / "shared" / "conformance" / "w3c-sparql" / "sparql11"
 if not SPARQL11.exists():
@@ -23,14 +22,10 @@ def oxigraph(text: str, base: str, store: ox.Store) -> list[Result]:
     if isinstance(answer, ox.QueryBoolean):
         return [Result("q", 0, "+", boolean=bool(answer))]
     if isinstance(answer, ox.QueryTriples):
-        triples = tuple(
-            f"{term_to_nt(t.subject)} {term_to_nt(t.predicate)} {term_to_nt(t.object)} ."
-            for t in answer
-        )
-        return [Result("q", 0, "+", triples=triples)]
+        return [Result("q", 0, "+", triples=tuple(answer))]
     names = [v.value for v in answer.variables]
     return [
-        Result("q", 0, "+", tuple(sorted((n, term_to_nt(s[n])) for n in names if s[n] is not None)))
+        Result("q", 0, "+", tuple(sorted((n, s[n]) for n in names if s[n] is not None)))
         for s in answer
     ]
 

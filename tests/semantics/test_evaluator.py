@@ -13,6 +13,7 @@ from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
+from sepia.io.results import result_to_json
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import XSD, TimeKind
 from sepia.semantics import evaluate
@@ -29,10 +30,9 @@ def lines(results):
         (
             r.t,
             r.op,
-            r.start,
-            r.end,
+            *(r.interval or (None, None)),
             r.match,
-            {k: v.strip("<>")[19:] for k, v in (r.binding or ())},
+            {k: v.value[19:] for k, v in r.values.items()},
         )
         for r in results
     ]
@@ -88,10 +88,10 @@ def test_construct_ask_and_merged_default_graph():
         body, ds.Sliding(2, 2), (rp.WindowClose(),), qa.Construct(template), True
     )
     results = evaluate(construct, STREAM)
-    ex = "http://example.org/"
-    assert [(r.t, r.triples) for r in results] == [
-        (2, (f"<{ex}b> <{ex}q> <{ex}a> .", f"<{ex}e> <{ex}q> <{ex}a> .")),
-        (4, (f"<{ex}d> <{ex}q> <{ex}c> .",)),
+    q = iri("q")
+    assert [(r.t, set(r.triples)) for r in results] == [
+        (2, {ox.Triple(iri("b"), q, iri("a")), ox.Triple(iri("e"), q, iri("a"))}),
+        (4, {ox.Triple(iri("d"), q, iri("c"))}),
     ]
     ask = window_query(bgp(("?x", "p", "b")), ds.Now(), (rp.WindowClose(),), qa.Ask(), True)
     assert [(r.t, r.boolean) for r in evaluate(ask, STREAM)] == [(1, True), (2, False), (4, False)]
@@ -218,7 +218,5 @@ def test_durations_on_wall_clock_time():
         qa.Select(), project(match, "c"), ds.Dataset(), rp.PushMatches(), qa.Dialect.EPSPARQL
     )
     results = evaluate(query, stream)
-    assert [(r.t, r.start, r.end, dict(r.binding)["c"]) for r in results] == [
-        (3000, 1000, 3000, f"<{iri('x').value}>")
-    ]
-    assert results[0].to_json()["t"] == "1970-01-01T00:00:03.000Z"
+    assert [(r.t, r.interval, r.values["c"]) for r in results] == [(3000, (1000, 3000), iri("x"))]
+    assert result_to_json(results[0], TimeKind.DATETIME)["t"] == "1970-01-01T00:00:03.000Z"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
+from sepia.io.results import result_to_json
+from sepia.rdf.time import TimeKind
 from sepia.semantics import evaluate
 from sepia.semantics.oracle import candidates, check, with_t0
 
@@ -51,11 +53,11 @@ def test_candidates_are_bounded_by_the_slide():
 
 def test_accepts_the_reference_answer_and_a_shifted_t0():
     query = example_queries.e1_shops_coupons()
-    own = [r.to_json() for r in evaluate(query, streams(), background())]
+    own = [result_to_json(r, TimeKind.ABSTRACT) for r in evaluate(query, streams(), background())]
     verdict = check(query, streams(), background(), own)
     assert verdict.correct and verdict.t0 == {iri("w1").value: 1, iri("w2").value: 0}
     shifted = [
-        r.to_json()
+        result_to_json(r, TimeKind.ABSTRACT)
         for r in evaluate(with_t0(query, {iri("w2"): 1}), streams(), background(), name="other")
     ]
     assert {line["t"] for line in shifted} == {9, 15}
@@ -66,7 +68,7 @@ def test_accepts_the_reference_answer_and_a_shifted_t0():
 
 def test_rejects_a_wrong_answer_with_the_first_difference():
     query = example_queries.e1_shops_coupons()
-    own = [r.to_json() for r in evaluate(query, streams(), background())]
+    own = [result_to_json(r, TimeKind.ABSTRACT) for r in evaluate(query, streams(), background())]
     wrong = [line for line in own if line["binding"]["shopper"] != f"<{iri('eve').value}>"]
     verdict = check(query, streams(), background(), wrong)
     assert not verdict.correct

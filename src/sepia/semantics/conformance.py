@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from sepia.rdf.terms import parse_term, term_to_nt
+from sepia.io.results import Result
+from sepia.rdf.terms import term_to_nt
 from sepia.rdf.time import INTEGER_TYPES, XSD
-from sepia.semantics.evaluator import Result
 
 MF = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#"
 QT = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#"
@@ -164,11 +164,10 @@ def answer(results: Sequence[Result]) -> Answer:
         return bool(results[0].boolean)
     if results and results[0].triples is not None:
         triples = {t for r in results for t in r.triples or ()}
-        parsed = ox.parse("\n".join(triples), format=ox.RdfFormat.N_TRIPLES)
-        return Counter({(_text(t.subject), _text(t.predicate), _text(t.object)): 1 for t in parsed})
-    return Counter(
-        tuple(sorted((k, _text(parse_term(v))) for k, v in r.binding or ())) for r in results
-    )
+        return Counter(
+            {(_text(t.subject), _text(t.predicate), _text(t.object)): 1 for t in triples}
+        )
+    return Counter(tuple(sorted((k, _text(v)) for k, v in r.values.items())) for r in results)
 
 
 def run_test(test: EvaluationTest, engine: Engine) -> Outcome:

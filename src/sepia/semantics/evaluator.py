@@ -13,16 +13,16 @@ import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import pyoxigraph as ox
 
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
+from sepia.io.results import Op, Result
 from sepia.rdf.stream import StreamElement
-from sepia.rdf.terms import term_to_nt
-from sepia.rdf.time import TimeKind, format_time
+from sepia.rdf.terms import Term
+from sepia.rdf.time import TimeKind
 from sepia.semantics import r2s
 from sepia.semantics.dataset import StreamingDataset
 from sepia.semantics.events import EventEvaluator, MatchRow
@@ -42,43 +42,8 @@ AT, MATCH = "__at", "__match"
 HIDDEN = (FROM, TO, AT, MATCH)
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
-    """One output line: a solution, a CONSTRUCT graph or an ASK answer at time t, with the
-    interval and match id of event results (io.md's jsonl contract). A CONSTRUCT gives one
-    graph per evaluation, or one per interval when its solutions come from event matches."""
-
-    query: str
-    t: int
-    op: str
-    binding: tuple[tuple[str, str], ...] | None = None
-    triples: tuple[str, ...] | None = None
-    boolean: bool | None = None
-    start: int | None = None
-    end: int | None = None
-    match: str | None = None
-    kind: TimeKind = TimeKind.ABSTRACT
-
-    def to_json(self) -> dict[str, object]:
-        """The jsonl object of io.md, keys in its order."""
-        line: dict[str, object] = {"query": self.query, "t": format_time(self.t, self.kind)}
-        line["op"] = self.op
-        if self.start is not None and self.end is not None:
-            line["from"] = format_time(self.start, self.kind)
-            line["to"] = format_time(self.end, self.kind)
-        if self.match is not None:
-            line["match"] = self.match
-        if self.binding is not None:
-            line["binding"] = dict(self.binding)
-        if self.triples is not None:
-            line["triples"] = list(self.triples)
-        if self.boolean is not None:
-            line["boolean"] = self.boolean
-        return line
-
-
-Row = tuple[tuple[tuple[str, str], ...], int | None, int | None, str | None]
-"""A solution as R2S sees it: binding in N-Triples, interval, match id (hashable)."""
+Row = tuple[tuple[tuple[str, Term], ...], int | None, int | None, str | None]
+"""A solution as R2S sees it: binding sorted by name, interval, match id (hashable)."""
 
 
 class Evaluation:
@@ -96,9 +61,7 @@ class Evaluation:
         self.name = name
         self.data = StreamingDataset(query.dataset, streams, background, rdfs)
         self.t = 0
-        self.kind = next(
-            (e.kind for es in streams.values() for e in es), query.time_kind or TimeKind.ABSTRACT
-        )
+        self.kind = time_kind(streams, query.time_kind)
         self.events = EventEvaluator(query, self.data, self.special, self.kind)
         self.blank_nodes = itertools.count()
 
@@ -149,16 +112,16 @@ class Evaluation:
                 return Counter(_row(r) for r in rows)
             case qa.Construct(template):
                 return Counter(
-                    ((("triple", t),), *_row(r)[1:3], None)
+                    ((("triple", t),), *_row(r)[1:3], None)  # type: ignore[misc]
                     for r in rows
                     for t in self.construct(template, r)
                 )
             case qa.Ask():
-                return Counter({((("boolean", str(bool(rows)).lower()),), None, None, None): 1})
+                return Counter({((("boolean", bool(rows)),), None, None, None): 1})  # type: ignore[dict-item]
             case qa.Describe():
                 raise Unsupported("DESCRIBE is not evaluated by the reference evaluator")
 
-    def construct(self, template: tuple[gp.TriplePattern, ...], row: Mu) -> set[str]:
+    def construct(self, template: tuple[gp.TriplePattern, ...], row: Mu) -> set[ox.Triple]:
         """The template instantiated by one solution; blank nodes fresh per solution, and
         triples with an unbound or ill-placed term left out (SPARQL 16.2)."""
         fresh: dict[str, ox.BlankNode] = {}
@@ -169,33 +132,42 @@ class Evaluation:
                 for x in (pattern.subject, pattern.predicate, pattern.object)
             ]
             try:
-                triples.add(term_to_nt(ox.Triple(*terms)) + " .")  # type: ignore[arg-type]
+                triples.add(ox.Triple(*terms))  # type: ignore[arg-type]
             except (TypeError, ValueError):
                 continue
         return triples
 
-    def results(self, t: int, op: str, bag: Counter[Row]) -> list[Result]:
+    def results(self, t: int, op: Op, bag: Counter[Row]) -> list[Result]:
         """The output lines of one evaluation."""
         form = self.query.form
         if isinstance(form, qa.Construct):
-            graphs: dict[tuple[int | None, int | None], set[str]] = {}
+            graphs: dict[tuple[int | None, int | None], set[ox.Triple]] = {}
             for binding, start, end, _ in +bag:
-                graphs.setdefault((start, end), set()).add(dict(binding)["triple"])
+                graphs.setdefault((start, end), set()).add(dict(binding)["triple"])  # type: ignore[arg-type]
             return [
-                Result(self.name, t, op, triples=tuple(sorted(g)), start=a, end=b, kind=self.kind)
+                Result(
+                    self.name, t, op, triples=tuple(sorted(g, key=str)), interval=_interval(a, b)
+                )
                 for (a, b), g in sorted(graphs.items(), key=repr)
             ]
         if isinstance(form, qa.Ask):
             return [
-                Result(self.name, t, op, boolean=dict(b)["boolean"] == "true", kind=self.kind)
+                Result(self.name, t, op, boolean=bool(dict(b)["boolean"]))
                 for (b, *_), n in bag.items()
                 for _ in range(n)
             ]
         return [
-            Result(self.name, t, op, binding, start=start, end=end, match=match, kind=self.kind)
+            Result(self.name, t, op, binding, interval=_interval(start, end), match=match)
             for (binding, start, end, match), n in sorted(bag.items(), key=repr)
             for _ in range(n)
         ]
+
+
+def time_kind(
+    streams: Mapping[str, Sequence[StreamElement]], default: TimeKind | None = None
+) -> TimeKind:
+    """The run's kind of time: its elements' (abstract units when there is none)."""
+    return next((e.kind for es in streams.values() for e in es), default or TimeKind.ABSTRACT)
 
 
 def evaluate(
@@ -263,8 +235,12 @@ def _path_values(subject: object, obj: object, pairs: set[tuple[object, object]]
     return values_text([t.value for _, t in ends], [list(r) for r in table])
 
 
+def _interval(start: int | None, end: int | None) -> tuple[int, int] | None:
+    return None if start is None or end is None else (start, end)
+
+
 def _row(m: Mu) -> Row:
-    binding = tuple(sorted((k, term_to_nt(v)) for k, v in m.items() if k not in HIDDEN))
+    binding = tuple(sorted((k, v) for k, v in m.items() if k not in HIDDEN))
     start = int(m[FROM].value) if FROM in m else None
     end = int(m[TO].value) if TO in m else None
     match = m[MATCH].value if MATCH in m else None

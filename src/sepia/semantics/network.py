@@ -16,25 +16,25 @@ from collections.abc import Mapping, Sequence
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
+from sepia.io.results import Result
 from sepia.rdf.stream import StreamElement
-from sepia.semantics.evaluator import Result, evaluate
+from sepia.rdf.time import TimeKind
+from sepia.semantics.evaluator import evaluate, time_kind
 
 MAX_ROUNDS = 64
 """Derivations are monotone for the papers' rules; a network that keeps changing after
 this many rounds is reported instead of looping forever."""
 
 
-def derived_elements(stream: str, results: Sequence[Result]) -> list[StreamElement]:
+def derived_elements(stream: str, results: Sequence[Result], kind: TimeKind) -> list[StreamElement]:
     """The event graphs a registered CONSTRUCT query's results make, in time order."""
     elements = []
     for n, r in enumerate(results):
         if not r.triples:
             continue
-        triples = tuple(ox.parse("\n".join(r.triples), format=ox.RdfFormat.N_TRIPLES))
-        start = r.t if r.start is None else r.start
-        end = r.t if r.end is None else r.end
+        start, end = r.interval or (r.t, r.t)
         graph = f"urn:sepia:derived:{r.query}:{n}"
-        elements.append(StreamElement(stream, graph, start, end, triples, r.kind))  # type: ignore[arg-type]
+        elements.append(StreamElement(stream, graph, start, end, r.triples, kind))
     return sorted(elements, key=lambda e: (e.end, e.start))
 
 
@@ -62,7 +62,7 @@ def evaluate_network(
             name: evaluate(q, inputs, background, name=name, until=until) for name, q in queries
         }
         now = {
-            out: derived_elements(out, answers[name])
+            out: derived_elements(out, answers[name], time_kind(streams))
             for name, q in queries
             if (out := _output_stream(q)) is not None
         }

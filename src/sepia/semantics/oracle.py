@@ -21,8 +21,9 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.algebra.query import Query
+from sepia.io.results import result_to_json
 from sepia.rdf.stream import StreamElement
-from sepia.semantics.evaluator import evaluate
+from sepia.semantics.evaluator import evaluate, time_kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +107,13 @@ def check(
 ) -> Verdict:
     """Whether ``answer`` (jsonl objects) is correct for ``query`` over the finite input."""
     choices = candidates(query)
+    kind = time_kind(streams, query.time_kind)
     t_start = max((t for c in choices for t in c.values()), default=0)
     actual = _from(answer, t_start)
     closest: tuple[int, dict[ox.NamedNode, int], Counter[str]] | None = None
     for t0 in choices:
         results = evaluate(with_t0(query, t0), streams, background, until=until)
-        expected = _from([r.to_json() for r in results], t_start)
+        expected = _from([result_to_json(r, kind) for r in results], t_start)
         named = {w.value: t for w, t in t0.items()}
         if expected == actual:
             return Verdict(True, t_start, len(choices), named)
