@@ -83,6 +83,12 @@ def test_gzip_by_suffix_and_by_magic_bytes(tmp_path: Path) -> None:
     assert summary(read_stream(packed, S, name="part-0", fmt="nquads")) == EXPECTED_IO_MD
 
 
+def test_byte_order_mark_empty_files_and_crlf() -> None:
+    bom = "\ufeff" + IO_MD_TRIG.replace("\n", "\r\n")
+    assert summary(read_text(bom)) == EXPECTED_IO_MD
+    assert read_text("") == read_text("", name="s.nq") == read_text(PREFIXES + "# end") == []
+
+
 def test_format_override_and_unknown_format() -> None:
     assert summary(read_text(IO_MD_NQUADS, name="data.txt", fmt="nq")) == EXPECTED_IO_MD
     with pytest.raises(ValueError, match="not a stream format"):
@@ -124,10 +130,12 @@ def test_integer_and_datetime_time() -> None:
         "<http://www.w3.org/2001/XMLSchema#dateTime> .\n"
     )
     reader = StreamReader(io.BytesIO(text.encode()), S, name="s.trig")
-    assert [(e.start, e.end) for e in reader.elements()] == [(1704067200000, 1704067200000)]
+    assert [(e.start, e.end, e.kind) for e in reader.elements()] == [
+        (1704067200000, 1704067200000, TimeKind.DATETIME)
+    ]
     assert reader.time_kind is TimeKind.DATETIME
     reader = StreamReader(io.BytesIO(IO_MD_TRIG.encode()), S, name="s.trig")
-    list(reader.elements())
+    assert {e.kind for e in reader.elements()} == {TimeKind.ABSTRACT}
     assert reader.time_kind is TimeKind.ABSTRACT
 
 
@@ -336,3 +344,59 @@ def test_tiny_blocks_read_the_same_as_large_ones(
         elements, errors = skip(text, name)
         assert summary(elements) == summary(expected)
         assert [str(e) for e in errors] == [str(e) for e in expected_errors]
+
+
+# --- bounded memory, and errors that cross process boundaries ----------------------------
+
+class _Generated(io.RawIOBase):
+    """A stream file made on the fly, so the test holds no copy of it either."""
+
+    def __init__(self, count: int, syntax: str) -> None:
+        self._lines = iter(generated(count, syntax).splitlines(keepends=True))
+        self._rest = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        while len(self._rest) < len(buffer):
+            line = next(self._lines, None)
+            if line is None:
+                break
+            self._rest += line.encode()
+        size = min(len(buffer), len(self._rest))
+        buffer[:size], self._rest = self._rest[:size], self._rest[size:]
+        return size
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nq"])
+def test_memory_stays_bounded_as_the_file_grows(
+    syntax: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tracemalloc
+
+    monkeypatch.setattr(chunks, "BLOCK_SIZE", 1 << 16)
+    monkeypatch.setattr(trig_split, "BLOCK_SIZE", 1 << 16)
+
+    def peak(count: int) -> int:
+        source = _Generated(count, syntax)  # made before measuring
+        tracemalloc.start()
+        errors: list[StreamError] = []
+        seen = sum(1 for _ in read_stream(source, S, name=f"big.{syntax}", on_error="skip",
+                                          errors=errors.append))
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert (seen, len(errors)) == (count, 1)
+        return top
+
+    small, large = peak(2000), peak(8000)
+    assert large < 1.5 * small, (small, large)
+
+
+def test_stream_errors_pickle_with_their_fields() -> None:
+    import pickle
+
+    error = StreamError("f.trig", 7, E + "e1", "no time")
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.file, copy.line, copy.element, copy.reason) == ("f.trig", 7, E + "e1", "no time")
+    assert str(copy) == str(error) == f"f.trig:7: element <{E}e1>: no time"

@@ -1,1 +1,21 @@
-"""Data in and results out: stream readers, background loaders, result writers (io.md)."""
+"""Data in and results out (io.md): stream readers, background loader, result writers."""
+
+from sepia.io.background import load_background
+from sepia.io.errors import InputError, StreamError
+from sepia.io.results import Result, read_results_jsonl
+from sepia.io.streams import StreamReader, read_stream, read_stream_rows
+from sepia.io.writers import WRITERS, ResultWriter, writer_for
+
+__all__ = [
+    "WRITERS",
+    "InputError",
+    "Result",
+    "ResultWriter",
+    "StreamError",
+    "StreamReader",
+    "load_background",
+    "read_results_jsonl",
+    "read_stream",
+    "read_stream_rows",
+    "writer_for",
+]

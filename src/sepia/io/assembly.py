@@ -22,7 +22,7 @@ import pyoxigraph as ox
 
 from sepia.io.chunks import Broken, Chunk, GraphLabel, Parsed
 from sepia.io.errors import StreamError
-from sepia.rdf.time import TimeKind, TimeValue, format_time, parse_time_literal
+from sepia.rdf.time import XSD, TimeKind, TimeValue, format_time, parse_time_literal
 
 PROV = "http://www.w3.org/ns/prov#"
 TIME_PREDICATES = {
@@ -30,6 +30,8 @@ TIME_PREDICATES = {
     PROV + "startedAtTime": "started",
     PROV + "endedAtTime": "ended",
 }
+
+XSD_INTEGER = ox.NamedNode(XSD + "integer")
 
 # (error, the rejected text for the dead-letter file, whether to report it as a new error)
 Reject = Callable[[StreamError, bytes, bool], None]
@@ -61,7 +63,7 @@ class _Times:
     def record(self, slot: str, quad: ox.Quad, chunk: Chunk, index: int) -> None:
         self.statements.append((quad, chunk, index))
         try:
-            value = parse_time_literal(quad.object)
+            value = _time_value(quad.object)
         except ValueError as error:
             self.problem = self.problem or str(error)
             return
@@ -94,6 +96,13 @@ class _Times:
         if self.started.value > self.ended.value:
             raise _Rejected("interval starts after it ends")
         return self.started.value, self.ended.value, self.started.kind
+
+
+def _time_value(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> TimeValue:
+    """`parse_time_literal`, with a shortcut for the common plain xsd:integer."""
+    if isinstance(term, ox.Literal) and term.datatype == XSD_INTEGER and term.value.isdigit():
+        return TimeValue(int(term.value), TimeKind.ABSTRACT)
+    return parse_time_literal(term)
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ from typing import BinaryIO
 import pyoxigraph as ox
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 STREAM_FORMATS = {
     "trig": ox.RdfFormat.TRIG,
     "nq": ox.RdfFormat.N_QUADS,
@@ -53,5 +54,7 @@ def open_binary(source: Source) -> tuple[BinaryIO, bool]:
         raw, owned = source, False
     peekable = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
     if peekable.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=peekable, mode="rb"), owned  # type: ignore[return-value]
+        peekable = gzip.GzipFile(fileobj=peekable, mode="rb")  # type: ignore[assignment]
+    if peekable.peek(3)[:3] == UTF8_BOM:
+        peekable.read(3)  # editors add it; the parsers would take it for data
     return peekable, owned  # type: ignore[return-value]

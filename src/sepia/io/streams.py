@@ -68,7 +68,8 @@ class StreamReader:
         stream = self.stream
         for graph, start, end, quads in self.assembled():
             triples = tuple([quad.triple for quad in quads])
-            yield StreamElement(stream, graph_name(graph), start, end, triples)
+            kind = self._assembler.kind or TimeKind.ABSTRACT  # set by the first element
+            yield StreamElement(stream, graph_name(graph), start, end, triples, kind)
 
     def rows(self) -> Iterator[Row]:
         """(graph, start, end, s, p, o) per triple, terms in N-Triples text, in time order."""
