@@ -1,20 +1,22 @@
 """Measuring one run of one system on one variant, in a fresh child process.
 
-Why a child process: peak memory is the child's own peak resident set size
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss`` read at its end), which tracemalloc could not
-give without slowing Python code 2-3x and without seeing pyoxigraph's native memory; and a
-fresh interpreter (``spawn``) starts every system from the same state. The interpreter's own
-footprint is reported too (``start_rss_mib``: the peak before the run began), so the run's
-share is the difference. Wall time covers the system's whole run, file to counted results.
+Why a child process (``python -m sepia.bench.measure``): peak memory is the child's own peak
+resident set size (VmHWM of /proc/self/status, read at its end), which
+tracemalloc could not give without slowing Python code 2-3x and without seeing pyoxigraph's
+native memory; and a fresh interpreter that imports only the system starts every run from
+the same state. A system that raises is a "failed" row, not a crashed benchmark. The
+interpreter's own footprint is reported too (``start_rss_mib``: the peak before the run
+began), so the run's share is the difference. Wall time covers the system's whole run, from
+the files to the counted results.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import json
 import resource
+import subprocess
+import sys
 import time
-import traceback
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,24 +63,12 @@ class Measurement:
 
 
 def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-
-
-def _child(system_name: str, data: str, variant_name: str, budget: float) -> dict[str, Any]:
-    """Runs in the child: the system's run, timed, with its peak memory."""
-    from sepia.bench.systems import system  # imported here: the child starts empty
-
-    manifest = Manifest.load(Path(data))
-    variant = manifest.variant(variant_name)
-    start_rss = _rss_mib()
-    started = time.perf_counter()
-    try:
-        outcome: RunOutcome = system(system_name).run(
-            Path(data), manifest, variant, started + budget)
-    except Exception:  # a failing system is a row in the table, not a crashed benchmark
-        return {"error": traceback.format_exc(limit=3)}
-    return {"outcome": outcome, "seconds": time.perf_counter() - started,
-            "peak_rss_mib": _rss_mib(), "start_rss_mib": start_rss}
+    """This process's peak resident set (VmHWM), in MiB. Not ``getrusage().ru_maxrss``: Linux
+    carries that over exec, so a child would report its parent's peak at fork time."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # not Linux: KiB or bytes
 
 
 def _latency_summary(latencies: tuple[float, ...]) -> dict[str, Any]:
@@ -87,26 +77,46 @@ def _latency_summary(latencies: tuple[float, ...]) -> dict[str, Any]:
     values = np.asarray(latencies)
     quantiles = np.percentile(values, np.linspace(0, 100, CDF_POINTS))
     return {"p50_ms": float(np.percentile(values, 50)), "p99_ms": float(np.percentile(values, 99)),
-            "latency_quantiles_ms": tuple(round(float(q), 4) for q in quantiles)}
+            "latency_quantiles_ms": [round(float(q), 4) for q in quantiles]}
+
+
+def run_child(system_name: str, data: Path, variant_name: str, budget: float) -> dict[str, Any]:
+    """What the child process does: the system's run, timed, with its peak memory."""
+    from sepia.bench.systems import system  # imported here: the parent needs none of it
+
+    manifest = Manifest.load(data)
+    variant = manifest.variant(variant_name)
+    chosen = system(system_name)
+    start_rss = _rss_mib()
+    started = time.perf_counter()
+    outcome: RunOutcome = chosen.run(data, manifest, variant, started + budget)
+    seconds = time.perf_counter() - started
+    return {"status": "ok" if outcome.complete else "partial", "seconds": seconds,
+            "elements": outcome.elements, "triples": outcome.triples,
+            "results": outcome.results, "peak_rss_mib": _rss_mib(),
+            "start_rss_mib": start_rss, **_latency_summary(outcome.latencies_ms)}
 
 
 def measure(system_name: str, data: Path, manifest: Manifest, variant_name: str,
             budget: float) -> Measurement:
-    """Run ``system_name`` on one variant in a fresh process, at most ``budget`` seconds of
+    """Run ``system_name`` on one variant in a fresh interpreter, at most ``budget`` seconds of
     input reading (the run then reports the prefix it read, as status "partial")."""
     variant = manifest.variant(variant_name)
     placement = {"x": variant.x, "series": variant.params.get("series")}
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        raw = pool.submit(_child, system_name, str(data), variant_name, budget).result()
-    if "error" in raw:
-        reason = raw["error"].strip().splitlines()[-1]
-        return Measurement(system_name, variant_name, "failed", reason, **placement)
-    outcome: RunOutcome = raw["outcome"]
-    return Measurement(
-        system_name, variant_name, "ok" if outcome.complete else "partial",
-        "" if outcome.complete else f"stopped after the {budget:g} s budget",
-        seconds=raw["seconds"], elements=outcome.elements, triples=outcome.triples,
-        results=outcome.results, peak_rss_mib=raw["peak_rss_mib"],
-        start_rss_mib=raw["start_rss_mib"], **_latency_summary(outcome.latencies_ms), **placement,
-    )
+    command = [sys.executable, "-m", "sepia.bench.measure", system_name, str(data),
+               variant_name, str(budget)]
+    child = subprocess.run(command, capture_output=True, text=True, check=False)
+    if child.returncode != 0:
+        lines = (child.stderr.strip() or f"exit code {child.returncode}").splitlines()
+        return Measurement(system_name, variant_name, "failed", lines[-1], **placement)
+    raw = json.loads(child.stdout.strip().splitlines()[-1])
+    status = raw.pop("status")
+    note = "" if status == "ok" else f"stopped after the {budget:g} s budget"
+    quantiles = tuple(raw.pop("latency_quantiles_ms", ()))
+    return Measurement(system_name, variant_name, status, note, latency_quantiles_ms=quantiles,
+                       **raw, **placement)
+
+
+if __name__ == "__main__":  # the child: python -m sepia.bench.measure SYSTEM DATA VARIANT BUDGET
+    name, folder, variant_arg, budget_arg = sys.argv[1:5]
+    print(json.dumps(run_child(name, Path(folder), variant_arg, float(budget_arg))))
