@@ -185,3 +185,11 @@ def test_registry_and_unknown_format() -> None:
     assert set(WRITERS) == {"jsonl", "table", "json", "csv", "tsv", "ntriples", "trig"}
     with pytest.raises(ValueError, match="unknown result format 'xml'"):
         writer_for("xml", io.StringIO())
+
+
+def test_tsv_datetime_times_are_typed_literals() -> None:
+    text = written("tsv", [Result("q", 1704067200000, boolean=False)], time_kind=TimeKind.DATETIME)
+    (row,) = ox.parse_query_results(text, format=ox.QueryResultsFormat.TSV)
+    assert row["t"] == ox.Literal("2024-01-01T00:00:00.000Z",
+                                  datatype=ox.NamedNode(XSD + "dateTime"))
+    assert row["boolean"] == ox.Literal("false", datatype=ox.NamedNode(XSD + "boolean"))

@@ -191,11 +191,6 @@ def _csv_term(term: Term) -> str:
     return term.value if isinstance(term, ox.NamedNode | ox.Literal) else term_to_nt(term)
 
 
-def _tsv_meta(value: str) -> str:
-    """TSV cells are RDF terms: times stay bare integers, other values become literals."""
-    return value if value.lstrip("-").isdigit() else term_to_nt(ox.Literal(value))
-
-
 class _Delimited(ResultWriter):
     """CSV and TSV: a header from the first result, then one line per row."""
 
@@ -232,9 +227,13 @@ class _Delimited(ResultWriter):
         self.line([self.header_name(name) for name in (*META_COLUMNS, *self._columns)])
 
     def _meta(self, result: Result) -> list[str]:
-        start, end = (str(self.time(t)) for t in result.interval) if result.interval else ("", "")
-        meta = [result.query, str(self.time(result.t)), result.op, start, end, result.match or ""]
-        return [self.meta_value(value) if value else "" for value in meta]
+        start, end = (self.time_cell(t) for t in result.interval) if result.interval else ("", "")
+        match = self.meta_value(result.match) if result.match else ""
+        op = self.meta_value(result.op)
+        return [self.meta_value(result.query), self.time_cell(result.t), op, start, end, match]
+
+    def time_cell(self, t: int) -> str:
+        return str(self.time(t))
 
     def line(self, fields: list[str]) -> None:
         raise NotImplementedError
@@ -259,8 +258,15 @@ class TsvWriter(_Delimited):
     """SPARQL 1.1 TSV: `?name` header, every cell an RDF term in N-Triples syntax."""
 
     header_name = staticmethod("?".__add__)
-    meta_value = staticmethod(_tsv_meta)
     term = staticmethod(term_to_nt)
+
+    @staticmethod
+    def meta_value(value: str) -> str:
+        return term_to_nt(ox.Literal(value))
+
+    def time_cell(self, t: int) -> str:
+        """A bare integer (Turtle's shorthand for xsd:integer), or a typed xsd:dateTime."""
+        return time_literal(t, self.kind) if self.kind is TimeKind.DATETIME else str(t)
 
     def line(self, fields: list[str]) -> None:
         self.out.write("\t".join(fields) + "\n")
@@ -298,12 +304,15 @@ class TrigWriter(ResultWriter):
         graph = ox.NamedNode(f"urn:sepia:result:{quote(result.query, safe='')}:{self._count}")
         body = " ".join(triple_to_nt(triple) for triple in result.triples)
         self.out.write(f"{graph} {{ {body} }}\n")
-        self.out.write(f"{graph} <{PROV}generatedAtTime> {self._time_literal(result.t)} .\n")
+        time = time_literal(result.t, self.kind)
+        self.out.write(f"{graph} <{PROV}generatedAtTime> {time} .\n")
 
-    def _time_literal(self, t: int) -> str:
-        if self.kind is TimeKind.DATETIME:
-            return term_to_nt(ox.Literal(str(self.time(t)), datatype=XSD_DATETIME))
-        return term_to_nt(ox.Literal(str(t), datatype=XSD_INTEGER))
+
+def time_literal(t: int, kind: TimeKind) -> str:
+    """A time as an RDF literal in N-Triples: xsd:integer, or xsd:dateTime in UTC."""
+    if kind is TimeKind.DATETIME:
+        return term_to_nt(ox.Literal(str(format_time(t, kind)), datatype=XSD_DATETIME))
+    return term_to_nt(ox.Literal(str(t), datatype=XSD_INTEGER))
 
 
 WRITERS: dict[str, type[ResultWriter]] = {
