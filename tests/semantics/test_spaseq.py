@@ -194,3 +194,21 @@ def test_conjunction_and_disjunction():
     b = {ev(5, "b5", y="c", l="L1"), ev(6, "b6", y="d", l="L2")}
     assert sq.conj(a, b) == {EventMapping(mu(x="a", y="c", l="L1"), 5, 5)}
     assert sq.disj(a, b) == a | b
+
+
+def test_a_filter_on_earlier_variables_decides_what_matches_before_selection():
+    # GPM B's FILTER(?p2 > ?p1) reads A's ?p1: B@2 (p2 = 5) is no B match, so skip-till-next
+    # takes B@3 (p2 = 20) rather than stopping at B@2
+    def value(m, name):
+        return int(m[name].value[19:])
+
+    a = sq.Element(frozenset({ev(1, "a1", p1="10")}), None, "", frozenset({"p1"}))
+    b = sq.Element(
+        frozenset({ev(2, "b2", p2="5"), ev(3, "b3", p2="20")}),
+        ";",
+        "",
+        frozenset({"p2"}),
+        lambda m: value(m, "p2") > value(m, "p1"),
+    )
+    (match,) = sq.sequence([a, b], sq.Bounds((1, 2, 3), 3))
+    assert (match.start, match.end, match.common["p2"].value[19:]) == (1, 3, "20")

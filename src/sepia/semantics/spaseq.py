@@ -174,33 +174,31 @@ class _Matcher:
             self.iterate(position, taken, following)
 
     def step(self, element: Element, position: int, run: _Run, operator: str | None) -> list[_Run]:
-        """The runs that take one event for ``element`` after ``run``."""
+        """The runs that take one event for ``element`` after ``run``.
+
+        An event matches the element when it is compatible with the run (on shared variables
+        for a Kleene element), passes the element's FILTERs and fits WITHIN; the selection
+        strategy then picks among the matching events, and a pending ``!B`` may veto them.
+        """
         own = self.own(position) if element.modifier == "+" else frozenset()
-        options = [
-            (c, shared)
-            for c in element.candidates
-            if (run.last is None or c.start > run.last)
-            and (shared := Mu((k, v) for k, v in c.mu.items() if k not in own)).compatible(run.mu)
-            and self.bounds.admits(c.start if run.start is None else run.start, c.end)
-        ]
-        options = self.select(options, run, operator)
-        runs = []
-        for c, shared in options:
-            mu = run.mu.merge(shared)
-            iteration = c.mu.project(own) if own else None
-            if self.guarded(run, c, mu) or not element.check(
-                mu if iteration is None else mu.merge(iteration)
-            ):
+        options = []
+        for c in element.candidates:
+            shared = Mu((k, v) for k, v in c.mu.items() if k not in own)
+            start = c.start if run.start is None else run.start
+            if run.last is not None and c.start <= run.last:
                 continue
-            runs.append(
-                _Run(
-                    mu,
-                    c.start if run.start is None else run.start,
-                    c.end,
-                    run.iterations + ((iteration,) if iteration is not None else ()),
-                    run.support | c.support,
-                )
-            )
+            if not shared.compatible(run.mu) or not self.bounds.admits(start, c.end):
+                continue
+            mu = run.mu.merge(shared)
+            if element.check(mu.merge(c.mu.project(own))):
+                options.append((c, mu))
+        runs = []
+        for c, mu in self.select(options, run, operator):
+            if self.guarded(run, c, mu):
+                continue
+            iteration = (c.mu.project(own),) if own else ()
+            start = c.start if run.start is None else run.start
+            runs.append(_Run(mu, start, c.end, run.iterations + iteration, run.support | c.support))
         return runs
 
     def select(
