@@ -81,6 +81,7 @@ def test_gzip_by_suffix_and_by_magic_bytes(tmp_path: Path) -> None:
     assert summary(read_stream(path, S)) == EXPECTED_IO_MD
     packed = io.BytesIO(gzip.compress(IO_MD_NQUADS.encode()))
     assert summary(read_stream(packed, S, name="part-0", fmt="nquads")) == EXPECTED_IO_MD
+    assert not packed.closed  # the caller's file object is the caller's to close
 
 
 def test_byte_order_mark_empty_files_and_crlf() -> None:

@@ -39,8 +39,7 @@ def load_background(paths: Iterable[tuple[str | None, Path]]) -> ox.Store:
 
 def _quads(path: Path, graph: ox.NamedNode | None) -> Iterator[ox.Quad]:
     syntax = background_format(path)
-    binary, _ = open_binary(path)
-    with binary:
+    with open_binary(path) as binary:
         try:
             quads = ox.parse(binary, format=syntax, base_iri=path.resolve().as_uri())
             if graph is None:

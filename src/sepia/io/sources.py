@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import io
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -45,16 +47,23 @@ def stream_format(name: str, fmt: str | None) -> ox.RdfFormat:
     return found
 
 
-def open_binary(source: Source) -> tuple[BinaryIO, bool]:
-    """A readable binary stream of the decompressed bytes, and whether we opened it ourselves."""
-    if isinstance(source, str | Path):
-        raw: BinaryIO = open(source, "rb")  # noqa: SIM115 - closed by the caller (owned=True)
-        owned = True
-    else:
-        raw, owned = source, False
-    peekable = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
-    if peekable.peek(2)[:2] == GZIP_MAGIC:
-        peekable = gzip.GzipFile(fileobj=peekable, mode="rb")  # type: ignore[assignment]
-    if peekable.peek(3)[:3] == UTF8_BOM:
-        peekable.read(3)  # editors add it; the parsers would take it for data
-    return peekable, owned  # type: ignore[return-value]
+@contextmanager
+def open_binary(source: Source) -> Iterator[BinaryIO]:
+    """The decompressed bytes of a path or binary file object, without a byte-order mark.
+
+    A path is opened and closed here; a file object given by the caller is left open.
+    """
+    with ExitStack() as stack:
+        if isinstance(source, str | Path):
+            raw: BinaryIO = stack.enter_context(open(source, "rb"))
+        else:
+            raw = source
+        if not hasattr(raw, "peek"):
+            buffered = io.BufferedReader(raw)  # type: ignore[arg-type]
+            stack.callback(buffered.detach)  # let go of the caller's object, unclosed
+            raw = buffered  # type: ignore[assignment]
+        if raw.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[attr-defined]
+            raw = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
+        if raw.peek(3)[:3] == UTF8_BOM:  # type: ignore[attr-defined]
+            raw.read(3)  # editors add it; the parsers would take it for data
+        yield raw

@@ -80,22 +80,20 @@ class StreamReader:
 
     def assembled(self) -> Iterator[Assembled]:
         """The shared path of `elements` and `rows`: pieces in, complete elements out."""
-        binary, owned = open_binary(self.source)
         pieces = trig_pieces if self.syntax is ox.RdfFormat.TRIG else nquads_pieces
         assembler = self._assembler
         ready = assembler.ready
         try:
-            for piece in pieces(binary):
-                assembler.feed(piece)
-                if ready:
-                    yield from ready
-                    ready.clear()
+            with open_binary(self.source) as binary:
+                for piece in pieces(binary):
+                    assembler.feed(piece)
+                    if ready:
+                        yield from ready
+                        ready.clear()
             assembler.finish()
             yield from ready
             ready.clear()
         finally:
-            if owned:
-                binary.close()
             if self._dead is not None:
                 self._dead.close()
 
