@@ -56,6 +56,8 @@ ONE_STATEMENT = re.compile(_SPACE + rb"(" + _STATEMENT + rb")")
 SPACE_ONLY = re.compile(_SPACE + rb"(?:#[^\n]*)?")
 UNFINISHED = re.compile(_SPACE + rb"(?:" + _OPEN_BODY + rb"(?:\{" + _OPEN_BODY + rb")?)?")
 LABEL = re.compile(_SPACE + rb"(?:(?i:GRAPH)" + _WS + rb"+)?(" + _LABEL + rb")")
+_SPACE_RE = re.compile(_SPACE)
+_INDENT = re.compile(rb"[ \t]*")
 
 
 def trig_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
@@ -100,10 +102,6 @@ def resume_point(text: bytes) -> int | None:
             return line
         newline = text.find(b"\n", line)
     return None
-
-
-_SPACE_RE = re.compile(_SPACE)
-_INDENT = re.compile(rb"[ \t]*")
 
 
 class _Bad(NamedTuple):
