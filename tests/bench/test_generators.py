@@ -74,3 +74,12 @@ def test_w10_backgrounds_grow_tenfold(tmp_path: Path) -> None:
     sizes = [b.triples for b in manifest.background]
     assert [v.x for v in manifest.variants] == [200.0, 2000.0, 20000.0]
     assert all(abs(size - x) <= 4 for size, x in zip(sizes[1:], (2000, 20000), strict=True))
+
+
+@pytest.mark.parametrize("workload_id", [w for w in WORKLOADS if w != "triples"])
+def test_queries_parse_with_the_project_grammar(tmp_path: Path, workload_id: str) -> None:
+    parser = pytest.importorskip("sepia.lang.parser", reason="the query parser is not built yet")
+    manifest = generate(workload_id, TINY, 1, tmp_path)
+    for variant in manifest.variants:
+        assert variant.query is not None
+        parser.parse_tree((tmp_path / variant.query).read_text(), source=variant.query)

@@ -23,7 +23,7 @@ def test_floor_on_a_tiny_workload_writes_json_and_png(tmp_path: Path) -> None:
                            data_dir=tmp_path / "data")
     written = run_bench(options, Console(file=open("/dev/null", "w")))  # noqa: SIM115
     names = sorted(p.name.split("-", 3)[-1] for p in written)
-    assert names == ["W11-growth.png", "W11-throughput.png", "W11.json"]
+    assert names == ["W11-growth.png", "W11-throughput.png", "W11.json", "summary.md"]
     runs = _runs(next(p for p in written if p.suffix == ".json"))
     assert len(runs) == 12  # 2 patterns x 2 strategies x 3 windows, floor only
     assert {(r["status"], r["elements"], r["triples"]) for r in runs} == {("ok", 300, 1500)}

@@ -114,4 +114,6 @@ def run_bench(options: BenchOptions, console: Console) -> list[Path]:
         for spec in specs:
             rows = bench_workload(spec, options, root, console)
             written += write_outputs(spec, options, rows, console)
-    return written
+    summary = options.out / f"{datetime.now(UTC):%Y-%m-%d}-summary.md"
+    summary.write_text(report.summary_markdown([p for p in written if p.suffix == ".json"]))
+    return [*written, summary]

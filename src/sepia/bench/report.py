@@ -7,6 +7,7 @@ to the floor baseline of the same variant, in the same run, since absolute times
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import sys
@@ -102,11 +103,14 @@ def plot_latency(path: Path, title: str, rows: list[Measurement]) -> bool:
     figure = Figure(figsize=(6.4, 4.2))
     axes = figure.subplots()
     fractions = [i / (CDF_POINTS - 1) for i in range(CDF_POINTS)]
+    lowest, highest = math.inf, 0.0
     for row in curves:
         values = [max(q, 1e-3) for q in row.latency_quantiles_ms]
+        lowest, highest = min(lowest, values[0]), max(highest, values[-1])
         axes.plot(values, fractions, label=f"{row.system} {row.variant}")
-    axes.set_xscale("log")
-    axes.set_xlabel("latency, arrival to result (ms, log)")
+    if highest > 20 * lowest:  # a log axis only where the spread needs one
+        axes.set_xscale("log")
+    axes.set_xlabel("latency, arrival to result (ms)")
     axes.set_ylabel("fraction of results")
     axes.set_title(title)
     axes.legend(fontsize=7)
@@ -127,7 +131,9 @@ def plot_growth(path: Path, title: str, axis: str, rows: list[Measurement]) -> b
     axes = figure.subplots()
     for label, points in sorted(series.items()):
         points.sort()
-        axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        style = {"linestyle": "--", "alpha": 0.6} if label.startswith("floor") else {}
+        axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label,
+                  **style)
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel(f"{axis} (log)")
@@ -137,3 +143,19 @@ def plot_growth(path: Path, title: str, axis: str, rows: list[Measurement]) -> b
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     return True
+
+
+def summary_markdown(paths: list[Path]) -> str:
+    """One Markdown table over the JSON files of a run, for docs/benchmarks.md."""
+    lines = ["| workload | variant | system | triples/s | events/s | x floor | results "
+             "| p50 ms | p99 ms | peak MiB | status |", "|" + "---|" * 11]
+    for path in paths:
+        document = json.loads(path.read_text())
+        for run in document["runs"]:
+            status = run["status"] + (f": {run['note']}" if run["note"] else "")
+            lines.append("| " + " | ".join((
+                document["workload"]["id"], run["variant"], run["system"],
+                _number(run["triples_per_s"]), _number(run["events_per_s"]),
+                _number(run["floor_ratio"], 3), _number(run["results"]), _number(run["p50_ms"], 2),
+                _number(run["p99_ms"], 2), _number(run["peak_rss_mib"], 1), status)) + " |")
+    return "\n".join(lines) + "\n"

@@ -19,6 +19,5 @@ END_PREDICATES = frozenset({PROV + "generatedAtTime", PROV + "endedAtTime"})
 def parse_quads(path: Path) -> Iterator[ox.Quad]:
     """All quads of a stream or background file (gzip allowed), streamed."""
     syntax = STREAM_FORMATS.get(base_extension(path.name)) or background_format(path)
-    binary, _ = open_binary(path)
-    with binary:
+    with open_binary(path) as binary:
         yield from ox.parse(binary, format=syntax)
