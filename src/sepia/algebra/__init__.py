@@ -142,6 +142,7 @@ from sepia.algebra.report import (
     Strategy,
     WindowClose,
 )
+from sepia.algebra.scope import in_scope
 
 __all__ = [
     "Aggregate",
@@ -242,6 +243,7 @@ __all__ = [
     "Within",
     "ZeroOrMore",
     "ZeroOrOne",
+    "in_scope",
     "tag",
     "to_json",
     "to_sexpr",

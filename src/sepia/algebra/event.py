@@ -191,10 +191,15 @@ class EventFilter:
 
 @dataclass(frozen=True, slots=True)
 class SeqJoin:
-    """EP-SPARQL ``P1 SEQ P2`` = SeqJoin: compatible, and t_omega < t'_alpha (seed 003)."""
+    """EP-SPARQL ``P1 SEQ P2`` = SeqJoin: compatible, and t_omega < t'_alpha (seed 003).
+
+    ``policy`` is the query's EVENT POLICY (RSEP-QL Table 1 maps EP-SPARQL's chronological
+    and recent settings onto SEQ^c and SEQ^r).
+    """
 
     left: EventPattern
     right: EventPattern
+    policy: SelectionPolicy = SelectionPolicy.UNRESTRICTED
 
 
 @dataclass(frozen=True, slots=True)
