@@ -114,6 +114,10 @@ def run_bench(options: BenchOptions, console: Console) -> list[Path]:
         for spec in specs:
             rows = bench_workload(spec, options, root, console)
             written += write_outputs(spec, options, rows, console)
+    documents = [p for p in written if p.suffix == ".json"]
     summary = options.out / f"{datetime.now(UTC):%Y-%m-%d}-summary.md"
-    summary.write_text(report.summary_markdown([p for p in written if p.suffix == ".json"]))
-    return [*written, summary]
+    summary.write_text(report.summary_markdown(documents))
+    written.append(summary)
+    if report.plot_summary(summary.with_suffix(".png"), documents):
+        written.append(summary.with_suffix(".png"))
+    return written

@@ -159,3 +159,36 @@ def summary_markdown(paths: list[Path]) -> str:
                 _number(run["floor_ratio"], 3), _number(run["results"]), _number(run["p50_ms"], 2),
                 _number(run["p99_ms"], 2), _number(run["peak_rss_mib"], 1), status)) + " |")
     return "\n".join(lines) + "\n"
+
+
+def plot_summary(path: Path, json_paths: list[Path]) -> bool:
+    """Every system's triples/s as a multiple of the floor's, per workload and variant
+    (horizontal bars, log scale): the whole run in one picture."""
+    bars: list[tuple[str, str, float]] = []
+    for json_path in json_paths:
+        document = json.loads(json_path.read_text())
+        for run in document["runs"]:
+            if run["system"] != "floor" and run["floor_ratio"]:
+                label = f"{document['workload']['id']} {run['variant']}"
+                bars.append((label, run["system"], run["floor_ratio"]))
+    if not bars:
+        return False
+    figure = Figure(figsize=(7.5, 1.2 + 0.22 * len(bars)))
+    axes = figure.subplots()
+    systems = list(dict.fromkeys(system for _, system, _ in bars))
+    colours = {name: f"C{i + 1}" for i, name in enumerate(systems)}
+    positions = range(len(bars))
+    axes.barh(positions, [ratio for *_, ratio in bars],
+              color=[colours[system] for _, system, _ in bars])
+    axes.set_yticks(positions, [f"{label} ({system})" for label, system, _ in bars], fontsize=7)
+    axes.invert_yaxis()
+    axes.axvline(1.0, color="black", linewidth=0.8)
+    axes.axvline(0.5, color="grey", linestyle="--", linewidth=0.8,
+                 label="target of the local engine on W1-W9: 0.5")
+    axes.legend(fontsize=7, loc="lower right")
+    axes.set_xscale("log")
+    axes.set_xlabel("triples/s as a multiple of the floor (pyoxigraph parse only), log")
+    axes.set_title("throughput relative to the floor, same data, same run")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    return True
