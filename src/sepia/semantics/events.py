@@ -135,8 +135,8 @@ class EventEvaluator:
                 return cqels_cep.join(self.evaluate(left, t), self.evaluate(right, t))
             case ev.EventJoin(left, right):
                 return epsparql.join(self.evaluate(left, t), self.evaluate(right, t))
-            case ev.SeqJoin(left, right):
-                return epsparql.seq_join(self.evaluate(left, t), self.evaluate(right, t))
+            case ev.SeqJoin(left, right, policy):
+                return self.seq(left, right, policy, t, epsparql.seq_join)
             case ev.EqJoin(left, right):
                 return epsparql.eq_join(self.evaluate(left, t), self.evaluate(right, t))
             case ev.EventFilter(condition, inner):
@@ -154,15 +154,25 @@ class EventEvaluator:
             case _:
                 assert_never(e)
 
-    def seq(self, left: ev.EventPattern, right: ev.EventPattern, policy: Policy, t: int):
-        """SEQ under its selection policy (RSEP-QL Eqs. 7, 9-11; the query's EVENT POLICY
-        applies where the pattern itself says UNRESTRICTED)."""
+    def seq(
+        self,
+        left: ev.EventPattern,
+        right: ev.EventPattern,
+        policy: Policy,
+        t: int,
+        unrestricted: Callable[
+            [set[EventMapping], set[EventMapping]], set[EventMapping]
+        ] = rsepql.seq,
+    ) -> set[EventMapping]:
+        """SEQ (or EP-SPARQL's SeqJoin, the same set with its covering interval) under its
+        selection policy (RSEP-QL Eqs. 7, 9-11, Table 1); the query's EVENT POLICY applies
+        where the pattern itself says UNRESTRICTED."""
         if policy is Policy.UNRESTRICTED:
             policy = self.query.event_policy
         lhs, rhs = self.evaluate(left, t), self.evaluate(right, t)
         match policy:
             case Policy.UNRESTRICTED:
-                return rsepql.seq(lhs, rhs)
+                return unrestricted(lhs, rhs)
             case Policy.NAIVE:
                 return rsepql.seq_naive(lhs, rhs)
             case Policy.CHRONOLOGICAL | Policy.RECENT:
