@@ -220,3 +220,23 @@ def test_durations_on_wall_clock_time():
     results = evaluate(query, stream)
     assert [(r.t, r.interval, r.values["c"]) for r in results] == [(3000, (1000, 3000), iri("x"))]
     assert result_to_json(results[0], TimeKind.DATETIME)["t"] == "1970-01-01T00:00:03.000Z"
+
+
+def test_csparql_timestamp_is_the_latest_window_element_holding_the_triple():
+    # TUMBLING 10, evaluated at its close 10: a-p-b arrived at 2 and again at 5, c-p-d at 7
+    stream = {
+        S.value: [
+            element(2, ("a", "p", "b")),
+            element(5, ("a", "p", "b")),
+            element(7, ("c", "p", "d")),
+        ]
+    }
+    x, y, ts = ox.Variable("x"), ox.Variable("y"), ox.Variable("ts")
+    stamped = gp.Extend(bgp(("?x", "p", "?y")), ts, ex.Call("TIMESTAMP", (x, iri("p"), y)))
+    query = window_query(
+        gp.Project(stamped, (x, ts)), ds.Sliding(10, 10), (rp.WindowClose(),), into_default=True
+    )
+    found = {
+        (r.t, r.values["x"].value[19:], int(r.values["ts"].value)) for r in evaluate(query, stream)
+    }
+    assert found == {(10, "a", 5), (10, "c", 7)}

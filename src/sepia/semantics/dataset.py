@@ -21,7 +21,7 @@ from sepia.semantics import windows as wf
 from sepia.semantics.entailment import rdfs_closure, schema_of
 from sepia.semantics.mappings import Mu
 from sepia.semantics.report import WindowInput
-from sepia.semantics.sparql import window_graph
+from sepia.semantics.sparql import TIMESTAMP, integer_literal, window_graph
 
 
 def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> WindowInput:
@@ -94,6 +94,7 @@ class StreamingDataset:
             graph = ox.NamedNode(f"urn:sepia:element:{len(self.elements)}")
             self.graphs[id(e)], self.elements[graph] = graph, e
             self.add(e.triples, graph)
+        self.t = 0
         self.windows = {
             w.name: window_input(w, self.stream(w.stream.value)) for w in declared.windows
         }
@@ -104,12 +105,26 @@ class StreamingDataset:
             triples = rdfs_closure(triples, self.schema)
         self.store.extend(ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples)
 
+    @property
+    def functions(self) -> dict[ox.NamedNode, Callable[..., ox.Literal | None]]:
+        return {TIMESTAMP: self.timestamp}
+
+    def timestamp(self, s: object, p: object, o: object) -> ox.Literal | None:
+        """C-SPARQL timestamp(?s, ?p, ?o): the time of the most recent element of the
+        query's windows at the evaluation time that holds the triple (unbound if none)."""
+        triple = ox.Triple(s, p, o)  # type: ignore[arg-type]
+        times = [
+            e.time for w in self.windows.values() for e in w.content(self.t) if triple in e.triples
+        ]
+        return integer_literal(max(times)) if times else None
+
     def stream(self, iri: str) -> list[StreamElement]:
         """The elements of a stream (none when the run was given no such stream)."""
         return self.streams.get(iri, [])
 
     def at(self, t: int) -> None:
         """Make every window graph the window's instantaneous graph at time t."""
+        self.t = t
         for name, window in self.windows.items():
             graph = window_graph(name)
             if self.store.contains_named_graph(graph):
@@ -125,14 +140,20 @@ class StreamingDataset:
 
     def select(self, query: str) -> list[Mu]:
         """The solutions of a SELECT query over the dataset, unbound variables left out."""
-        solutions = self.store.query(query, default_graph=self.default_graph())
+        solutions = self.store.query(
+            query, default_graph=self.default_graph(), custom_functions=self.functions
+        )
         assert isinstance(solutions, ox.QuerySolutions), query
         names = [v.value for v in solutions.variables]
         return [Mu((n, s[n]) for n in names if s[n] is not None) for s in solutions]
 
     def ask(self, query: str) -> bool:
         """The answer of an ASK query over the dataset."""
-        return bool(self.store.query(query, default_graph=self.default_graph()))
+        return bool(
+            self.store.query(
+                query, default_graph=self.default_graph(), custom_functions=self.functions
+            )
+        )
 
     def per_element(
         self, body: str, elements: Sequence[StreamElement]

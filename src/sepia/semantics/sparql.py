@@ -6,7 +6,8 @@ becomes ``GRAPH <window graph> { P }`` over the window's instantaneous graph, wh
 evaluator materialises at each evaluation time; ``MATCH`` and paths with nested tests are
 handed to a callback that evaluates them and returns an inline ``VALUES`` block; EP-SPARQL's
 getDURATION(), getSTARTTIME() and getENDTIME() read the hidden variables holding the
-interval of the event mapping being filtered (its sigma substitution).
+interval of the event mapping being filtered (its sigma substitution); C-SPARQL's
+timestamp() becomes a custom function the dataset answers.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ INTERVAL_ACCESSORS = {
     "GETSTARTTIME": f"?{FROM}",
     "GETENDTIME": f"?{TO}",
 }
+
+TIMESTAMP = ox.NamedNode("urn:sepia:function:timestamp")
+"""C-SPARQL's timestamp(?s, ?p, ?o), answered by the dataset as a custom SPARQL function."""
 
 Special = Callable[[gp.GraphPattern], str]
 
@@ -114,8 +118,8 @@ def expression_text(e: ex.Expression, special: Special | None = None) -> str:
             return f"{'NOT EXISTS' if negated else 'EXISTS'} {{ {pattern_text(inner, special)} }}"
         case ex.Call(name, args) if name in INTERVAL_ACCESSORS:
             return INTERVAL_ACCESSORS[name]
-        case ex.Call("TIMESTAMP", _):
-            raise Unsupported("C-SPARQL timestamp() is not implemented by the reference evaluator")
+        case ex.Call("TIMESTAMP", args):
+            return f"{TIMESTAMP}({', '.join(expression_text(a, special) for a in args)})"
         case ex.Call(name, args):
             return f"{name}({', '.join(expression_text(a, special) for a in args)})"
         case ex.FunctionCall(iri, args, distinct):
