@@ -9,11 +9,13 @@ import pyoxigraph as ox
 import pytest
 
 from sepia.bench.generators import WORKLOADS, generate
-from sepia.bench.streamfile import END_PREDICATES, parse_quads
+from sepia.bench.streamfile import parse_quads
 from sepia.bench.workload import Manifest
 from sepia.io.streams import read_stream
 
 TINY = 120
+PROV = "http://www.w3.org/ns/prov#"
+END_PREDICATES = {PROV + "generatedAtTime", PROV + "endedAtTime"}
 
 
 def _digests(directory: Path) -> dict[str, str]:
@@ -43,6 +45,7 @@ def test_files_parse_with_the_manifest_counts(tmp_path: Path, workload_id: str) 
         stamps = [q for q in quads if isinstance(q.graph_name, ox.DefaultGraph)
                   and q.predicate.value in END_PREDICATES]
         assert (len(stamps), len(named)) == (stream.elements, stream.triples)
+        assert len(quads) == stream.quads
         times = [e.time for e in read_stream(tmp_path / stream.path, stream.name)]
         assert times == sorted(times)  # io.md: non-decreasing time order
     for background in manifest.background:

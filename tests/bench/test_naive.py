@@ -19,7 +19,7 @@ LATER = 60.0
 
 
 def _manifest(streams: dict[str, str], variant: Variant) -> Manifest:
-    files = tuple(StreamFile(name, EX + name, path, 0, 0) for name, path in streams.items())
+    files = tuple(StreamFile(name, EX + name, path, 0, 0, 0) for name, path in streams.items())
     return Manifest("example", 1, 1, files, tuple(BackgroundFile(p, 0) for p in
                                                   variant.background), (variant,))
 

@@ -17,13 +17,15 @@ MANIFEST = "manifest.json"
 
 @dataclass(frozen=True, slots=True)
 class StreamFile:
-    """One stream of the workload: the IRI queries name it by, and its file."""
+    """One stream of the workload: the IRI queries name it by, its file, and what is in it
+    (``quads`` also counts the time statements)."""
 
     name: str
     iri: str
     path: str
     elements: int
     triples: int
+    quads: int
 
 
 @dataclass(frozen=True, slots=True)

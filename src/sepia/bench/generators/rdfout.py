@@ -68,6 +68,7 @@ class StreamWriter:
         self.nquads = ".nq" in path.suffixes
         self.elements = 0
         self.triples = 0
+        self.quads = 0
         self._file = _open(path, compress)
         self._buffer: list[str] = []
         if not self.nquads:
@@ -91,6 +92,7 @@ class StreamWriter:
             self._buffer.append(f"{graph} {{ {inner} }}\n")
         self.elements += 1
         self.triples += len(body)
+        self.quads += len(body) + len(stamps)
         if len(self._buffer) >= self._FLUSH_EVERY:
             self._flush()
 
@@ -160,7 +162,8 @@ class DatasetWriter:
         for name, (stream_iri, writer) in self._streams.items():
             writer.close()
             relative = str(writer.path.relative_to(self.out))
-            streams.append(StreamFile(name, stream_iri, relative, writer.elements, writer.triples))
+            streams.append(StreamFile(name, stream_iri, relative, writer.elements, writer.triples,
+                                      writer.quads))
         workload, scale, seed = self._head
         manifest = Manifest(
             workload, scale, seed, tuple(streams), tuple(self._background), tuple(self._variants)
