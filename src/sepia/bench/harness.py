@@ -47,7 +47,10 @@ def dataset(spec: Workload, scale: int, seed: int, root: Path) -> tuple[Path, Ma
     """The workload's data under ``root``, generated unless the same scale and seed is there."""
     directory = root / f"{spec.id}-s{scale}-seed{seed}"
     if (directory / MANIFEST).exists():
-        return directory, Manifest.load(directory)
+        try:
+            return directory, Manifest.load(directory)
+        except (KeyError, TypeError):  # written by an older generator: make it again
+            pass
     return directory, generate(spec.id, scale, seed, directory)
 
 

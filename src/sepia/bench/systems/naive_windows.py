@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
 from sepia.bench.workload import Manifest, Variant
@@ -145,6 +144,3 @@ def run_windows(data: Path, manifest: Manifest, variant: Variant, deadline: floa
     results += fire(None, time.perf_counter())
     return RunOutcome(elements, triples, results, tuple(latencies))
 
-
-def expresses(workload: Workload, variant: Variant) -> bool:
-    return workload.kind is Kind.WINDOW and "sparql" in variant.params
