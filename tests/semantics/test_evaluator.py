@@ -10,6 +10,7 @@ import pyoxigraph as ox
 from sepia.algebra import dataset as ds
 from sepia.algebra import event as ev
 from sepia.algebra import expression as ex
+from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
@@ -240,3 +241,20 @@ def test_csparql_timestamp_is_the_latest_window_element_holding_the_triple():
         (r.t, r.values["x"].value[19:], int(r.values["ts"].value)) for r in evaluate(query, stream)
     }
     assert found == {(10, "a", 5), (10, "c", 7)}
+
+
+def test_nested_path_inside_a_window_reads_the_window():
+    # window at 2 holds a-next-b, b-ok-t, b-next-c; the background's c-ok-t is not in it
+    stream = {
+        S.value: [element(1, ("a", "next", "b"), ("b", "ok", "t")), element(2, ("b", "next", "c"))]
+    }
+    background = ox.Store()
+    background.add(ox.Quad(iri("c"), iri("ok"), iri("t")))
+    path = pa.OneOrMore(pa.Sequence(pa.Link(iri("next")), pa.NestedTest(pa.Link(iri("ok")))))
+    inside = gp.Window(W, gp.PathPattern(ox.Variable("x"), path, ox.Variable("y")))
+    query = window_query(project(inside, "x", "y"), ds.Sliding(10, 10), (rp.WindowClose(),))
+    found = {
+        (r.values["x"].value[19:], r.values["y"].value[19:])
+        for r in evaluate(query, stream, background)
+    }
+    assert found == {("a", "b")}

@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pyoxigraph as ox
 
@@ -46,6 +47,30 @@ Row = tuple[tuple[tuple[str, Term], ...], int | None, int | None, str | None]
 """A solution as R2S sees it: binding sorted by name, interval, match id (hashable)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """Evaluates what SPARQL cannot say, in one active graph (None: the default graph):
+    MATCH becomes its rows at t (interval in hidden variables), a path with nested tests the
+    node pairs it relates."""
+
+    run: Evaluation
+    graph: ox.NamedNode | None
+
+    def __call__(self, p: gp.GraphPattern) -> str:
+        match p:
+            case gp.Match(event):
+                return _match_values(self.run.events.match_rows(event, self.run.t))
+            case gp.PathPattern(subject, path, obj):
+                data = self.run.data
+                graphs = data.default_graph() if self.graph is None else [self.graph]
+                return _path_values(subject, obj, evaluate_path(path, data.triples(graphs)))
+            case _:
+                raise Unsupported(f"{type(p).__name__} cannot be evaluated here")
+
+    def within(self, graph: ox.NamedNode) -> Hook:
+        return Hook(self.run, graph)
+
+
 class Evaluation:
     """The state of one query's continuous evaluation over its finite input."""
 
@@ -62,21 +87,9 @@ class Evaluation:
         self.data = StreamingDataset(query.dataset, streams, background, rdfs)
         self.t = 0
         self.kind = time_kind(streams, query.time_kind)
+        self.special = Hook(self, None)
         self.events = EventEvaluator(query, self.data, self.special, self.kind)
         self.blank_nodes = itertools.count()
-
-    # --- what SPARQL cannot say ------------------------------------------------------
-    def special(self, p: gp.GraphPattern) -> str:
-        """VALUES blocks for MATCH (its rows at t, interval in hidden variables) and for
-        paths with nested tests (over the default graph)."""
-        match p:
-            case gp.Match(event):
-                return _match_values(self.events.match_rows(event, self.t))
-            case gp.PathPattern(subject, path, obj):
-                pairs = evaluate_path(path, self.data.triples(self.data.default_graph()))
-                return _path_values(subject, obj, pairs)
-            case _:
-                raise Unsupported(f"{type(p).__name__} cannot be evaluated here")
 
     # --- the evaluation instants -------------------------------------------------------
     def instants(self, until: int | None) -> list[int]:

@@ -12,8 +12,7 @@ timestamp() becomes a custom function the dataset answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import assert_never
+from typing import Protocol, assert_never
 
 import pyoxigraph as ox
 
@@ -34,7 +33,14 @@ INTERVAL_ACCESSORS = {
 TIMESTAMP = ox.NamedNode("urn:sepia:function:timestamp")
 """C-SPARQL's timestamp(?s, ?p, ?o), answered by the dataset as a custom SPARQL function."""
 
-Special = Callable[[gp.GraphPattern], str]
+
+class Special(Protocol):
+    """What evaluates the nodes SPARQL cannot say (MATCH, nested paths) into a VALUES block;
+    ``within`` gives the same hook for patterns read in another active graph."""
+
+    def __call__(self, pattern: gp.GraphPattern) -> str: ...
+
+    def within(self, graph: ox.NamedNode) -> Special: ...
 
 
 def integer_literal(value: int) -> ox.Literal:
@@ -175,9 +181,10 @@ def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
         case gp.Minus(left, right):
             return f"{{ {text(left)} }} MINUS {{ {text(right)} }}"
         case gp.Graph(name, inner):
-            return f"GRAPH {_term(name)} {{ {text(inner)} }}"
+            return f"GRAPH {_term(name)} {{ {_within(inner, special, name)} }}"
         case gp.Window(name, inner):
-            return f"GRAPH {window_graph(name)} {{ {text(inner)} }}"
+            graph = window_graph(name)
+            return f"GRAPH {graph} {{ {_within(inner, special, graph)} }}"
         case gp.Extend(inner, variable, value):
             return f"{{ {text(inner)} }} BIND({expression_text(value, special)} AS {variable})"
         case gp.Values(variables, rows):
@@ -190,6 +197,13 @@ def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
             return special(p)
         case _:
             assert_never(p)
+
+
+def _within(p: gp.GraphPattern, special: Special | None, graph: object) -> str:
+    """A pattern read in another active graph (a variable graph name keeps no hook)."""
+    if special is not None:
+        special = special.within(graph) if isinstance(graph, ox.NamedNode) else None
+    return pattern_text(p, special)
 
 
 def select_text(
