@@ -19,7 +19,7 @@ class RspqlRules:
     def register_r2s(self, _register: Token, kind: Token, name: ox.NamedNode,
                      _as: Token) -> Registration:
         self.ctx.features.add("register-r2s")
-        return Registration(RegistrationKind(str(kind.children[0]).upper()), name.value)
+        return Registration(RegistrationKind(str(kind).upper()), name.value)
 
     @v_args(inline=True)
     def r2s(self, token: Token) -> Token:
