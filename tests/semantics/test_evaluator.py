@@ -258,3 +258,35 @@ def test_nested_path_inside_a_window_reads_the_window():
         for r in evaluate(query, stream, background)
     }
     assert found == {("a", "b")}
+
+
+def test_first_and_last_inside_seq_see_the_restricted_left_side():
+    # RSEP-QL Eq. 7: for each (mu2, t3, t4) the left side is mu2(E1) under W[0, t3 - 1].
+    # FIRST over the whole window would be x1 @1 only, which cannot precede y2-q-z; within
+    # the scope of y2-q-z @3 the first event is x2 @2. LAST over the whole window would be
+    # x3 @4, after both right events; within their scopes it is x1 @1 and x2 @2.
+    stream = {
+        S.value: [
+            element(1, ("x1", "p", "y1")),
+            element(2, ("x2", "p", "y2")),
+            element(3, ("y2", "q", "z"), ("y1", "q", "w")),
+            element(4, ("x3", "p", "y1")),
+        ]
+    }
+    e1 = ev.Event(bgp(("?x", "p", "?y")), window=W)
+    e2 = ev.Event(bgp(("?y", "q", "?z")), window=W)
+    dataset = ds.Dataset(windows=(ds.WindowDecl(W, S, ds.Sliding(10, 1)),))
+
+    def matches(pattern):
+        query = qa.Query(
+            qa.Select(),
+            project(gp.Match(pattern), "x", "z"),
+            dataset,
+            rp.PushMatches(),
+            qa.Dialect.RSEPQL,
+        )
+        return [(t, a, b, v["x"], v["z"]) for t, _, a, b, _, v in lines(evaluate(query, stream))]
+
+    both = [(3, 1, 3, "x1", "w"), (3, 2, 3, "x2", "z")]
+    assert matches(ev.Seq(ev.First(e1), e2)) == both
+    assert matches(ev.Seq(ev.Last(e1), e2)) == both

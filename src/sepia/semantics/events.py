@@ -44,6 +44,7 @@ SPASEQ_POLICIES = {
     Policy.SKIP_TILL_NEXT: spaseq.NEXT,
     Policy.SKIP_TILL_ANY: spaseq.ANY,
 }
+Psi = Iterable[EventMapping]
 MODIFIERS = {ev.Kleene: "+", ev.Optional: "?", ev.Negation: "!"}
 INDEX = "__i"
 
@@ -58,6 +59,24 @@ class MatchRow:
     end: int
     reported_at: int
     match: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """RSEP-QL Eq. 7's restriction of a SEQ's left side: the substitution mu2(E1) and the
+    window W^sqcup[0, t3 - 1] nested into the active one."""
+
+    mu: Mu
+    before: int
+
+    @staticmethod
+    def of(right: EventMapping, outer: Scope | None) -> Scope:
+        """The scope for the left partners of ``right`` inside ``outer``."""
+        before = right.start - 1 if outer is None else min(right.start - 1, outer.before)
+        return Scope(right.mu if outer is None else outer.mu.merge(right.mu), before)
+
+    def admits(self, m: EventMapping) -> bool:
+        return m.end <= self.before and m.mu.compatible(self.mu)
 
 
 def is_spaseq(e: ev.EventPattern) -> bool:
@@ -83,6 +102,7 @@ class EventEvaluator:
         self.special = special
         self.consumed: frozenset[tuple[str, str]] = frozenset()
         self.sequences: dict[int, list[MatchRow]] = {}
+        self.leaves: dict[tuple[int, int], set[EventMapping]] = {}
 
     # --- MATCH ------------------------------------------------------------------------
     def match_rows(self, e: ev.EventPattern, t: int) -> list[MatchRow]:
@@ -108,47 +128,43 @@ class EventEvaluator:
         return {r.reported_at for r in self.spaseq_rows(e)} if is_spaseq(e) else set()
 
     # --- event patterns ---------------------------------------------------------------
-    def evaluate(self, e: ev.EventPattern, t: int) -> set[EventMapping]:
-        """<<E>>^t: the event mappings of E at evaluation time t."""
+    def evaluate(self, e: ev.EventPattern, t: int, scope: Scope | None = None) -> set[EventMapping]:
+        """<<E>>^t: the event mappings of E at evaluation time t, within ``scope`` when a
+        SEQ restricts its left side (RSEP-QL Eq. 7)."""
+        sub = lambda x: self.evaluate(x, t, scope)  # noqa: E731
         match e:
-            case ev.Event():
-                return self.event(e, t)
-            case ev.OccurrencePattern(bgp):
-                return epsparql.bgp([self.occurrences(tp, t) for tp in bgp.triples])
+            case ev.Event() | ev.OccurrencePattern():
+                return {m for m in self.leaf(e, t) if scope is None or scope.admits(m)}
             case ev.Seq(left, right, policy):
-                return self.seq(left, right, policy, t)
+                return self.seq(left, right, policy, t, scope)
             case ev.SeqWithout(left, negated, right):
-                return cqels_cep.seq_wo(*(self.evaluate(x, t) for x in (left, negated, right)))
+                return cqels_cep.seq_wo(*(sub(x) for x in (left, negated, right)))
             case ev.NoHead(negated, right):
-                return cqels_cep.no_head(self.evaluate(negated, t), self.evaluate(right, t))
+                return cqels_cep.no_head(sub(negated), sub(right))
             case ev.NoTail(left, negated):
-                return cqels_cep.no_tail(self.evaluate(left, t), self.evaluate(negated, t), t)
+                return cqels_cep.no_tail(sub(left), sub(negated), t)
             case ev.First(inner):
-                return rsepql.first(self.evaluate(inner, t))
+                return rsepql.first(sub(inner))
             case ev.Last(inner):
-                return rsepql.last(self.evaluate(inner, t))
+                return rsepql.last(sub(inner))
             case ev.And(left, right):
-                return spaseq.conj(self.evaluate(left, t), self.evaluate(right, t))
+                return spaseq.conj(sub(left), sub(right))
             case ev.Or(left, right):
-                return cqels_cep.or_(self.evaluate(left, t), self.evaluate(right, t))
+                return cqels_cep.or_(sub(left), sub(right))
             case ev.IntervalJoin(left, right):
-                return cqels_cep.join(self.evaluate(left, t), self.evaluate(right, t))
+                return cqels_cep.join(sub(left), sub(right))
             case ev.EventJoin(left, right):
-                return epsparql.join(self.evaluate(left, t), self.evaluate(right, t))
+                return epsparql.join(sub(left), sub(right))
             case ev.SeqJoin(left, right, policy):
-                return self.seq(left, right, policy, t, epsparql.seq_join)
+                return self.seq(left, right, policy, t, scope, epsparql.seq_join)
             case ev.EqJoin(left, right):
-                return epsparql.eq_join(self.evaluate(left, t), self.evaluate(right, t))
+                return epsparql.eq_join(sub(left), sub(right))
             case ev.EventFilter(condition, inner):
-                return self.filtered(condition, self.evaluate(inner, t))
+                return self.filtered(condition, sub(inner))
             case ev.SeqRightJoin(optional, required, condition):
-                return epsparql.seq_right_join(
-                    self.evaluate(optional, t), self.evaluate(required, t), self.test(condition)
-                )
+                return epsparql.seq_right_join(sub(optional), sub(required), self.test(condition))
             case ev.EqLeftJoin(left, right, condition):
-                return epsparql.eq_left_join(
-                    self.evaluate(left, t), self.evaluate(right, t), self.test(condition)
-                )
+                return epsparql.eq_left_join(sub(left), sub(right), self.test(condition))
             case ev.Kleene() | ev.Optional() | ev.Negation():
                 raise ValueError(f"{type(e).__name__} only appears inside a SPAseq sequence")
             case _:
@@ -160,25 +176,30 @@ class EventEvaluator:
         right: ev.EventPattern,
         policy: Policy,
         t: int,
-        unrestricted: Callable[
-            [set[EventMapping], set[EventMapping]], set[EventMapping]
-        ] = rsepql.seq,
+        scope: Scope | None,
+        unrestricted: Callable[[Psi, Psi], set[EventMapping]] = rsepql.seq,
     ) -> set[EventMapping]:
         """SEQ (or EP-SPARQL's SeqJoin, the same set with its covering interval) under its
         selection policy (RSEP-QL Eqs. 7, 9-11, Table 1); the query's EVENT POLICY applies
-        where the pattern itself says UNRESTRICTED."""
+        where the pattern itself says UNRESTRICTED. As Eq. 7 says, the left side is
+        evaluated for each right mapping (mu2, t3, t4) as mu2(E1) under W^sqcup[0, t3 - 1],
+        so FIRST and LAST inside it pick among the compatible, earlier events only."""
         if policy is Policy.UNRESTRICTED:
             policy = self.query.event_policy
-        lhs, rhs = self.evaluate(left, t), self.evaluate(right, t)
+        rhs = sorted(self.evaluate(right, t, scope), key=rsepql.order_key)
+        partners = lambda b: self.evaluate(left, t, Scope.of(b, scope))  # noqa: E731
         match policy:
             case Policy.UNRESTRICTED:
-                return unrestricted(lhs, rhs)
+                return set().union(*(unrestricted(partners(b), {b}) for b in rhs))
             case Policy.NAIVE:
-                return rsepql.seq_naive(lhs, rhs)
+                return rsepql.seq_naive(self.evaluate(left, t, scope), rhs)
             case Policy.CHRONOLOGICAL | Policy.RECENT:
-                found, self.consumed = rsepql.seq_consuming(
-                    lhs, rhs, self.consumed, recent=policy is Policy.RECENT
-                )
+                found: set[EventMapping] = set()
+                for b in rhs:
+                    matched, self.consumed = rsepql.seq_consuming(
+                        partners(b), {b}, self.consumed, recent=policy is Policy.RECENT
+                    )
+                    found |= matched
                 return found
             case _:
                 raise ValueError(f"policy {policy.value} belongs to SPAseq sequences")
@@ -198,6 +219,16 @@ class EventEvaluator:
         for element, m in self.data.per_element(pattern_text(body, self.special), elements):
             found[id(element)].append(m)
         return lambda element: found.get(id(element), [])
+
+    def leaf(self, e: ev.Event | ev.OccurrencePattern, t: int) -> set[EventMapping]:
+        """A basic event pattern's mappings at t, computed once per evaluation time."""
+        key = (id(e), t)
+        if key not in self.leaves:
+            if isinstance(e, ev.Event):
+                self.leaves[key] = self.event(e, t)
+            else:
+                self.leaves[key] = epsparql.bgp([self.occurrences(tp, t) for tp in e.bgp.triples])
+        return self.leaves[key]
 
     def event(self, e: ev.Event, t: int) -> set[EventMapping]:
         """<<EVENT w P>>^t (RSEP-QL Eq. 4)."""
