@@ -50,10 +50,12 @@ def parse_tree(text: str, source: str = "<query>") -> Tree:
 
 
 def _query_error(error: UnexpectedInput, text: str, source: str) -> QueryError:
-    if isinstance(error, UnexpectedEOF):
-        span = span_at(text, len(text), len(text))
-        return QueryError("unexpected end of query", text, span, source=source,
-                          expected=_expected(error.expected))
+    end = len(text.rstrip())
+    if isinstance(error, UnexpectedEOF) or (
+            isinstance(error, UnexpectedToken) and error.token.type == "$END"):
+        expected = error.expected if isinstance(error, UnexpectedEOF) else error.accepts
+        return QueryError("unexpected end of query", text, span_at(text, end, end),
+                          source=source, expected=_expected(expected))
     if isinstance(error, UnexpectedToken):
         token = error.token
         start = token.start_pos if token.start_pos is not None else len(text)
@@ -65,8 +67,7 @@ def _query_error(error: UnexpectedInput, text: str, source: str) -> QueryError:
         if word in _UPDATE_WORDS:
             return QueryError(f"SPARQL Update ({word}) is not supported: Sepia runs queries",
                               text, span, source=source)
-        found = "end of query" if token.type == "$END" else f"'{token}'"
-        return QueryError(f"unexpected {found}", text, span, source=source,
+        return QueryError(f"unexpected '{token}'", text, span, source=source,
                           expected=_expected(error.expected))
     assert isinstance(error, UnexpectedCharacters)
     span = span_at(text, error.pos_in_stream, error.pos_in_stream + 1)
@@ -89,6 +90,6 @@ def _expected(names: set[str] | frozenset[str] | None) -> str | None:
             pattern = parser.get_terminal(name).pattern
             readable.add(f"'{pattern.value}'" if pattern.type == "str" else name)
     ordered = sorted(readable, key=lambda r: (r.startswith("'"), r))
-    if len(ordered) > 8:
-        ordered = [*ordered[:8], "..."]
+    if len(ordered) > 12:
+        ordered = [*ordered[:12], "..."]
     return ", ".join(ordered[:-1]) + " or " + ordered[-1] if len(ordered) > 1 else ordered[0]
