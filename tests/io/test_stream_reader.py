@@ -314,32 +314,47 @@ def test_skip_mode_needs_somewhere_to_put_errors() -> None:
 # --- chunking: small blocks give the same answers ---------------------------------------
 
 def generated(count: int, syntax: str) -> str:
-    """`count` elements of 1-3 triples with awkward literals, then one out-of-order element."""
-    lines = [PREFIXES] if syntax == "trig" else []
+    """`count` elements of 1-3 triples with awkward literals, then one out-of-order element.
+
+    "trig-lines" writes each graph over several lines, with a long string whose lines end
+    in `.` and `}` (where a cut would look like a statement boundary but is not).
+    """
+    lines = [] if syntax == "nq" else [PREFIXES]
     times = [(f"e{n}", n // 2, n % 3 + 1) for n in range(count)] + [("late", 0, 1)]
     for name, time, size in times:
         if syntax == "trig":
             triples = " ".join(f':s :p{k} "v {{{k}}} .\\n" .' for k in range(size))
             lines.append(f":{name} {{ {triples} }}\n:{name} prov:generatedAtTime {time} .\n")
+        elif syntax == "trig-lines":
+            rest = "".join(f'  :s :p{k} "v {{{k}}} .\\n" .\n' for k in range(1, size))
+            lines.append(f':{name} {{\n  :s :p0 """a .\n}} .\n""" .\n{rest}}}\n'
+                         f":{name} prov:generatedAtTime {time} .\n")
         else:
             lines += [f'<{E}s> <{E}p{k}> "v {{{k}}} .\\n" <{E}{name}> .\n' for k in range(size)]
             lines.append(f'<{E}{name}> {GEN} "{time}"^^{INT} .\n')
     return "".join(lines)
 
 
-@pytest.mark.parametrize(("syntax", "late_line"), [("trig", 3 + 2 * 300), ("nq", 901)])
+@pytest.mark.parametrize(
+    ("syntax", "late_line", "first"),
+    [
+        ("trig", 3 + 2 * 300, "v {0} .\n"),
+        ("trig-lines", 3 + 300 * 5 + 600, "a .\n} .\n"),  # 5 lines + 1 per triple
+        ("nq", 901, "v {0} .\n"),
+    ],
+)
 def test_tiny_blocks_read_the_same_as_large_ones(
-    syntax: str, late_line: int, monkeypatch: pytest.MonkeyPatch
+    syntax: str, late_line: int, first: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = generated(300, syntax)
-    name = f"s.{syntax}"
+    name = "s.nq" if syntax == "nq" else "s.trig"
     expected, expected_errors = skip(text, name)
     assert len(expected) == 300
-    assert expected[0].triples[0].object == ox.Literal("v {0} .\n")
+    assert expected[0].triples[0].object == ox.Literal(first)
     assert [(e.line, e.element, e.reason[:12]) for e in expected_errors] == [
         (late_line, E + "late", "out of order")
     ]
-    for size in (7, 64):
+    for size in (7, 64, 1000):
         monkeypatch.setattr(chunks, "BLOCK_SIZE", size)
         monkeypatch.setattr(trig_split, "BLOCK_SIZE", size)
         elements, errors = skip(text, name)

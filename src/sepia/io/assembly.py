@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import pyoxigraph as ox
@@ -50,59 +50,63 @@ class _Rejected(Exception):
     """An element that cannot be accepted, and why."""
 
 
-@dataclass(slots=True)
-class _Times:
-    """The time statements seen for one graph (with where they were, for messages)."""
+class TimeStatement(NamedTuple):
+    """A time statement as read: which time it gives, the quad, and where it was."""
 
-    generated: TimeValue | None = None
-    started: TimeValue | None = None
-    ended: TimeValue | None = None
-    statements: list[tuple[ox.Quad, Chunk, int]] = field(default_factory=list)
-    problem: str | None = None
+    slot: str
+    quad: ox.Quad
+    chunk: Chunk
+    index: int
 
-    def record(self, slot: str, quad: ox.Quad, chunk: Chunk, index: int) -> None:
-        self.statements.append((quad, chunk, index))
-        try:
-            value = _time_value(quad.object)
-        except ValueError as error:
-            self.problem = self.problem or str(error)
-            return
-        known = getattr(self, slot)
-        if known is not None and known != value:
-            self.problem = self.problem or (
-                f"two different times for one graph: {quad.predicate} "
-                f"{format_time(known.value, known.kind)} and {format_time(value.value, value.kind)}"
-            )
-        setattr(self, slot, value)
 
-    def resolve(self) -> tuple[int, int, TimeKind]:
-        """(start, end, kind) of the element, or _Rejected saying what is wrong."""
-        if self.problem:
-            raise _Rejected(self.problem)
-        if self.generated is not None:
-            if self.started or self.ended:
-                raise _Rejected("has both prov:generatedAtTime and a started/ended interval")
-            return self.generated.value, self.generated.value, self.generated.kind
-        if self.started is None or self.ended is None:
-            if self.started or self.ended:
-                missing = "prov:endedAtTime" if self.started else "prov:startedAtTime"
-                raise _Rejected(f"interval time without {missing}")
-            raise _Rejected(
-                "no time: no prov:generatedAtTime (or prov:startedAtTime and prov:endedAtTime) "
-                "for this graph before its triples or right after them"
-            )
-        if self.started.kind is not self.ended.kind:
-            raise _Rejected("interval mixes an integer time and an xsd:dateTime")
-        if self.started.value > self.ended.value:
-            raise _Rejected("interval starts after it ends")
-        return self.started.value, self.ended.value, self.started.kind
+def resolve_times(statements: list[TimeStatement]) -> tuple[int, int, TimeKind]:
+    """(start, end, kind) given by an element's time statements, or _Rejected saying why."""
+    if len(statements) == 1 and statements[0].slot == "generated":  # the common case
+        value = _time_value(statements[0].quad.object)
+        return value.value, value.value, value.kind
+    times: dict[str, TimeValue] = {}
+    for slot, quad, _, _ in statements:
+        value = _time_value(quad.object)
+        known = times.setdefault(slot, value)
+        if known != value:
+            shown = [format_time(v.value, v.kind) for v in (known, value)]
+            raise _Rejected(f"two different times for one graph: {quad.predicate} "
+                            f"{shown[0]} and {shown[1]}")
+    return _point_or_interval(times.get("generated"), times.get("started"), times.get("ended"))
+
+
+def _point_or_interval(
+    point: TimeValue | None, started: TimeValue | None, ended: TimeValue | None
+) -> tuple[int, int, TimeKind]:
+    if point is not None:
+        if started or ended:
+            raise _Rejected("has both prov:generatedAtTime and a started/ended interval")
+        return point.value, point.value, point.kind
+    if started is None or ended is None:
+        if started or ended:
+            missing = "prov:endedAtTime" if started else "prov:startedAtTime"
+            raise _Rejected(f"interval time without {missing}")
+        raise _Rejected(
+            "no time: no prov:generatedAtTime (or prov:startedAtTime and prov:endedAtTime) "
+            "for this graph before its triples or right after them"
+        )
+    if started.kind is not ended.kind:
+        raise _Rejected("interval mixes an integer time and an xsd:dateTime")
+    if started.value > ended.value:
+        raise _Rejected("interval starts after it ends")
+    return started.value, ended.value, started.kind
 
 
 def _time_value(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> TimeValue:
-    """`parse_time_literal`, with a shortcut for the common plain xsd:integer."""
-    if isinstance(term, ox.Literal) and term.datatype == XSD_INTEGER and term.value.isdigit():
-        return TimeValue(int(term.value), TimeKind.ABSTRACT)
-    return parse_time_literal(term)
+    """`parse_time_literal` (a bad time is _Rejected), with a shortcut for xsd:integer."""
+    if isinstance(term, ox.Literal) and term.datatype == XSD_INTEGER:
+        text = term.value
+        if text.isdigit():
+            return TimeValue(int(text), TimeKind.ABSTRACT)
+    try:
+        return parse_time_literal(term)
+    except ValueError as error:
+        raise _Rejected(str(error)) from None
 
 
 @dataclass(slots=True)
@@ -113,7 +117,7 @@ class _Open:
     quads: list[ox.Quad]
     chunk: Chunk
     index: int
-    times: _Times
+    times: list[TimeStatement]
 
 
 def graph_name(graph: GraphLabel) -> str:
@@ -137,7 +141,7 @@ class Assembler:
         self.ready: list[Assembled] = []
         self._reject = reject
         self._open: _Open | None = None
-        self._pending: dict[GraphLabel, _Times] = {}
+        self._pending: dict[GraphLabel, list[TimeStatement]] = {}
         self._poisoned: dict[GraphLabel, int] = {}
         self._latest: int | None = None
         self._late: list[tuple[int, int, int, Assembled]] = []
@@ -167,7 +171,7 @@ class Assembler:
         """End of file: close the last element, report orphan times, release everything."""
         self._close()
         for graph, times in self._pending.items():
-            _, chunk, index = times.statements[0]
+            _, _, chunk, index = times[0]
             reason = "time statement for a graph that has no triples after it in this file"
             self._reject_times(chunk.line_of(index), graph, times, reason, report=True)
         self._pending.clear()
@@ -176,7 +180,7 @@ class Assembler:
 
     def _start(self, graph: GraphLabel, chunk: Chunk, index: int) -> _Open:
         times = self._pending.pop(graph, None) if self._pending else None
-        self._open = _Open(graph, [], chunk, index, times or _Times())
+        self._open = _Open(graph, [], chunk, index, times or [])
         return self._open
 
     def _default_quad(self, quad: ox.Quad, chunk: Chunk, index: int) -> None:
@@ -190,14 +194,15 @@ class Assembler:
             self._reject(error, nquads_text([quad]), True)
             return
         subject = quad.subject
+        statement = TimeStatement(slot, quad, chunk, index)
         if self._open is not None and subject == self._open.graph:
-            self._open.times.record(slot, quad, chunk, index)
+            self._open.times.append(statement)
         elif self._poisoned and subject in self._poisoned:
             follow = StreamError(self.file, chunk.line_of(index), graph_name(subject),
                                  self._poison_reason(subject))
             self._reject(follow, nquads_text([quad]), False)
         else:
-            self._pending.setdefault(subject, _Times()).record(slot, quad, chunk, index)
+            self._pending.setdefault(subject, []).append(statement)
 
     def _close(self) -> None:
         element = self._open
@@ -209,7 +214,7 @@ class Assembler:
             self._reject_element(element, reason, report=False)
             return
         try:
-            start, end, kind = element.times.resolve()
+            start, end, kind = resolve_times(element.times)
             self._check_kind(kind)
         except _Rejected as rejected:
             self._reject_element(element, str(rejected), report=True)
@@ -265,15 +270,16 @@ class Assembler:
 
     def _reject_element(self, element: _Open, reason: str, *, report: bool) -> None:
         line = element.chunk.line_of(element.index)
-        times = [statement[0] for statement in element.times.statements]
+        times = [statement.quad for statement in element.times]
         error = StreamError(self.file, line, graph_name(element.graph), reason)
         self._reject(error, nquads_text(element.quads + times), report)
 
     def _reject_times(
-        self, line: int, graph: GraphLabel, times: _Times, reason: str, *, report: bool
+        self, line: int, graph: GraphLabel, times: list[TimeStatement], reason: str, *,
+        report: bool,
     ) -> None:
         error = StreamError(self.file, line, graph_name(graph), reason)
-        self._reject(error, nquads_text([statement[0] for statement in times.statements]), report)
+        self._reject(error, nquads_text([statement.quad for statement in times]), report)
 
 
 _KIND_NAMES = {TimeKind.ABSTRACT: "integer", TimeKind.DATETIME: "xsd:dateTime"}

@@ -70,6 +70,17 @@ def trig_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
             block = stream.read(BLOCK_SIZE)
             at_end = not block
             buffer += block or b"\n"  # a final newline lets the last `.` be seen as an end
+        cut = len(buffer) if at_end else last_line_end(buffer)
+        if cut:
+            try:  # the fast path: one parse, no scanning; any doubt falls through
+                yield from state.parse_whole(buffer[:cut])
+            except SyntaxError:
+                pass
+            else:
+                buffer = buffer[cut:]
+                if at_end:
+                    return
+                continue
         end = STATEMENTS.match(buffer).end()
         if end:
             yield from state.parse(buffer[:end])
@@ -86,6 +97,22 @@ def trig_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
         cut = cut or len(buffer)
         yield from state.broken(buffer[:cut])
         buffer = buffer[cut:]
+
+
+def last_line_end(text: bytes) -> int:
+    """Just after the last line that ends in `.` or `}`: likely a statement boundary.
+
+    If it is not one, the text before it is an unfinished statement (a graph block, a
+    long string or brackets left open), which pyoxigraph rejects: the caller then cuts
+    with the scanner. So a cut here is only kept when it was a true boundary.
+    """
+    newline = text.rfind(b"\n")
+    while newline > 0:
+        tail = text[max(newline - 16, 0):newline].rstrip(b" \t\r")
+        if tail.endswith((b".", b"}")):
+            return newline + 1
+        newline = text.rfind(b"\n", 0, newline)
+    return 0
 
 
 def resume_point(text: bytes) -> int | None:
@@ -130,18 +157,18 @@ class _TrigState:
                 self.line += item.text.count(b"\n")
                 continue
             try:
-                yield from self._parse_whole(item)
+                yield from self.parse_whole(item)
             except SyntaxError as error:
                 queue.extendleft(reversed(self._split_at(item, error)))
 
-    def _parse_whole(self, text: bytes) -> Iterator[Parsed]:
+    def parse_whole(self, text: bytes) -> list[Parsed]:
+        """Text parsed in one call; a SyntaxError leaves the state as it was."""
         parser = ox.parse(self.header + text, format=ox.RdfFormat.TRIG)
         quads = list(parser)
         chunk = Chunk(text, self.line, self.header, trig_quad_lines)
         self.header = header_of(parser)
         self.line += text.count(b"\n")
-        if quads:
-            yield Parsed(chunk, quads, 0)
+        return [Parsed(chunk, quads, 0)] if quads else []
 
     def _split_at(self, text: bytes, error: SyntaxError) -> list[bytes | _Bad]:
         """[text before the bad statement, the bad statement, text after it]."""
@@ -174,7 +201,7 @@ class _TrigState:
     def broken(self, text: bytes) -> Iterator[Parsed | Broken]:
         """Text the splitter could not cut: pyoxigraph says why (or parses it after all)."""
         try:
-            yield from self._parse_whole(text)
+            yield from self.parse_whole(text)
         except SyntaxError as error:
             start = _SPACE_RE.match(text).end()
             line = self.line + text.count(b"\n", 0, start)
