@@ -1,6 +1,6 @@
 """Stream files cut into chunks that pyoxigraph parses on their own, and syntax errors.
 
-A stream file is read in blocks of about a megabyte and cut at statement boundaries (lines
+A stream file is read in blocks of 64 KiB and cut at statement boundaries (lines
 for N-Quads, top-level statements for TriG, see `trig_split`), so each chunk is parsed by
 pyoxigraph in one call (fast) while memory stays bounded. The reader yields `Parsed` pieces
 (quads of good text) and `Broken` pieces (text with a syntax error, kept verbatim for the

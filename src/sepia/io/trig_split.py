@@ -4,7 +4,9 @@ A top-level TriG statement is a directive, a graph block `label { ... }`, or a t
 statement ending in `.`. The regular expressions below recognise them without parsing terms:
 they skip strings, IRIs and comments (where braces and dots mean nothing) and follow the
 Turtle lexer's rule that a `.` followed by a name character continues a name or a number.
-They only find boundaries; pyoxigraph still checks every statement.
+They only find boundaries; pyoxigraph still checks every statement. Most blocks never need
+them: a block cut after its last line ending in `.` or `}` parses as it is (`last_line_end`);
+the scanner runs only when that parse fails.
 
 After a syntax error the reader resumes at the next line, indented no deeper than the bad
 statement, where a whole statement starts: the bad text in between goes to the dead-letter
