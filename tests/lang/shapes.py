@@ -36,13 +36,14 @@ def shape(node: object) -> str:
 
 def match_of(query: a.Query) -> a.Match:
     """The one Match node of a query's pattern."""
-    found = [n for n in _walk(query.expression) if isinstance(n, a.Match)]
+    found = [n for n in nodes(query.expression) if isinstance(n, a.Match)]
     assert len(found) == 1, found
     return found[0]
 
 
-def _walk(node: object):
+def nodes(node: object):
+    """Every node of an algebra tree, parents first."""
     yield node
-    if dataclasses.is_dataclass(node) and not isinstance(node, a.Match):
+    if dataclasses.is_dataclass(node):
         for field in dataclasses.fields(node):
-            yield from _walk(getattr(node, field.name))
+            yield from nodes(getattr(node, field.name))
