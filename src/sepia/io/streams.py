@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 import pyoxigraph as ox
 
@@ -55,8 +55,9 @@ class StreamReader:
         self.on_error = on_error
         self.errors = errors
         self.dead_letter = dead_letter
+        self.allowed_lateness = allowed_lateness
         self._assembler = Assembler(self.file, allowed_lateness, self._reject)
-        self._dead = None
+        self._dead: BinaryIO | None = None
 
     @property
     def time_kind(self) -> TimeKind | None:
@@ -79,9 +80,11 @@ class StreamReader:
                 yield name, start, end, str(quad.subject), str(quad.predicate), str(quad.object)
 
     def assembled(self) -> Iterator[Assembled]:
-        """The shared path of `elements` and `rows`: pieces in, complete elements out."""
+        """The shared path of `elements` and `rows`: pieces in, complete elements out.
+
+        Each call reads the source again from where it is (a path: from the start)."""
         pieces = trig_pieces if self.syntax is ox.RdfFormat.TRIG else nquads_pieces
-        assembler = self._assembler
+        self._assembler = assembler = Assembler(self.file, self.allowed_lateness, self._reject)
         ready = assembler.ready
         try:
             with open_binary(self.source) as binary:
@@ -96,6 +99,7 @@ class StreamReader:
         finally:
             if self._dead is not None:
                 self._dead.close()
+                self._dead: BinaryIO | None = None
 
     def _reject(self, error: StreamError, text: bytes, report: bool) -> None:
         """Stop, or report the error and keep the rejected text in the dead-letter file."""
