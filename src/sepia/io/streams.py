@@ -99,7 +99,7 @@ class StreamReader:
         finally:
             if self._dead is not None:
                 self._dead.close()
-                self._dead: BinaryIO | None = None
+                self._dead = None
 
     def _reject(self, error: StreamError, text: bytes, report: bool) -> None:
         """Stop, or report the error and keep the rejected text in the dead-letter file."""
