@@ -13,9 +13,16 @@ $(VENV)/.installed: pyproject.toml scripts/check-java
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	@touch $@
 
+# The shops-and-coupons example of the RSP-QL paper (examples/e1-shops-coupons): first the
+# Spark ingest pipeline checks its streams, then the query runs over them.
+E1 := examples/e1-shops-coupons
 demo: setup
 	@scripts/check-java
-	$(VENV)/bin/sepia validate examples/*/stream*.trig
+	$(VENV)/bin/sepia validate http://example.org/nearby=$(E1)/stream-nearby.trig \
+		http://example.org/coupons=$(E1)/stream-coupons.trig
+	$(VENV)/bin/sepia run $(E1)/query.rq --engine reference --format table \
+		--stream http://example.org/nearby=$(E1)/stream-nearby.trig \
+		--stream http://example.org/coupons=$(E1)/stream-coupons.trig --data $(E1)/background.ttl
 
 lint: setup
 	$(VENV)/bin/ruff check src tests

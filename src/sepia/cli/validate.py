@@ -83,7 +83,10 @@ def _print_table(report: ValidationReport) -> None:
     console = Console()
     table = Table(title=f"{report.triples:,} triples in {report.seconds:.1f} s")
     for column in ("stream", "elements", "triples", "from", "to", "elements / unit", "errors"):
-        table.add_column(column, justify="left" if column == "stream" else "right")
+        if column == "stream":
+            table.add_column(column, overflow="fold")
+        else:
+            table.add_column(column, justify="right")
     for stream in report.streams.values():
         first, last = _time_range(stream)
         rate = stream.data_rate

@@ -1,0 +1,116 @@
+"""What a run reads: its queries, the stream files bound to their streams, background data.
+
+Shared by every engine, so that `--stream`, `--data`, `--on-error` and lateness mean the
+same thing whichever engine evaluates the queries. Queries are compiled first: a query
+error is reported before any data is read (language.md section 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from sepia.algebra.query import Query, RegistrationKind
+from sepia.io.background import load_background
+from sepia.io.errors import StreamError
+from sepia.io.streams import OnError, read_stream
+from sepia.lang import parse_query
+from sepia.rdf.stream import StreamElement
+
+
+class InputBindingError(ValueError):
+    """A `--stream` binding does not fit the queries (unknown stream, ambiguous path)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NamedQuery:
+    """A compiled query and the name its results carry (io.md: registered name, else stem)."""
+
+    name: str
+    query: Query
+    source: Path
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """How stream files are read (io.md: `--on-error`, dead letters, `--allowed-lateness`)."""
+
+    on_error: OnError = "stop"
+    dead_letter: Path | None = None
+    allowed_lateness: int = 0
+    errors: Callable[[StreamError], None] | None = field(default=None, compare=False)
+
+
+def load_query(path: Path) -> NamedQuery:
+    """Compile one query file; its results are named after C-SPARQL's REGISTER QUERY name."""
+    query = parse_query(path.read_text(encoding="utf-8"), source=str(path))
+    registration = query.registration
+    named = registration is not None and registration.kind is RegistrationKind.QUERY
+    return NamedQuery(registration.name if named else path.stem, query, path)
+
+
+def input_streams(queries: Sequence[NamedQuery]) -> list[str]:
+    """Stream IRIs the queries read that no query of the run produces, in order of mention."""
+    produced = {q.query.registration.name for q in queries if _produces_stream(q.query)}
+    seen: dict[str, None] = {}
+    for named in queries:
+        for declared in named.query.dataset.streams:
+            if declared.iri.value not in produced:
+                seen[declared.iri.value] = None
+    return list(seen)
+
+
+def _produces_stream(query: Query) -> bool:
+    registration = query.registration
+    return registration is not None and registration.kind not in (
+        RegistrationKind.QUERY,
+        RegistrationKind.STREAM,
+    )
+
+
+def bind_streams(
+    queries: Sequence[NamedQuery], bindings: Sequence[tuple[str | None, Path]]
+) -> dict[str, Path]:
+    """Stream IRI -> file; a binding without an IRI goes to the queries' only input stream."""
+    wanted = input_streams(queries)
+    bound: dict[str, Path] = {}
+    for iri, path in bindings:
+        if iri is None:
+            if len(wanted) != 1:
+                names = ", ".join(f"<{w}>" for w in wanted) or "none"
+                raise InputBindingError(
+                    f"{path}: give the stream as IRI=PATH; the queries read {names}"
+                )
+            iri = wanted[0]
+        if iri in bound:
+            raise InputBindingError(f"stream <{iri}> is bound twice ({bound[iri]} and {path})")
+        bound[iri] = path
+    missing = [iri for iri in wanted if iri not in bound]
+    if missing:
+        raise InputBindingError("no --stream given for " + ", ".join(f"<{iri}>" for iri in missing))
+    return bound
+
+
+def read_streams(paths: dict[str, Path], options: ReadOptions) -> dict[str, list[StreamElement]]:
+    """Every element of every bound stream file (for engines that evaluate a finite prefix)."""
+    return {
+        iri: list(
+            read_stream(
+                path,
+                iri,
+                on_error=options.on_error,
+                errors=options.errors,
+                dead_letter=options.dead_letter,
+                allowed_lateness=options.allowed_lateness,
+            )
+        )
+        for iri, path in paths.items()
+    }
+
+
+def background(data: Sequence[tuple[str | None, Path]]) -> ox.Store | None:
+    """The background dataset of the run, or None when no `--data` was given."""
+    return load_background(data) if data else None

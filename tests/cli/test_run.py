@@ -1,0 +1,99 @@
+"""`sepia run` end to end on the bundled examples, and its errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sepia.cli import app
+from sepia.cli.options import split_binding
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def run_args(example: Path, query: str) -> list[str]:
+    """The `sepia run` arguments that run.json describes for one query of an example."""
+    spec = json.loads((example / "run.json").read_text())
+    args = ["run", str(example / query)]
+    for iri, path in spec["streams"].items():
+        args += ["--stream", f"{iri}={example / path}"]
+    for binding in spec["data"]:
+        graph, path = split_binding(binding)
+        args += ["--data", f"{graph}={example / path}" if graph else str(example / path)]
+    return args
+
+
+def lines_as_multiset(text: str) -> list[str]:
+    return sorted(json.dumps(json.loads(line), sort_keys=True) for line in text.splitlines())
+
+
+def invoke(args: list[str]):
+    return CliRunner().invoke(app, args, env={"COLUMNS": "500"})
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
+def test_every_example_gives_its_expected_jsonl_on_the_reference_engine(example: str) -> None:
+    folder = EXAMPLES / example
+    spec = json.loads((folder / "run.json").read_text())
+    expected = (folder / "expected.jsonl").read_text()
+    got = ""
+    for query in spec["queries"]:
+        result = invoke([*run_args(folder, query), "--engine", "reference", "--format", "jsonl"])
+        assert result.exit_code == 0, result.output
+        got += result.stdout
+    assert lines_as_multiset(got) == lines_as_multiset(expected)
+
+
+def test_a_single_stream_binds_without_its_iri(tmp_path: Path) -> None:
+    folder = EXAMPLES / "e3-rsepql-landmark"
+    result = invoke(
+        [
+            "run",
+            str(folder / "query.rq"),
+            "--stream",
+            str(folder / "stream.trig"),
+            "--engine",
+            "reference",
+            "--format",
+            "jsonl",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    assert lines_as_multiset(result.stdout) == lines_as_multiset(
+        (folder / "expected.jsonl").read_text()
+    )
+
+
+def test_a_bad_query_is_rejected_with_its_position(tmp_path: Path) -> None:
+    query = tmp_path / "bad.rq"
+    query.write_text("SELECT ?x WHERE {\n  ?x <http://e/p> \n}\n")
+    result = invoke(["run", str(query), "--engine", "reference"])
+    assert result.exit_code == 1
+    assert "bad.rq" in result.output and "3" in result.output
+
+
+def test_an_unbound_stream_is_named() -> None:
+    folder = EXAMPLES / "e1-shops-coupons"
+    result = invoke(
+        [
+            "run",
+            str(folder / "query.rq"),
+            "--stream",
+            f"http://example.org/nearby={folder / 'stream-nearby.trig'}",
+            "--engine",
+            "reference",
+        ]
+    )
+    assert result.exit_code == 1
+    assert "no --stream given for <http://example.org/coupons>" in result.output
+
+
+def test_engines_not_built_yet_say_so_and_print_nothing() -> None:
+    folder = EXAMPLES / "e3-rsepql-landmark"
+    result = invoke(["run", str(folder / "query.rq"), "--stream", str(folder / "stream.trig")])
+    assert result.exit_code == 3
+    assert "not built yet" in result.output
+    assert "{" not in result.stdout
