@@ -28,6 +28,7 @@ from sepia.semantics import r2s
 from sepia.semantics.dataset import StreamingDataset
 from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
+from sepia.semantics.partition import partitions
 from sepia.semantics.paths import evaluate_path
 from sepia.semantics.report import evaluation_instants
 from sepia.semantics.sparql import (
@@ -81,6 +82,7 @@ class Evaluation:
         background: ox.Store | None,
         name: str,
         rdfs: bool = False,
+        partition: tuple[str, Term] | None = None,
     ) -> None:
         self.query = query
         self.name = name
@@ -88,7 +90,7 @@ class Evaluation:
         self.t = 0
         self.kind = time_kind(streams, query.time_kind)
         self.special = Hook(self, None)
-        self.events = EventEvaluator(query, self.data, self.special, self.kind)
+        self.events = EventEvaluator(query, self.data, self.special, self.kind, partition)
         self.blank_nodes = itertools.count()
 
     # --- the evaluation instants -------------------------------------------------------
@@ -194,9 +196,24 @@ def evaluate(
 ) -> list[Result]:
     """Ans(Q): every result of the continuous evaluation of ``query`` over the finite
     ``streams`` (stream IRI -> elements in time order) and ``background`` data, with RDFS
-    entailment when ``rdfs`` is set."""
-    run = Evaluation(query, streams, background, name, rdfs)
-    operator, op = _stream_operator(query)
+    entailment when ``rdfs`` is set. A PARTITION BY query is the union of its partitions'
+    answers, its match ids prefixed with the partition's number."""
+    if query.partition_by is None:
+        return _continuous(Evaluation(query, streams, background, name, rdfs), until)
+    results: list[Result] = []
+    variable = query.partition_by.value
+    for n, (value, members) in enumerate(partitions(query, streams, background, rdfs).items()):
+        run = Evaluation(query, members, background, name, rdfs, (variable, value))
+        results += [
+            dataclasses.replace(r, match=None if r.match is None else f"p{n}.{r.match}")
+            for r in _continuous(run, until)
+        ]
+    return sorted(results, key=lambda r: r.t)
+
+
+def _continuous(run: Evaluation, until: int | None) -> list[Result]:
+    """Definition 24: evaluate at every instant of ET, stream out through R2S."""
+    operator, op = _stream_operator(run.query)
     previous: Counter[Row] = Counter()
     results: list[Result] = []
     for t in run.instants(until):

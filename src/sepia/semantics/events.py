@@ -22,6 +22,7 @@ from sepia.algebra import pattern as gp
 from sepia.algebra.expression import Expression
 from sepia.algebra.query import Query
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.semantics import cqels_cep, epsparql, rsepql, spaseq
 from sepia.semantics.dataset import StreamingDataset
@@ -94,10 +95,16 @@ class EventEvaluator:
     """Evaluates the event patterns of one query over its streaming dataset."""
 
     def __init__(
-        self, query: Query, data: StreamingDataset, special: Special, kind: TimeKind
+        self,
+        query: Query,
+        data: StreamingDataset,
+        special: Special,
+        kind: TimeKind,
+        partition: tuple[str, Term] | None = None,
     ) -> None:
         self.query = query
         self.kind = kind
+        self.partition = partition
         self.data = data
         self.special = special
         self.consumed: frozenset[tuple[str, str]] = frozenset()
@@ -215,9 +222,11 @@ class EventEvaluator:
         return "*", [x for xs in self.data.streams.values() for x in xs if x.time <= t]
 
     def per_element(self, body: gp.GraphPattern, elements: list[StreamElement]):
+        """[[P]] over each element graph; in a partition, only the matches binding its value."""
         found: dict[int, list[Mu]] = defaultdict(list)
         for element, m in self.data.per_element(pattern_text(body, self.special), elements):
-            found[id(element)].append(m)
+            if self.partition is None or m.get(self.partition[0]) == self.partition[1]:
+                found[id(element)].append(m)
         return lambda element: found.get(id(element), [])
 
     def leaf(self, e: ev.Event | ev.OccurrencePattern, t: int) -> set[EventMapping]:

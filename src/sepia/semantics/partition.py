@@ -1,0 +1,63 @@
+"""PARTITION BY ?v (language.md section 4b): an event query matched separately per value.
+
+An event belongs to partition x when some event pattern of the query (an EVENT, a GPM, a
+triple occurrence pattern) matches it with ?v = x; an event that binds no ?v belongs to no
+partition. Each partition is evaluated on its own events only, so strict contiguity,
+skip-till-next, consumption and FIRST / LAST refer to the events of that partition, and
+every event pattern there must bind ?v to x.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+
+import pyoxigraph as ox
+
+from sepia.algebra import event as ev
+from sepia.algebra import pattern as gp
+from sepia.algebra.query import Query
+from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import Term
+from sepia.semantics.dataset import StreamingDataset
+from sepia.semantics.sparql import pattern_text
+
+
+def event_leaves(node: object) -> Iterator[gp.GraphPattern]:
+    """The graph pattern of every basic event pattern in a query expression (an
+    occurrence pattern gives one pattern per triple, matched on its own)."""
+    match node:
+        case ev.Event(pattern):
+            yield pattern
+        case ev.OccurrencePattern(bgp):
+            yield from (gp.Bgp((triple,)) for triple in bgp.triples)
+        case tuple():
+            for item in node:
+                yield from event_leaves(item)
+        case _ if dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                yield from event_leaves(getattr(node, f.name))
+
+
+def partitions(
+    query: Query,
+    streams: Mapping[str, Sequence[StreamElement]],
+    background: ox.Store | None,
+    rdfs: bool = False,
+) -> dict[Term, dict[str, list[StreamElement]]]:
+    """For each value x of the PARTITION BY variable, the streams restricted to the events
+    of partition x."""
+    assert query.partition_by is not None
+    variable = query.partition_by.value
+    data = StreamingDataset(query.dataset, streams, background, rdfs)
+    everything = [e for es in data.streams.values() for e in es]
+    members: dict[int, set[Term]] = {id(e): set() for e in everything}
+    for pattern in event_leaves(query.pattern):
+        for element, mu in data.per_element(pattern_text(pattern), everything):
+            if variable in mu:
+                members[id(element)].add(mu[variable])
+    values = sorted(set().union(*members.values()), key=str)
+    return {
+        x: {iri: [e for e in es if x in members[id(e)]] for iri, es in data.streams.items()}
+        for x in values
+    }
