@@ -416,3 +416,47 @@ def test_stream_errors_pickle_with_their_fields() -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert (copy.file, copy.line, copy.element, copy.reason) == ("f.trig", 7, E + "e1", "no time")
     assert str(copy) == str(error) == f"f.trig:7: element <{E}e1>: no time"
+
+
+# --- corruption anywhere: every untouched element survives -------------------------------
+
+CORRUPTIONS = [
+    lambda text: text.replace("}", "", 1),                      # a graph block left open
+    lambda text: text.replace("{", "", 1),                      # no block at all
+    lambda text: text.replace(":s ", ":s^ ", 1),                # an illegal character
+    lambda text: text.replace(":s ", "<no scheme> ", 1),        # a bad IRI
+    lambda text: text.replace(" .\n", ' "oops .\n', 1),         # a string left open
+    lambda text: text.replace("prov:generatedAtTime", "prov:generatedAt", 1),  # no time
+]
+STRAY = "} junk .\n"  # garbage between two elements: it hurts neither
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_skip_mode_keeps_every_untouched_element_whatever_breaks(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import random
+
+    chooser = random.Random(seed)
+    multiline = seed % 2 == 1
+    segments = []
+    for n in range(120):
+        if multiline:
+            body = "".join(f'  :s :p{k} "v{k}" .\n' for k in range(n % 3 + 1))
+            segments.append(f":e{n} {{\n{body}}}\n:e{n} prov:generatedAtTime {n} .\n")
+        else:
+            segments.append(f':e{n} {{ :s :p "v" . }} :e{n} prov:generatedAtTime {n} .\n')
+    broken = set(chooser.sample(range(120), 25))
+    for n in broken:
+        segments[n] = chooser.choice(CORRUPTIONS)(segments[n])
+    for n in chooser.sample(range(120), 5):
+        segments[n] = STRAY + segments[n]
+    text = PREFIXES + "".join(segments)
+    if seed >= 4:
+        monkeypatch.setattr(chunks, "BLOCK_SIZE", 64)
+        monkeypatch.setattr(trig_split, "BLOCK_SIZE", 64)
+    elements, errors = skip(text)
+    names = [e.graph.removeprefix(E) for e in elements]
+    assert set(names) >= {f"e{n}" for n in range(120) if n not in broken}
+    assert not set(names) & {f"e{n}" for n in broken}
+    assert errors and all(error.file == "s.trig" and error.line >= 3 for error in errors)
