@@ -212,3 +212,11 @@ def test_a_filter_on_earlier_variables_decides_what_matches_before_selection():
     )
     (match,) = sq.sequence([a, b], sq.Bounds((1, 2, 3), 3))
     assert (match.start, match.end, match.common["p2"].value[19:]) == (1, 3, "20")
+
+
+def test_kleene_without_own_variables_still_reports_each_iteration():
+    timeline = [(1, "A", {"x": "a"}), (2, "B", {"x": "a"}), (3, "B", {"x": "a"})]
+    assert run(timeline, [(None, "A", ""), (";", "B", "+")]) == {
+        (1, 2, 2, (("a",),)),
+        (1, 3, 3, (("a",), ("a",))),
+    }

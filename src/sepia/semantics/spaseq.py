@@ -196,7 +196,7 @@ class _Matcher:
         for c, mu in self.select(options, run, operator):
             if self.guarded(run, c, mu):
                 continue
-            iteration = (c.mu.project(own),) if own else ()
+            iteration = (c.mu.project(own),) if element.modifier == "+" else ()
             start = c.start if run.start is None else run.start
             runs.append(_Run(mu, start, c.end, run.iterations + iteration, run.support | c.support))
         return runs
