@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import BinaryIO, NamedTuple
 
 import pyoxigraph as ox
@@ -73,32 +73,36 @@ def trig_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
             at_end = not block
             buffer += block or b"\n"  # a final newline lets the last `.` be seen as an end
         cut = len(buffer) if at_end else last_line_end(buffer)
-        if cut:
-            try:  # the fast path: one parse, no scanning; any doubt falls through
-                yield from state.parse_whole(buffer[:cut])
-            except SyntaxError:
-                pass
-            else:
-                buffer = buffer[cut:]
-                if at_end:
-                    return
-                continue
-        end = STATEMENTS.match(buffer).end()
-        if end:
-            yield from state.parse(buffer[:end])
-            buffer = buffer[end:]
-        if SPACE_ONLY.fullmatch(buffer):
-            if at_end:
-                return
-            continue
-        if not at_end and len(buffer) < MAX_STATEMENT and UNFINISHED.fullmatch(buffer):
-            continue  # a statement longer than what was read so far
-        cut = resume_point(buffer)
-        if cut is None and not at_end and len(buffer) < MAX_STATEMENT:
-            continue
-        cut = cut or len(buffer)
-        yield from state.broken(buffer[:cut])
-        buffer = buffer[cut:]
+        parsed = state.try_parse(buffer[:cut]) if cut else None
+        if parsed is not None:  # the fast path: one parse, no scanning
+            yield from parsed
+            buffer = buffer[cut:]
+        else:
+            buffer = yield from _scan(state, buffer, at_end)
+        if at_end and not buffer:
+            return
+
+
+def _scan(
+    state: _TrigState, buffer: bytes, at_end: bool
+) -> Generator[Parsed | Broken, None, bytes]:
+    """The careful path: whole statements found by the scanner, then a bad statement set
+    aside up to where reading can resume. Returns what is left for the next round."""
+    end = STATEMENTS.match(buffer).end()
+    if end:
+        yield from state.parse(buffer[:end])
+        buffer = buffer[end:]
+    if SPACE_ONLY.fullmatch(buffer):
+        return b"" if at_end else buffer
+    may_grow = not at_end and len(buffer) < MAX_STATEMENT
+    if may_grow and UNFINISHED.fullmatch(buffer):
+        return buffer  # a statement longer than what was read so far
+    cut = resume_point(buffer)
+    if cut is None and may_grow:
+        return buffer
+    cut = cut or len(buffer)
+    yield from state.broken(buffer[:cut])
+    return buffer[cut:]
 
 
 def last_line_end(text: bytes) -> int:
@@ -162,6 +166,13 @@ class _TrigState:
                 yield from self.parse_whole(item)
             except SyntaxError as error:
                 queue.extendleft(reversed(self._split_at(item, error)))
+
+    def try_parse(self, text: bytes) -> list[Parsed] | None:
+        """Text parsed in one call, or None (and no change) if it does not parse."""
+        try:
+            return self.parse_whole(text)
+        except SyntaxError:
+            return None
 
     def parse_whole(self, text: bytes) -> list[Parsed]:
         """Text parsed in one call; a SyntaxError leaves the state as it was."""
