@@ -38,7 +38,7 @@ def grammar() -> Lark:
     """The LALR parser, built once per process (about 0.3 s)."""
     text = files("sepia.lang").joinpath("sepia.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=False, cache=False)
+                maybe_placeholders=False, cache=True)
 
 
 def parse_tree(text: str, source: str = "<query>") -> Tree:
