@@ -63,6 +63,8 @@ def test_accepts_the_reference_answer_and_a_shifted_t0():
     assert {line["t"] for line in shifted} == {9, 15}
     verdict = check(query, streams(), background(), shifted)
     assert verdict.correct and verdict.t0[iri("w2").value] == 1
+    as_results = evaluate(with_t0(query, {iri("w2"): 1}), streams(), background())
+    assert check(query, streams(), background(), as_results).correct
     assert verdict.describe().startswith("correct")
 
 

@@ -21,7 +21,7 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.algebra.query import Query
-from sepia.io.results import result_to_json
+from sepia.io.results import Result, result_to_json
 from sepia.rdf.stream import StreamElement
 from sepia.semantics.evaluator import evaluate, time_kind
 
@@ -101,15 +101,17 @@ def check(
     query: Query,
     streams: Mapping[str, Sequence[StreamElement]],
     background: ox.Store | None,
-    answer: Sequence[Mapping[str, object]],
+    answer: Sequence[Mapping[str, object] | Result],
     *,
     until: int | None = None,
 ) -> Verdict:
-    """Whether ``answer`` (jsonl objects) is correct for ``query`` over the finite input."""
+    """Whether ``answer`` (results, or their jsonl objects) is correct for ``query`` over
+    the finite input."""
     choices = candidates(query)
     kind = time_kind(streams, query.time_kind)
     t_start = max((t for c in choices for t in c.values()), default=0)
-    actual = _from(answer, t_start)
+    lines = [result_to_json(r, kind) if isinstance(r, Result) else r for r in answer]
+    actual = _from(lines, t_start)
     closest: tuple[int, dict[ox.NamedNode, int], Counter[str]] | None = None
     for t0 in choices:
         results = evaluate(with_t0(query, t0), streams, background, until=until)
