@@ -12,6 +12,7 @@ against it. With RDFS entailment on, every graph is stored as its closure
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import assert_never
 
 import pyoxigraph as ox
 
@@ -33,7 +34,7 @@ def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> Wind
                 elements,
                 wf.sliding(width, slide, t0),
                 lambda low, high: wf.close_times(width, slide, t0, low, high),
-                lambda t: wf.last_close_holding(t, width, slide, t0) or t,
+                lambda t: _or_itself(wf.last_close_holding(t, width, slide, t0), t),
                 t0,
             )
         case ds.Landmark(t0):
@@ -47,6 +48,8 @@ def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> Wind
         case ds.Interval(start, end):
             closes = lambda low, high: [end] if low <= end <= high else []  # noqa: E731
             return WindowInput(decl.name, elements, wf.interval(start, end), closes, _itself, start)
+        case _:
+            assert_never(decl.spec)
 
 
 def _never(low: int, high: int) -> list[int]:
@@ -55,6 +58,11 @@ def _never(low: int, high: int) -> list[int]:
 
 def _itself(t: int) -> int:
     return t
+
+
+def _or_itself(close: int | None, t: int) -> int:
+    """A sliding window's flush end; t itself when no window holds t (a gap)."""
+    return t if close is None else close
 
 
 def _arrivals(elements: Sequence[StreamElement]) -> Callable[[int, int], list[int]]:
