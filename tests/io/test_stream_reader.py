@@ -460,3 +460,32 @@ def test_skip_mode_keeps_every_untouched_element_whatever_breaks(
     assert set(names) >= {f"e{n}" for n in range(120) if n not in broken}
     assert not set(names) & {f"e{n}" for n in broken}
     assert errors and all(error.file == "s.trig" and error.line >= 3 for error in errors)
+
+
+NQUADS_CORRUPTIONS = [
+    lambda text: text.replace("<http://example.org/s>", "<no scheme>", 1),
+    lambda text: text.replace(" .\n", "\n", 1),                     # no final dot
+    lambda text: text.replace('"v"', '"v', 1),                      # a string left open
+    lambda text: text.replace(f'"^^{INT}', '"', 1),                 # a time that is a string
+]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_skip_mode_keeps_every_untouched_nquads_element(seed: int) -> None:
+    import random
+
+    chooser = random.Random(seed)
+    segments = [
+        "".join(f'<{E}s> <{E}p{k}> "v" <{E}e{n}> .\n' for k in range(n % 3 + 1))
+        + f'<{E}e{n}> {GEN} "{n}"^^{INT} .\n'
+        for n in range(120)
+    ]
+    broken = set(chooser.sample(range(120), 25))
+    for n in broken:
+        segments[n] = chooser.choice(NQUADS_CORRUPTIONS)(segments[n])
+    for n in chooser.sample(range(120), 5):
+        segments[n] = segments[n].replace("\n", "\njunk\n", 1)  # a garbage line in a graph
+    elements, errors = skip("".join(segments), "s.nq")
+    names = {e.graph.removeprefix(E) for e in elements}
+    assert names == {f"e{n}" for n in range(120) if n not in broken}
+    assert len(errors) >= len(broken)

@@ -25,8 +25,9 @@ BLOCK_SIZE = 1 << 16  # 64 KiB: parsed quads of a block stay in the CPU cache (1
 GraphLabel = ox.NamedNode | ox.BlankNode
 
 _POSITION = re.compile(r"^Parser error[^:]*: ")
+_NQUADS_LAST_TERM = re.compile(rb'(?<!\^\^)(<[^>]*>|_:[^\s<"]+)\s*\.?\s*$')
 _NQUADS_TERM = re.compile(
-    rb'\s*(<[^>\s]*>|_:[^\s<"]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9-]+|\^\^<[^>\s]*>)?)'
+    rb'\s*(<[^>]*>|_:[^\s<"]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9-]+|\^\^<[^>]*>)?)'
 )
 
 
@@ -98,39 +99,54 @@ def nquads_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
 
 
 def _parse_nquads(chunk: Chunk) -> Iterator[Parsed | Broken]:
-    """pyoxigraph's N-Quads parser resumes at the next line after an error: use that."""
-    quads: list[ox.Quad] = []
-    parser = iter(ox.parse(chunk.text, format=ox.RdfFormat.N_QUADS))
-    done = 0
-    lines: list[bytes] = []
-    while True:
-        try:
-            quads.extend(parser)
-        except SyntaxError as error:
-            if len(quads) > done:
-                yield Parsed(chunk, quads[done:], done)
-                done = len(quads)
-            line = chunk.first_line + (error.lineno or 1) - 1
-            chunk.add_error_line(line)
-            lines = lines or chunk.text.split(b"\n")
-            text = lines[line - chunk.first_line]
-            yield Broken(line, text + b"\n", syntax_message(error), _nquads_label(text))
-            continue
-        if len(quads) > done:
-            yield Parsed(chunk, quads[done:], done)
+    """One pyoxigraph call per block; a block with an error is redone line by line."""
+    try:
+        quads = list(ox.parse(chunk.text, format=ox.RdfFormat.N_QUADS))
+    except SyntaxError:
+        yield from _parse_nquads_lines(chunk)
         return
+    if quads:
+        yield Parsed(chunk, quads, 0)
+
+
+def _parse_nquads_lines(chunk: Chunk) -> Iterator[Parsed | Broken]:
+    """Each line alone, so an error has its exact line and cannot spill into the next
+    (pyoxigraph's own recovery can lose the lines after an unterminated string)."""
+    run: list[ox.Quad] = []
+    count = 0
+    for number, line in enumerate(chunk.text.split(b"\n"), start=chunk.first_line):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(b"#"):
+            continue
+        try:
+            quads = list(ox.parse(line, format=ox.RdfFormat.N_QUADS))
+        except SyntaxError as error:
+            if run:
+                yield Parsed(chunk, run, count - len(run))
+                run = []
+            chunk.add_error_line(number)
+            yield Broken(number, line + b"\n", syntax_message(error), _nquads_label(line))
+            continue
+        run.extend(quads)
+        count += len(quads)
+    if run:
+        yield Parsed(chunk, run, count - len(run))
 
 
 def _nquads_label(line: bytes) -> GraphLabel | None:
-    """The graph of a bad N-Quads line (its 4th term), or its subject for a 3-term line."""
+    """The element a bad N-Quads line belongs to, as far as it can be read: its 4th term,
+    the subject of a 3-term (time) line, else a last IRI that is not a datatype."""
     terms = []
     position = 0
     while len(terms) < 4 and (match := _NQUADS_TERM.match(line, position)):
         terms.append(match.group(1))
         position = match.end()
-    if len(terms) < 3:
+    if len(terms) >= 3:
+        label = terms[3] if len(terms) == 4 else terms[0]
+    elif tail := _NQUADS_LAST_TERM.search(line):
+        label = tail.group(1)
+    else:
         return None
-    label = terms[3] if len(terms) == 4 else terms[0]
     try:
         term = parse_term(label.decode("utf-8", "replace"))
     except ValueError:
