@@ -489,3 +489,20 @@ def test_skip_mode_keeps_every_untouched_nquads_element(seed: int) -> None:
     names = {e.graph.removeprefix(E) for e in elements}
     assert names == {f"e{n}" for n in range(120) if n not in broken}
     assert len(errors) >= len(broken)
+
+
+@pytest.mark.parametrize("size", [16, 1 << 16])
+def test_sparql_style_directives_brackets_and_collections(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trig_split, "BLOCK_SIZE", size)
+    text = (
+        "BASE <http://example.org/>\nPREFIX prov: <http://www.w3.org/ns/prov#>\n"
+        "<e1> { <a> <p> [ <q> ( 1 2.5 <b> ) ] . }\n<e1> prov:generatedAtTime 1 .\n"
+        "PREFIX x: <http://example.org/x/>\n"
+        "GRAPH x:e2 { x:a x:p x:b } x:e2 prov:generatedAtTime 2 .\n"
+    )
+    elements = read_text(text)
+    assert [(e.graph, e.end, len(e.triples)) for e in elements] == [
+        (E + "e1", 1, 8), (E + "x/e2", 2, 1)  # 1 + bnode's 1 + list of 3 (2 each)
+    ]
