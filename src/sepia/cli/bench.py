@@ -30,10 +30,12 @@ def bench(
         help="keep generated data here and reuse it (default: a temporary directory)")] = None,
     budget: Annotated[float | None, typer.Option(
         help="seconds per run before it stops reading (default 3 quick, 300 full)")] = None,
+    repeat: Annotated[int, typer.Option(
+        min=1, help="runs per measurement; the fastest is reported")] = 1,
 ) -> None:
     """Run the benchmark: table on the terminal, bench-results/<date>-<workload>.json, plots."""
     options = BenchOptions(tuple(workloads or WORKLOADS), tuple(engine) if engine else None,
-                           quick, scale, seed, out, data_dir, budget)
+                           quick, scale, seed, out, data_dir, budget, repeat)
     console = Console()
     try:
         written = run_bench(options, console)
