@@ -102,3 +102,11 @@ def test_base_resolves_relative_iris_and_escapes_are_read():
 def test_bind_may_not_rebind_a_variable_of_the_group():
     with pytest.raises(QueryError, match="BIND assigns \\?b"):
         parse_query(P + "SELECT * WHERE { ?a :p ?b BIND(1 AS ?b) }")
+
+
+def test_ask_and_construct_may_group_and_project_nothing():
+    ask = parse_query(P + "ASK WHERE { ?x ?p ?y } GROUP BY ?x")
+    assert a.to_sexpr(ask.expression) == "(group (bgp ((triple-pattern ?x ?p ?y))) (?x) ())"
+    construct = parse_query(P + "CONSTRUCT { ?x :n 1 } WHERE { ?x ?p ?y } LIMIT 3")
+    assert isinstance(construct.expression, a.Slice)
+    assert isinstance(construct.expression.inner, a.Bgp)

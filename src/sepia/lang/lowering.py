@@ -35,8 +35,6 @@ from sepia.lang.streams import StreamClauses, StreamRules
 from sepia.lang.terms import TermRules
 from sepia.lang.triples import TripleRules, TriplesElement
 
-_STAR = SelectClause(None, None, Span(1, 1, 0, 1))
-
 
 @dataclass(frozen=True, slots=True)
 class QueryBody:
@@ -44,7 +42,7 @@ class QueryBody:
 
     form: QueryForm
     where: GraphPattern
-    select: SelectClause
+    select: SelectClause | None
     modifiers: Modifiers
     clauses: StreamClauses
 
@@ -116,7 +114,7 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
     @v_args(inline=True)
     def construct_query(self, _keyword: Token, template: tuple, clauses: StreamClauses,
                         where: GraphPattern, modifiers: Modifiers) -> QueryBody:
-        return QueryBody(Construct(template), where, _STAR, modifiers, clauses)
+        return QueryBody(Construct(template), where, None, modifiers, clauses)
 
     @v_args(meta=True)
     def construct_where(self, meta: Meta, children: list) -> QueryBody:
@@ -125,7 +123,7 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
         block = next((c for c in children if isinstance(c, TriplesElement)),
                      TriplesElement((), self.ctx.span(meta)))
         template = self._template(block)
-        return QueryBody(Construct(template), Bgp(template), _STAR, modifiers, clauses)
+        return QueryBody(Construct(template), Bgp(template), None, modifiers, clauses)
 
     def construct_template(self, children: list) -> tuple[TriplePattern, ...]:
         return self._template(children[0]) if children else ()
@@ -142,12 +140,12 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
                           if not isinstance(c, Token))
         rest = children[children.index(clauses) + 1:]
         where = rest[0] if len(rest) == 2 else Bgp(())
-        return QueryBody(Describe(resources), where, _STAR, rest[-1], clauses)
+        return QueryBody(Describe(resources), where, None, rest[-1], clauses)
 
     @v_args(inline=True)
     def ask_query(self, _keyword: Token, clauses: StreamClauses, where: GraphPattern,
                   modifiers: Modifiers) -> QueryBody:
-        return QueryBody(Ask(), where, _STAR, modifiers, clauses)
+        return QueryBody(Ask(), where, None, modifiers, clauses)
 
 
 def lower(tree: Tree, ctx: Context) -> Query:

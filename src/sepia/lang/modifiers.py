@@ -58,6 +58,7 @@ class SelectClause:
 class Modifiers:
     """The solution modifiers after WHERE."""
 
+    span: Span
     group_keys: list[tuple[ox.Variable | None, Expression, Span]] = field(default_factory=list)
     grouped: bool = False
     having: list[Expression] = field(default_factory=list)
@@ -88,8 +89,9 @@ class ModifierRules:
                           variable: ox.Variable) -> SelectItem:
         return SelectItem(variable, expression, self.ctx.span(meta))
 
-    def solution_modifier(self, children: list) -> Modifiers:
-        modifiers = Modifiers()
+    @v_args(meta=True)
+    def solution_modifier(self, meta: Meta, children: list) -> Modifiers:
+        modifiers = Modifiers(span=self.ctx.span(meta))
         for part in children:
             part(modifiers)
         return modifiers
@@ -170,31 +172,39 @@ class ModifierRules:
         return tuple(children)
 
     # ---- SPARQL 18.2.4 and 18.2.5 --------------------------------------------------------
-    def solution(self, pattern: GraphPattern, select: SelectClause, modifiers: Modifiers,
-                 values: Values | None) -> GraphPattern:
-        """The projected, grouped, ordered and sliced pattern of a SELECT (or sub-SELECT)."""
-        items = select.items
+    def solution(self, pattern: GraphPattern, select: SelectClause | None,
+                 modifiers: Modifiers, values: Values | None) -> GraphPattern:
+        """The grouped, projected, ordered and sliced pattern of a query (18.2.4-18.2.5);
+        ``select`` is None for CONSTRUCT, ASK and DESCRIBE, which project nothing."""
+        items = select.items if select is not None else ()
         grouped = modifiers.grouped or any(
             item.expression is not None and contains_aggregate(item.expression)
             for item in items or ()
         ) or any(contains_aggregate(c.expression) for c in modifiers.order)
         if grouped:
             pattern, items = self._group(pattern, select, modifiers)
-        elif items is not None:
+        elif items:
             pattern = self._extend_with_select_expressions(pattern, items)
         if values is not None:
             pattern = join(pattern, values)
         if modifiers.order:
             pattern = OrderBy(pattern, tuple(modifiers.order))
+        if select is not None:
+            pattern = self._project(pattern, select, items)
+        if modifiers.offset or modifiers.limit is not None:
+            pattern = Slice(pattern, modifiers.offset, modifiers.limit)
+        return pattern
+
+    def _project(self, pattern: GraphPattern, select: SelectClause,
+                 items: tuple[SelectItem, ...] | None) -> GraphPattern:
+        """Projection, then DISTINCT or REDUCED."""
         variables = tuple(item.variable for item in items) if items is not None else tuple(
             v for v in in_scope(pattern) if not v.value.startswith("_"))
         pattern = Project(pattern, variables)
         if select.modifier == "DISTINCT":
-            pattern = Distinct(pattern)
-        elif select.modifier == "REDUCED":
-            pattern = Reduced(pattern)
-        if modifiers.offset or modifiers.limit is not None:
-            pattern = Slice(pattern, modifiers.offset, modifiers.limit)
+            return Distinct(pattern)
+        if select.modifier == "REDUCED":
+            return Reduced(pattern)
         return pattern
 
     def _extend_with_select_expressions(self, pattern: GraphPattern,
@@ -208,7 +218,7 @@ class ModifierRules:
             pattern = Extend(pattern, item.variable, item.expression)
         return pattern
 
-    def _group(self, pattern: GraphPattern, select: SelectClause,
+    def _group(self, pattern: GraphPattern, select: SelectClause | None,
                modifiers: Modifiers) -> tuple[GraphPattern, tuple[SelectItem, ...]]:
         """Group, aggregate, HAVING, then the SELECT expressions (SPARQL 18.2.4.1)."""
         keys: list[ox.Variable] = []
@@ -217,16 +227,18 @@ class ModifierRules:
                 variable = variable or self.ctx.fresh_variable("group")
                 pattern = Extend(pattern, variable, expression)
             keys.append(variable)
-        if select.items is None:
+        if select is not None and select.items is None:
             self.ctx.fail(select.span, "SELECT * is not allowed with GROUP BY or aggregates",
                           expected="the grouped variables and aggregates to project")
+        span = select.span if select is not None else modifiers.span
         bindings: list[AggregateBinding] = []
         items = tuple(
             replace(item, expression=self._hoist(item.expression, bindings, item.span))
-            if item.expression is not None else item for item in select.items
+            if item.expression is not None else item
+            for item in (select.items if select is not None else ()) or ()
         )
-        having = [self._hoist(h, bindings, select.span) for h in modifiers.having]
-        modifiers.order = [replace(c, expression=self._hoist(c.expression, bindings, select.span))
+        having = [self._hoist(h, bindings, span) for h in modifiers.having]
+        modifiers.order = [replace(c, expression=self._hoist(c.expression, bindings, span))
                            for c in modifiers.order]
         grouped: GraphPattern = Group(pattern, tuple(keys), tuple(bindings))
         if having:
