@@ -1,0 +1,246 @@
+"""One query evaluated continuously and incrementally (RSP-QL seed 004, Definition 24).
+
+Time advances in steps, one per distinct arrival time: ``advance(t, elements)`` first fires
+the evaluations due strictly before t (nothing arrives there, so only time-driven report
+policies have any), then inserts the elements stamped t into the windows that admit them,
+then fires t itself if the policy says so. ``flush`` ends a finite input the way
+semantics.md says: time runs on to the close of the last window holding the last element
+(or to ``until``). Each evaluation evicts expired elements, checks NON EMPTY on the windows
+it keeps, runs the physical plan, applies the query form and the streaming operator.
+
+All state is rows (architecture principle 3), see ``snapshot`` and ``restore``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+
+import pyoxigraph as ox
+
+from sepia.algebra import query as qa
+from sepia.engine import operators as po
+from sepia.engine import r2s
+from sepia.engine.background import Background
+from sepia.engine.fallback import FallbackStore
+from sepia.engine.graph import TripleIndex
+from sepia.engine.planner import PhysicalQuery, plan
+from sepia.engine.report import Arrivals
+from sepia.engine.rows import Row
+from sepia.engine.windows import WindowState
+from sepia.io.results import Result
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.stream import StreamElement
+
+Snapshot = dict[str, list[tuple]]
+
+
+class ContinuousQuery:
+    """A registered query: its physical plan and its state."""
+
+    def __init__(
+        self, query: qa.Query, name: str, dictionary: Dictionary, background: Background
+    ) -> None:
+        self.name = name
+        self.dictionary = dictionary
+        self.background = background
+        self.physical: PhysicalQuery = plan(query, dictionary)
+        self.operator = r2s.operator_of(query)
+        self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
+        self.previous: Counter[Hashable] = Counter()
+        self.low: int | None = None
+        """The first arrival on a stream the query's windows read: no instant before it."""
+        self.clock: int | None = None
+        """The last instant whose evaluations are done."""
+        self.last_arrival: dict[str, int] = {}
+        self._fallback: FallbackStore | None = None
+
+    @property
+    def query(self) -> qa.Query:
+        return self.physical.query
+
+    # --- time -------------------------------------------------------------------------
+    def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
+        """Everything due up to t, given the elements stamped t (t after every earlier call).
+
+        Only elements of the streams the query's windows read move the query's clock: an
+        instant after the last of them may lie past the end-of-input flush, so it waits
+        for the next such element (which proves it does not) or for ``flush``.
+        """
+        streams = {stream for stream, _ in self.physical.windows.values()}
+        relevant = [e for e in elements if e.stream in streams]
+        results = self._once()
+        if not relevant:
+            return results
+        if self.clock is not None and t <= self.clock:
+            raise ValueError(f"time went back: {t} after {self.clock}")
+        if self.low is None:
+            self.low = t
+        results += self._between(t)
+        arrived = self._insert(t, relevant)
+        if self.physical.schedule is not None and self.physical.schedule.due_at(t, arrived):
+            results += self._evaluate(t)
+        self.clock = t
+        return results
+
+    def flush(self, until: int | None = None) -> list[Result]:
+        """End of input: fire everything due through the flush end (or ``until``)."""
+        results = self._once()
+        if self.low is None:
+            return results
+        end = until if until is not None else self._flush_end()
+        results += self._between(end + 1)
+        self.clock = max(end, self.clock or end)
+        return results
+
+    def _flush_end(self) -> int:
+        ends = [
+            op.flush_end(self.last_arrival[stream])
+            for stream, op in self.physical.windows.values()
+            if stream in self.last_arrival
+        ]
+        return max(ends)
+
+    def _once(self) -> list[Result]:
+        """A query without a report policy is evaluated once, at 0 (the reference's choice)."""
+        if self.physical.schedule is not None or self.clock is not None:
+            return []
+        self.clock = 0
+        return self._evaluate(0)
+
+    def _between(self, before: int) -> list[Result]:
+        """The due instants after the clock and before ``before``, where nothing arrives."""
+        schedule = self.physical.schedule
+        if schedule is None or self.low is None:
+            return []
+        after = self.low - 1 if self.clock is None else max(self.clock, self.low - 1)
+        return [r for t in schedule.between(after, before) for r in self._evaluate(t)]
+
+    def _insert(self, t: int, elements: Sequence[StreamElement]) -> Arrivals:
+        admitted = set()
+        for e in elements:
+            self.last_arrival[e.stream] = t
+            triples = tuple(self._encode(tr) for tr in e.triples)
+            for name, (stream, _) in self.physical.windows.items():
+                if stream == e.stream and self.windows[name].insert(t, triples):
+                    admitted.add(name)
+        return Arrivals(frozenset(admitted), frozenset(e.stream for e in elements))
+
+    def _encode(self, triple: ox.Triple) -> tuple[int, int, int]:
+        encode = self.dictionary.encode
+        return (encode(triple.subject), encode(triple.predicate), encode(triple.object))
+
+    # --- one evaluation ---------------------------------------------------------------
+    def _evaluate(self, t: int) -> list[Result]:
+        for window in self.windows.values():
+            window.advance(t)
+        schedule = self.physical.schedule
+        if schedule is not None and not all(
+            any(self.windows[w] for w in schedule.scope(c)) for c in schedule.conditions
+        ):
+            return []
+        now = self._answer(po.run(self.physical.root, _Reader(self)))
+        self.previous, out = r2s.step(self.operator, self.previous, now)
+        return self._results(t, out)
+
+    def _answer(self, rows: list[Row]) -> Counter[Hashable]:
+        """The bag the query form makes of the solutions."""
+        match self.query.form:
+            case qa.Ask():
+                return Counter({bool(rows): 1})
+            case qa.Construct(template):
+                return Counter(t for row in rows for t in self._instantiate(template, row))
+            case _:
+                slots = self.physical.slots
+                visible = [i for i, n in enumerate(slots.names) if slots.visible(n)]
+                return Counter(tuple(r[i] for i in visible) for r in rows)
+
+    def _instantiate(self, template, row: Row) -> set[tuple[int, int, int]]:
+        """The template's triples under one solution (each once), unbound ones left out."""
+        slots, encode = self.physical.slots, self.dictionary.encode
+        triples = set()
+        for pattern in template:
+            ids = [
+                row[slots.index(x.value)] if isinstance(x, ox.Variable) else encode(x)
+                for x in (pattern.subject, pattern.predicate, pattern.object)
+            ]
+            if None not in ids and self._well_placed(ids):
+                triples.add(tuple(ids))
+        return triples
+
+    def _well_placed(self, ids: list[int | None]) -> bool:
+        s, p, _ = (self.dictionary.decode(i) for i in ids)  # type: ignore[arg-type]
+        return not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)
+
+    def _results(self, t: int, bag: Counter[Hashable]) -> list[Result]:
+        op = "-" if self.operator is qa.DStream else "+"
+        decode = self.dictionary.decode
+        match self.query.form:
+            case qa.Ask():
+                return [Result(self.name, t, op, boolean=b) for b in bag.elements()]  # type: ignore[arg-type]
+            case qa.Construct():
+                triples = sorted((ox.Triple(*map(decode, k)) for k in +bag), key=str)  # type: ignore[misc]
+                return [Result(self.name, t, op, triples=tuple(triples))] if triples else []
+        names = [n for n in self.physical.slots.names if self.physical.slots.visible(n)]
+        return [
+            Result(self.name, t, op, _binding(names, row, decode))  # type: ignore[arg-type]
+            for row in bag.elements()
+        ]
+
+    # --- state ------------------------------------------------------------------------
+    def state_size(self) -> dict[str, int]:
+        """The engine's own counters of what it holds (rows), for memory bounds."""
+        return {
+            "window_elements": sum(len(w) for w in self.windows.values()),
+            "window_triples": sum(len(w.graph) for w in self.windows.values()),
+            "previous_answer": sum(self.previous.values()),
+        }
+
+    def snapshot(self) -> Snapshot:
+        """Every piece of state, as rows."""
+        clock = [("low", self.low), ("clock", self.clock)]
+        return {
+            "windows": [(str(n), *row) for n, w in self.windows.items() for row in w.rows()],
+            "previous": [(count, key) for key, count in self.previous.items()],
+            "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
+        }
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
+        for name, (_, op) in self.physical.windows.items():
+            rows = [row[1:] for row in snapshot["windows"] if row[0] == str(name)]
+            self.windows[name] = WindowState.from_rows(op, rows)
+        self.previous = Counter({key: count for count, key in snapshot["previous"]})
+        clock = dict(snapshot["clock"])
+        self.low, self.clock = clock.pop("low"), clock.pop("clock")
+        self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
+        self._fallback = None
+
+
+class _Reader:
+    """The plan's view of the query's data at an evaluation instant."""
+
+    def __init__(self, engine: ContinuousQuery) -> None:
+        self.engine = engine
+        self.width = len(engine.physical.slots.names)
+
+    def graph(self, ref: po.GraphRef) -> TripleIndex:
+        if isinstance(ref, po.WindowGraph):
+            return self.engine.windows[ref.name].graph
+        return self.engine.background.graph(ref.name)
+
+    def fallback(self, node: po.Fallback) -> list[Row]:
+        engine = self.engine
+        if engine._fallback is None:
+            engine._fallback = FallbackStore(
+                engine.background.store,
+                engine.physical.default_graph,
+                engine.physical.slots,
+                engine.dictionary,
+            )
+        return engine._fallback.rows(node, engine.windows)
+
+
+def _binding(names: list[str], row: tuple, decode: Callable[[int], object]) -> tuple:
+    """A result binding: the bound output variables, decoded."""
+    return tuple((n, decode(v)) for n, v in zip(names, row, strict=True) if v is not None)

@@ -1,0 +1,63 @@
+"""The physical plan as text, for ``sepia explain``: one operator per line, indented."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from sepia.algebra import to_sexpr
+from sepia.engine import operators as po
+from sepia.engine.planner import PhysicalQuery
+from sepia.engine.rows import Slots
+from sepia.rdf.dictionary import Dictionary
+
+
+def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
+    """Windows, report policy, then the R2R operator tree (fallbacks marked FALLBACK)."""
+    lines = [f"R2S {physical.query.expression.__class__.__name__}"]
+    windows = physical.windows.items()
+    lines += [f"S2R window {name} on <{stream}>: {op.spec}" for name, (stream, op) in windows]
+    lines.append(f"report {physical.query.report}")
+    lines += _tree(physical.root, physical.slots, dictionary, 0)
+    return "\n".join(lines)
+
+
+def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: int) -> list[str]:
+    pad = "  " * depth
+    name = lambda i: "?" + slots.names[i]  # noqa: E731
+    below = lambda *children: [  # noqa: E731
+        line for c in children for line in _tree(c, slots, dictionary, depth + 1)
+    ]
+    match node:
+        case po.Scan(graphs, patterns):
+            shown = [" ".join(_position(p, slots, dictionary) for p in t) for t in patterns]
+            where = " + ".join(map(_graph, graphs))
+            return [f"{pad}Scan {where} {shown} (index nested loops, order by index sizes)"]
+        case po.HashJoin(left, right, keys) | po.LeftOuterJoin(left, right, keys, _):
+            kind = type(node).__name__
+            return [f"{pad}{kind} on {[name(k) for k in keys]}", *below(left, right)]
+        case po.UnionAll(left, right) | po.AntiJoin(left, right):
+            return [f"{pad}{type(node).__name__}", *below(left, right)]
+        case po.Select(inner, condition):
+            return [f"{pad}Select {condition.text}", *below(inner)]
+        case po.Bind(inner, slot, value):
+            return [f"{pad}Bind {name(slot)} := {value.text}", *below(inner)]
+        case po.Keep(inner, kept):
+            return [f"{pad}Keep {[name(k) for k in kept]}", *below(inner)]
+        case po.Dedup(inner):
+            return [f"{pad}Dedup", *below(inner)]
+        case po.Table(rows):
+            return [f"{pad}Table ({len(rows)} rows)"]
+        case po.Fallback(pattern, _):
+            return [f"{pad}FALLBACK pyoxigraph {to_sexpr(pattern)}"]
+        case _:
+            assert_never(node)
+
+
+def _graph(ref: po.GraphRef) -> str:
+    if isinstance(ref, po.WindowGraph):
+        return f"window {ref.name}"
+    return "background default graph" if ref.name is None else f"background graph {ref.name}"
+
+
+def _position(p: po.Position, slots: Slots, dictionary: Dictionary) -> str:
+    return "?" + slots.names[p.index] if isinstance(p, po.Slot) else dictionary.decode_text(p.id)

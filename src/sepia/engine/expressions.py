@@ -1,0 +1,111 @@
+"""SPARQL expressions (FILTER, BIND, OPTIONAL conditions) over encoded rows.
+
+SPARQL's expression semantics (type promotion, errors, effective boolean value, the function
+library) is long and subtle, so the engine does not re-implement it: it hands pyoxigraph a
+whole batch of rows at once, as one ``VALUES`` block, and reads the values back. Results are
+cached by the ids of the expression's variables, so each distinct input is computed once
+(expressions are functions of their variables; the cache is bounded and holds no engine
+state: dropping it changes nothing but speed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyoxigraph as ox
+
+from sepia.algebra import expression as ex
+from sepia.engine.rows import Row, Slots
+from sepia.rdf.dictionary import Dictionary
+from sepia.semantics.sparql import expression_text, values_text
+
+CACHE_LIMIT = 1 << 16
+TRUE = ox.Literal("true", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
+_KEY, _VALUE = "__key", "__value"
+
+
+def variables_of(e: ex.Expression) -> set[str]:
+    """The variables an expression reads (EXISTS patterns are the fallback's business)."""
+    match e:
+        case ox.Variable():
+            return {e.value}
+        case ex.Binary(_, left, right):
+            return variables_of(left) | variables_of(right)
+        case ex.Unary(_, operand):
+            return variables_of(operand)
+        case ex.In(value, options, _):
+            return variables_of(value).union(*(variables_of(o) for o in options))
+        case ex.Call(_, args) | ex.FunctionCall(_, args, _):
+            return set().union(*(variables_of(a) for a in args))
+        case _:
+            return set()
+
+
+def has_exists(e: ex.Expression) -> bool:
+    """Whether an expression holds EXISTS / NOT EXISTS or an aggregate (not row-local)."""
+    match e:
+        case ex.Exists() | ex.Aggregate():
+            return True
+        case ex.Binary(_, left, right):
+            return has_exists(left) or has_exists(right)
+        case ex.Unary(_, operand):
+            return has_exists(operand)
+        case ex.In(value, options, _):
+            return has_exists(value) or any(has_exists(o) for o in options)
+        case ex.Call(_, args) | ex.FunctionCall(_, args, _):
+            return any(has_exists(a) for a in args)
+        case _:
+            return False
+
+
+class ExpressionEvaluator:
+    """One expression, compiled once into a batch query over its variables' slots."""
+
+    def __init__(
+        self,
+        expression: ex.Expression,
+        slots: Slots,
+        dictionary: Dictionary,
+        *,
+        boolean: bool = False,
+    ) -> None:
+        text = expression_text(expression)
+        self.text = f"IF({text}, true, false)" if boolean else text
+        self.truth = dictionary.encode(TRUE)
+        self.names = sorted(variables_of(expression) & set(slots.names))
+        self.positions = [slots.index(n) for n in self.names]
+        self.dictionary = dictionary
+        self.cache: dict[tuple[int | None, ...], int | None] = {}
+        self._store = ox.Store()
+
+    def values(self, rows: Sequence[Row]) -> list[int | None]:
+        """The expression's value on each row (None where it raises an error)."""
+        keys = [tuple(row[i] for i in self.positions) for row in rows]
+        missing = list({k for k in keys if k not in self.cache})
+        if missing:
+            if len(self.cache) + len(missing) > CACHE_LIMIT:
+                self.cache.clear()
+            self.cache.update(zip(missing, self._compute(missing), strict=True))
+        return [self.cache[k] for k in keys]
+
+    def truths(self, rows: Sequence[Row]) -> list[bool]:
+        """The effective boolean value on each row, an error being false (for an evaluator
+        built with ``boolean``, which computes IF(expression, true, false))."""
+        return [v == self.truth for v in self.values(rows)]
+
+    def _compute(self, keys: list[tuple[int | None, ...]]) -> list[int | None]:
+        decode = self.dictionary.decode
+        table = [
+            [ox.Literal(str(number)), *(None if i is None else decode(i) for i in key)]
+            for number, key in enumerate(keys)
+        ]
+        block = values_text([_KEY, *self.names], table)
+        query = f"SELECT ?{_KEY} ?{_VALUE} WHERE {{ {block} BIND(({self.text}) AS ?{_VALUE}) }}"
+        solutions = self._store.query(query)
+        assert isinstance(solutions, ox.QuerySolutions)
+        found: list[int | None] = [None] * len(keys)
+        for solution in solutions:
+            value = solution[_VALUE]
+            if value is not None:
+                found[int(solution[_KEY].value)] = self.dictionary.encode(value)
+        return found

@@ -1,0 +1,74 @@
+"""pyoxigraph for the sub-patterns the engine has no native operator for yet.
+
+A ``Fallback`` node is printed back to SPARQL (``sepia.semantics.sparql``) and run on a
+pyoxigraph store holding the background data and, in named graphs, the windows it reads;
+a window graph is refilled only when the window changed since it was last written. The
+store is a cache of the windows' rows, not state: it is rebuilt from them on demand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pyoxigraph as ox
+
+from sepia.engine.operators import Fallback, GraphRef, WindowGraph
+from sepia.engine.rows import Row, Slots
+from sepia.engine.windows import WindowState
+from sepia.rdf.dictionary import Dictionary
+from sepia.semantics.sparql import select_text, window_graph
+
+
+class FallbackStore:
+    """The store one query's fallback nodes read."""
+
+    def __init__(
+        self,
+        background: ox.Store,
+        default_graph: tuple[GraphRef, ...],
+        slots: Slots,
+        dictionary: Dictionary,
+    ) -> None:
+        self.store = ox.Store()
+        self.store.extend(background.quads_for_pattern(None, None, None, None))
+        self.default_graph = [
+            window_graph(g.name) if isinstance(g, WindowGraph) else g.name or ox.DefaultGraph()
+            for g in default_graph
+        ]
+        self.slots = slots
+        self.dictionary = dictionary
+        self.written: dict[ox.NamedNode, int] = {}
+
+    def rows(self, node: Fallback, windows: Mapping[ox.NamedNode, WindowState]) -> list[Row]:
+        """The solutions of the node's pattern over the current window contents."""
+        for name in node.windows:
+            self._refresh(name, windows[name])
+        solutions = self.store.query(select_text(node.pattern), default_graph=self.default_graph)
+        assert isinstance(solutions, ox.QuerySolutions)
+        columns = [
+            (v.value, self.slots.index(v.value))
+            for v in solutions.variables
+            if v.value in self.slots.names
+        ]
+        encode = self.dictionary.encode
+        out = []
+        for solution in solutions:
+            row: list[int | None] = [None] * len(self.slots.names)
+            for name, slot in columns:
+                term = solution[name]
+                row[slot] = None if term is None else encode(term)
+            out.append(tuple(row))
+        return out
+
+    def _refresh(self, name: ox.NamedNode, window: WindowState) -> None:
+        if self.written.get(name) == window.version:
+            return
+        graph = window_graph(name)
+        if self.store.contains_named_graph(graph):
+            self.store.remove_graph(graph)
+        decode = self.dictionary.decode
+        self.store.extend(
+            ox.Quad(decode(s), decode(p), decode(o), graph)  # type: ignore[arg-type]
+            for s, p, o in window.graph.match(None, None, None)
+        )
+        self.written[name] = window.version

@@ -1,0 +1,70 @@
+"""An indexed graph of dictionary-encoded triples, maintained by insertion and deletion.
+
+A window's instantaneous graph is the *set* of the triples of the elements it shows, so the
+same triple carried by two elements must stay until both have left: every triple keeps a
+reference count, and it enters or leaves the indexes only when that count crosses zero.
+Indexes by subject, predicate and object (each a dict of sets) let a triple pattern with
+any bound position be answered without scanning the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+EncodedTriple = tuple[int, int, int]
+
+
+class TripleIndex:
+    """A multiset of encoded triples seen as a set, indexed on each position."""
+
+    __slots__ = ("_by", "_counts")
+
+    def __init__(self, triples: Iterable[EncodedTriple] = ()) -> None:
+        self._counts: dict[EncodedTriple, int] = {}
+        self._by: tuple[dict[int, set[EncodedTriple]], ...] = ({}, {}, {})
+        for triple in triples:
+            self.add(triple)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __contains__(self, triple: object) -> bool:
+        return triple in self._counts
+
+    def add(self, triple: EncodedTriple) -> None:
+        """One more occurrence of ``triple``; it becomes visible on its first."""
+        count = self._counts.get(triple, 0)
+        self._counts[triple] = count + 1
+        if count == 0:
+            for position, index in enumerate(self._by):
+                index.setdefault(triple[position], set()).add(triple)
+
+    def remove(self, triple: EncodedTriple) -> None:
+        """One occurrence fewer; the triple leaves the indexes with its last one."""
+        count = self._counts[triple]
+        if count > 1:
+            self._counts[triple] = count - 1
+            return
+        del self._counts[triple]
+        for position, index in enumerate(self._by):
+            bucket = index[triple[position]]
+            bucket.discard(triple)
+            if not bucket:
+                del index[triple[position]]
+
+    def match(self, s: int | None, p: int | None, o: int | None) -> Iterator[EncodedTriple]:
+        """The triples that agree with the bound positions (None is a wildcard), read from
+        the smallest index bucket among the bound positions."""
+        bound = [(position, value) for position, value in enumerate((s, p, o)) if value is not None]
+        if not bound:
+            return iter(self._counts)
+        buckets = [self._by[position].get(value, ()) for position, value in bound]
+        smallest = min(buckets, key=len)
+        if len(bound) == 1:
+            return iter(smallest)
+        return (t for t in smallest if all(t[i] == v for i, v in bound))
+
+    def estimate(self, s: int | None, p: int | None, o: int | None) -> int:
+        """An upper bound of ``len(match(s, p, o))`` read off the index sizes (join order)."""
+        sizes = [len(self._by[i].get(v, ())) for i, v in enumerate((s, p, o)) if v is not None]
+        return min(sizes) if sizes else len(self._counts)

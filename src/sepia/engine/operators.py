@@ -1,0 +1,292 @@
+"""Physical R2R operators: graph patterns evaluated over indexed, encoded graphs.
+
+The planner (:mod:`sepia.engine.planner`) turns the algebra into a tree of these nodes once;
+``run`` evaluates the tree at each evaluation instant against the graphs the runtime keeps
+(windows and background data, all ``TripleIndex``es of term ids). Rows are tuples indexed
+by the query's slot table (:mod:`sepia.engine.rows`). What the engine does not evaluate
+natively yet is a ``Fallback`` node, evaluated by pyoxigraph over the same data.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
+from typing import Protocol, assert_never
+
+import pyoxigraph as ox
+
+from sepia.algebra import pattern as gp
+from sepia.engine.expressions import ExpressionEvaluator
+from sepia.engine.graph import EncodedTriple, TripleIndex
+from sepia.engine.rows import Row, compatible, merge, shares_binding
+
+
+@dataclass(frozen=True, slots=True)
+class WindowGraph:
+    """The instantaneous graph of a named window."""
+
+    name: ox.NamedNode
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundGraph:
+    """A background graph: a named one, or the default graph (``name`` None)."""
+
+    name: ox.NamedNode | None = None
+
+
+GraphRef = WindowGraph | BackgroundGraph
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A pattern position holding a variable (or a pattern blank node): its slot."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    """A pattern position holding a term: its id."""
+
+    id: int
+
+
+Position = Slot | Constant
+EncodedPattern = tuple[Position, Position, Position]
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """A BGP over the union of ``graphs``: index nested-loop joins, in an order chosen at
+    each evaluation from the index sizes (most selective connected pattern first)."""
+
+    graphs: tuple[GraphRef, ...]
+    patterns: tuple[EncodedPattern, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HashJoin:
+    """Join: hash on the slots bound on both sides (``keys``), compatibility on the rest."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    keys: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOuterJoin:
+    """LeftJoin (OPTIONAL), its condition evaluated on each merged row."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    keys: tuple[int, ...]
+    condition: ExpressionEvaluator | None
+
+
+@dataclass(frozen=True, slots=True)
+class UnionAll:
+    left: PhysicalPlan
+    right: PhysicalPlan
+
+
+@dataclass(frozen=True, slots=True)
+class AntiJoin:
+    """MINUS: drop left rows with a compatible right row that shares a variable."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """FILTER: keep rows whose condition's effective boolean value is true."""
+
+    inner: PhysicalPlan
+    condition: ExpressionEvaluator
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """Extend (BIND): one more slot from an expression (unbound on error)."""
+
+    inner: PhysicalPlan
+    slot: int
+    value: ExpressionEvaluator
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Projection: the slots outside ``slots`` become unbound."""
+
+    inner: PhysicalPlan
+    slots: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dedup:
+    """DISTINCT."""
+
+    inner: PhysicalPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """VALUES: constant rows."""
+
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """A sub-pattern the engine does not evaluate natively yet: pyoxigraph evaluates it over
+    the same background data and window contents (marked as such in ``sepia explain``)."""
+
+    pattern: gp.GraphPattern
+    windows: tuple[ox.NamedNode, ...]
+
+
+PhysicalPlan = (
+    Scan | HashJoin | LeftOuterJoin | UnionAll | AntiJoin | Select | Bind | Keep | Dedup | Table
+    | Fallback
+)
+
+
+class Context(Protocol):
+    """What a plan reads at an evaluation instant."""
+
+    width: int
+
+    def graph(self, ref: GraphRef) -> TripleIndex: ...
+
+    def fallback(self, node: Fallback) -> list[Row]: ...
+
+
+def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
+    """The solutions of a physical plan at the current instant (a bag, as a list)."""
+    match plan:
+        case Scan(graphs, patterns):
+            return scan([ctx.graph(g) for g in graphs], patterns, ctx.width)
+        case HashJoin(left, right, keys):
+            return list(_joined(run(left, ctx), run(right, ctx), keys))
+        case LeftOuterJoin(left, right, keys, condition):
+            return _left_outer(run(left, ctx), run(right, ctx), keys, condition)
+        case UnionAll(left, right):
+            return run(left, ctx) + run(right, ctx)
+        case AntiJoin(left, right):
+            others = run(right, ctx)
+            return [
+                r for r in run(left, ctx)
+                if not any(compatible(r, o) and shares_binding(r, o) for o in others)
+            ]
+        case Select(inner, condition):
+            rows = run(inner, ctx)
+            return [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
+        case Bind(inner, slot, value):
+            rows = run(inner, ctx)
+            values = value.values(rows)
+            return [(*r[:slot], v, *r[slot + 1 :]) for r, v in zip(rows, values, strict=True)]
+        case Keep(inner, slots):
+            kept = set(slots)
+            rows = run(inner, ctx)
+            return [tuple(v if i in kept else None for i, v in enumerate(r)) for r in rows]
+        case Dedup(inner):
+            return list(Counter(run(inner, ctx)))
+        case Table(rows):
+            return list(rows)
+        case Fallback():
+            return ctx.fallback(plan)
+        case _:
+            assert_never(plan)
+
+
+def scan(graphs: list[TripleIndex], patterns: tuple[EncodedPattern, ...], width: int) -> list[Row]:
+    """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins."""
+    rows: list[Row] = [(None,) * width]
+    remaining = list(patterns)
+    bound: set[int] = set()
+    while remaining and rows:
+        pattern = _most_selective(remaining, bound, graphs)
+        remaining.remove(pattern)
+        rows = [extended for row in rows for extended in _extend(row, pattern, graphs)]
+        bound |= {p.index for p in pattern if isinstance(p, Slot)}
+    return rows
+
+
+def _most_selective(
+    patterns: list[EncodedPattern], bound: set[int], graphs: list[TripleIndex]
+) -> EncodedPattern:
+    """Next pattern: connected to what is bound (no cross product) and smallest by index."""
+
+    def cost(pattern: EncodedPattern) -> tuple[bool, int]:
+        connected = not bound or any(isinstance(p, Slot) and p.index in bound for p in pattern)
+        consts = [p.id if isinstance(p, Constant) else None for p in pattern]
+        return (not connected, sum(g.estimate(*consts) for g in graphs))
+
+    return min(patterns, key=cost)
+
+
+def _extend(row: Row, pattern: EncodedPattern, graphs: list[TripleIndex]) -> Iterator[Row]:
+    """The row extended by each matching triple (a repeated variable must match itself)."""
+    query = [p.id if isinstance(p, Constant) else row[p.index] for p in pattern]
+    for triple in _matches(graphs, query[0], query[1], query[2]):
+        values = list(row)
+        ok = True
+        for position, term in zip(pattern, triple, strict=True):
+            if isinstance(position, Slot):
+                current = values[position.index]
+                if current is not None and current != term:
+                    ok = False
+                    break
+                values[position.index] = term
+        if ok:
+            yield tuple(values)
+
+
+def _matches(
+    graphs: list[TripleIndex], s: int | None, p: int | None, o: int | None
+) -> Iterator[EncodedTriple]:
+    if len(graphs) == 1:
+        return graphs[0].match(s, p, o)
+    return iter(set(chain.from_iterable(g.match(s, p, o) for g in graphs)))
+
+
+def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterator[Row]:
+    """Compatible pairs, merged; hashed on ``keys`` (bound on every row of both sides)."""
+    table = _hashed(right, keys)
+    for l_row in left:
+        for r in table.get(tuple(l_row[k] for k in keys), ()):
+            if compatible(l_row, r):
+                yield merge(l_row, r)
+
+
+def _left_outer(
+    left: list[Row],
+    right: list[Row],
+    keys: tuple[int, ...],
+    condition: ExpressionEvaluator | None,
+) -> list[Row]:
+    """Each left row with its compatible right rows that pass the condition, else alone."""
+    table = _hashed(right, keys)
+    pairs = [
+        (i, merge(l_row, r))
+        for i, l_row in enumerate(left)
+        for r in table.get(tuple(l_row[k] for k in keys), ())
+        if compatible(l_row, r)
+    ]
+    if condition is not None:
+        truths = condition.truths([m for _, m in pairs])
+        pairs = [p for p, ok in zip(pairs, truths, strict=True) if ok]
+    by_left: dict[int, list[Row]] = {}
+    for i, m in pairs:
+        by_left.setdefault(i, []).append(m)
+    return [row for i, l_row in enumerate(left) for row in by_left.get(i, [l_row])]
+
+
+def _hashed(rows: list[Row], keys: tuple[int, ...]) -> dict[tuple[int | None, ...], list[Row]]:
+    table: dict[tuple[int | None, ...], list[Row]] = {}
+    for r in rows:
+        table.setdefault(tuple(r[k] for k in keys), []).append(r)
+    return table

@@ -1,0 +1,53 @@
+"""Solutions as rows: a tuple of term ids indexed by a variable-slot table (style.md 5).
+
+Every variable of a query (and every blank node of its patterns, which BGP matching treats
+as a variable that is never output) gets one slot; a solution is a tuple with one entry per
+slot, None where the variable is unbound. Rows map straight onto Arrow or Spark columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+Row = tuple[int | None, ...]
+
+BLANK = "_:"
+"""Slot names of blank nodes in patterns start with this (never a variable name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """The variable-slot table of one query."""
+
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> Slots:
+        return cls(tuple(sorted(set(names))))
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def empty(self) -> Row:
+        """The row of no bindings (the unit of join)."""
+        return (None,) * len(self.names)
+
+    def visible(self, name: str) -> bool:
+        """Whether a slot is a query variable (output) rather than a pattern blank node."""
+        return not name.startswith(BLANK)
+
+
+def compatible(a: Row, b: Row) -> bool:
+    """SPARQL compatibility: the rows agree wherever both are bound."""
+    return all(x is None or y is None or x == y for x, y in zip(a, b, strict=True))
+
+
+def merge(a: Row, b: Row) -> Row:
+    """The union of two compatible rows."""
+    return tuple(y if x is None else x for x, y in zip(a, b, strict=True))
+
+
+def shares_binding(a: Row, b: Row) -> bool:
+    """Whether the rows' domains intersect (MINUS removes only such compatible rows)."""
+    return any(x is not None and y is not None for x, y in zip(a, b, strict=True))

@@ -1,0 +1,180 @@
+"""Window operators (S2R), maintained incrementally: insert on arrival, evict on expiry.
+
+The reference (``sepia.semantics.windows``) recomputes a window's content from the whole
+stream at each evaluation time t; here a window keeps only what it shows. Every window kind
+of the algebra shows the elements stamped in (lower(t), t] (count-based windows: the last n
+elements), and lower(t) never decreases, so an evaluation at t first evicts the elements
+stamped at or before lower(t) from the front of the window and nothing is ever rescanned.
+The window's instantaneous graph is a ``TripleIndex`` updated with each insertion and
+eviction.
+
+State is rows (architecture principle 3): ``rows()`` gives one (element number, time, s, p, o) row
+per triple of each element shown (Nones for an element without triples);
+``WindowState.from_rows`` rebuilds the window, its index included.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import groupby
+
+from sepia.algebra import dataset as ds
+from sepia.engine.graph import EncodedTriple, TripleIndex
+from sepia.semantics.windows import last_close_holding, present_window, windows_for
+
+WindowRow = tuple[int, int, int | None, int | None, int | None]
+"""(element number, time, s, p, o); an element without triples is one row of Nones."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowOperator:
+    """The window function of one declared window: which elements it admits, how far back
+    it reaches at t, and when it closes. Pure: the content lives in ``WindowState``."""
+
+    spec: ds.WindowSpec
+
+    def admits(self, time: int) -> bool:
+        """Whether an element stamped ``time`` ever enters the window (content change)."""
+        match self.spec:
+            case ds.Sliding(width, slide, t0):
+                return bool(windows_for(time, width, slide, t0))
+            case ds.Landmark(t0):
+                return time >= t0
+            case ds.Interval(start, end):
+                return start <= time <= end
+            case ds.Now() | ds.CountBased():
+                return True
+
+    def lower(self, t: int) -> int | None:
+        """The window shows elements stamped in (lower, t]; None: no time bound."""
+        match self.spec:
+            case ds.Sliding(width, slide, t0):
+                present = present_window(t, width, slide, t0)
+                return t if present is None else present[0]
+            case ds.Landmark(t0):
+                return t0 - 1
+            case ds.Interval(start, _):
+                return start - 1
+            case ds.Now():
+                return t - 1
+            case ds.CountBased():
+                return None
+
+    def closes_on_arrival(self) -> bool:
+        """NOW and count-based windows move with every element: they close at arrivals."""
+        return isinstance(self.spec, ds.Now | ds.CountBased)
+
+    def closes_at(self, t: int) -> bool:
+        """Whether a window (o, c] of a time-based window closes at t (c = t)."""
+        match self.spec:
+            case ds.Sliding(width, slide, t0):
+                return t >= t0 + width and (t - t0 - width) % slide == 0
+            case ds.Interval(_, end):
+                return t == end
+            case _:
+                return False
+
+    def close_step(self) -> int | None:
+        """The distance between two closes, for time-driven windows."""
+        match self.spec:
+            case ds.Sliding(_, slide, _):
+                return slide
+            case _:
+                return None
+
+    def first_close_after(self, t: int) -> int | None:
+        """The earliest close strictly after t (time-driven windows), else None."""
+        match self.spec:
+            case ds.Sliding(width, slide, t0):
+                k = max(0, (t - t0 - width) // slide + 1)
+                return t0 + k * slide + width
+            case ds.Interval(_, end):
+                return end if end > t else None
+            case _:
+                return None
+
+    def flush_end(self, last: int) -> int:
+        """Where the end-of-input flush stops for this window, given its last element."""
+        match self.spec:
+            case ds.Sliding(width, slide, t0):
+                return last_close_holding(last, width, slide, t0) or last
+            case _:
+                return last
+
+    @property
+    def t0(self) -> int:
+        """Where periodic reports ``OF`` this window are aligned."""
+        match self.spec:
+            case ds.Sliding(_, _, t0) | ds.Landmark(t0):
+                return t0
+            case ds.Interval(start, _):
+                return start
+            case _:
+                return 0
+
+
+class WindowState:
+    """The elements a window shows, oldest first, and their triples' index."""
+
+    __slots__ = ("elements", "graph", "operator", "version")
+
+    def __init__(self, operator: WindowOperator) -> None:
+        self.operator = operator
+        self.elements: deque[tuple[int, tuple[EncodedTriple, ...]]] = deque()
+        self.graph = TripleIndex()
+        self.version = 0
+        """Counts changes, so caches of the content know when they are stale."""
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    def insert(self, time: int, triples: tuple[EncodedTriple, ...]) -> bool:
+        """An element arrives; False when the window does not admit it."""
+        if not self.operator.admits(time):
+            return False
+        self.elements.append((time, triples))
+        self.version += 1
+        for triple in triples:
+            self.graph.add(triple)
+        if isinstance(self.operator.spec, ds.CountBased):
+            while len(self.elements) > self.operator.spec.count:
+                self._evict()
+        return True
+
+    def advance(self, t: int) -> None:
+        """Evict what the window no longer shows at evaluation time t."""
+        lower = self.operator.lower(t)
+        if lower is None:
+            return
+        while self.elements and self.elements[0][0] <= lower:
+            self._evict()
+
+    def _evict(self) -> None:
+        _, triples = self.elements.popleft()
+        self.version += 1
+        for triple in triples:
+            self.graph.remove(triple)
+
+    def rows(self) -> list[WindowRow]:
+        """The window's state as rows (see the module docstring)."""
+        return [
+            (number, time, *triple)
+            for number, (time, triples) in enumerate(self.elements)
+            for triple in (triples or ((None, None, None),))
+        ]
+
+    @classmethod
+    def from_rows(cls, operator: WindowOperator, rows: Iterable[WindowRow]) -> WindowState:
+        """Rebuild a window from ``rows()`` output (element number first)."""
+        state = cls(operator)
+        for _, group in groupby(rows, key=lambda row: row[0]):
+            members = list(group)
+            time = members[0][1]
+            triples = tuple(row[2:] for row in members if row[2] is not None)  # type: ignore[misc]
+            state.elements.append((time, triples))
+            for triple in triples:
+                state.graph.add(triple)
+        return state
+

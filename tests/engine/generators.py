@@ -1,0 +1,132 @@
+"""Hypothesis strategies for the differential tests: streams and RSP-QL queries.
+
+Streams use a small vocabulary so that joins, duplicates and filters hit often; times come
+from gaps of 0 (equal timestamps), 1-2 (bursts) and 5-12 (gaps). Queries are assembled
+from window specs, report policies, streaming operators and pattern families, as text, so
+they go through the real parser.
+"""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+from hypothesis import strategies as st
+
+from sepia.rdf.stream import StreamElement
+
+EX = "http://example.org/"
+S1, S2 = EX + "s1", EX + "s2"
+SUBJECTS = [ox.NamedNode(EX + x) for x in "abc"]
+PREDICATES = [ox.NamedNode(EX + x) for x in "pq"]
+OBJECTS = SUBJECTS + [ox.Literal(str(i), datatype=ox.NamedNode(
+    "http://www.w3.org/2001/XMLSchema#integer")) for i in range(1, 5)]
+
+BACKGROUND = """
+@prefix : <http://example.org/> .
+:a :r :b . :b :r :c . :c :r :a . :a :r 2 . :b :label "bee" .
+"""
+
+triples = st.builds(
+    ox.Triple, st.sampled_from(SUBJECTS), st.sampled_from(PREDICATES), st.sampled_from(OBJECTS)
+)
+gaps = st.one_of(st.just(0), st.integers(1, 2), st.integers(5, 12))
+
+
+@st.composite
+def stream(draw, iri: str, max_size: int = 8) -> list[StreamElement]:
+    """Elements of one stream in time order (equal times allowed)."""
+    t = draw(st.integers(0, 3))
+    elements = []
+    for number in range(draw(st.integers(0, max_size))):
+        t += draw(gaps) if number else 0
+        graph = draw(st.lists(triples, min_size=0, max_size=3, unique=True))
+        elements.append(StreamElement(iri, f"_:g{number}", t, t, tuple(graph)))
+    return elements
+
+
+@st.composite
+def streams(draw) -> dict[str, list[StreamElement]]:
+    return {S1: draw(stream(S1)), S2: draw(stream(S2))}
+
+
+window_specs = st.one_of(
+    st.builds(
+        lambda a, b, t0: f"[RANGE {a} STEP {b} START {t0}]",
+        st.integers(1, 6), st.integers(1, 4), st.integers(0, 3),
+    ),
+    st.builds(lambda a: f"[RANGE {a}]", st.integers(1, 5)),
+    st.builds(lambda t0: f"[LANDMARK FROM {t0}]", st.integers(0, 4)),
+    st.just("[NOW]"),
+    st.builds(lambda n: f"[ELEMENTS {n}]", st.integers(1, 3)),
+    st.builds(lambda a, b: f"[FROM {a} TO {a + b}]", st.integers(0, 8), st.integers(0, 10)),
+)
+
+
+@st.composite
+def report(draw, windows: list[str]) -> str:
+    """A REPORT clause of one or two strategies (or none: the dialect's default)."""
+
+    def strategy() -> str:
+        of = draw(st.sampled_from(["", *[f" OF :{w}" for w in windows]]))
+        kind = draw(st.sampled_from(["ON WINDOW CLOSE", "ON CONTENT CHANGE", "NON EMPTY", "EVERY"]))
+        if kind == "EVERY":
+            return f"EVERY {draw(st.integers(1, 5))}{of}"
+        return kind + of
+
+    count = draw(st.integers(0, 2))
+    return "" if count == 0 else "REPORT " + " AND ".join(strategy() for _ in range(count))
+
+
+ONE_WINDOW = [
+    ("*", "WINDOW :w1 { ?x :p ?y }"),
+    ("*", "WINDOW :w1 { ?x :p ?y } ?y :r ?z"),
+    ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?y :q ?z } }"),
+    ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?x :q ?z FILTER(?z != ?y) } }"),
+    ("*", "WINDOW :w1 { { ?x :p ?y } UNION { ?x :q ?y } }"),
+    ("*", "WINDOW :w1 { ?x ?p ?y FILTER(isLiteral(?y) && ?y > 2) }"),
+    ("*", "WINDOW :w1 { ?x :p ?y BIND(STR(?x) AS ?s) }"),
+    ("*", "WINDOW :w1 { ?x ?p ?y MINUS { ?x :q :a } }"),
+    ("*", "WINDOW :w1 { ?x :p ?y . ?y :p ?z }"),
+    ("*", "WINDOW :w1 { ?x :p ?x }"),
+    ("*", "WINDOW :w1 { ?x :p _:b . _:b :q ?y }"),
+    ("*", "WINDOW :w1 { ?x :p+ ?y }"),
+    ("*", "VALUES ?y { :a 3 } WINDOW :w1 { ?x ?p ?y }"),
+    ("?x (COUNT(*) AS ?n)", "WINDOW :w1 { ?x ?p ?y } GROUP BY ?x"),
+    ("DISTINCT ?x", "WINDOW :w1 { ?x ?p ?y }"),
+    ("?y", "WINDOW :w1 { ?x :q ?y } ORDER BY ?y"),
+]
+TWO_WINDOWS = [
+    ("*", "WINDOW :w1 { ?x :p ?y } WINDOW :w2 { ?y :q ?z }"),
+    ("*", "WINDOW :w1 { ?x :p ?y } OPTIONAL { WINDOW :w2 { ?x :q ?z } }"),
+    ("*", "{ WINDOW :w1 { ?x :p ?y } } UNION { WINDOW :w2 { ?x :p ?y } }"),
+    ("?x ?n", "WINDOW :w1 { ?x :p ?y } WINDOW :w2 { ?x :q ?n } FILTER(?n != ?y)"),
+]
+
+
+@st.composite
+def queries(draw) -> str:
+    """An RSP-QL query over one or two windows, as text."""
+    two = draw(st.booleans())
+    projection, body = draw(st.sampled_from(TWO_WINDOWS if two else ONE_WINDOW))
+    windows = ["w1", "w2"] if two else ["w1"]
+    declared = "\n".join(
+        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}" for i, w in enumerate(windows)
+    )
+    operator = draw(st.sampled_from(["RSTREAM", "ISTREAM", "DSTREAM"]))
+    form = draw(st.sampled_from(["SELECT", "SELECT", "SELECT", "ASK", "CONSTRUCT"]))
+    if projection != "*":
+        head = f"SELECT {projection}"
+    elif form == "ASK":
+        head = "ASK"
+    elif form == "CONSTRUCT":
+        head = "CONSTRUCT { ?x :seen ?y }"
+    else:
+        head = f"SELECT {projection}"
+    where, _, modifiers = body.partition(" GROUP BY ") if "GROUP BY" in body else (body, "", "")
+    tail = f"GROUP BY {modifiers}" if modifiers else ""
+    if " ORDER BY " in where:
+        where, _, order = where.partition(" ORDER BY ")
+        tail = f"ORDER BY {order}"
+    return (
+        f"PREFIX : <{EX}>\nREGISTER {operator} :out AS\n{head}\n{declared}\n"
+        f"{draw(report(windows))}\nWHERE {{ {where} }} {tail}"
+    )
