@@ -1,11 +1,57 @@
-"""`sepia check`: not built yet; it says so and exits non-zero rather than print fake output."""
+"""`sepia check`: is another engine's answer correct? (RSP-QL Definitions 25-26, Theorem 1)."""
 
 from __future__ import annotations
 
-from sepia.cli.app import app, not_built_yet
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from sepia.cli.app import app, fail
+from sepia.cli.options import (
+    DataOption,
+    DeadLetterOption,
+    LatenessOption,
+    OnErrorChoice,
+    OnErrorOption,
+    StreamOption,
+    UntilOption,
+    load_inputs,
+)
+from sepia.io.results import read_results_jsonl
+from sepia.runtime.inputs import ReadOptions
+from sepia.semantics.oracle import check as check_answer
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def check() -> None:
-    """(not built yet)"""
-    not_built_yet("sepia check")
+@app.command()
+def check(
+    query: Annotated[Path, typer.Argument(help="The query file (.rq).", exists=True)],
+    answer: Annotated[
+        Path, typer.Option(help="The answer to judge: jsonl as io.md specifies.", exists=True)
+    ],
+    stream: StreamOption = [],  # noqa: B006  (typer reads the default, never mutates it)
+    data: DataOption = [],  # noqa: B006
+    on_error: OnErrorOption = OnErrorChoice.stop,
+    dead_letter: DeadLetterOption = None,
+    allowed_lateness: LatenessOption = 0,
+    until: UntilOption = None,
+) -> None:
+    """Decide whether ANSWER is a correct answer of QUERY over the given input.
+
+    Every window start t0 the RSP-QL paper allows is tried (Theorem 1 bounds them), results
+    before the start-up transient are ignored, and the report names the t0 that matched or
+    the first difference. Exits 0 when correct, 1 when not.
+    """
+    inputs = load_inputs(
+        [query], stream, data, ReadOptions(on_error.value, dead_letter, allowed_lateness)
+    )
+    try:
+        results = [r for r in read_results_jsonl(answer) if r.query == inputs.queries[0].name]
+    except ValueError as error:
+        fail(f"{answer}: {error}")
+    verdict = check_answer(
+        inputs.queries[0].query, inputs.streams, inputs.background, results, until=until
+    )
+    Console().print(verdict.describe(), highlight=False)
+    raise typer.Exit(0 if verdict.correct else 1)

@@ -1,10 +1,52 @@
-"""Option values shared by several commands: `IRI=PATH` bindings and output formats."""
+"""Options shared by several commands: `IRI=PATH` bindings, stream reading, query inputs."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
+from typing import Annotated, NamedTuple
 
+import pyoxigraph as ox
 import typer
+
+from sepia.cli.app import fail
+from sepia.io.errors import InputError
+from sepia.lang import QueryError
+from sepia.rdf.stream import StreamElement
+from sepia.runtime.inputs import (
+    InputBindingError,
+    NamedQuery,
+    ReadOptions,
+    background,
+    bind_streams,
+    load_query,
+    read_streams,
+)
+
+
+class OnErrorChoice(StrEnum):
+    stop = "stop"
+    skip = "skip"
+
+
+QueriesArgument = Annotated[list[Path], typer.Argument(help="Query files (.rq).", exists=True)]
+StreamOption = Annotated[
+    list[str],
+    typer.Option(help="[IRI=]PATH of a stream file (TriG / N-Quads, .gz ok); repeatable."),
+]
+DataOption = Annotated[list[str], typer.Option(help="[GRAPH=]PATH of background data; repeatable.")]
+OnErrorOption = Annotated[
+    OnErrorChoice, typer.Option(help="At bad input: stop, or skip it to the dead-letter file.")
+]
+DeadLetterOption = Annotated[
+    Path | None, typer.Option(help="Where skipped elements go (with --on-error skip).")
+]
+LatenessOption = Annotated[
+    int, typer.Option(help="Put back in order elements up to this many time units late.")
+]
+UntilOption = Annotated[
+    int | None, typer.Option(help="Flush up to this time instead of the last window close.")
+]
 
 
 def split_binding(text: str) -> tuple[str | None, str]:
@@ -20,10 +62,40 @@ def split_binding(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+def existing_paths(values: list[str]) -> list[tuple[str | None, Path]]:
+    """`[NAME=]PATH` values whose paths must exist (a usage error names the missing one)."""
+    bindings = [split_binding(value) for value in values]
+    for _, path in bindings:
+        if not Path(path).exists():
+            raise typer.BadParameter(f"{path}: no such file or directory")
+    return [(name, Path(path)) for name, path in bindings]
+
+
 def stream_binding(text: str) -> tuple[str, Path]:
-    """A `--stream [IRI=]PATH` value; without an IRI the stream is named by the file's URI."""
-    name, value = split_binding(text)
-    path = Path(value)
-    if not path.exists():
-        raise typer.BadParameter(f"{value}: no such file or directory")
+    """A `[IRI=]PATH` stream; without an IRI the stream is named by the file's URI."""
+    ((name, path),) = existing_paths([text])
     return (name or path.resolve().as_uri()), path
+
+
+class RunInputs(NamedTuple):
+    """Compiled queries and everything they read, ready for an engine."""
+
+    queries: list[NamedQuery]
+    streams: dict[str, list[StreamElement]]
+    background: ox.Store | None
+
+
+def load_inputs(
+    queries: list[Path], stream: list[str], data: list[str], options: ReadOptions
+) -> RunInputs:
+    """Compile the queries (errors before any data is read), then read streams and data."""
+    try:
+        named = [load_query(path) for path in queries]
+    except QueryError as error:
+        fail(str(error))
+    try:
+        paths = bind_streams(named, existing_paths(stream))
+        dataset = background(existing_paths(data))
+        return RunInputs(named, read_streams(paths, options), dataset)
+    except (InputBindingError, InputError) as error:
+        fail(str(error))
