@@ -26,10 +26,10 @@ from rich.table import Table
 from sepia.io.assembly import PROV
 from sepia.io.results import Result, jsonl_line, triple_to_nt
 from sepia.rdf.terms import Term, term_to_nt
-from sepia.rdf.time import DATETIME_TYPES, TimeKind, format_time
+from sepia.rdf.time import XSD, TimeKind, format_time
 
-XSD_INTEGER = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
-XSD_DATETIME = ox.NamedNode(min(DATETIME_TYPES))  # xsd:dateTime
+XSD_INTEGER = ox.NamedNode(XSD + "integer")
+XSD_DATETIME = ox.NamedNode(XSD + "dateTime")
 META_COLUMNS = ("query", "t", "op", "from", "to", "match")
 
 
