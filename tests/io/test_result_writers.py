@@ -72,7 +72,10 @@ def test_jsonl_match_dstream_unbound_and_datetime(tmp_path: Path) -> None:
 
 
 def test_result_equality_ignores_binding_order_and_rejects_bad_shapes() -> None:
-    assert Result("q", 1, binding={"a": M, "b": A1}) == Result("q", 1, binding={"b": A1, "a": M})
+    one = Result("q", 1, binding={"a": M, "b": A1})
+    assert one == Result("q", 1, binding={"b": A1, "a": M, "c": None})  # None is unbound
+    assert len({one, Result("q", 1, binding=(("b", A1), ("a", M)))}) == 1
+    assert one.values == {"a": M, "b": A1}
     with pytest.raises(ValueError):
         Result("q", 1)
     with pytest.raises(ValueError):

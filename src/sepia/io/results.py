@@ -47,7 +47,8 @@ class Result:
             raise ValueError("a result has exactly one of binding, triples, boolean")
         if self.binding is not None:
             pairs = self.binding.items() if isinstance(self.binding, Mapping) else self.binding
-            object.__setattr__(self, "binding", tuple(sorted(pairs, key=lambda pair: pair[0])))
+            bound = [pair for pair in pairs if pair[1] is not None]  # None means unbound
+            object.__setattr__(self, "binding", tuple(sorted(bound, key=lambda pair: pair[0])))
         if self.triples is not None:
             object.__setattr__(self, "triples", tuple(self.triples))
 
