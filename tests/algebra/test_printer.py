@@ -42,7 +42,9 @@ def test_sexpr_without_prefixes_prints_full_iris():
 def test_sexpr_of_expressions_and_enums():
     expr = a.Binary(a.BinaryOperator.LESS, a.Call("GETDURATION", ()),
                     ox.Literal("30", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")))
-    assert a.to_sexpr(expr) == '(binary < (call GETDURATION ()) "30"^^<http://www.w3.org/2001/XMLSchema#integer>)'
+    assert a.to_sexpr(expr) == "(binary < (call GETDURATION ()) 30)"
+    duration = ox.Literal("P10D", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#duration"))
+    assert a.to_sexpr(duration) == '"P10D"^^<http://www.w3.org/2001/XMLSchema#duration>'
 
 
 def test_tree_puts_one_operator_per_line():

@@ -26,7 +26,7 @@ A compiled query is a :class:`Query`: (SE, SDS, ET, QF) of RSP-QL (seed 004, Def
 
 Every node is a frozen, slotted dataclass; evaluators dispatch with ``match``. Each node
 prints as an S-expression (:func:`to_sexpr`), an indented tree (:func:`to_tree`) and JSON
-(:func:`to_json`).
+(:func:`to_json`); a whole query prints back to query text (:func:`to_sparql`).
 """
 
 from sepia.algebra.dataset import (
@@ -143,6 +143,7 @@ from sepia.algebra.report import (
     WindowClose,
 )
 from sepia.algebra.scope import in_scope
+from sepia.algebra.text import to_sparql
 
 __all__ = [
     "Aggregate",
@@ -247,5 +248,6 @@ __all__ = [
     "tag",
     "to_json",
     "to_sexpr",
+    "to_sparql",
     "to_tree",
 ]

@@ -6,6 +6,8 @@ section 18.2.1): it matches like a variable but is never projected by ``SELECT *
 
 from __future__ import annotations
 
+import re
+
 import pyoxigraph as ox
 
 Variable = ox.Variable
@@ -20,8 +22,22 @@ TermPattern = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Variable
 TERM_TYPES = (ox.NamedNode, ox.BlankNode, ox.Literal, ox.Variable)
 
 
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_SHORT_LITERALS = {
+    XSD + "integer": re.compile(r"[+-]?[0-9]+"),
+    XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
+    XSD + "double": re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)[eE][+-]?[0-9]+"),
+    XSD + "boolean": re.compile(r"true|false"),
+}
+
+
 def term_text(term: TermPattern, prefixes: dict[str, str] | None = None) -> str:
-    """SPARQL text of a term: ``?v``, ``<iri>`` (or ``p:local`` when a prefix fits), a literal."""
+    """SPARQL text of a term: ``?v``, ``<iri>`` (or ``p:local`` when a prefix fits), a literal
+    (numbers and booleans in SPARQL's short form, ``42`` rather than ``"42"^^xsd:integer``)."""
+    if isinstance(term, ox.Literal):
+        short = _SHORT_LITERALS.get(term.datatype.value)
+        if short is not None and short.fullmatch(term.value):
+            return term.value
     if isinstance(term, ox.NamedNode) and prefixes:
         for prefix, namespace in prefixes.items():
             local = term.value[len(namespace):]

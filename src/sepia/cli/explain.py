@@ -1,5 +1,5 @@
 """`sepia explain QUERY`: the logical algebra a query compiles to, as an indented tree (for
-people), JSON (for tools) or an S-expression (as the tests compare them)."""
+people), JSON (for tools), an S-expression (as the tests compare them) or query text."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from sepia.algebra import Query, to_json, to_sexpr, to_tree
+from sepia.algebra import Query, to_json, to_sexpr, to_sparql, to_tree
 from sepia.cli.app import app, fail
 from sepia.lang import QueryError, parse_query
 
@@ -22,13 +22,15 @@ class ExplainFormat(enum.Enum):
     TREE = "tree"
     JSON = "json"
     SEXPR = "sexpr"
+    SPARQL = "sparql"
 
 
 @app.command()
 def explain(
     query: Annotated[str, typer.Argument(help="Query file (.rq), or '-' to read stdin.")],
-    output_format: Annotated[ExplainFormat, typer.Option(
-        "--format", "-f", help="tree, json or sexpr.")] = ExplainFormat.TREE,
+    output_format: Annotated[
+        ExplainFormat, typer.Option("--format", "-f", help="tree, json or sexpr.")
+    ] = ExplainFormat.TREE,
 ) -> None:
     """Print the algebra a query compiles to (the physical plan comes with the engine)."""
     text, source = _read(query)
@@ -42,6 +44,8 @@ def explain(
         typer.echo(json.dumps(to_json(compiled, prefixes), indent=2))
     elif output_format is ExplainFormat.SEXPR:
         typer.echo(to_sexpr(compiled.expression, prefixes))
+    elif output_format is ExplainFormat.SPARQL:
+        typer.echo(to_sparql(compiled), nl=False)
     else:
         typer.echo(_summary(compiled, prefixes))
         typer.echo(to_tree(compiled.expression, prefixes))
@@ -64,10 +68,15 @@ def _summary(query: Query, prefixes: dict[str, str]) -> str:
         lines += ["dataset:", *("  " + line for line in dataset)]
     lines.append(f"report: {to_sexpr(query.report, prefixes)}")
     extras = {
-        "registration": query.registration, "within": query.within,
-        "partition by": query.partition_by, "time unit": query.time_kind,
+        "registration": query.registration,
+        "within": query.within,
+        "partition by": query.partition_by,
+        "time unit": query.time_kind,
     }
-    lines += [f"{name}: {to_sexpr(value, prefixes)}" for name, value in extras.items()
-              if value is not None]
+    lines += [
+        f"{name}: {to_sexpr(value, prefixes)}"
+        for name, value in extras.items()
+        if value is not None
+    ]
     lines.append(f"event policy: {query.event_policy.value}")
     return "\n".join(lines) + "\nalgebra:"
