@@ -5,7 +5,10 @@ import re
 import sys
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sepia.algebra as a
 from sepia.algebra.text import QueryText
@@ -70,3 +73,33 @@ def test_an_operator_no_query_writes_has_no_text():
     bgp = a.Bgp(())
     with pytest.raises(ValueError, match="IntervalJoin"):
         QueryText().elements(a.Match(a.IntervalJoin(a.Event(bgp), a.Event(bgp))))
+
+
+def _gpm(label: str) -> a.Event:
+    triple = a.TriplePattern(ox.Variable("x"), ox.NamedNode(f"http://e/p{label}"),
+                             ox.Variable(label.lower()))
+    return a.Event(a.Bgp((triple,)), stream=ox.NamedNode("http://e/s"), label=label)
+
+
+def _spaseq_trees():
+    policies = st.sampled_from([a.SelectionPolicy.STRICT_CONTIGUITY,
+                                a.SelectionPolicy.SKIP_TILL_NEXT,
+                                a.SelectionPolicy.SKIP_TILL_ANY])
+    leaves = st.sampled_from("ABC").map(_gpm)
+    return st.recursive(leaves, lambda inner: st.one_of(
+        st.builds(a.Seq, inner, inner, policies), st.builds(a.And, inner, inner),
+        st.builds(a.Or, inner, inner), st.builds(a.Kleene, inner),
+        st.builds(a.Optional, inner), st.builds(a.Negation, inner)), max_leaves=6)
+
+
+def test_spaseq_expressions_print_and_parse_to_the_same_tree():
+    """Any SPAseq operator tree, printed with its parentheses, parses back to itself
+    (precedence and associativity of , ; : + ? ! & | agree between printer and grammar)."""
+    @settings(max_examples=150, deadline=None)
+    @given(_spaseq_trees())
+    def round_trip(event):
+        text = ("SELECT * FROM STREAM S1 <http://e/s> WHERE { "
+                + " ".join(QueryText().event_elements(event)) + " }")
+        assert parse_query(text).pattern.inner.event == event
+
+    round_trip()

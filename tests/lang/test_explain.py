@@ -51,3 +51,12 @@ def test_a_bad_query_exits_2_with_the_caret_on_stderr():
         "1 | SELECT * WHERE { ?s ex:p ?o }",
         "                        ^^^^",
     ]
+
+
+def test_sparql_output_compiles_back_to_the_same_algebra():
+    result = runner.invoke(app, ["explain", str(RSEPQL), "-f", "sparql"])
+    assert result.exit_code == 0
+    assert "MATCH { EVENT :w1 { ?x :p ?y . } SEQ EVENT :w2 { ?y :q ?z . } }" in result.output
+    again = runner.invoke(app, ["explain", "-", "-f", "sexpr"], input=result.output)
+    first = runner.invoke(app, ["explain", str(RSEPQL), "-f", "sexpr"])
+    assert again.output == first.output
