@@ -1,8 +1,7 @@
 """Print an algebra tree back to query text that compiles to the same tree.
 
-Graph patterns print as SPARQL 1.1 groups; event patterns in the syntax of the dialect that
-writes them (RSEP-QL ``MATCH``, CQELS-CEP ``SEQ`` with a negation, SPAseq ``SEQ`` with
-``DEFINE GPM`` blocks, EP-SPARQL's binary operators). Expressions and paths are fully
+Graph patterns print as SPARQL 1.1 groups; event patterns as :mod:`.event_text` says.
+Expressions and paths are fully
 parenthesised, so the text re-parses to the same tree whatever the precedences.
 A tree no query can produce (e.g. ``IntervalJoin``) raises ``ValueError``.
 """
@@ -18,11 +17,10 @@ from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qu
 from sepia.algebra import report as rp
+from sepia.algebra.event_text import EventText
 from sepia.algebra.terms import term_text
 from sepia.rdf.time import TimeKind
 
-_SPASEQ = {ev.SelectionPolicy.STRICT_CONTIGUITY: ",", ev.SelectionPolicy.SKIP_TILL_NEXT: ";",
-           ev.SelectionPolicy.SKIP_TILL_ANY: ":"}
 _GROUP_ATOMS = (gp.Bgp, gp.PathPattern, gp.Graph, gp.Window, gp.Union, gp.Values, gp.Match,
                 gp.Join, gp.LeftJoin, gp.Minus, gp.Extend)
 _MODIFIERS = (gp.Project, gp.Slice, gp.Distinct, gp.Reduced, gp.OrderBy, gp.Group)
@@ -35,7 +33,7 @@ def to_sparql(query: qu.Query) -> str:
     return QueryText(query.prefixes, query.dataset, query.time_kind).query(query)
 
 
-class QueryText:
+class QueryText(EventText):
     """Query text of algebra nodes, with the prefixes and dataset of one query."""
 
     def __init__(self, prefixes: tuple[tuple[str, str], ...] = (),
@@ -165,106 +163,6 @@ class QueryText:
             return (f"STREAM {self.term(declared.stream)} {self.window_spec(declared.spec)} "
                     f"{self.group(inner)}")
         return f"WINDOW {self.term(name)} {self.group(inner)}"
-
-    # ---- event patterns ------------------------------------------------------------------
-    def event_elements(self, event: ev.EventPattern) -> list[str]:
-        """Group elements whose translation is ``Match(event)``, in the event's dialect."""
-        leaves = list(_leaves(event))
-        if any(isinstance(leaf, ev.OccurrencePattern) for leaf in leaves):
-            return self.ep_elements(event)
-        if any(isinstance(leaf, ev.Event) and leaf.label for leaf in leaves):
-            gpms = {leaf.label: leaf for leaf in leaves if isinstance(leaf, ev.Event)}
-            defines = [f"DEFINE GPM {label} ON {self.term(gpm.stream)} {self.group(gpm.pattern)}"
-                       for label, gpm in gpms.items()]
-            return [f"SEQ({self.spaseq(event)})", *defines]
-        if isinstance(event, ev.NoHead | ev.NoTail | ev.SeqWithout):
-            return self.cqels(event)
-        return ["MATCH { " + self.rsep(event) + " }"]
-
-    def rsep(self, event: ev.EventPattern) -> str:
-        match event:
-            case ev.Event(pattern, window, None, None) if window is not None:
-                return f"EVENT {self.term(window)} {self.group(pattern)}"
-            case ev.Seq(left, right, _):
-                right_text = self.rsep(right)
-                if isinstance(right, ev.Seq):
-                    right_text = f"({right_text})"
-                return f"{self.rsep(left)} SEQ {right_text}"
-            case ev.First(inner):
-                return f"FIRST({self.rsep(inner)})"
-            case ev.Last(inner):
-                return f"LAST({self.rsep(inner)})"
-        raise ValueError(f"no query text for event pattern {type(event).__name__}")
-
-    def spaseq(self, event: ev.EventPattern) -> str:
-        def operand(node: ev.EventPattern) -> str:
-            return node.label if isinstance(node, ev.Event) else f"({self.spaseq(node)})"
-
-        match event:
-            case ev.Event(label=label) if label:
-                return label
-            case ev.Seq(left, right, policy) if policy in _SPASEQ:
-                return f"{operand(left)} {_SPASEQ[policy]} {operand(right)}"
-            case ev.And(left, right):
-                return f"{operand(left)} & {operand(right)}"
-            case ev.Or(left, right):
-                return f"{operand(left)} | {operand(right)}"
-            case ev.Kleene(inner):
-                return operand(inner) + "+"
-            case ev.Optional(inner):
-                return operand(inner) + "?"
-            case ev.Negation(inner):
-                return "!" + operand(inner)
-        raise ValueError(f"no SPAseq text for {type(event).__name__}")
-
-    def cqels(self, event: ev.EventPattern) -> list[str]:
-        """``WINDOW w { SEQ({P1}, !{P2}, ...) }``, or the window form over several windows."""
-        items = _cqels_items(event)
-        windows = {leaf.window for leaf, _ in items}
-        if len(windows) == 1:
-            (window,) = windows
-            sequence = ", ".join(("!" if negated else "") + self.group(leaf.pattern)
-                                 for leaf, negated in items)
-            return [f"WINDOW {self.term(window)} {{ SEQ({sequence}) }}"]
-        if len(windows) < len(items):
-            raise ValueError("a CQELS-CEP event clause reads each window once")
-        sequence = ", ".join(("!" if negated else "") + self.term(leaf.window)
-                             for leaf, negated in items)
-        blocks = [f"WINDOW {self.term(leaf.window)} {self.group(leaf.pattern)}"
-                  for leaf, _ in items]
-        return [f"SEQ({sequence})", *blocks]
-
-    def ep_elements(self, event: ev.EventPattern) -> list[str]:
-        """EP-SPARQL group elements whose event group is ``event``."""
-        match event:
-            case ev.EventFilter(condition, inner):
-                return [*self.ep_elements(inner), f"FILTER({self.expression(condition)})"]
-            case ev.EventJoin(left, right):
-                return [*self.ep_elements(left), self.ep_operand(right)]
-            case ev.OccurrencePattern(bgp):
-                return self.elements(bgp)
-            case _:
-                return [self.ep_binary(event)]
-
-    def ep_operand(self, event: ev.EventPattern, condition: ex.Expression | None = None) -> str:
-        inner = event if condition is None else ev.EventFilter(condition, event)
-        return "{ " + " ".join(self.ep_elements(inner)) + " }"
-
-    def ep_binary(self, event: ev.EventPattern) -> str:
-        match event:
-            case ev.SeqJoin(left, right, _):
-                return f"{self.ep_operand(left)} SEQ {self.ep_operand(right)}"
-            case ev.EqJoin(left, right):
-                return f"{self.ep_operand(left)} EQUALS {self.ep_operand(right)}"
-            case ev.SeqRightJoin(optional, required, condition):
-                return (f"{self.ep_operand(optional, condition)} OPTIONALSEQ "
-                        f"{self.ep_operand(required)}")
-            case ev.EqLeftJoin(left, right, condition):
-                return (f"{self.ep_operand(left)} EQUALSOPTIONAL "
-                        f"{self.ep_operand(right, condition)}")
-            case ev.Or(left, right):
-                return f"{self.ep_operand(left)} UNION {self.ep_operand(right)}"
-        raise ValueError(f"no EP-SPARQL text for {type(event).__name__}")
 
     # ---- SELECT and the solution modifiers ------------------------------------------------
     def select(self, pattern: gp.GraphPattern) -> str:
@@ -433,37 +331,6 @@ class QueryText:
             case rp.Periodic(period):
                 text = f"EVERY {self.duration(period)}"
         return text + (f" OF {self.term(strategy.window)}" if strategy.window else "")
-
-
-def _leaves(event: ev.EventPattern):
-    """The Event and OccurrencePattern leaves of an event pattern."""
-    if isinstance(event, ev.Event | ev.OccurrencePattern):
-        yield event
-        return
-    for value in vars_of(event):
-        if type(value).__module__ == ev.__name__ and not isinstance(value, ev.SelectionPolicy):
-            yield from _leaves(value)
-
-
-def vars_of(node: object) -> list[object]:
-    """The field values of a slotted dataclass node."""
-    return [getattr(node, name) for name in node.__dataclass_fields__]  # type: ignore[attr-defined]
-
-
-def _cqels_items(event: ev.EventPattern) -> list[tuple[ev.Event, bool]]:
-    """The elements of a CQELS-CEP SEQ, left to right, with their negation flag."""
-    match event:
-        case ev.Event():
-            return [(event, False)]
-        case ev.Seq(left, right, _):
-            return _cqels_items(left) + _cqels_items(right)
-        case ev.NoHead(negated, right):
-            return [(negated, True), *_cqels_items(right)]
-        case ev.NoTail(left, negated):
-            return [*_cqels_items(left), (negated, True)]
-        case ev.SeqWithout(left, negated, right):
-            return [*_cqels_items(left), (negated, True), *_cqels_items(right)]
-    raise ValueError(f"no CQELS-CEP text for {type(event).__name__}")
 
 
 def _over_group(pattern: gp.Extend) -> bool:

@@ -27,7 +27,7 @@ from sepia.lang.dialects.rspql import RspqlRules
 from sepia.lang.dialects.sequence import SequenceRules
 from sepia.lang.dialects.spaseq import SpaseqRules
 from sepia.lang.durations import DurationRules
-from sepia.lang.errors import QueryError, Span
+from sepia.lang.errors import QueryError
 from sepia.lang.expressions import ExpressionRules
 from sepia.lang.modifiers import ModifierRules, Modifiers, SelectClause
 from sepia.lang.patterns import PatternRules
@@ -56,7 +56,7 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
         super().__init__(visit_tokens=False)
         self.ctx = ctx
 
-    def resolve_dialect_elements(self, elements: list, _span: Span) -> list:
+    def resolve_dialect_elements(self, elements: list) -> list:
         """Dialect elements resolved at group level: SPAseq GPMs, CQELS window sequences."""
         return self.resolve_window_sequences(self.resolve_gpms(elements))
 

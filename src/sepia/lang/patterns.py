@@ -108,7 +108,7 @@ class PatternRules:
 
     def lower_group(self, elements: list, span: Span) -> GraphPattern:
         """Resolve the dialect elements of a group, then translate it (SPARQL 18.2.2.6)."""
-        elements = self.resolve_dialect_elements(elements, span)
+        elements = self.resolve_dialect_elements(elements)
         if self.is_event_group(elements):
             return self.event_group(elements, span)
         return self.translate_group(elements)
