@@ -35,6 +35,8 @@ class WindowSequence:
 
 def bind_window(pattern: GraphPattern, window: ox.NamedNode) -> GraphPattern:
     """``WINDOW w { P }``: triple sequences in P read w; the rest is Window(w, ...)."""
+    if not _holds_sequence(pattern):
+        return Window(window, pattern)
     match pattern:
         case Match(event):
             return Match(map_events(event, lambda e: dataclasses.replace(e, window=window)
@@ -45,6 +47,19 @@ def bind_window(pattern: GraphPattern, window: ox.NamedNode) -> GraphPattern:
             return Filter(expression, bind_window(inner, window))
         case _:
             return Window(window, pattern)
+
+
+def _holds_sequence(pattern: GraphPattern) -> bool:
+    """True when a triple sequence (a Match) stands among the group's joined elements."""
+    match pattern:
+        case Match():
+            return True
+        case Join(left, right):
+            return _holds_sequence(left) or _holds_sequence(right)
+        case Filter(_, inner):
+            return _holds_sequence(inner)
+        case _:
+            return False
 
 
 class CqelsRules:
