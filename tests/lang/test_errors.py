@@ -92,3 +92,13 @@ def test_end_of_query_is_pointed_at():
         parse_query("SELECT * WHERE { ?s ?p ?o ")
     assert raised.value.message == "unexpected end of query"
     assert (raised.value.line, raised.value.column) == (1, 26)
+
+
+@pytest.mark.parametrize("query", [
+    "PREFIX : <http://examp]le.org/ns#>\nSELECT * WHERE { ?s :p ?o }",
+    "BASE <http://e/>\nSELECT * WHERE { ?s <a b> ?o }",
+    "SELECT * WHERE { ?s ?p 'unterminated }",
+])
+def test_malformed_text_is_a_query_error_not_a_crash(query):
+    with pytest.raises(QueryError):
+        parse_query(query)

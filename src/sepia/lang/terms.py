@@ -59,7 +59,10 @@ class TermRules:
         return self._named(token, self.ctx.prefixes[prefix] + _LOCAL_ESCAPE.sub(r"\1", local))
 
     def _resolve(self, token: Token, reference: str) -> str:
-        absolute = urljoin(self.ctx.base or DEFAULT_BASE, reference)
+        try:
+            absolute = urljoin(self.ctx.base or DEFAULT_BASE, reference)
+        except ValueError as error:
+            self.ctx.fail(token, f"invalid IRI <{reference}>: {error}")
         return self._named(token, absolute).value
 
     def _named(self, token: Token, value: str) -> ox.NamedNode:
