@@ -1,0 +1,110 @@
+"""Where a stream's elements come from: `--stream IRI=SPEC` -> a streaming DataFrame of ingest rows.
+
+SPEC is a stream file or watched directory (ingest's file source), `mqtt://host:port/topic`,
+`tcp://host:port`, or `gen:WORKLOAD?rate=N&seed=S&scale=K`. Every source yields rows of
+`INGEST_SCHEMA` with the same `event_time` watermark, so the pipeline after it treats all
+sources alike. The non-file sources are Spark Python data sources (docs/spark.md, Sources).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource
+
+from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
+from sepia.runtime.spark.sources.generator import GeneratorSource
+from sepia.runtime.spark.sources.mqtt import DEFAULT_PORT, MqttSource
+from sepia.runtime.spark.sources.tcp import SocketSource
+
+# The query parameters each scheme takes, and the data source option each one sets.
+PARAMETERS: dict[str, dict[str, str]] = {
+    "mqtt": {"qos": "qos", "format": "format", "client_id": "clientId"},
+    "tcp": {"format": "format"},
+    "gen": {
+        "rate": "rate",
+        "seed": "seed",
+        "scale": "scale",
+        "stream": "workloadStream",
+        "cache": "cache",
+    },
+}
+DATA_SOURCES: dict[str, type[DataSource]] = {
+    "mqtt": MqttSource,
+    "tcp": SocketSource,
+    "gen": GeneratorSource,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    """A parsed non-file SPEC: which data source, and its options."""
+
+    scheme: str
+    options: dict[str, str]
+
+
+def parse_spec(spec: str) -> SourceSpec | None:
+    """The data source a SPEC names, or None for a path; ValueError for a bad address."""
+    scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
+    if scheme not in DATA_SOURCES:
+        return None
+    parts = urlsplit(spec, allow_fragments=False)  # `#` is MQTT's multi-level wildcard
+    options = _parameters(scheme, parts.query, spec)
+    if scheme == "gen":
+        if not parts.path:
+            raise ValueError(f"{spec!r}: say which workload, e.g. gen:W4?rate=100")
+        return SourceSpec(scheme, {"workload": parts.path, "name": spec, **options})
+    if not parts.hostname:
+        raise ValueError(f"{spec!r}: no host")
+    address = {"host": parts.hostname}
+    if scheme == "mqtt":
+        topic = unquote(parts.path.removeprefix("/"))
+        if not topic:
+            raise ValueError(f"{spec!r}: no topic, e.g. mqtt://localhost:1883/sensors/#")
+        address |= {"port": str(parts.port or DEFAULT_PORT), "topic": topic}
+    elif parts.port is None:
+        raise ValueError(f"{spec!r}: no port, e.g. tcp://localhost:9999")
+    else:
+        address["port"] = str(parts.port)
+    return SourceSpec(scheme, address | options)
+
+
+def _parameters(scheme: str, query: str, spec: str) -> dict[str, str]:
+    known = PARAMETERS[scheme]
+    options = {}
+    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        if key not in known:
+            takes = ", ".join(known)
+            raise ValueError(f"{spec!r}: unknown parameter {key!r}; {scheme} takes {takes}")
+        options[known[key]] = value
+    return options
+
+
+def source_for(
+    spark: SparkSession, stream_iri: str, spec: str, options: IngestOptions | None = None
+) -> DataFrame:
+    """The streaming DataFrame of ingest rows (with `event_time` and its watermark) of one
+    `--stream IRI=SPEC`."""
+    options = options or IngestOptions()
+    parsed = parse_spec(spec)
+    if parsed is None:
+        return stream_rows(spark, [StreamSource(stream_iri, Path(spec))], options)
+    data_source = DATA_SOURCES[parsed.scheme]
+    spark.dataSource.register(data_source)
+    rows = (
+        spark.readStream.format(data_source.name())
+        .options(**parsed.options)
+        .option("stream", stream_iri)
+        .option("allowedLateness", str(options.allowed_lateness))
+        .load()
+    )
+    rows = rows.withColumn("event_time", F.timestamp_millis(F.col("end")))
+    return rows.withWatermark("event_time", f"{options.allowed_lateness} milliseconds")
+
+
+__all__ = ["SourceSpec", "parse_spec", "source_for"]

@@ -1,0 +1,190 @@
+"""The generator source: a benchmark workload's stream replayed at a given rate.
+
+`gen:W4?rate=500&seed=7&scale=10000` is the stream the seeded generators of
+`sepia.bench.generators` write for W4 (same workload, scale and seed: the same elements),
+released `rate` elements per second of wall-clock time (all at once without `rate`). The
+generators write whole files, so the stream is generated once per machine into a cache
+directory, parsed by Sepia's reader (ingest's file parse) into Parquet ingest rows, and then
+read back by element range: offsets are element positions, so a restarted query replays
+exactly the elements of its unfinished batch, and the source is replayable like a file.
+Event times are the generated ones (from 2026-01-01); the rate only paces their release.
+With `trigger(availableNow=True)` the whole workload is one run, regardless of `rate`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
+from pyspark.sql.types import StructType
+
+from sepia.bench import generators
+from sepia.bench.generators import generate, workload
+from sepia.bench.workload import Manifest, StreamFile
+from sepia.runtime.spark.ingest import (
+    INGEST_DDL,
+    INGEST_SCHEMA,
+    IngestOptions,
+    parse_path_batches,
+)
+from sepia.runtime.spark.sources.push import required_option
+
+OFFSET = "element"
+DEFAULT_SEED = 7  # sepia generate's default: `gen:W4` is the data `sepia generate W4` writes
+DEFAULT_CACHE = Path(tempfile.gettempdir()) / "sepia-gen"
+ROW_GROUP = 8_192
+ELEMENTS_PER_PARTITION = 20_000
+
+
+class GeneratorSource(DataSource):
+    """`spark.readStream.format("sepia-gen")`: options workload, scale, seed, rate, stream (the
+    stream IRI), workloadStream (which of the workload's streams), name, cache."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "sepia-gen"
+
+    def schema(self) -> str:
+        return INGEST_DDL
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return GeneratorReader(self.options)
+
+
+class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets are element positions in the generated stream; the clock paces the latest."""
+
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        spec = workload(required_option(options, "workload"))
+        self.stream = required_option(options, "stream")
+        self.workload = spec.id
+        self.scale = int(options.get("scale", str(spec.scale)))
+        self.seed = int(options.get("seed", str(DEFAULT_SEED)))
+        self.pick = options.get("workloadStream")
+        self.cache = Path(options.get("cache", str(DEFAULT_CACHE)))
+        self.name = options.get("name", f"gen:{spec.id}?scale={self.scale}&seed={self.seed}")
+        rate = options.get("rate")
+        self.rate = float(rate) if rate else None
+        if self.rate is not None and self.rate <= 0:
+            raise ValueError(f"rate is elements per second and must be positive, not {rate}")
+        self._pace: tuple[float, int] | None = None  # (clock, offset) when pacing began
+        self._target: int | None = None  # the end of an availableNow run
+
+    def rows(self) -> tuple[Path, int]:
+        """The Parquet rows of the chosen stream and its element count (generated if absent)."""
+        manifest, directory = generated(self.workload, self.scale, self.seed, self.cache)
+        chosen = choose_stream(manifest, self.pick, self.stream)
+        return directory / rows_file(chosen), chosen.elements
+
+    def initialOffset(self) -> dict:
+        return {OFFSET: 0}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self.rows()[1]
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        first = start[OFFSET]
+        total = self.rows()[1]
+        latest = total if self.rate is None or self._target is not None else self._paced(first)
+        if isinstance(limit, ReadMaxRows):
+            latest = min(latest, first + limit.max_rows)
+        return {OFFSET: max(first, min(latest, total))}
+
+    def _paced(self, first: int) -> int:
+        """`rate` elements per second since the first call (from where that call started)."""
+        if self._pace is None:
+            self._pace = (self.clock(), first)
+        began, base = self._pace
+        return base + int(self.rate * (self.clock() - began))  # type: ignore[operator]
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        low, high = start[OFFSET], end[OFFSET]
+        return [
+            InputPartition((at, min(at + ELEMENTS_PER_PARTITION, high)))
+            for at in range(low, high, ELEMENTS_PER_PARTITION)
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        low, high = partition.value
+        path = self.rows()[0]
+        table = pq.read_table(path, filters=[("seq", ">=", low), ("seq", "<", high)])
+        count = table.num_rows
+        table = table.set_column(0, "stream", pa.array([self.stream] * count, pa.string()))
+        table = table.set_column(1, "file", pa.array([self.name] * count, pa.string()))
+        return iter(table.to_batches())
+
+
+def choose_stream(manifest: Manifest, pick: str | None, stream_iri: str) -> StreamFile:
+    """The stream named `pick` (by name or IRI), else the one with the run's IRI, else the
+    workload's only stream."""
+    streams = manifest.streams
+    if pick:
+        wanted = [s for s in streams if pick in (s.name, s.iri)]
+    else:
+        wanted = [s for s in streams if s.iri == stream_iri] or list(streams)
+    if len(wanted) != 1:
+        known = ", ".join(f"{s.name} <{s.iri}>" for s in streams)
+        unknown = f"{pick!r} is none of them; " if pick else ""
+        raise ValueError(
+            f"{unknown}choose one of workload {manifest.workload}'s streams with "
+            f"stream=NAME: {known}"
+        )
+    return wanted[0]
+
+
+def rows_file(stream: StreamFile) -> str:
+    return f"rows-{stream.name}.parquet"
+
+
+@cache
+def generated(workload_id: str, scale: int, seed: int, cache_dir: Path) -> tuple[Manifest, Path]:
+    """The workload generated under `cache_dir` with every stream's rows, built once.
+
+    Built in a scratch directory and renamed into place, so concurrent builders (the
+    driver and executors of one machine) never see half a dataset.
+    """
+    directory = cache_dir / f"{workload_id}-s{scale}-seed{seed}-{_generators_version()}"
+    if not directory.exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".building-", dir=cache_dir))
+        try:
+            _build(workload_id, scale, seed, scratch)
+            os.rename(scratch, directory)
+        except OSError:
+            if not directory.exists():
+                raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return Manifest.load(directory), directory
+
+
+def _build(workload_id: str, scale: int, seed: int, directory: Path) -> None:
+    manifest = generate(workload_id, scale, seed, directory)
+    for stream in manifest.streams:
+        paths = pa.record_batch(
+            {"stream": [stream.iri], "path": [str(directory / stream.path)]}
+        )
+        with pq.ParquetWriter(directory / rows_file(stream), INGEST_SCHEMA) as writer:
+            for batch in parse_path_batches([paths], IngestOptions()):
+                writer.write_batch(batch, row_group_size=ROW_GROUP)
+
+
+@cache
+def _generators_version() -> str:
+    """A digest of the generators' code: a changed generator never reuses old data."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(generators.__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]

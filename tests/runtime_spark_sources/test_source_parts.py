@@ -1,0 +1,168 @@
+"""The sources' parts that need no Spark: SPEC parsing, the inbox's offsets, document cutting
+and parsing, and the generator's pacing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+from sepia.runtime.spark.ingest import IngestOptions
+from sepia.runtime.spark.sources import SourceSpec, parse_spec
+from sepia.runtime.spark.sources.documents import document_batches
+from sepia.runtime.spark.sources.generator import GeneratorReader
+from sepia.runtime.spark.sources.push import Inbox
+from sepia.runtime.spark.sources.tcp import blank_line_documents
+
+from .events import NQUADS_DOCUMENTS, TRIG_DOCUMENTS, comparable, expected_rows
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("streams/nearby.trig", None),
+        ("C:/data/nearby.trig", None),
+        (
+            "mqtt://127.0.0.1:1884/sensors/+/temp?qos=2&format=nquads",
+            SourceSpec("mqtt", {"host": "127.0.0.1", "port": "1884", "topic": "sensors/+/temp",
+                                "qos": "2", "format": "nquads"}),
+        ),
+        (
+            "mqtt://broker/home/#?client_id=sepia-1",
+            SourceSpec("mqtt", {"host": "broker", "port": "1883", "topic": "home/#",
+                                "clientId": "sepia-1"}),
+        ),
+        ("tcp://localhost:9999", SourceSpec("tcp", {"host": "localhost", "port": "9999"})),
+        (
+            "gen:W5?rate=50&seed=3&scale=100&stream=weather",
+            SourceSpec("gen", {"workload": "W5", "name": "gen:W5?rate=50&seed=3&scale=100"
+                               "&stream=weather", "rate": "50", "seed": "3", "scale": "100",
+                               "workloadStream": "weather"}),
+        ),
+    ],
+)
+def test_specs_name_their_source_and_options(spec: str, expected: SourceSpec | None) -> None:
+    assert parse_spec(spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "complaint"),
+    [
+        ("mqtt://broker:1883", "no topic"),
+        ("mqtt://broker/t?retain=1", "unknown parameter 'retain'"),
+        ("tcp://localhost", "no port"),
+        ("tcp://:9999", "no host"),
+        ("gen:?rate=5", "which workload"),
+    ],
+)
+def test_bad_specs_say_what_is_wrong(spec: str, complaint: str) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        parse_spec(spec)
+
+
+def test_inbox_numbers_documents_from_the_offset_spark_starts_at() -> None:
+    inbox = Inbox()
+    for payload in (b"a", b"b", b"c"):
+        inbox.put(payload)  # received before Spark asked: numbered once it does
+    assert inbox.between(0, 3) == []
+    assert inbox.latest(0) == 3
+    assert inbox.between(0, 2) == [(0, b"a"), (1, b"b")]
+    inbox.commit(2)
+    inbox.put(b"d")
+    assert inbox.latest(2) == 4
+    assert inbox.between(0, 4) == [(2, b"c"), (3, b"d")]
+
+
+def test_a_restarted_inbox_continues_the_checkpointed_numbering() -> None:
+    inbox = Inbox()
+    inbox.put(b"x")
+    assert inbox.between(5, 10) == []  # the unfinished batch of the last run: gone
+    assert inbox.latest(10) == 11
+    assert inbox.between(10, 11) == [(10, b"x")]
+    inbox.commit(11)
+    assert inbox.latest(11) == 11
+
+
+@pytest.mark.parametrize(
+    ("lines", "documents"),
+    [
+        ([b"a\n", b"b\n", b"\n", b"  \r\n", b"c\n"], [b"a\nb\n", b"c\n"]),
+        ([b"\n", b"a\n", b"\n"], [b"a\n"]),
+        ([b"\n", b"\n"], []),
+    ],
+)
+def test_blank_lines_end_documents(lines: list[bytes], documents: list[bytes]) -> None:
+    assert list(blank_line_documents(lines)) == documents
+
+
+@pytest.mark.parametrize(
+    ("fmt", "documents", "error_line"),
+    [("trig", TRIG_DOCUMENTS, 3), ("nquads", NQUADS_DOCUMENTS, 1)],
+)
+def test_documents_become_ingest_rows(
+    fmt: str, documents: tuple[str, ...], error_line: int
+) -> None:
+    numbered = [(n, text.encode()) for n, text in enumerate(documents)]
+    batches = document_batches("http://e/st", "tcp://h:1", numbered, fmt, IngestOptions())
+    rows = [row for batch in batches for row in zip(*batch.to_pydict().values(), strict=True)]
+    assert {row[0] for row in rows} == {"http://e/st"}
+    assert {comparable(row) for row in rows} == expected_rows("tcp://h:1", error_line)
+    assert len(rows) == 4
+
+
+def generator(tmp_path: Path, **options: str) -> GeneratorReader:
+    return GeneratorReader(
+        {"workload": "W4", "scale": "20", "seed": "3", "stream": "http://e/s",
+         "cache": str(tmp_path), **options}
+    )
+
+
+def test_the_generator_releases_rate_elements_per_second(tmp_path: Path) -> None:
+    reader = generator(tmp_path, rate="10")
+    now = [100.0]
+    reader.clock = lambda: now[0]
+    latest = lambda start: reader.latestOffset({"element": start}, ReadAllAvailable())  # noqa: E731
+    assert latest(0) == {"element": 0}
+    now[0] = 100.55
+    assert latest(0) == {"element": 5}
+    now[0] = 101.5
+    assert reader.latestOffset({"element": 5}, ReadMaxRows(3)) == {"element": 8}  # 15 due
+    now[0] = 103.0
+    assert latest(8) == {"element": 20}  # 30 due, the workload has 20
+
+
+def test_the_generator_paces_from_a_restart_offset_and_runs_out_when_available_now(
+    tmp_path: Path,
+) -> None:
+    reader = generator(tmp_path, rate="4")
+    now = [0.0]
+    reader.clock = lambda: now[0]
+    assert reader.latestOffset({"element": 12}, ReadAllAvailable()) == {"element": 12}
+    now[0] = 0.5
+    assert reader.latestOffset({"element": 12}, ReadAllAvailable()) == {"element": 14}
+    reader.prepareForTriggerAvailableNow()
+    assert reader.latestOffset({"element": 14}, ReadAllAvailable()) == {"element": 20}
+
+
+def test_generated_elements_are_read_back_by_position(tmp_path: Path) -> None:
+    reader = generator(tmp_path)
+    partitions = reader.partitions({"element": 5}, {"element": 8})
+    rows = [row for p in partitions for batch in reader.read(p) for row in batch.to_pylist()]
+    # W4 (stocks.write_trades): element n is event/e{n} with 5 triples, transaction "t{n}"
+    assert [row["seq"] for row in rows] == [5] * 5 + [6] * 5 + [7] * 5
+    assert {row["element"] for row in rows} == {
+        f"http://stockmarket.org/event/e{n}" for n in (5, 6, 7)
+    }
+    assert sorted(row["o"] for row in rows if row["p"] == "<http://example/transaction>") == [
+        '"t5"', '"t6"', '"t7"'
+    ]
+    assert {(row["stream"], row["file"]) for row in rows} == {
+        ("http://e/s", "gen:W4?scale=20&seed=3")
+    }
+
+
+def test_a_workload_with_several_streams_needs_a_choice(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="choose one of workload W7's streams"):
+        GeneratorReader({"workload": "W7", "scale": "10", "stream": "http://e/s",
+                         "cache": str(tmp_path)}).rows()
