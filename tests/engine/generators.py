@@ -32,27 +32,29 @@ gaps = st.one_of(st.just(0), st.integers(1, 2), st.integers(5, 12))
 
 
 @st.composite
-def stream(draw, iri: str, max_size: int = 8) -> list[StreamElement]:
+def stream(draw, iri: str, min_size: int = 0, max_size: int = 8) -> list[StreamElement]:
     """Elements of one stream in time order (equal times allowed)."""
     t = draw(st.integers(0, 3))
     elements = []
-    for number in range(draw(st.integers(0, max_size))):
+    for number in range(draw(st.integers(min_size, max_size))):
         t += draw(gaps) if number else 0
-        graph = draw(st.lists(triples, min_size=0, max_size=3, unique=True))
+        graph = draw(st.lists(triples, min_size=0, max_size=4, unique=True))
         elements.append(StreamElement(iri, f"_:g{number}", t, t, tuple(graph)))
     return elements
 
 
 @st.composite
 def streams(draw) -> dict[str, list[StreamElement]]:
-    return {S1: draw(stream(S1)), S2: draw(stream(S2))}
+    return {S1: draw(stream(S1, min_size=2, max_size=10)), S2: draw(stream(S2))}
 
 
+sliding = st.builds(
+    lambda a, b, t0: f"[RANGE {a} STEP {b} START {t0}]",
+    st.integers(1, 6), st.integers(1, 4), st.integers(0, 3),
+)
 window_specs = st.one_of(
-    st.builds(
-        lambda a, b, t0: f"[RANGE {a} STEP {b} START {t0}]",
-        st.integers(1, 6), st.integers(1, 4), st.integers(0, 3),
-    ),
+    sliding,
+    sliding,
     st.builds(lambda a: f"[RANGE {a}]", st.integers(1, 5)),
     st.builds(lambda t0: f"[LANDMARK FROM {t0}]", st.integers(0, 4)),
     st.just("[NOW]"),
@@ -72,7 +74,7 @@ def report(draw, windows: list[str]) -> str:
             return f"EVERY {draw(st.integers(1, 5))}{of}"
         return kind + of
 
-    count = draw(st.integers(0, 2))
+    count = draw(st.sampled_from([0, 1, 1, 1, 2]))
     return "" if count == 0 else "REPORT " + " AND ".join(strategy() for _ in range(count))
 
 

@@ -14,7 +14,7 @@ All state is rows (architecture principle 3), see ``snapshot`` and ``restore``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
 
@@ -47,7 +47,7 @@ class ContinuousQuery:
         self.physical: PhysicalQuery = plan(query, dictionary)
         self.operator = r2s.operator_of(query)
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
-        self.previous: Counter[Hashable] = Counter()
+        self.previous: Counter[tuple] = Counter()
         self.low: int | None = None
         """The first arrival on a stream the query's windows read: no instant before it."""
         self.clock: int | None = None
@@ -122,7 +122,9 @@ class ContinuousQuery:
             self.last_arrival[e.stream] = t
             triples = tuple(self._encode(tr) for tr in e.triples)
             for name, (stream, _) in self.physical.windows.items():
-                if stream == e.stream and self.windows[name].insert(t, triples):
+                window = self.windows[name]
+                window.advance(t)  # expire first: what a window holds stays within one window
+                if stream == e.stream and window.insert(t, triples):
                     admitted.add(name)
         return Arrivals(frozenset(admitted), frozenset(e.stream for e in elements))
 
@@ -143,11 +145,11 @@ class ContinuousQuery:
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
 
-    def _answer(self, rows: list[Row]) -> Counter[Hashable]:
+    def _answer(self, rows: list[Row]) -> Counter[tuple]:
         """The bag the query form makes of the solutions."""
         match self.query.form:
             case qa.Ask():
-                return Counter({bool(rows): 1})
+                return Counter({(bool(rows),): 1})
             case qa.Construct(template):
                 return Counter(t for row in rows for t in self._instantiate(template, row))
             case _:
@@ -172,12 +174,12 @@ class ContinuousQuery:
         s, p, _ = (self.dictionary.decode(i) for i in ids)  # type: ignore[arg-type]
         return not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)
 
-    def _results(self, t: int, bag: Counter[Hashable]) -> list[Result]:
+    def _results(self, t: int, bag: Counter[tuple]) -> list[Result]:
         op = "-" if self.operator is qa.DStream else "+"
         decode = self.dictionary.decode
         match self.query.form:
             case qa.Ask():
-                return [Result(self.name, t, op, boolean=b) for b in bag.elements()]  # type: ignore[arg-type]
+                return [Result(self.name, t, op, boolean=b) for (b,) in bag.elements()]
             case qa.Construct():
                 triples = sorted((ox.Triple(*map(decode, k)) for k in +bag), key=str)  # type: ignore[misc]
                 return [Result(self.name, t, op, triples=tuple(triples))] if triples else []
@@ -197,11 +199,12 @@ class ContinuousQuery:
         }
 
     def snapshot(self) -> Snapshot:
-        """Every piece of state, as rows."""
+        """Every piece of state, as rows of plain values (JSON or Arrow can hold them):
+        window contents, the previous answer (count first), the clock."""
         clock = [("low", self.low), ("clock", self.clock)]
         return {
             "windows": [(str(n), *row) for n, w in self.windows.items() for row in w.rows()],
-            "previous": [(count, key) for key, count in self.previous.items()],
+            "previous": [(count, *key) for key, count in self.previous.items()],
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
         }
 
@@ -210,7 +213,7 @@ class ContinuousQuery:
         for name, (_, op) in self.physical.windows.items():
             rows = [row[1:] for row in snapshot["windows"] if row[0] == str(name)]
             self.windows[name] = WindowState.from_rows(op, rows)
-        self.previous = Counter({key: count for count, key in snapshot["previous"]})
+        self.previous = Counter({tuple(key): count for count, *key in snapshot["previous"]})
         clock = dict(snapshot["clock"])
         self.low, self.clock = clock.pop("low"), clock.pop("clock")
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}

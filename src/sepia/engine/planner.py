@@ -59,7 +59,7 @@ def plan(query: qa.Query, dictionary: Dictionary) -> PhysicalQuery:
         po.BackgroundGraph(None),
     )
     default += tuple(po.WindowGraph(w.name) for w in query.dataset.windows if w.into_default)
-    slots = Slots.of(_slot_names(query.pattern))
+    slots = Slots.of(_slot_names(query.pattern) | _slot_names(query.form))  # CONSTRUCT template
     planner = _Planner(slots, dictionary, default)
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
@@ -195,7 +195,7 @@ def _has(node: object, kind: type) -> bool:
     return bool(_nodes(node, kind))
 
 
-def _slot_names(pattern: gp.GraphPattern) -> set[str]:
-    """Every variable of the pattern, and every blank node of its triple patterns."""
+def _slot_names(pattern: object) -> set[str]:
+    """Every variable of an algebra tree, and every blank node of its triple patterns."""
     names = {v.value for v in _nodes(pattern, ox.Variable)}
     return names | {BLANK + b.value for b in _nodes(pattern, ox.BlankNode)}

@@ -172,7 +172,7 @@ class WindowState:
         for _, group in groupby(rows, key=lambda row: row[0]):
             members = list(group)
             time = members[0][1]
-            triples = tuple(row[2:] for row in members if row[2] is not None)  # type: ignore[misc]
+            triples = tuple(tuple(row[2:]) for row in members if row[2] is not None)  # type: ignore[misc]
             state.elements.append((time, triples))
             for triple in triples:
                 state.graph.add(triple)

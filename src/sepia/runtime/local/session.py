@@ -8,6 +8,7 @@ evaluation at t must see every element stamped t.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import groupby
 
 import pyoxigraph as ox
 
@@ -18,6 +19,7 @@ from sepia.io.results import Result
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.rdf.time import TimeKind
 
 
 class Session:
@@ -67,18 +69,37 @@ class Session:
         return total
 
     def snapshot(self) -> dict[str, Snapshot | list[tuple]]:
-        """The whole session's state as rows (pending elements must be flushed first)."""
-        if self.pending:
-            raise ValueError("push a later element or flush before taking a snapshot")
+        """The whole session's state as rows: dictionary, elements not yet released
+        (stream, graph, start, end, time kind, s, p, o; one row without s, p, o for an
+        element without triples), and
+        each query's rows."""
+        encode = self.dictionary.encode
+        pending = [
+            (e.stream, e.graph, e.start, e.end, e.kind.value, *(encode(x) for x in (t or ())))
+            for e in self.pending
+            for t in (e.triples or (None,))
+        ]
         state: dict[str, Snapshot | list[tuple]] = {"dictionary": list(self.dictionary.rows())}
+        state["pending"] = pending
         state.update({f"query {q.name}": q.snapshot() for q in self.queries})
         return state
 
     def restore(self, state: Mapping[str, Snapshot | list[tuple]]) -> None:
-        """Resume from ``snapshot()``, with the same queries registered in the same order."""
-        self.dictionary.extend(state["dictionary"])  # type: ignore[arg-type]
+        """Resume from ``snapshot()``, with the same queries registered under the same names."""
+        self.dictionary.extend(tuple(row) for row in state["dictionary"])  # type: ignore[misc]
+        self.pending = _elements(state["pending"], self.dictionary)  # type: ignore[arg-type]
         for q in self.queries:
             q.restore(state[f"query {q.name}"])  # type: ignore[arg-type]
+
+
+def _elements(rows: list[tuple], dictionary: Dictionary) -> list[StreamElement]:
+    """Stream elements back from snapshot rows (consecutive rows of one element)."""
+    decode = dictionary.decode
+    elements = []
+    for (stream, graph, start, end, kind), group in groupby(rows, key=lambda row: tuple(row[:5])):
+        triples = tuple(ox.Triple(*map(decode, row[5:])) for row in group if len(row) > 5)
+        elements.append(StreamElement(stream, graph, start, end, triples, TimeKind(kind)))  # type: ignore[arg-type]
+    return elements
 
 
 def run(

@@ -1,0 +1,67 @@
+"""Report schedules on hand-drawn timelines: which instants are due, with or without
+arrivals."""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+import pytest
+
+from sepia.algebra import dataset as ds
+from sepia.algebra import report as rp
+from sepia.engine.report import Arrivals, Schedule
+from sepia.engine.windows import WindowOperator
+
+W1, W2 = ox.NamedNode("urn:w1"), ox.NamedNode("urn:w2")
+WINDOWS = {
+    W1: ("urn:s1", WindowOperator(ds.Sliding(5, 2, 1))),
+    W2: ("urn:s2", WindowOperator(ds.Sliding(2, 2, 0))),
+}
+
+
+def schedule(*strategies: rp.Strategy) -> Schedule:
+    return Schedule(rp.Report(strategies), WINDOWS)
+
+
+@pytest.mark.parametrize(
+    ("strategies", "instants"),
+    [
+        ((rp.WindowClose(W2),), [2, 4, 6, 8, 10, 12]),
+        ((rp.WindowClose(W1),), [6, 8, 10, 12]),  # t0 + width = 6, slide 2
+        ((rp.WindowClose(),), [2, 4, 6, 8, 10, 12]),
+        ((rp.Periodic(3),), [3, 6, 9, 12]),
+        ((rp.Periodic(3, W1),), [1, 4, 7, 10]),  # aligned on w1's t0 = 1
+        ((rp.WindowClose(W2), rp.Periodic(3)), [6, 12]),
+        ((rp.WindowClose(W1), rp.Periodic(5, W1)), [6]),  # 1 + 5k and 6 + 2k: 6, 16
+        ((rp.ContentChange(),), []),  # only arrivals make content change
+    ],
+)
+def test_instants_without_arrivals(strategies, instants):
+    assert list(schedule(*strategies).between(0, 13)) == instants
+
+
+def test_arrival_instants():
+    change = schedule(rp.ContentChange(W1))
+    assert change.due_at(3, Arrivals(frozenset({W1}), frozenset({"urn:s1"})))
+    assert not change.due_at(3, Arrivals(frozenset({W2}), frozenset({"urn:s2"})))
+    both = schedule(rp.ContentChange(), rp.WindowClose(W2))
+    assert both.due_at(4, Arrivals(frozenset({W1}), frozenset({"urn:s1"})))
+    assert not both.due_at(5, Arrivals(frozenset({W1}), frozenset({"urn:s1"})))
+
+
+def test_count_windows_close_at_their_own_arrivals():
+    windows = {W1: ("urn:s1", WindowOperator(ds.CountBased(2)))}
+    close = Schedule(rp.Report((rp.WindowClose(),)), windows)
+    assert close.due_at(7, Arrivals(frozenset({W1}), frozenset({"urn:s1"})))
+    assert not close.due_at(7, Arrivals(frozenset(), frozenset({"urn:s2"})))
+    assert list(close.between(0, 10)) == []
+
+
+def test_conditions_only_fire_on_content_change():
+    only = schedule(rp.NonEmpty(W2))
+    assert only.triggers == (rp.ContentChange(),)
+    assert only.conditions == (rp.NonEmpty(W2),)
+
+
+def test_unknown_window_is_refused():
+    with pytest.raises(ValueError, match="unknown window"):
+        schedule(rp.WindowClose(ox.NamedNode("urn:nope")))
