@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -116,9 +117,7 @@ def parse_path_batches(
         for stream, uri in zip(
             batch.column("stream").to_pylist(), batch.column("path").to_pylist(), strict=True
         ):
-            yield from _chunks(
-                _file_rows(stream, _local_path(uri), options), options.rows_per_batch
-            )
+            yield from _file_rows(stream, _local_path(uri), options)
 
 
 def _local_path(uri: str) -> Path:
@@ -127,9 +126,10 @@ def _local_path(uri: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
 
 
-def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[tuple]:
+def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[pa.RecordBatch]:
     """Every row of one stream file: triples of good elements, and one row per error."""
     errors: list[StreamError] = []
+    columns = _Columns(stream, str(path))
     with path.open("rb") as handle:
         elements = read_stream(
             handle,
@@ -140,62 +140,71 @@ def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[tupl
             allowed_lateness=options.allowed_lateness,
         )
         for seq, element in enumerate(elements):
-            yield from _element_rows(str(path), seq, element)
-            yield from _error_rows(stream, errors)
-    yield from _error_rows(stream, errors)
+            columns.add_element(seq, element)
+            columns.add_errors(errors)
+            if columns.size >= options.rows_per_batch:
+                yield columns.take()
+    columns.add_errors(errors)
+    if columns.size:
+        yield columns.take()
 
 
-def _element_rows(file: str, seq: int, element: StreamElement) -> Iterator[tuple]:
-    head = (
-        element.stream,
-        file,
-        seq,
-        element.graph,
-        element.start,
-        element.end,
-        element.kind.value,
-    )
-    if not element.triples:
-        yield (*head, None, None, None, None, None)
-    for triple in element.triples:
-        yield (*head, str(triple.subject), str(triple.predicate), str(triple.object), None, None)
+ROW_COLUMNS = ("s", "p", "o")
+"""Columns with a value per triple; every other column has one value per element or error."""
+ELEMENT_COLUMNS = tuple(name for name in INGEST_SCHEMA.names if name not in ROW_COLUMNS)
 
 
-def _error_rows(stream: str, errors: list[StreamError]) -> Iterator[tuple]:
-    """Rows for the errors reported so far (and forget them, so each is emitted once)."""
-    for error in errors:
-        yield (
-            stream,
-            error.file,
-            None,
-            error.element,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            error.line,
-            error.reason,
-        )
-    errors.clear()
+class _Columns:
+    """Ingest rows of one file, collected per element and expanded to rows by Arrow."""
 
+    def __init__(self, stream: str, file: str) -> None:
+        self.stream = stream
+        self.file = file
+        self._reset()
 
-def _chunks(rows: Iterator[tuple], size: int) -> Iterator[pa.RecordBatch]:
-    """Group rows into Arrow record batches of at most `size` rows."""
-    batch: list[tuple] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == size:
-            yield _record_batch(batch)
-            batch = []
-    if batch:
-        yield _record_batch(batch)
+    def _reset(self) -> None:
+        self.elements: list[tuple] = []  # one ELEMENT_COLUMNS tuple per element or error
+        self.counts: list[int] = []  # how many rows each of them makes
+        self.terms: tuple[list, list, list] = ([], [], [])
+        self.size = 0
 
+    def add_element(self, seq: int, element: StreamElement) -> None:
+        triples = element.triples
+        count = len(triples) or 1
+        self.elements.append(
+            (self.stream, self.file, seq, element.graph, element.start, element.end,
+             element.kind.value, None, None)
+        )  # fmt: skip
+        self.counts.append(count)
+        self.size += count
+        s, p, o = self.terms
+        if not triples:
+            s.append(None), p.append(None), o.append(None)
+        for t in triples:
+            s.append(str(t.subject)), p.append(str(t.predicate)), o.append(str(t.object))
 
-def _record_batch(rows: list[tuple]) -> pa.RecordBatch:
-    columns = zip(*rows, strict=True)
-    arrays = [
-        pa.array(column, field.type) for column, field in zip(columns, INGEST_SCHEMA, strict=True)
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=INGEST_SCHEMA)
+    def add_errors(self, errors: list[StreamError]) -> None:
+        """Rows for the errors reported so far (then forgotten, so each is emitted once)."""
+        for e in errors:
+            self.elements.append(
+                (self.stream, e.file, None, e.element, None, None, None, e.line, e.reason)
+            )
+            self.counts.append(1)
+            self.size += 1
+            for column in self.terms:
+                column.append(None)
+        errors.clear()
+
+    def take(self) -> pa.RecordBatch:
+        """The rows collected so far as one Arrow batch; the builder starts empty again."""
+        rows = pa.array(np.repeat(np.arange(len(self.counts)), self.counts))
+        per_element = dict(zip(ELEMENT_COLUMNS, zip(*self.elements, strict=True), strict=True))
+        per_row = dict(zip(ROW_COLUMNS, self.terms, strict=True))
+        arrays = [
+            pa.array(per_row[f.name], f.type)
+            if f.name in per_row
+            else pa.array(per_element[f.name], f.type).take(rows)
+            for f in INGEST_SCHEMA
+        ]
+        self._reset()
+        return pa.RecordBatch.from_arrays(arrays, schema=INGEST_SCHEMA)
