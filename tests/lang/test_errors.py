@@ -102,3 +102,21 @@ def test_end_of_query_is_pointed_at():
 def test_malformed_text_is_a_query_error_not_a_crash(query):
     with pytest.raises(QueryError):
         parse_query(query)
+
+
+@pytest.mark.parametrize(("query", "column"), [
+    ("SELECT * WHERE { ?a <http://e/p> ?b FILTER(getDURATION() < 3) }", 44),
+    ("SELECT (getSTARTTIME() AS ?t) WHERE { {?a <http://e/p> ?b} SEQ {?a <http://e/q> ?c} }", 9),
+])
+def test_interval_functions_need_an_event_pattern(query, column):
+    with pytest.raises(QueryError) as raised:
+        parse_query(query)
+    assert raised.value.column == column
+    assert raised.value.message.endswith("has no interval to read here")
+    assert "EP-SPARQL operators" in raised.value.expected
+
+
+def test_interval_functions_in_a_nested_operand_group_are_fine():
+    query = parse_query("SELECT * WHERE { {?a <http://e/p> ?b} SEQ "
+                        "{ ?a <http://e/q> ?c FILTER(getENDTIME() > 3) } }")
+    assert query.dialect.value == "EP-SPARQL"

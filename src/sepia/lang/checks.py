@@ -1,5 +1,6 @@
 """Static checks that need the whole query: every name used is declared, durations agree on
-their unit, and every triple sequence reads a window (language.md sections 2 and 8)."""
+their unit, every triple sequence reads a window, and interval functions stand inside event
+patterns (language.md sections 2, 4 and 8)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import dataclasses
 from collections.abc import Iterator
 
 from sepia.algebra import event as ev
+from sepia.algebra.expression import Call
+from sepia.algebra.functions import INTERVAL_FUNCTIONS
+from sepia.algebra.pattern import Match
 from sepia.algebra.query import Query
 from sepia.lang.context import Context
 from sepia.lang.errors import span_at
@@ -18,6 +22,7 @@ def check_query(query: Query, ctx: Context) -> None:
     _check_windows_declared(ctx)
     _check_time_units(ctx)
     _check_sequences_have_windows(query, ctx)
+    _check_interval_functions_in_events(query, ctx)
 
 
 def _check_windows_declared(ctx: Context) -> None:
@@ -48,6 +53,29 @@ def _check_sequences_have_windows(query: Query, ctx: Context) -> None:
         span = ctx.sequence_spans[0] if ctx.sequence_spans else span_at(ctx.text, 0, 1)
         ctx.fail(span, "a SEQ of triple patterns must be written inside a WINDOW block",
                  expected="WINDOW <w> { SEQ({ ... }, { ... }) }")
+
+
+def _check_interval_functions_in_events(query: Query, ctx: Context) -> None:
+    """getDURATION() and friends read the interval of an event match (EP-SPARQL section
+    4.2); outside an event pattern there is none."""
+    for call in _calls_outside_events(query.expression):
+        span = ctx.call_spans[id(call)]
+        ctx.fail(span, f"{ctx.text[span.start:span.end]} has no interval to read here",
+                 expected="a FILTER in a group with EP-SPARQL operators (SEQ, EQUALS, "
+                          "OPTIONALSEQ, EQUALSOPTIONAL)")
+
+
+def _calls_outside_events(node: object) -> Iterator[Call]:
+    if isinstance(node, Call) and node.function in INTERVAL_FUNCTIONS:
+        yield node
+    if isinstance(node, Match):
+        return
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for field in dataclasses.fields(node):
+            yield from _calls_outside_events(getattr(node, field.name))
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from _calls_outside_events(item)
 
 
 def _events(node: object) -> Iterator[ev.Event]:

@@ -128,7 +128,9 @@ class ExpressionRules:
             self.ctx.fail(meta, f"{function}() takes {arity.describe()} argument(s), "
                                 f"found {len(args)}")
         self.ctx.features.add(function.lower())
-        return Call(function, args)
+        call = Call(function, args)
+        self.ctx.call_spans[id(call)] = self.ctx.span(meta)
+        return call
 
     @v_args(meta=True, inline=True)
     def iri_call(self, meta: Meta, iri: ox.NamedNode, arguments: tuple) -> Expression:
