@@ -97,3 +97,27 @@ def test_engines_not_built_yet_say_so_and_print_nothing() -> None:
     assert result.exit_code == 3
     assert "not built yet" in result.output
     assert "{" not in result.stdout
+
+
+def test_csv_columns_follow_the_select_clause() -> None:
+    folder = EXAMPLES / "e1-shops-coupons"
+    result = invoke([*run_args(folder, "query.rq"), "--engine", "reference", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    header, first, *_ = result.stdout.splitlines()
+    assert header == "query,t,op,from,to,match,shopper,shop,shop_owner,coupon"
+    assert first == (
+        "query,8,+,,,,http://example.org/carl,http://example.org/a,"
+        "http://example.org/alice,10% discount on ..."
+    )
+
+
+def test_results_go_to_the_output_file(tmp_path: Path) -> None:
+    folder = EXAMPLES / "e3-rsepql-landmark"
+    out = tmp_path / "out.jsonl"
+    args = [*run_args(folder, "query.rq"), "--engine", "reference", "--output", str(out)]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert lines_as_multiset(out.read_text()) == lines_as_multiset(
+        (folder / "expected.jsonl").read_text()
+    )

@@ -26,7 +26,7 @@ from sepia.cli.options import (
 from sepia.io.results import Result
 from sepia.io.writers import WRITERS, writer_for
 from sepia.rdf.time import TimeKind
-from sepia.runtime.inputs import ReadOptions
+from sepia.runtime.inputs import ReadOptions, projected_variables
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
 
@@ -61,7 +61,8 @@ def run(
         queries, stream, data, ReadOptions(on_error.value, dead_letter, allowed_lateness)
     )
     results = _evaluate(engine, inputs, until)
-    _write(results, format, output, time_kind(inputs.streams))
+    variables = projected_variables(inputs.queries)
+    _write(results, format, output, time_kind(inputs.streams), variables)
 
 
 def _evaluate(engine: Engine, inputs: RunInputs, until: int | None) -> list[Result]:
@@ -76,7 +77,13 @@ def _evaluate(engine: Engine, inputs: RunInputs, until: int | None) -> list[Resu
     )
 
 
-def _write(results: list[Result], fmt: str | None, output: str, kind: TimeKind) -> None:
+def _write(
+    results: list[Result],
+    fmt: str | None,
+    output: str,
+    kind: TimeKind,
+    variables: list[str] | None,
+) -> None:
     with ExitStack() as stack:
         out: TextIO = (
             sys.stdout
@@ -85,7 +92,7 @@ def _write(results: list[Result], fmt: str | None, output: str, kind: TimeKind) 
         )
         chosen = fmt or ("table" if out.isatty() else "jsonl")
         try:
-            writer = writer_for(chosen, out, time_kind=kind)
+            writer = writer_for(chosen, out, time_kind=kind, variables=variables)
         except ValueError as error:
             fail(str(error))
         for result in results:

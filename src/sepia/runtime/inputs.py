@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from sepia.algebra.pattern import Project
 from sepia.algebra.query import Query, RegistrationKind
 from sepia.io.background import load_background
 from sepia.io.errors import StreamError
@@ -50,6 +51,18 @@ def load_query(path: Path) -> NamedQuery:
     registration = query.registration
     named = registration is not None and registration.kind is RegistrationKind.QUERY
     return NamedQuery(registration.name if named else path.stem, query, path)
+
+
+def projected_variables(queries: Sequence[NamedQuery]) -> list[str] | None:
+    """The SELECT variables in query order (for tables and CSV), when one query is run."""
+    if len(queries) != 1:
+        return None
+    node: object = queries[0].query.expression
+    while not isinstance(node, Project):
+        node = getattr(node, "inner", None)
+        if node is None:
+            return None
+    return [variable.value for variable in node.variables]
 
 
 def input_streams(queries: Sequence[NamedQuery]) -> list[str]:
