@@ -121,3 +121,18 @@ def test_results_go_to_the_output_file(tmp_path: Path) -> None:
     assert lines_as_multiset(out.read_text()) == lines_as_multiset(
         (folder / "expected.jsonl").read_text()
     )
+
+
+def test_event_policy_chronological_consumes_what_it_used() -> None:
+    # E3 under CHRONOLOGICAL (RSEP-QL Table 1, hand-derived): at 6, b1-q-c1 takes the earliest
+    # a-p-b1 (G1@2) and consumes it; at 8, b2-q-c2 takes G2@4, the earliest a2-p-b2; at 10 the
+    # only a-p-b1 is consumed, so nothing: two results instead of UNRESTRICTED's four.
+    folder = EXAMPLES / "e3-rsepql-landmark"
+    args = [*run_args(folder, "query.rq"), "--engine", "reference", "--format", "jsonl"]
+    result = invoke([*args, "--event-policy", "chronological"])
+    assert result.exit_code == 0, result.output
+    got = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["t"], r["from"], r["binding"]["x"]) for r in got] == [
+        (6, 2, "<http://example.org/a1>"),
+        (8, 4, "<http://example.org/a2>"),
+    ]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pyoxigraph as ox
 
-W3C = Path("/work/shared/conformance/w3c-sparql")
+# shared/ sits beside the repository (CI clones it so); SEPIA_SHARED points elsewhere.
+SHARED = Path(os.environ.get("SEPIA_SHARED", Path(__file__).resolve().parents[3] / "shared"))
+W3C = SHARED / "conformance" / "w3c-sparql"
 MF = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#"
 POSITIVE = {MF + "PositiveSyntaxTest", MF + "PositiveSyntaxTest11"}
 NEGATIVE = {MF + "NegativeSyntaxTest", MF + "NegativeSyntaxTest11"}

@@ -20,8 +20,12 @@ err_console = Console(stderr=True)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print an error for a person on stderr and exit non-zero."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print an error for a person on stderr and exit non-zero.
+
+    Never wrapped: query errors put a caret under a column of the line above it.
+    """
+    err_console.print("[bold red]error:[/]", highlight=False, end=" ")
+    err_console.print(message, markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -15,27 +15,43 @@ from sepia.cli.app import app, fail
 
 @app.command()
 def bench(
-    workloads: Annotated[list[str] | None, typer.Argument(metavar="[WORKLOAD]...",
-                                                          help="default: all")] = None,
-    quick: Annotated[bool, typer.Option(help="small scales, short budgets (smoke test)")]
-    = False,
-    engine: Annotated[list[str] | None, typer.Option(
-        help="systems to measure (repeat; default all): floor, naive, local, spark, ...")]
-    = None,
-    scale: Annotated[int | None, typer.Option(help="stream elements for every workload")]
-    = None,
+    workloads: Annotated[
+        list[str] | None, typer.Argument(metavar="[WORKLOAD]...", help="default: all")
+    ] = None,
+    quick: Annotated[bool, typer.Option(help="small scales, short budgets (smoke test)")] = False,
+    engine: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="systems to measure (repeat; default all): floor, naive, local, spark, ..."
+        ),
+    ] = None,
+    scale: Annotated[int | None, typer.Option(help="stream elements for every workload")] = None,
     seed: Annotated[int, typer.Option()] = 7,
     out: Annotated[Path, typer.Option(help="where JSON and plots go")] = Path("bench-results"),
-    data_dir: Annotated[Path | None, typer.Option(
-        help="keep generated data here and reuse it (default: a temporary directory)")] = None,
-    budget: Annotated[float | None, typer.Option(
-        help="seconds per run before it stops reading (default 3 quick, 300 full)")] = None,
-    repeat: Annotated[int, typer.Option(
-        min=1, help="runs per measurement; the fastest is reported")] = 1,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="keep generated data here and reuse it (default: a temporary directory)"),
+    ] = None,
+    budget: Annotated[
+        float | None,
+        typer.Option(help="seconds per run before it stops reading (default 3 quick, 300 full)"),
+    ] = None,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="runs per measurement; the fastest is reported")
+    ] = 1,
 ) -> None:
     """Run the benchmark: table on the terminal, bench-results/<date>-<workload>.json, plots."""
-    options = BenchOptions(tuple(workloads or WORKLOADS), tuple(engine) if engine else None,
-                           quick, scale, seed, out, data_dir, budget, repeat)
+    options = BenchOptions(
+        tuple(workloads or WORKLOADS),
+        tuple(engine) if engine else None,
+        quick,
+        scale,
+        seed,
+        out,
+        data_dir,
+        budget,
+        repeat,
+    )
     console = Console()
     try:
         written = run_bench(options, console)

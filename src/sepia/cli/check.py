@@ -12,6 +12,7 @@ from sepia.cli.app import app, fail
 from sepia.cli.options import (
     DataOption,
     DeadLetterOption,
+    EventPolicyOption,
     LatenessOption,
     OnErrorChoice,
     OnErrorOption,
@@ -36,6 +37,7 @@ def check(
     dead_letter: DeadLetterOption = None,
     allowed_lateness: LatenessOption = 0,
     until: UntilOption = None,
+    event_policy: EventPolicyOption = None,
 ) -> None:
     """Decide whether ANSWER is a correct answer of QUERY over the given input.
 
@@ -44,7 +46,11 @@ def check(
     the first difference. Exits 0 when correct, 1 when not.
     """
     inputs = load_inputs(
-        [query], stream, data, ReadOptions(on_error.value, dead_letter, allowed_lateness)
+        [query],
+        stream,
+        data,
+        ReadOptions(on_error.value, dead_letter, allowed_lateness),
+        event_policy,
     )
     try:
         results = [r for r in read_results_jsonl(answer) if r.query == inputs.queries[0].name]

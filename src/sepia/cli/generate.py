@@ -23,10 +23,12 @@ def _list_workloads() -> None:
 
 @app.command()
 def generate(
-    workload_id: Annotated[str | None, typer.Argument(metavar="WORKLOAD",
-                                                      help="W1..W11 or triples")] = None,
-    scale: Annotated[int | None, typer.Option(help="stream elements (default: per workload)")]
-    = None,
+    workload_id: Annotated[
+        str | None, typer.Argument(metavar="WORKLOAD", help="W1..W11 or triples")
+    ] = None,
+    scale: Annotated[
+        int | None, typer.Option(help="stream elements (default: per workload)")
+    ] = None,
     seed: Annotated[int, typer.Option(help="same seed, same bytes")] = 7,
     out: Annotated[Path | None, typer.Option("-o", "--out", help="output directory")] = None,
     gzip: Annotated[bool, typer.Option("--gzip", help="gzip the stream files")] = False,
@@ -43,5 +45,7 @@ def generate(
         manifest = generate_workload(spec.id, scale or spec.scale, seed, out, compress=gzip)
     except (KeyError, ValueError) as error:
         fail(str(error.args[0]))
-    Console().print(f"{manifest.workload}: {manifest.elements:,} elements, "
-                    f"{manifest.triples:,} triples, {len(manifest.variants)} variant(s) in {out}")
+    Console().print(
+        f"{manifest.workload}: {manifest.elements:,} elements, "
+        f"{manifest.triples:,} triples, {len(manifest.variants)} variant(s) in {out}"
+    )

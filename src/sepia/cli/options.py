@@ -9,6 +9,7 @@ from typing import Annotated, NamedTuple
 import pyoxigraph as ox
 import typer
 
+from sepia.algebra.event import SelectionPolicy
 from sepia.cli.app import fail
 from sepia.io.errors import InputError
 from sepia.lang import QueryError
@@ -43,6 +44,23 @@ DeadLetterOption = Annotated[
 ]
 LatenessOption = Annotated[
     int, typer.Option(help="Put back in order elements up to this many time units late.")
+]
+class EventPolicy(StrEnum):
+    """The four policies of language.md section 5 (SPAseq's own operators carry theirs)."""
+
+    unrestricted = "unrestricted"
+    chronological = "chronological"
+    recent = "recent"
+    naive = "naive"
+
+
+EventPolicyOption = Annotated[
+    EventPolicy | None,
+    typer.Option(
+        case_sensitive=False,
+        help="Selection and consumption policy of event SEQs (RSEP-QL Table 1) for queries "
+        "without their own EVENT POLICY.",
+    ),
 ]
 UntilOption = Annotated[
     int | None, typer.Option(help="Flush up to this time instead of the last window close.")
@@ -86,11 +104,16 @@ class RunInputs(NamedTuple):
 
 
 def load_inputs(
-    queries: list[Path], stream: list[str], data: list[str], options: ReadOptions
+    queries: list[Path],
+    stream: list[str],
+    data: list[str],
+    options: ReadOptions,
+    event_policy: EventPolicy | None = None,
 ) -> RunInputs:
     """Compile the queries (errors before any data is read), then read streams and data."""
+    policy = SelectionPolicy(event_policy.value) if event_policy else None
     try:
-        named = [load_query(path) for path in queries]
+        named = [load_query(path, policy) for path in queries]
     except QueryError as error:
         fail(str(error))
     try:

@@ -14,6 +14,7 @@ from sepia.cli.app import app, fail
 from sepia.cli.options import (
     DataOption,
     DeadLetterOption,
+    EventPolicyOption,
     LatenessOption,
     OnErrorChoice,
     OnErrorOption,
@@ -55,10 +56,15 @@ def run(
     dead_letter: DeadLetterOption = None,
     allowed_lateness: LatenessOption = 0,
     until: UntilOption = None,
+    event_policy: EventPolicyOption = None,
 ) -> None:
     """Run continuous queries over stream files and print their results."""
     inputs = load_inputs(
-        queries, stream, data, ReadOptions(on_error.value, dead_letter, allowed_lateness)
+        queries,
+        stream,
+        data,
+        ReadOptions(on_error.value, dead_letter, allowed_lateness),
+        event_policy,
     )
     results = _evaluate(engine, inputs, until)
     variables = projected_variables(inputs.queries)

@@ -7,6 +7,7 @@ text, what was expected and a caret under the query line.
 
 from __future__ import annotations
 
+from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.query import Query
 from sepia.lang.context import Context
 from sepia.lang.errors import QueryError
@@ -14,10 +15,23 @@ from sepia.lang.lowering import lower
 from sepia.lang.parser import parse_tree
 
 
-def parse_query(text: str, *, source: str = "<query>") -> Query:
-    """Compile query text into the algebra, or raise QueryError before any data is read."""
+def parse_query(
+    text: str,
+    *,
+    source: str = "<query>",
+    base_iri: str | None = None,
+    event_policy: SelectionPolicy | None = None,
+) -> Query:
+    """Compile query text into the algebra, or raise QueryError before any data is read.
+
+    `base_iri` resolves relative IRIs before any BASE clause; `event_policy` is the default
+    selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides.
+    """
     tree = parse_tree(text, source)
-    return lower(tree, Context(text, source))
+    context = Context(text, source, base=base_iri)
+    if event_policy is not None:
+        context.event_policy = event_policy
+    return lower(tree, context)
 
 
 __all__ = ["QueryError", "parse_query"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.pattern import Project
 from sepia.algebra.query import Query, RegistrationKind
 from sepia.io.background import load_background
@@ -45,9 +46,10 @@ class ReadOptions:
     errors: Callable[[StreamError], None] | None = field(default=None, compare=False)
 
 
-def load_query(path: Path) -> NamedQuery:
+def load_query(path: Path, event_policy: SelectionPolicy | None = None) -> NamedQuery:
     """Compile one query file; its results are named after C-SPARQL's REGISTER QUERY name."""
-    query = parse_query(path.read_text(encoding="utf-8"), source=str(path))
+    text = path.read_text(encoding="utf-8")
+    query = parse_query(text, source=str(path), event_policy=event_policy)
     registration = query.registration
     named = registration is not None and registration.kind is RegistrationKind.QUERY
     return NamedQuery(registration.name if named else path.stem, query, path)

@@ -1,7 +1,8 @@
 """Where a stream's elements come from: `--stream IRI=SPEC` -> a streaming DataFrame of ingest rows.
 
 SPEC is a stream file or watched directory (ingest's file source), `mqtt://host:port/topic`,
-`tcp://host:port`, or `gen:WORKLOAD?rate=N&seed=S&scale=K`. Every source yields rows of
+`tcp://host:port`, `gen:WORKLOAD?rate=N&seed=S&scale=K`, or `kafka://brokers/topic` (Spark's
+Kafka connector, which this machine cannot download: untested here). Every source yields rows of
 `INGEST_SCHEMA` with the same `event_time` watermark, so the pipeline after it treats all
 sources alike. The non-file sources are Spark Python data sources (docs/spark.md, Sources).
 """
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource
 
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
+from sepia.runtime.spark.sources.documents import with_event_time
 from sepia.runtime.spark.sources.generator import GeneratorSource
+from sepia.runtime.spark.sources.kafka import kafka_rows, kafka_source
 from sepia.runtime.spark.sources.mqtt import DEFAULT_PORT, MqttSource
 from sepia.runtime.spark.sources.tcp import SocketSource
 
@@ -25,6 +27,12 @@ from sepia.runtime.spark.sources.tcp import SocketSource
 PARAMETERS: dict[str, dict[str, str]] = {
     "mqtt": {"qos": "qos", "format": "format", "client_id": "clientId"},
     "tcp": {"format": "format"},
+    "kafka": {
+        "format": "format",
+        "startingOffsets": "startingOffsets",
+        "maxOffsetsPerTrigger": "maxOffsetsPerTrigger",
+        "failOnDataLoss": "failOnDataLoss",
+    },
     "gen": {
         "rate": "rate",
         "seed": "seed",
@@ -51,7 +59,7 @@ class SourceSpec:
 def parse_spec(spec: str) -> SourceSpec | None:
     """The data source a SPEC names, or None for a path; ValueError for a bad address."""
     scheme = spec.split(":", 1)[0].lower() if ":" in spec else ""
-    if scheme not in DATA_SOURCES:
+    if scheme not in PARAMETERS:
         return None
     parts = urlsplit(spec, allow_fragments=False)  # `#` is MQTT's multi-level wildcard
     options = _parameters(scheme, parts.query, spec)
@@ -61,17 +69,21 @@ def parse_spec(spec: str) -> SourceSpec | None:
         return SourceSpec(scheme, {"workload": parts.path, "name": spec, **options})
     if not parts.hostname:
         raise ValueError(f"{spec!r}: no host")
-    address = {"host": parts.hostname}
+    return SourceSpec(scheme, _address(scheme, parts, spec) | options)
+
+
+def _address(scheme: str, parts: SplitResult, spec: str) -> dict[str, str]:
+    """Where a network source connects, as its data source's options."""
+    topic = unquote(parts.path.removeprefix("/"))
+    if scheme != "tcp" and not topic:
+        raise ValueError(f"{spec!r}: no topic, e.g. {scheme}://localhost/sensors")
+    if scheme == "kafka":  # the address may list several brokers: host:port,host:port
+        return {"kafka.bootstrap.servers": parts.netloc, "subscribe": topic}
     if scheme == "mqtt":
-        topic = unquote(parts.path.removeprefix("/"))
-        if not topic:
-            raise ValueError(f"{spec!r}: no topic, e.g. mqtt://localhost:1883/sensors/#")
-        address |= {"port": str(parts.port or DEFAULT_PORT), "topic": topic}
-    elif parts.port is None:
+        return {"host": parts.hostname, "port": str(parts.port or DEFAULT_PORT), "topic": topic}
+    if parts.port is None:
         raise ValueError(f"{spec!r}: no port, e.g. tcp://localhost:9999")
-    else:
-        address["port"] = str(parts.port)
-    return SourceSpec(scheme, address | options)
+    return {"host": parts.hostname, "port": str(parts.port)}
 
 
 def _parameters(scheme: str, query: str, spec: str) -> dict[str, str]:
@@ -94,6 +106,10 @@ def source_for(
     parsed = parse_spec(spec)
     if parsed is None:
         return stream_rows(spark, [StreamSource(stream_iri, Path(spec))], options)
+    if parsed.scheme == "kafka":
+        kafka_options = dict(parsed.options)
+        fmt = kafka_options.pop("format", "trig")
+        return kafka_source(spark, stream_iri, kafka_options, fmt, options)
     data_source = DATA_SOURCES[parsed.scheme]
     spark.dataSource.register(data_source)
     rows = (
@@ -103,8 +119,7 @@ def source_for(
         .option("allowedLateness", str(options.allowed_lateness))
         .load()
     )
-    rows = rows.withColumn("event_time", F.timestamp_millis(F.col("end")))
-    return rows.withWatermark("event_time", f"{options.allowed_lateness} milliseconds")
+    return with_event_time(rows, options)
 
 
-__all__ = ["SourceSpec", "parse_spec", "source_for"]
+__all__ = ["SourceSpec", "kafka_rows", "parse_spec", "source_for"]

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from sepia.runtime.spark.ingest import INGEST_SCHEMA, IngestOptions, parse_path_batches
 
@@ -54,3 +56,9 @@ def _named(batch: pa.RecordBatch, names: dict[str, str]) -> pa.RecordBatch:
     columns = batch.columns
     columns[FILE_COLUMN] = files
     return pa.RecordBatch.from_arrays(columns, schema=INGEST_SCHEMA)
+
+
+def with_event_time(rows: DataFrame, options: IngestOptions) -> DataFrame:
+    """Ingest rows with the `event_time` and watermark ingest's `stream_rows` gives files."""
+    rows = rows.withColumn("event_time", F.timestamp_millis(F.col("end")))
+    return rows.withWatermark("event_time", f"{options.allowed_lateness} milliseconds")

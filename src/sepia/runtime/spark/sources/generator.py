@@ -173,9 +173,7 @@ def generated(workload_id: str, scale: int, seed: int, cache_dir: Path) -> tuple
 def _build(workload_id: str, scale: int, seed: int, directory: Path) -> None:
     manifest = generate(workload_id, scale, seed, directory)
     for stream in manifest.streams:
-        paths = pa.record_batch(
-            {"stream": [stream.iri], "path": [str(directory / stream.path)]}
-        )
+        paths = pa.record_batch({"stream": [stream.iri], "path": [str(directory / stream.path)]})
         with pq.ParquetWriter(directory / rows_file(stream), INGEST_SCHEMA) as writer:
             for batch in parse_path_batches([paths], IngestOptions()):
                 writer.write_batch(batch, row_group_size=ROW_GROUP)
