@@ -35,6 +35,12 @@ from .events import NQUADS_DOCUMENTS, TRIG_DOCUMENTS, comparable, expected_rows
         ),
         ("tcp://localhost:9999", SourceSpec("tcp", {"host": "localhost", "port": "9999"})),
         (
+            "kafka://k1:9092,k2:9092/nearby?format=nquads&startingOffsets=earliest",
+            SourceSpec("kafka", {"kafka.bootstrap.servers": "k1:9092,k2:9092",
+                                 "subscribe": "nearby", "format": "nquads",
+                                 "startingOffsets": "earliest"}),
+        ),
+        (
             "gen:W5?rate=50&seed=3&scale=100&stream=weather",
             SourceSpec("gen", {"workload": "W5", "name": "gen:W5?rate=50&seed=3&scale=100"
                                "&stream=weather", "rate": "50", "seed": "3", "scale": "100",
@@ -52,6 +58,7 @@ def test_specs_name_their_source_and_options(spec: str, expected: SourceSpec | N
         ("mqtt://broker:1883", "no topic"),
         ("mqtt://broker/t?retain=1", "unknown parameter 'retain'"),
         ("tcp://localhost", "no port"),
+        ("kafka://k1:9092", "no topic"),
         ("tcp://:9999", "no host"),
         ("gen:?rate=5", "which workload"),
     ],

@@ -20,8 +20,8 @@ import pytest
 from paho.mqtt import publish
 from pyspark.sql import DataFrame, SparkSession
 
-from sepia.runtime.spark.ingest import INGEST_SCHEMA
-from sepia.runtime.spark.sources import source_for
+from sepia.runtime.spark.ingest import INGEST_DDL, INGEST_SCHEMA
+from sepia.runtime.spark.sources import kafka_rows, source_for
 
 from .events import NQUADS_DOCUMENTS, TRIG_DOCUMENTS, comparable, expected_rows
 
@@ -38,7 +38,7 @@ def wait_for(condition: Callable[[], bool], what: str, deadline: float = DEADLIN
     while not condition():
         if time.monotonic() > end:
             raise TimeoutError(f"gave up after {deadline:.0f} s waiting for {what}")
-        time.sleep(0.1)
+        time.sleep(0.25)
 
 
 def free_port() -> int:
@@ -48,12 +48,14 @@ def free_port() -> int:
 
 
 def collect(
-    spark: SparkSession, frame: DataFrame, name: str, checkpoint: Path, rows: int,
+    spark: SparkSession, frame: DataFrame, folder: Path, rows: int,
     available_now: bool = False, started: Callable[[], None] = lambda: None,
 ) -> list[tuple]:
-    """Run `frame` into a memory table until it holds `rows` rows (or all, with availableNow)."""
-    writer = frame.select(*COLUMNS).writeStream.format("memory").queryName(name)
-    writer = writer.option("checkpointLocation", str(checkpoint))
+    """Run `frame` into a Parquet file sink under `folder` (exactly-once, restartable) until
+    it holds `rows` rows, or to the end with availableNow; every row the sink holds."""
+    out = folder / "out"
+    writer = frame.select(*COLUMNS).writeStream.format("parquet").option("path", str(out))
+    writer = writer.option("checkpointLocation", str(folder / "checkpoint"))
     if available_now:
         query = writer.trigger(availableNow=True).start()
         query.awaitTermination(DEADLINE)
@@ -61,12 +63,19 @@ def collect(
         query = writer.trigger(processingTime="200 milliseconds").start()
         try:
             started()
-            wait_for(lambda: spark.table(name).count() >= rows, f"{rows} rows from {name}")
+            wait_for(lambda: len(written(spark, out)) >= rows, f"{rows} rows in {out}")
         finally:
             query.stop()
     if query.exception():
-        raise AssertionError(f"{name} failed: {query.exception()}")
-    return [tuple(row) for row in spark.table(name).collect()]
+        raise AssertionError(f"the query failed: {query.exception()}")
+    return written(spark, out)
+
+
+def written(spark: SparkSession, out: Path) -> list[tuple]:
+    """The rows of the committed batches of a file sink (none before its first batch)."""
+    if not (out / "_spark_metadata").exists():
+        return []
+    return [tuple(row) for row in spark.read.schema(INGEST_DDL).parquet(str(out)).collect()]
 
 
 @contextlib.contextmanager
@@ -119,25 +128,36 @@ def test_socket_source_reads_blank_line_separated_nquads(spark: SparkSession, tm
     with tcp_server(NQUADS_DOCUMENTS) as (port, _):
         source = f"tcp://127.0.0.1:{port}"
         frame = source_for(spark, STREAM, f"{source}?format=nquads")
-        rows = collect(spark, frame, "socket_rows", tmp_path / "ck", rows=4)
+        rows = collect(spark, frame, tmp_path, rows=4)
     assert {row[0] for row in rows} == {STREAM}
     assert {comparable(row) for row in rows} == expected_rows(source, error_line=1)
     assert len(rows) == 4
 
 
 @pytest.mark.skipif(MOSQUITTO is None, reason="no mosquitto binary (scripts/install-mosquitto)")
-def test_mqtt_source_reads_each_message_as_a_trig_document(spark: SparkSession, tmp_path: Path):
+def test_mqtt_messages_are_trig_documents_and_a_restart_continues(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Two messages, then the query stops; a third is published while none runs, the broker
+    keeps it for the persistent session (client_id), and the restarted query gets it as #2."""
     with mosquitto(tmp_path) as (port, log):
         source = f"mqtt://127.0.0.1:{port}/sepia/nearby"
 
-        def publish_once_subscribed() -> None:
-            wait_for(lambda: "Received SUBSCRIBE" in log.read_text(), "the subscription")
-            messages = [{"topic": "sepia/nearby", "payload": d, "qos": 1} for d in TRIG_DOCUMENTS]
+        def send(documents: tuple[str, ...]) -> None:
+            messages = [{"topic": "sepia/nearby", "payload": d, "qos": 1} for d in documents]
             publish.multiple(messages, hostname="127.0.0.1", port=port)
 
-        frame = source_for(spark, STREAM, source)
-        rows = collect(spark, frame, "mqtt_rows", tmp_path / "ck", rows=4,
-                       started=publish_once_subscribed)
+        def send_two_once_subscribed() -> None:
+            wait_for(lambda: "Received SUBSCRIBE" in log.read_text(), "the subscription")
+            send(TRIG_DOCUMENTS[:2])
+
+        def run(rows: int, started: Callable[[], None] = lambda: None) -> list[tuple]:
+            frame = source_for(spark, STREAM, f"{source}?client_id=sepia-test")
+            return collect(spark, frame, tmp_path, rows, started=started)
+
+        assert len(run(3, started=send_two_once_subscribed)) == 3
+        send(TRIG_DOCUMENTS[2:])
+        rows = run(4)
     assert {row[0] for row in rows} == {STREAM}
     assert {comparable(row) for row in rows} == expected_rows(source, error_line=3)
     assert len(rows) == 4
@@ -156,10 +176,27 @@ def test_replayable_sources_give_every_element_once(
         _, directory = build("W4", 12, 5, tmp_path / "gen")
         spec = str(directory / "streams" / "stocks.trig")
     frame = source_for(spark, STREAM, spec if spec.endswith(".trig") else generated)
-    rows = collect(spark, frame, f"replay_{len(spec)}", tmp_path / "ck", rows=60,
-                   available_now=True)
+    rows = collect(spark, frame, tmp_path, rows=60, available_now=True)
     assert len(rows) == 60
     by_element = {(row[2], row[3]) for row in rows}
     assert by_element == {(n, f"http://stockmarket.org/event/e{n}") for n in range(12)}
     assert {row[0] for row in rows} == {STREAM}
     assert all(row[11] is None for row in rows)
+
+
+def test_kafka_record_values_are_parsed_as_documents(spark: SparkSession) -> None:
+    """Records shaped like Spark's Kafka source's (no connector jar here), a tombstone too."""
+    values = [doc.encode() for doc in TRIG_DOCUMENTS] + [None]
+    records = spark.createDataFrame(
+        [("nearby", 0, offset, value) for offset, value in enumerate(values)],
+        "topic string, partition int, offset long, value binary",
+    )
+    rows = [tuple(row) for row in kafka_rows(records, STREAM).select(*COLUMNS).collect()]
+    assert {comparable(row) for row in rows} == expected_rows("kafka://nearby/0", error_line=3)
+    assert len(rows) == 4
+
+
+def test_kafka_without_its_connector_says_how_to_add_it(spark: SparkSession) -> None:
+    jar = r"--packages org\.apache\.spark:spark-sql-kafka-0-10_2\.13:4\.\d"
+    with pytest.raises(RuntimeError, match=jar):
+        source_for(spark, STREAM, "kafka://localhost:9092/nearby")
