@@ -50,14 +50,15 @@ def validate(
         spark = spark_session(SparkConfig(master=master))
     except SparkUnavailable as error:
         fail(str(error))
+    options = IngestOptions(allowed_lateness=allowed_lateness)
     if show_progress:
         err_console.print(f"Spark UI: {spark.sparkContext.uiWebUrl}", highlight=False)
-    report = validate_streams(
-        spark,
-        sources,
-        IngestOptions(allowed_lateness=allowed_lateness),
-        progress=_print_progress if show_progress else None,
-    )
+        with err_console.status("reading streams through Spark...") as status:
+            report = validate_streams(
+                spark, sources, options, progress=lambda r: status.update(_progress_line(r))
+            )
+    else:
+        report = validate_streams(spark, sources, options)
     if format is ReportFormat.jsonl:
         _print_jsonl(report)
     else:
@@ -65,11 +66,11 @@ def validate(
     raise typer.Exit(1 if report.errors else 0)
 
 
-def _print_progress(report: ValidationReport) -> None:
+def _progress_line(report: ValidationReport) -> str:
     rate = report.triples / report.seconds if report.seconds else 0.0
-    err_console.print(
-        f"read {report.elements:,} elements, {report.triples:,} triples ({rate:,.0f} triples/s)",
-        highlight=False,
+    return (
+        f"read {report.elements:,} elements, {report.triples:,} triples "
+        f"({rate:,.0f} triples/s, {report.seconds:.0f} s)"
     )
 
 
