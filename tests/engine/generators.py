@@ -45,7 +45,7 @@ def stream(draw, iri: str, min_size: int = 0, max_size: int = 8) -> list[StreamE
 
 @st.composite
 def streams(draw) -> dict[str, list[StreamElement]]:
-    return {S1: draw(stream(S1, min_size=2, max_size=10)), S2: draw(stream(S2))}
+    return {S1: draw(stream(S1, min_size=2, max_size=10)), S2: draw(stream(S2, min_size=1))}
 
 
 sliding = st.builds(
@@ -131,4 +131,37 @@ def queries(draw) -> str:
     return (
         f"PREFIX : <{EX}>\nREGISTER {operator} :out AS\n{head}\n{declared}\n"
         f"{draw(report(windows))}\nWHERE {{ {where} }} {tail}"
+    )
+
+
+GPMS = {
+    "A": "DEFINE GPM A ON S1 { ?x :p ?y }",
+    "B": "DEFINE GPM B ON S2 { ?y ?k ?z }",
+    "C": "DEFINE GPM C ON S1 { ?x :q ?w FILTER(?w != ?y) }",  # ?y from an earlier GPM
+    "D": "DEFINE GPM D ON S2 { ?x ?j ?v }",
+    "E": "DEFINE GPM E ON S1 { ?u ?i ?n FILTER(isLiteral(?n)) }",
+}
+
+
+@st.composite
+def sequence_queries(draw) -> str:
+    """A SPAseq query: 1-3 elements joined by , ; : with + and ? modifiers, & and |
+    basic operators, FILTERs on earlier variables, WITHIN sliding or tumbling."""
+    names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=2, max_size=3, unique=True))
+    pool = list(names)
+    parts = []
+    while pool:
+        name = pool.pop(0)
+        if len(pool) >= 2 and draw(st.integers(0, 3)) == 0:  # keep two elements at least
+            name = f"({name} {draw(st.sampled_from(['&', '|']))} {pool.pop(0)})"
+        parts.append(name + draw(st.sampled_from(["", "", "", "+", "?"])))
+    expression = parts[0]
+    for part in parts[1:]:
+        expression += f" {draw(st.sampled_from([',', ';', ':']))} {part}"
+    width = draw(st.integers(1, 15))
+    within = draw(st.sampled_from(["", f"WITHIN {width}", f"WITHIN {width} TUMBLING"]))
+    defines = "\n".join(GPMS[n] for n in names)
+    return (
+        f"PREFIX : <{EX}>\nSELECT * {within}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
+        f"WHERE {{ SEQ({expression})\n{defines} }}"
     )

@@ -18,7 +18,7 @@ from sepia.rdf.time import TimeKind
 from sepia.runtime.local import run
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-SUPPORTED = {"e1-shops-coupons"}
+SUPPORTED = {"e1-shops-coupons", "e4-spaseq-selection"}
 CASES = [
     (folder.name, query)
     for folder in sorted(EXAMPLES.iterdir())

@@ -21,16 +21,19 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.engine import operators as po
 from sepia.engine import r2s
+from sepia.engine.automaton import Bop, Conj, Disj, Gpm
 from sepia.engine.background import Background
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.planner import PhysicalQuery, plan
 from sepia.engine.report import Arrivals
-from sepia.engine.rows import Row
+from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, compatible, merge
+from sepia.engine.runs import Batch, Completed, Run, initial, step
 from sepia.engine.windows import WindowState
-from sepia.io.results import Result
+from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import Term
 
 Snapshot = dict[str, list[tuple]]
 
@@ -54,6 +57,12 @@ class ContinuousQuery:
         """The last instant whose evaluations are done."""
         self.last_arrival: dict[str, int] = {}
         self._fallback: FallbackStore | None = None
+        automaton = self.physical.automaton
+        width = len(self.physical.slots.names)
+        self.runs: set[Run] = set() if automaton is None else set(initial(automaton, width))
+        self.matched = 0
+        """How many matches the automaton completed (numbers them)."""
+        self._completed: list[Row] = []
 
     @property
     def query(self) -> qa.Query:
@@ -67,6 +76,8 @@ class ContinuousQuery:
         instant after the last of them may lie past the end-of-input flush, so it waits
         for the next such element (which proves it does not) or for ``flush``.
         """
+        if self.physical.automaton is not None:
+            return self._match(t, elements)
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
         results = self._once()
@@ -82,6 +93,41 @@ class ContinuousQuery:
             results += self._evaluate(t)
         self.clock = t
         return results
+
+    # --- event automata ---------------------------------------------------------------
+    def _match(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
+        """Push-based: feed the automaton the events stamped t; report what completes."""
+        automaton = self.physical.automaton
+        assert automaton is not None
+        declared = {s.iri.value for s in self.query.dataset.streams}
+        streamset_event = any(not declared or e.stream in declared for e in elements)
+        reader, encode = _Reader(self), self._encode
+        candidates = [list(_candidates(s.bop, elements, reader, encode)) for s in automaton.states]
+        batch = Batch(t, candidates, streamset_event)
+        self.runs, completed = step(automaton, self.runs, batch, self.physical.within)
+        self.clock = t
+        if not completed:
+            return []
+        self._completed = [row for c in sorted(completed, key=_order) for row in self._rows(c)]
+        results = self._evaluate(t)
+        self._completed = []
+        return results
+
+    def _rows(self, match: Completed) -> list[Row]:
+        """One row per Kleene iteration (numbered as one match), else the match's row."""
+        self.matched += 1
+        slots = self.physical.slots
+        hidden = [slots.index(h) for h in (FROM, TO, MATCH)]
+
+        def row(mu: Row, number: int | None) -> Row:
+            values = list(mu)
+            for i, v in zip(hidden, (match.start, match.end, number), strict=True):
+                values[i] = v
+            return tuple(values)
+
+        if match.iterations:
+            return [row(merge(match.mu, it), self.matched) for it in match.iterations]
+        return [row(match.mu, None)]
 
     def flush(self, until: int | None = None) -> list[Result]:
         """End of input: fire everything due through the flush end (or ``until``)."""
@@ -154,8 +200,8 @@ class ContinuousQuery:
                 return Counter(t for row in rows for t in self._instantiate(template, row))
             case _:
                 slots = self.physical.slots
-                visible = [i for i, n in enumerate(slots.names) if slots.visible(n)]
-                return Counter(tuple(r[i] for i in visible) for r in rows)
+                kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
+                return Counter(tuple(r[i] for i in kept) for r in rows)
 
     def _instantiate(self, template, row: Row) -> set[tuple[int, int, int]]:
         """The template's triples under one solution (each once), unbound ones left out."""
@@ -183,11 +229,10 @@ class ContinuousQuery:
             case qa.Construct():
                 triples = sorted((ox.Triple(*map(decode, k)) for k in +bag), key=str)  # type: ignore[misc]
                 return [Result(self.name, t, op, triples=tuple(triples))] if triples else []
-        names = [n for n in self.physical.slots.names if self.physical.slots.visible(n)]
-        return [
-            Result(self.name, t, op, _binding(names, row, decode))  # type: ignore[arg-type]
-            for row in bag.elements()
-        ]
+        slots = self.physical.slots
+        names = [n for n in slots.names if slots.visible(n) or n in HIDDEN]
+        return [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
+                for row in bag.elements()]
 
     # --- state ------------------------------------------------------------------------
     def state_size(self) -> dict[str, int]:
@@ -226,8 +271,14 @@ class _Reader:
     def __init__(self, engine: ContinuousQuery) -> None:
         self.engine = engine
         self.width = len(engine.physical.slots.names)
+        self.event_graph = TripleIndex()
+
+    def matches(self) -> list[Row]:
+        return self.engine._completed
 
     def graph(self, ref: po.GraphRef) -> TripleIndex:
+        if isinstance(ref, po.EventGraph):
+            return self.event_graph
         if isinstance(ref, po.WindowGraph):
             return self.engine.windows[ref.name].graph
         return self.engine.background.graph(ref.name)
@@ -244,6 +295,48 @@ class _Reader:
         return engine._fallback.rows(node, engine.windows)
 
 
-def _binding(names: list[str], row: tuple, decode: Callable[[int], object]) -> tuple:
-    """A result binding: the bound output variables, decoded."""
-    return tuple((n, decode(v)) for n, v in zip(names, row, strict=True) if v is not None)
+def _result(
+    name: str, t: int, op: Op, values: dict[str, int | None], decode: Callable[[int], Term]
+) -> Result:
+    """One output row: the bound output variables decoded, an event match's interval and
+    match number from the hidden slots."""
+    start, end, number = (values.pop(h, None) for h in HIDDEN)
+    binding = tuple((n, decode(v)) for n, v in values.items() if v is not None)
+    interval = None if start is None or end is None else (start, end)
+    match = None if number is None else f"m{number}"
+    return Result(name, t, op, binding, interval=interval, match=match)
+
+
+def _candidates(
+    bop: Bop,
+    events: Sequence[StreamElement],
+    reader: _Reader,
+    encode: Callable[[ox.Triple], tuple[int, int, int]],
+) -> set[Row]:
+    """The matches of a state's basic operator among the events stamped t (Definitions
+    7-9): a GPM's plan over each event graph of its stream, & and | over those."""
+    match bop:
+        case Gpm(stream, plan):
+            found: set[Row] = set()
+            for e in events:
+                if e.stream == stream:
+                    reader.event_graph = TripleIndex(encode(t) for t in e.triples)
+                    found.update(po.run(plan, reader))
+            return found
+        case Conj(left, right):
+            rights = _candidates(right, events, reader, encode)
+            return {
+                merge(a, b)
+                for a in _candidates(left, events, reader, encode)
+                for b in rights
+                if compatible(a, b)
+            }
+        case Disj(left, right):
+            return _candidates(left, events, reader, encode) | _candidates(
+                right, events, reader, encode
+            )
+
+
+def _order(match: Completed) -> tuple:
+    """Matches completed at one instant are numbered by start, then mapping."""
+    return (match.start, tuple(-1 if v is None else v for v in match.mu))

@@ -37,7 +37,12 @@ class BackgroundGraph:
     name: ox.NamedNode | None = None
 
 
-GraphRef = WindowGraph | BackgroundGraph
+@dataclass(frozen=True, slots=True)
+class EventGraph:
+    """The graph of the event being matched by a GPM (SPAseq Definition 7)."""
+
+
+GraphRef = WindowGraph | BackgroundGraph | EventGraph
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +153,14 @@ class Fallback:
     windows: tuple[ox.NamedNode, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """MATCH: the rows of the matches the event automaton completed at this instant."""
+
+
 PhysicalPlan = (
     Scan | HashJoin | LeftOuterJoin | UnionAll | AntiJoin | Select | Bind | Keep | Dedup | Table
-    | Fallback
+    | Fallback | Matches
 )
 
 
@@ -162,6 +172,8 @@ class Context(Protocol):
     def graph(self, ref: GraphRef) -> TripleIndex: ...
 
     def fallback(self, node: Fallback) -> list[Row]: ...
+
+    def matches(self) -> list[Row]: ...
 
 
 def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
@@ -198,6 +210,8 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return list(rows)
         case Fallback():
             return ctx.fallback(plan)
+        case Matches():
+            return ctx.matches()
         case _:
             assert_never(plan)
 

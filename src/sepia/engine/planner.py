@@ -14,16 +14,32 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from sepia.algebra import event as ev
+from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
 from sepia.engine import operators as po
+from sepia.engine.automaton import (
+    Automaton,
+    Bop,
+    Conj,
+    Disj,
+    Gpm,
+    State,
+    elements,
+    is_sequence,
+    split_filters,
+    stream_of,
+)
 from sepia.engine.expressions import ExpressionEvaluator, has_exists
 from sepia.engine.report import Schedule
-from sepia.engine.rows import BLANK, Slots
+from sepia.engine.rows import BLANK, HIDDEN, Slots
+from sepia.engine.runs import Within
 from sepia.engine.windows import WindowOperator
 from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import has_nested_test
+from sepia.semantics.variables import pattern_variables
 
 
 class Unsupported(ValueError):
@@ -40,12 +56,15 @@ class PhysicalQuery:
     windows: dict[ox.NamedNode, tuple[str, WindowOperator]]
     schedule: Schedule | None
     default_graph: tuple[po.GraphRef, ...]
+    automaton: Automaton | None = None
+    within: Within | None = None
 
 
 def plan(query: qa.Query, dictionary: Dictionary) -> PhysicalQuery:
     """Compile a query; raises ``Unsupported`` for what the engine cannot run."""
-    if isinstance(query.report, rp.PushMatches) or _has(query.pattern, gp.Match):
-        raise Unsupported("event patterns (MATCH, SEQ, ...) are not in the engine yet")
+    matches = _nodes(query.pattern, gp.Match)
+    if len(matches) > 1 or (matches and not is_sequence(matches[0].event)):
+        raise Unsupported("event patterns other than one SPAseq sequence are not in the engine yet")
     if isinstance(query.form, qa.Describe):
         raise Unsupported("DESCRIBE")
     if isinstance(query.form, qa.Construct) and any(
@@ -59,11 +78,16 @@ def plan(query: qa.Query, dictionary: Dictionary) -> PhysicalQuery:
         po.BackgroundGraph(None),
     )
     default += tuple(po.WindowGraph(w.name) for w in query.dataset.windows if w.into_default)
-    slots = Slots.of(_slot_names(query.pattern) | _slot_names(query.form))  # CONSTRUCT template
+    names = _slot_names(query.pattern) | _slot_names(query.form)  # CONSTRUCT template
+    slots = Slots.of(names | set(HIDDEN) if matches else names)
     planner = _Planner(slots, dictionary, default)
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
-    return PhysicalQuery(query, slots, root, windows, schedule, default)
+    if not matches:
+        return PhysicalQuery(query, slots, root, windows, schedule, default)
+    automaton = planner.automaton(matches[0].event)
+    within = None if query.within is None else Within(query.within.width, query.within.tumbling)
+    return PhysicalQuery(query, slots, root, windows, None, default, automaton, within)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +123,11 @@ class _Planner:
             case gp.Minus(left, right):
                 return po.AntiJoin(self.plan(left, graphs), self.plan(right, graphs))
             case gp.Project(inner, variables):
-                kept = tuple(self.slots.index(v.value) for v in variables)
+                names = [v.value for v in variables] + [h for h in HIDDEN if h in self.slots.names]
+                kept = tuple(self.slots.index(n) for n in names)
                 return po.Keep(self.plan(inner, graphs), kept)
+            case gp.Match():
+                return po.Matches()
             case gp.Distinct(inner):
                 return po.Dedup(self.plan(inner, graphs))
             case gp.OrderBy(inner, _):
@@ -115,6 +142,42 @@ class _Planner:
                 raise Unsupported("paths with nested tests are not in the engine yet")
             case _:
                 return self._fallback(p, graphs)
+
+    def automaton(self, event: ev.EventPattern) -> Automaton:
+        """Compile a SPAseq sequence into its automaton (one state per element)."""
+        steps = elements(event)
+        bops = [_unmodified(e) for _, e in steps]
+        variables = [_bop_variables(b) for b in bops]
+        states = []
+        for i, ((strategy, element), bop) in enumerate(zip(steps, bops, strict=True)):
+            if isinstance(element, ev.Negation):
+                raise Unsupported("SPAseq negation (!) is not in the engine yet")
+            others = set().union(*(v for j, v in enumerate(variables) if j != i))
+            deferred: list = []
+            compiled = self._bop(bop, deferred)
+            check = None
+            if deferred:
+                check = self._expression(_conjunction(deferred), True)
+            own = tuple(sorted(self.slots.index(n) for n in variables[i] - others))
+            kleene, optional = isinstance(element, ev.Kleene), isinstance(element, ev.Optional)
+            states.append(State(compiled, strategy, kleene, optional, own, check))
+        return Automaton(tuple(states))
+
+    def _bop(self, p: ev.EventPattern, deferred: list) -> Bop:
+        match p:
+            case ev.Event(pattern):
+                stream = stream_of(p)
+                pattern = split_filters(pattern, pattern_variables(pattern), deferred)
+                plan = self.plan(pattern, (po.EventGraph(),))
+                if _nodes(plan, po.Fallback):
+                    raise Unsupported("a GPM whose pattern needs the pyoxigraph fallback")
+                return Gpm(stream, plan)
+            case ev.And(left, right):
+                return Conj(self._bop(left, deferred), self._bop(right, deferred))
+            case ev.Or(left, right):
+                return Disj(self._bop(left, deferred), self._bop(right, deferred))
+            case _:
+                raise Unsupported(f"{type(p).__name__} as a SPAseq sequence element")
 
     def _fallback(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.Fallback:
         """Hand ``p`` to pyoxigraph, wrapped so that it reads the same active graph."""
@@ -149,6 +212,29 @@ class _Planner:
         return tuple(values)
 
 
+def _unmodified(e: ev.EventPattern) -> ev.EventPattern:
+    """A sequence element without its modifier (+, ?, !)."""
+    return e.inner if isinstance(e, ev.Kleene | ev.Optional | ev.Negation) else e
+
+
+def _bop_variables(p: ev.EventPattern) -> set[str]:
+    match p:
+        case ev.Event(pattern):
+            return pattern_variables(pattern)
+        case ev.And(left, right) | ev.Or(left, right):
+            return _bop_variables(left) | _bop_variables(right)
+        case _:
+            return set()
+
+
+def _conjunction(expressions: list) -> ex.Expression:
+    """F1 && F2 && ...: the deferred FILTERs of one GPM, checked together."""
+    result = expressions[0]
+    for e in expressions[1:]:
+        result = ex.Binary(ex.BinaryOperator.AND, result, e)
+    return result
+
+
 def certain(node: po.PhysicalPlan) -> frozenset[int]:
     """The slots bound in every row a node produces (join keys come from these)."""
     match node:
@@ -167,7 +253,7 @@ def certain(node: po.PhysicalPlan) -> frozenset[int]:
         case po.Table(rows):
             width = len(rows[0]) if rows else 0
             return frozenset(i for i in range(width) if all(r[i] is not None for r in rows))
-        case po.Fallback():
+        case po.Fallback() | po.Matches():
             return frozenset()
 
 
@@ -189,10 +275,6 @@ def _nodes(node: object, kind: type) -> list:
             m for f in dataclasses.fields(node) for m in _nodes(getattr(node, f.name), kind)
         ]
     return found
-
-
-def _has(node: object, kind: type) -> bool:
-    return bool(_nodes(node, kind))
 
 
 def _slot_names(pattern: object) -> set[str]:

@@ -14,6 +14,9 @@ Row = tuple[int | None, ...]
 
 BLANK = "_:"
 """Slot names of blank nodes in patterns start with this (never a variable name)."""
+FROM, TO, MATCH = "__from", "__to", "__match"
+"""Hidden slots of event queries: a match's interval and number, plain integers (not ids)."""
+HIDDEN = (FROM, TO, MATCH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +37,8 @@ class Slots:
         return (None,) * len(self.names)
 
     def visible(self, name: str) -> bool:
-        """Whether a slot is a query variable (output) rather than a pattern blank node."""
-        return not name.startswith(BLANK)
+        """Whether a slot is a query variable (output), not a blank node or hidden slot."""
+        return not name.startswith(BLANK) and name not in HIDDEN
 
 
 def compatible(a: Row, b: Row) -> bool:
