@@ -47,11 +47,9 @@ def _expanding(schema: Schema[T]) -> frozenset[T]:
     )
 
 
-def entailed(triple: Triple, schema: Schema[T]) -> frozenset[Triple]:
-    """The triple and every triple the rules derive from it under ``schema`` (a fixpoint:
-    derived triples are expanded again only when their predicate has rules of its own)."""
-    found = {triple}
-    todo = [triple]
+def _saturate(found: set[Triple], todo: list[Triple], schema: Schema[T]) -> set[Triple]:
+    """Add to ``found`` everything the rules derive from ``todo`` (a fixpoint: a derived
+    triple is expanded again only when its predicate has rules of its own)."""
     expanding = _expanding(schema)
     while todo:
         for derived in consequences(todo.pop(), schema):
@@ -59,16 +57,18 @@ def entailed(triple: Triple, schema: Schema[T]) -> frozenset[Triple]:
                 found.add(derived)
                 if derived[1] in expanding:
                     todo.append(derived)
-    return frozenset(found)
+    return found
+
+
+def entailed(triple: Triple, schema: Schema[T]) -> frozenset[Triple]:
+    """The triple and every triple the rules derive from it under ``schema``."""
+    return frozenset(_saturate({triple}, [triple], schema))
 
 
 def closure(triples: Iterable[Triple], schema: Schema[T]) -> set[Triple]:
-    """The closure of a graph under a fixed schema: the union of what each triple entails."""
-    closed: set[Triple] = set()
-    for triple in triples:
-        if triple not in closed:
-            closed |= entailed(triple, schema)
-    return closed
+    """The closure of a graph under a fixed schema (the union of what each triple entails)."""
+    found = set(triples)
+    return _saturate(found, list(found), schema)
 
 
 def graph_closure(triples: Iterable[Triple], background: Schema[T]) -> set[Triple]:
