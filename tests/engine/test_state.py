@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
 
-from .generators import EX, S1, queries, streams
+from .generators import EX, S1, S2, queries, sequence_queries, streams
 from .test_differential import background
 
 
@@ -22,8 +22,8 @@ def session(text: str) -> Session:
     return s
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(queries(), streams(), st.integers(0, 20))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(queries(), sequence_queries()), streams(), st.integers(0, 20))
 def test_snapshot_as_json_resumes_exactly(text, data, cut):
     elements = list(StreamSet(data).merged())
     whole = session(text)
@@ -63,3 +63,23 @@ def test_state_stays_bounded_over_a_long_stream():
     assert peak["window_triples"] <= 20
     assert peak["previous_answer"] <= 20 * 20
     assert peak["dictionary_terms"] == terms
+
+
+def test_runs_expire_with_within():
+    """A skip-till-any sequence keeps every A as a run, but WITHIN 10 drops runs older than
+    10 time units: over 5,000 time units the buffer never holds more than one run per start
+    time in [t - 10, t] (11 of them) plus the initial run."""
+    text = f"""PREFIX : <{EX}>
+    SELECT * WITHIN 10 FROM STREAM S1 :s1 FROM STREAM S2 :s2
+    WHERE {{ SEQ(A : B) DEFINE GPM A ON S1 {{ ?x :p ?y }} DEFINE GPM B ON S2 {{ ?y :q ?z }} }}"""
+    s = session(text)
+    node = [ox.NamedNode(f"{EX}n{i}") for i in range(7)]
+    p, q = ox.NamedNode(EX + "p"), ox.NamedNode(EX + "q")
+    peak = produced = 0
+    for t in range(5_000):
+        a = StreamElement(S1, f"a{t}", t, t, (ox.Triple(node[t % 7], p, node[(t + 1) % 7]),))
+        b = StreamElement(S2, f"b{t}", t, t, (ox.Triple(node[t % 7], q, node[0]),))
+        produced += len(s.push(a)) + len(s.push(b))
+        peak = max(peak, s.state_size()["runs"])
+    assert produced > 0
+    assert peak == 12

@@ -28,7 +28,7 @@ from sepia.engine.graph import TripleIndex
 from sepia.engine.planner import PhysicalQuery, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, compatible, merge
-from sepia.engine.runs import Batch, Completed, Run, initial, step
+from sepia.engine.runs import Batch, Completed, Run, initial, row_run, run_row, step
 from sepia.engine.windows import WindowState
 from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
@@ -241,15 +241,18 @@ class ContinuousQuery:
             "window_elements": sum(len(w) for w in self.windows.values()),
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
+            "runs": len(self.runs),
         }
 
     def snapshot(self) -> Snapshot:
         """Every piece of state, as rows of plain values (JSON or Arrow can hold them):
-        window contents, the previous answer (count first), the clock."""
-        clock = [("low", self.low), ("clock", self.clock)]
+        window contents, the previous answer (count first), the automaton's runs, the clock
+        and the number of matches so far."""
+        clock = [("low", self.low), ("clock", self.clock), ("matched", self.matched)]
         return {
             "windows": [(str(n), *row) for n, w in self.windows.items() for row in w.rows()],
             "previous": [(count, *key) for key, count in self.previous.items()],
+            "runs": [run_row(r) for r in self.runs],
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
         }
 
@@ -260,7 +263,9 @@ class ContinuousQuery:
             self.windows[name] = WindowState.from_rows(op, rows)
         self.previous = Counter({tuple(key): count for count, *key in snapshot["previous"]})
         clock = dict(snapshot["clock"])
-        self.low, self.clock = clock.pop("low"), clock.pop("clock")
+        self.low, self.clock, self.matched = (clock.pop(k) for k in ("low", "clock", "matched"))
+        width = len(self.physical.slots.names)
+        self.runs = {row_run(row, width) for row in snapshot["runs"]}
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         self._fallback = None
 

@@ -40,6 +40,23 @@ class Run:
     iterations: tuple[Row, ...] = ()
 
 
+def run_row(run: Run) -> tuple:
+    """A run as one flat row: position, strategy, start, last, iteration count, the mapping,
+    then each iteration's mapping (all of the slot table's width)."""
+    strategy = None if run.strategy is None else run.strategy.value
+    head = (run.position, strategy, run.start, run.last, len(run.iterations))
+    return head + run.mu + tuple(v for it in run.iterations for v in it)
+
+
+def row_run(row: Sequence, width: int) -> Run:
+    """The run of a ``run_row`` row."""
+    position, strategy, start, last, count = row[:5]
+    values = tuple(row[5:])
+    iterations = tuple(values[width * (k + 1) : width * (k + 2)] for k in range(count))
+    mode = None if strategy is None else Strategy(strategy)
+    return Run(position, mode, start, last, values[:width], iterations)
+
+
 @dataclass(frozen=True, slots=True)
 class Completed:
     """A match: its combined mapping, Kleene iterations and interval."""
