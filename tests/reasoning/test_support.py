@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pyoxigraph as ox
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sepia.rdf.dictionary import Dictionary
 from sepia.reasoning.rdfs import graph_closure
+from sepia.reasoning.schema import Schema, Vocabulary
 from sepia.reasoning.support import SupportCounter
 
 from .vocabulary import schema, triple, triples
@@ -91,3 +94,23 @@ def test_counts_always_give_the_closure_of_the_current_window(steps):
             closed -= left
         expected = graph_closure(+content, BACKGROUND)
         assert set(window) == expected == closed
+
+
+def test_dictionary_ids_give_the_same_closure_as_pyoxigraph_terms():
+    ex = "http://example.org/"
+    terms = Vocabulary.terms()
+    schema_triples = [
+        (ox.NamedNode(ex + "count"), terms.domain, ox.NamedNode(ex + "Traffic")),
+        (ox.NamedNode(ex + "count"), terms.range, ox.NamedNode(ex + "Number")),
+        (ox.NamedNode(ex + "Traffic"), terms.sub_class, ox.NamedNode(ex + "Observation")),
+    ]
+    reading = (ox.NamedNode(ex + "o1"), ox.NamedNode(ex + "count"), ox.Literal("130"))
+    dictionary = Dictionary()
+    encode = lambda t: tuple(map(dictionary.encode, t))  # noqa: E731
+    ids = SupportCounter(Schema.of(map(encode, schema_triples), Vocabulary.encoded(dictionary)))
+    decoded = {tuple(map(dictionary.decode, t)) for t in ids.add(encode(reading))}
+    assert decoded == {
+        reading,  # the literal object gets no type (rdfs3)
+        (reading[0], terms.type, ox.NamedNode(ex + "Traffic")),
+        (reading[0], terms.type, ox.NamedNode(ex + "Observation")),
+    }
