@@ -17,6 +17,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepia.io.sources import stream_format
 from sepia.runtime.spark.ingest import INGEST_DDL, IngestOptions
 from sepia.runtime.spark.sources.documents import document_batches, with_event_time
 
@@ -29,6 +30,7 @@ def kafka_rows(
     """Ingest rows (with event time and watermark) of a Kafka DataFrame's record values;
     document names are `kafka://TOPIC/PARTITION#OFFSET`."""
     options = options or IngestOptions()
+    stream_format("", fmt)  # a bad format fails here, not in every task
     messages = records.where(F.col("value").isNotNull())  # tombstones carry no document
     messages = messages.select("topic", "partition", "offset", "value")
     rows = messages.mapInArrow(
