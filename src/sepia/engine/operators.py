@@ -224,7 +224,7 @@ def scan(graphs: list[TripleIndex], patterns: tuple[EncodedPattern, ...], width:
     while remaining and rows:
         pattern = _most_selective(remaining, bound, graphs)
         remaining.remove(pattern)
-        rows = [extended for row in rows for extended in _extend(row, pattern, graphs)]
+        rows = _extend(rows, pattern, graphs, bound)
         bound |= {p.index for p in pattern if isinstance(p, Slot)}
     return rows
 
@@ -242,21 +242,32 @@ def _most_selective(
     return min(patterns, key=cost)
 
 
-def _extend(row: Row, pattern: EncodedPattern, graphs: list[TripleIndex]) -> Iterator[Row]:
-    """The row extended by each matching triple (a repeated variable must match itself)."""
-    query = [p.id if isinstance(p, Constant) else row[p.index] for p in pattern]
-    for triple in _matches(graphs, query[0], query[1], query[2]):
-        values = list(row)
-        ok = True
-        for position, term in zip(pattern, triple, strict=True):
-            if isinstance(position, Slot):
-                current = values[position.index]
-                if current is not None and current != term:
-                    ok = False
-                    break
-                values[position.index] = term
-        if ok:
-            yield tuple(values)
+def _extend(
+    rows: list[Row], pattern: EncodedPattern, graphs: list[TripleIndex], bound: set[int]
+) -> list[Row]:
+    """Each row extended by each triple matching the pattern under it. Every row of a BGP
+    binds the same slots (``bound``), so which positions bind what, and which must repeat
+    an earlier position (``?x :p ?x``), is worked out once for the step."""
+    free: dict[int, int] = {}
+    repeats: list[tuple[int, int]] = []
+    for position, term in enumerate(pattern):
+        if isinstance(term, Slot) and term.index not in bound:
+            if term.index in free:
+                repeats.append((free[term.index], position))
+            else:
+                free[term.index] = position
+    assignments = list(free.items())
+    out: list[Row] = []
+    for row in rows:
+        query = [t.id if isinstance(t, Constant) else row[t.index] for t in pattern]
+        for triple in _matches(graphs, query[0], query[1], query[2]):
+            if repeats and any(triple[a] != triple[b] for a, b in repeats):
+                continue
+            values = list(row)
+            for slot, position in assignments:
+                values[slot] = triple[position]
+            out.append(tuple(values))
+    return out
 
 
 def _matches(

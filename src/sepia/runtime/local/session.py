@@ -14,6 +14,7 @@ import pyoxigraph as ox
 
 from sepia.algebra.query import Query
 from sepia.engine.background import Background
+from sepia.engine.codec import Codec
 from sepia.engine.continuous import ContinuousQuery, Snapshot
 from sepia.io.results import Result
 from sepia.lang import parse_query
@@ -26,7 +27,7 @@ class Session:
     """Queries registered over one background dataset, fed by ``push``."""
 
     def __init__(self, background: ox.Store | None = None) -> None:
-        self.dictionary = Dictionary()
+        self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
         self.queries: list[ContinuousQuery] = []
         self.pending: list[StreamElement] = []

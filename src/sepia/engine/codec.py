@@ -1,0 +1,35 @@
+"""The run's dictionary with the two caches the engine's hot paths need.
+
+``Dictionary.encode`` goes through a term's N-Triples text and ``decode`` parses it back;
+per triple on entry and per output term that cost more than the engine's own work. This
+subclass remembers term -> id and id -> term for the terms it has seen; its rows are the
+dictionary's, so state is unchanged.
+"""
+
+from __future__ import annotations
+
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.terms import Term
+
+
+class Codec(Dictionary):
+    """A ``Dictionary`` that caches encodings and decodings of pyoxigraph terms."""
+
+    __slots__ = ("_decoded", "_encoded")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._encoded: dict[Term, int] = {}
+        self._decoded: dict[int, Term] = {}
+
+    def encode(self, term: Term) -> int:
+        found = self._encoded.get(term)
+        if found is None:
+            found = self._encoded[term] = super().encode(term)
+        return found
+
+    def decode(self, term_id: int) -> Term:
+        found = self._decoded.get(term_id)
+        if found is None:
+            found = self._decoded[term_id] = super().decode(term_id)
+        return found
