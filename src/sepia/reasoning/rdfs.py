@@ -38,19 +38,11 @@ def consequences(triple: Triple, schema: Schema[T]) -> Iterator[Triple]:
             yield s, v.sub_property, prop
 
 
-def _expanding(schema: Schema[T]) -> frozenset[T]:
-    """Predicates whose derived triples can entail more than the step that made them: those
-    with a super-property, a domain or a range (their closures are applied in one step, but a
-    derived triple's predicate may be such a predicate, e.g. rdf:type with a range)."""
-    return frozenset(
-        schema.super_properties.keys() | schema.subject_types.keys() | schema.object_types.keys()
-    )
-
-
 def _saturate(found: set[Triple], todo: list[Triple], schema: Schema[T]) -> set[Triple]:
     """Add to ``found`` everything the rules derive from ``todo`` (a fixpoint: a derived
-    triple is expanded again only when its predicate has rules of its own)."""
-    expanding = _expanding(schema)
+    triple is expanded again only when its predicate has rules of its own; the one-step
+    consequences already hold the transitive closures)."""
+    expanding = schema.expanding
     while todo:
         for derived in consequences(todo.pop(), schema):
             if derived not in found:

@@ -101,6 +101,9 @@ class Schema(Generic[T]):
     """predicate -> every class its subject gets: rdfs7 then rdfs2 then rdfs9."""
     object_types: Mapping[T, frozenset[T]]
     """predicate -> every class its (non-literal) object gets: rdfs7 then rdfs3 then rdfs9."""
+    expanding: frozenset[T]
+    """Predicates with rules of their own (a super-property, a domain or a range): a triple
+    derived with one of them must be expanded in turn (e.g. rdf:type with a range)."""
 
     @classmethod
     def of(cls, triples: Iterable[Triple], vocabulary: Vocabulary[T]) -> Schema[T]:
@@ -110,14 +113,10 @@ class Schema(Generic[T]):
         classes = ancestors((s, o) for s, p, o in own if p == v.sub_class)
         properties = ancestors((s, o) for s, p, o in own if p == v.sub_property)
         typing = _Typing(classes, properties)
-        return cls(
-            v,
-            own,
-            classes,
-            properties,
-            typing.inherited({(s, o) for s, p, o in own if p == v.domain}),
-            typing.inherited({(s, o) for s, p, o in own if p == v.range}),
-        )
+        subject_types = typing.inherited({(s, o) for s, p, o in own if p == v.domain})
+        object_types = typing.inherited({(s, o) for s, p, o in own if p == v.range})
+        expanding = frozenset(properties.keys() | subject_types.keys() | object_types.keys())
+        return cls(v, own, classes, properties, subject_types, object_types, expanding)
 
     def extended(self, triples: Iterable[Triple]) -> Schema[T]:
         """This schema with a graph's own schema triples added (semantics.md: a graph is
