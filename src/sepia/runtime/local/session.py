@@ -16,6 +16,7 @@ from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.continuous import ContinuousQuery, Snapshot
+from sepia.engine.planner import Unsupported
 from sepia.io.results import Result
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
@@ -26,7 +27,9 @@ from sepia.rdf.time import TimeKind
 class Session:
     """Queries registered over one background dataset, fed by ``push``."""
 
-    def __init__(self, background: ox.Store | None = None) -> None:
+    def __init__(self, background: ox.Store | None = None, *, rdfs: bool = False) -> None:
+        if rdfs:
+            raise Unsupported("RDFS entailment is not in the engine yet")
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
         self.queries: list[ContinuousQuery] = []
@@ -109,10 +112,11 @@ def run(
     background: ox.Store | None = None,
     *,
     until: int | None = None,
+    rdfs: bool = False,
 ) -> Iterator[Result]:
     """Replay finite ``streams`` (IRI -> elements in time order) through the (name, query)
     pairs at full speed; results come out in time order per query as they become due."""
-    session = Session(background)
+    session = Session(background, rdfs=rdfs)
     for name, query in queries:
         session.register(query, name)
     for element in StreamSet(streams).merged():
