@@ -1,12 +1,14 @@
 """The RSP-QL / RSEP-QL dataset over a finite input (RSP-QL seed 004, Definition 14; RSEP-QL
 seed 001, Definition 4): background graphs, streams, and named windows over them.
 
-Everything lives in one pyoxigraph store: the background graphs as given, every stream
-element as its own named graph (so a basic event pattern can be matched against each event
-graph alone), and each window's instantaneous graph in a named graph that ``at(t)`` refills
-for the evaluation time t. SPARQL text produced by :mod:`sepia.semantics.sparql` then runs
-against it. With RDFS entailment on, every graph is stored as its closure
-(:mod:`sepia.semantics.entailment`).
+Everything lives in one pyoxigraph store: the background graphs (a time-varying one,
+:mod:`sepia.semantics.background`, holds G(t)), every stream element as its own named graph
+(so a basic event pattern can be matched against each event graph alone), and each window's
+instantaneous graph in a named graph; ``at(t)`` refills the windows and the time-varying
+graphs for the evaluation time t. The query's FROM / FROM NAMED clauses pick the graphs it
+sees, as SPARQL 1.1 section 13.2 says. SPARQL text produced by
+:mod:`sepia.semantics.sparql` then runs against it. With RDFS entailment on, every graph is
+stored as its closure (:mod:`sepia.semantics.entailment`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import pyoxigraph as ox
 from sepia.algebra import dataset as ds
 from sepia.rdf.stream import StreamElement
 from sepia.semantics import windows as wf
+from sepia.semantics.background import Background
 from sepia.semantics.entailment import rdfs_closure, schema_of
 from sepia.semantics.mappings import Mu
 from sepia.semantics.report import WindowInput
-from sepia.semantics.sparql import TIMESTAMP, integer_literal, window_graph
+from sepia.semantics.sparql import OWN_GRAPHS, TIMESTAMP, integer_literal, window_graph
 
 
 def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> WindowInput:
@@ -86,26 +89,23 @@ class StreamingDataset:
     ) -> None:
         self.declared = declared
         self.store = ox.Store()
-        quads = (
-            [] if background is None else list(background.quads_for_pattern(None, None, None, None))
-        )
-        self.schema = schema_of(q.triple for q in quads) if rdfs else None
-        graphs: dict[ox.NamedNode | ox.DefaultGraph, list[ox.Triple]] = {}
-        for q in quads:
-            graphs.setdefault(q.graph_name, []).append(q.triple)
-        for name, triples in graphs.items():
+        self.background = Background.of(background)
+        self.schema = schema_of(self.background.schema_source()) if rdfs else None
+        for name, triples in self.background.static.items():
             self.add(triples, name)
+        self.shown: tuple[int, ...] | None = None
         self.streams = {iri: list(elements) for iri, elements in streams.items()}
         self.graphs: dict[int, ox.NamedNode] = {}
         self.elements: dict[ox.NamedNode, StreamElement] = {}
         for e in (e for elements in self.streams.values() for e in elements):
-            graph = ox.NamedNode(f"urn:sepia:element:{len(self.elements)}")
+            graph = ox.NamedNode(f"{OWN_GRAPHS}element:{len(self.elements)}")
             self.graphs[id(e)], self.elements[graph] = graph, e
             self.add(e.triples, graph)
         self.t = 0
         self.windows = {
             w.name: window_input(w, self.stream(w.stream.value)) for w in declared.windows
         }
+        self.show_background(0)
 
     def add(self, triples: Iterable[ox.Triple], graph: ox.NamedNode | ox.DefaultGraph) -> None:
         """Put a graph in the store, as its RDFS closure when entailment is on."""
@@ -130,46 +130,95 @@ class StreamingDataset:
         """The elements of a stream (none when the run was given no such stream)."""
         return self.streams.get(iri, [])
 
+    def show_background(self, t: int) -> None:
+        """Make every time-varying background graph G hold G(t) (only those that changed)."""
+        state = self.background.state(t)
+        for n, (name, graph) in enumerate(self.background.varying.items()):
+            if self.shown is None or self.shown[n] != state[n]:
+                self.store.clear_graph(name)
+                self.add(graph.at(t), name)
+        self.shown = state
+
     def at(self, t: int) -> None:
-        """Make every window graph the window's instantaneous graph at time t."""
+        """Make every window graph and every time-varying background graph its
+        instantaneous graph at time t."""
         self.t = t
+        self.show_background(t)
         for name, window in self.windows.items():
             graph = window_graph(name)
             if self.store.contains_named_graph(graph):
                 self.store.remove_graph(graph)
             self.add({tr for e in window.content(t) for tr in e.triples}, graph)
 
+    def has_dataset_clause(self) -> bool:
+        """Whether the query says which background graphs it reads (FROM / FROM NAMED)."""
+        return bool(self.declared.default_graphs or self.declared.named_graphs)
+
     def default_graph(self) -> list[ox.NamedNode | ox.DefaultGraph]:
-        """FROM graphs (else the background default graph), plus the windows C-SPARQL merges
-        into the default graph (``FROM STREAM``)."""
+        """The merge of the FROM graphs (SPARQL 1.1 section 13.2: empty when the query has
+        FROM NAMED but no FROM; the background default graph without dataset clause), plus
+        the windows C-SPARQL merges into the default graph (``FROM STREAM``)."""
         graphs: list[ox.NamedNode | ox.DefaultGraph] = list(self.declared.default_graphs)
-        graphs = graphs or [ox.DefaultGraph()]
+        if not self.has_dataset_clause():
+            graphs = [ox.DefaultGraph()]
         return graphs + [window_graph(w.name) for w in self.declared.windows if w.into_default]
+
+    def named_graphs(self) -> list[ox.NamedNode] | None:
+        """The graphs GRAPH may read: with a dataset clause, the FROM NAMED ones (none with
+        FROM alone) and the evaluator's own element and window graphs; without one, every
+        graph (None)."""
+        if not self.has_dataset_clause():
+            return None
+        own = [window_graph(w.name) for w in self.declared.windows]
+        return [*self.declared.named_graphs, *self.elements, *own]
+
+    def visible_named_graphs(self) -> list[ox.NamedNode]:
+        """The named graphs of the query's dataset, the ones a GRAPH variable ranges over:
+        the FROM NAMED graphs, else (with FROM alone) none, else every background graph."""
+        if self.has_dataset_clause():
+            return list(self.declared.named_graphs)
+        graphs = self.store.named_graphs()
+        return [g for g in graphs if not g.value.startswith(OWN_GRAPHS)]  # type: ignore[union-attr]
+
+    def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        return self.store.query(
+            query,
+            default_graph=self.default_graph(),
+            named_graphs=self.named_graphs(),
+            custom_functions=self.functions,
+        )
 
     def select(self, query: str) -> list[Mu]:
         """The solutions of a SELECT query over the dataset, unbound variables left out."""
-        solutions = self.store.query(
-            query, default_graph=self.default_graph(), custom_functions=self.functions
-        )
+        solutions = self._query(query)
         assert isinstance(solutions, ox.QuerySolutions), query
         names = [v.value for v in solutions.variables]
         return [Mu((n, s[n]) for n in names if s[n] is not None) for s in solutions]
 
     def ask(self, query: str) -> bool:
         """The answer of an ASK query over the dataset."""
-        return bool(
-            self.store.query(
-                query, default_graph=self.default_graph(), custom_functions=self.functions
-            )
-        )
+        return bool(self._query(query))
 
     def per_element(
         self, body: str, elements: Sequence[StreamElement]
     ) -> list[tuple[StreamElement, Mu]]:
         """[[P]]_G_k for each element graph G_k of ``elements``: P (SPARQL group body) is
-        matched against each event graph on its own, as a BEP / GPM is."""
-        if not elements:
-            return []
+        matched against each event graph on its own, as a BEP / GPM is. A GRAPH over
+        background data inside P (SPAseq Definition 15) reads it as it was at the event's
+        time, so elements are matched in groups that see the same background."""
+        groups: dict[tuple[int, ...], list[StreamElement]] = {}
+        for e in elements:
+            groups.setdefault(self.background.state(e.time), []).append(e)
+        found = []
+        for members in groups.values():
+            self.show_background(members[0].time)
+            found += self._per_element(body, members)
+        self.show_background(self.t)
+        return found
+
+    def _per_element(
+        self, body: str, elements: Sequence[StreamElement]
+    ) -> list[tuple[StreamElement, Mu]]:
         names = " ".join(str(self.graphs[id(e)]) for e in elements)
         query = (
             f"SELECT * WHERE {{ VALUES ?{ELEMENT} {{ {names} }} GRAPH ?{ELEMENT} {{ {body} }} }}"

@@ -71,6 +71,9 @@ class Hook:
     def within(self, graph: ox.NamedNode) -> Hook:
         return Hook(self.run, graph)
 
+    def named_graphs(self) -> list[ox.NamedNode]:
+        return self.run.data.visible_named_graphs()
+
 
 class Evaluation:
     """The state of one query's continuous evaluation over its finite input."""
@@ -89,6 +92,11 @@ class Evaluation:
         self.data = StreamingDataset(query.dataset, streams, background, rdfs)
         self.t = 0
         self.kind = time_kind(streams, query.time_kind)
+        if self.data.background.kind not in (None, self.kind):
+            raise ValueError(
+                f"background versions are stamped in {self.data.background.kind.value} time "
+                f"but the run's time is {self.kind.value}"
+            )
         self.special = Hook(self, None)
         self.events = EventEvaluator(query, self.data, self.special, self.kind, partition)
         self.blank_nodes = itertools.count()

@@ -36,11 +36,14 @@ TIMESTAMP = ox.NamedNode("urn:sepia:function:timestamp")
 
 class Special(Protocol):
     """What evaluates the nodes SPARQL cannot say (MATCH, nested paths) into a VALUES block;
-    ``within`` gives the same hook for patterns read in another active graph."""
+    ``within`` gives the same hook for patterns read in another active graph;
+    ``named_graphs`` lists the graphs a GRAPH variable ranges over."""
 
     def __call__(self, pattern: gp.GraphPattern) -> str: ...
 
     def within(self, graph: ox.NamedNode) -> Special: ...
+
+    def named_graphs(self) -> list[ox.NamedNode]: ...
 
 
 def integer_literal(value: int) -> ox.Literal:
@@ -56,9 +59,13 @@ def time_literal(value: int, kind: TimeKind) -> ox.Literal:
     return ox.Literal(str(format_time(value, kind)), datatype=ox.NamedNode(XSD + "dateTime"))
 
 
+OWN_GRAPHS = "urn:sepia:"
+"""The prefix of the named graphs the evaluator keeps for itself (windows, stream elements)."""
+
+
 def window_graph(name: ox.NamedNode) -> ox.NamedNode:
     """The named graph in which the evaluator materialises window ``name``'s content."""
-    return ox.NamedNode("urn:sepia:window:" + name.value)
+    return ox.NamedNode(f"{OWN_GRAPHS}window:{name.value}")
 
 
 class Unsupported(ValueError):
@@ -180,6 +187,10 @@ def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
             return f"{{ {text(left)} }} UNION {{ {text(right)} }}"
         case gp.Minus(left, right):
             return f"{{ {text(left)} }} MINUS {{ {text(right)} }}"
+        case gp.Graph(ox.Variable() as name, inner) if special is not None:
+            # a GRAPH variable ranges over the query's named graphs, not the evaluator's own
+            graphs = values_text([name.value], [[g] for g in special.named_graphs()])
+            return f"{{ {graphs} GRAPH {name} {{ {_within(inner, special, name)} }} }}"
         case gp.Graph(name, inner):
             return f"GRAPH {_term(name)} {{ {_within(inner, special, name)} }}"
         case gp.Window(name, inner):
