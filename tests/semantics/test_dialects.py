@@ -145,3 +145,14 @@ def test_epsparql_optionalseq_and_equals():
     assert run(optional, occurrences) == [(2, "+", (1, 2), None, {"o": "x", "y": "y"})]
     equals = "SELECT ?y ?z WHERE { { ?s :q ?y } EQUALS { ?s :r ?z } }"
     assert run(equals, occurrences) == [(2, "+", (2, 2), None, {"y": "y", "z": "z"})]
+
+
+def test_csparql_default_policy_over_a_landmark_window_reports_at_every_arrival():
+    # window close AND non empty; a landmark from 2 closes at the arrivals 2 and 4 (the
+    # element at 1 never enters it): at 2 it holds a-c, at 4 a-c and c-d
+    text = "REGISTER QUERY q AS SELECT ?x ?y FROM STREAM :s [LANDMARK FROM 2] WHERE { ?x :p ?y }"
+    assert run(text, WINDOWED) == [
+        (2, "+", None, None, {"x": "a", "y": "c"}),
+        (4, "+", None, None, {"x": "a", "y": "c"}),
+        (4, "+", None, None, {"x": "c", "y": "d"}),
+    ]

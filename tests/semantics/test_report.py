@@ -66,7 +66,10 @@ def test_unknown_window_and_empty_input(windows):
 @pytest.mark.parametrize(
     ("spec", "closes", "flush"),
     [
-        (ds.Landmark(1), [], 12),
+        # a landmark window closes at every arrival from its t0 on (elements before t0 never
+        # enter it)
+        (ds.Landmark(1), [2, 5, 7, 12], 12),
+        (ds.Landmark(5), [5, 7, 12], 12),
         (ds.Now(), [2, 5, 7, 12], 12),
         (ds.CountBased(2), [2, 5, 7, 12], 12),
         (ds.Interval(3, 6), [6], 12),

@@ -41,7 +41,10 @@ def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> Wind
                 t0,
             )
         case ds.Landmark(t0):
-            return WindowInput(decl.name, elements, wf.landmark(t0), _never, _itself, t0)
+            entering = [e for e in elements if e.time >= t0]
+            return WindowInput(
+                decl.name, elements, wf.landmark(t0), _arrivals(entering), _itself, t0
+            )
         case ds.Now():
             return WindowInput(decl.name, elements, wf.now(), _arrivals(elements), _itself)
         case ds.CountBased(count):
@@ -55,10 +58,6 @@ def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> Wind
             assert_never(decl.spec)
 
 
-def _never(low: int, high: int) -> list[int]:
-    return []
-
-
 def _itself(t: int) -> int:
     return t
 
@@ -69,7 +68,9 @@ def _or_itself(close: int | None, t: int) -> int:
 
 
 def _arrivals(elements: Sequence[StreamElement]) -> Callable[[int, int], list[int]]:
-    """Windows that move with every element close at every arrival."""
+    """Windows that move with every element (landmark, NOW, count-based) close at every
+    arrival: each arrival ends one extent of the window and starts the next (docs/semantics.md,
+    "Landmark windows close at every arrival")."""
     return lambda low, high: sorted({e.time for e in elements if low <= e.time <= high})
 
 

@@ -27,8 +27,8 @@ class WindowInput:
     """One window of a query over its stream's finite input.
 
     ``closes(low, high)`` lists its closing instants in [low, high]; ``flush(t)`` is the
-    close of the last window holding t (t itself for windows that never close); ``t0`` is
-    where periodic reports are aligned.
+    close of the last window holding t (t itself for windows that move with every element);
+    ``t0`` is where periodic reports are aligned.
     """
 
     name: ox.NamedNode
