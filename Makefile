@@ -6,8 +6,9 @@ PY := $(VENV)/bin/python
 .PHONY: setup demo test lint
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/check-java
+$(VENV)/.installed: pyproject.toml scripts/check-java scripts/install-mosquitto
 	@scripts/check-java
+	@scripts/install-mosquitto
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,bench]'

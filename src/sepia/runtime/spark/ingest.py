@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
 import numpy as np
@@ -101,6 +102,15 @@ def stream_rows(
     for frame in frames[1:]:
         paths = paths.unionByName(frame)
     rows = paths.mapInArrow(lambda batches: parse_path_batches(batches, options), INGEST_DDL)
+    return with_event_time(rows, options)
+
+
+def with_event_time(rows: DataFrame, options: IngestOptions) -> DataFrame:
+    """Ingest rows with `event_time` (the element's end) and a watermark trailing it.
+
+    Abstract time units are read as milliseconds; the watermark trails by the allowed
+    lateness, in the same units.
+    """
     rows = rows.withColumn("event_time", F.timestamp_millis(F.col("end")))
     return rows.withWatermark("event_time", f"{options.allowed_lateness} milliseconds")
 
@@ -128,22 +138,34 @@ def _local_path(uri: str) -> Path:
 
 def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[pa.RecordBatch]:
     """Every row of one stream file: triples of good elements, and one row per error."""
-    errors: list[StreamError] = []
-    columns = _Columns(stream, str(path))
     with path.open("rb") as handle:
-        elements = read_stream(
-            handle,
-            stream,
-            name=str(path),
-            on_error="skip",
-            errors=errors.append,
-            allowed_lateness=options.allowed_lateness,
-        )
-        for seq, element in enumerate(elements):
-            columns.add_element(seq, element)
-            columns.add_errors(errors)
-            if columns.size >= options.rows_per_batch:
-                yield columns.take()
+        yield from source_batches(stream, handle, str(path), None, options)
+
+
+def source_batches(
+    stream: str, source: BinaryIO, name: str, fmt: str | None, options: IngestOptions
+) -> Iterator[pa.RecordBatch]:
+    """Ingest rows of one stream document (a file, a message) read from a binary object.
+
+    `name` is what the `file` column and error messages call it; `fmt` (trig, nq) is needed
+    when the name has no telling extension. Errors become rows, so every good element is kept.
+    """
+    errors: list[StreamError] = []
+    columns = _Columns(stream, name)
+    elements = read_stream(
+        source,
+        stream,
+        name=name,
+        fmt=fmt,
+        on_error="skip",
+        errors=errors.append,
+        allowed_lateness=options.allowed_lateness,
+    )
+    for seq, element in enumerate(elements):
+        columns.add_element(seq, element)
+        columns.add_errors(errors)
+        if columns.size >= options.rows_per_batch:
+            yield columns.take()
     columns.add_errors(errors)
     if columns.size:
         yield columns.take()

@@ -16,8 +16,7 @@ from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource
 
-from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
-from sepia.runtime.spark.sources.documents import with_event_time
+from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows, with_event_time
 from sepia.runtime.spark.sources.generator import GeneratorSource
 from sepia.runtime.spark.sources.kafka import kafka_rows, kafka_source
 from sepia.runtime.spark.sources.mqtt import DEFAULT_PORT, MqttSource

@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepia.io.sources import stream_format
-from sepia.runtime.spark.ingest import INGEST_DDL, IngestOptions
-from sepia.runtime.spark.sources.documents import document_batches, with_event_time
+from sepia.runtime.spark.ingest import INGEST_DDL, IngestOptions, with_event_time
+from sepia.runtime.spark.sources.documents import document_batches
 
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 
