@@ -156,3 +156,65 @@ def test_csparql_default_policy_over_a_landmark_window_reports_at_every_arrival(
         (4, "+", None, None, {"x": "a", "y": "c"}),
         (4, "+", None, None, {"x": "c", "y": "d"}),
     ]
+
+
+def test_rsepql_seq_sees_only_the_window_at_t():
+    # RANGE 5: at 6 the window is (1, 6]; x1 @1 sits on its opening and is out, x2 @2 (its
+    # first element) and y-q-z @6 (its last, at t itself) are in
+    streams = stream((1, ("x1", "p", "y")), (2, ("x2", "p", "y")), (6, ("y", "q", "z")))
+    text = RSEPQL.replace("RANGE 10", "RANGE 5").format(policy="")
+    assert [(t, i, b["x"]) for t, _, i, _, b in run(text, streams)] == [(6, (2, 6), "x2")]
+
+
+CQELS_SEQ = (
+    "SELECT ?v ?s FROM NAMED WINDOW :w1 ON :s [RANGE {width}] FROM NAMED WINDOW :w2 ON :t "
+    "[RANGE {width}] {policy} WHERE {{ SEQ(:w1, :w2) WINDOW :w1 {{ ?v :delay ?s }} "
+    "WINDOW :w2 {{ ?v :arrive ?s }} }}"
+)
+# delays of v at m on :s at 1 and 3; arrivals on :t at 5 and 7
+DELAYS = stream((1, ("v", "delay", "m")), (3, ("v", "delay", "m"))) | stream(
+    (5, ("v", "arrive", "m")), (7, ("v", "arrive", "m")), name="t"
+)
+
+
+@pytest.mark.parametrize(
+    ("width", "policy", "expected"),
+    [
+        # unrestricted: every delay before each arrival
+        (10, "", [(5, (1, 5)), (5, (3, 5)), (7, (1, 7)), (7, (3, 7))]),
+        # RANGE 4: at 5 the window is (1, 5], at 7 it is (3, 7]: the delay on the opening
+        # is out each time, so only 3 -> 5 remains
+        (4, "", [(5, (3, 5))]),
+        # consumption across evaluations: at 5 the earliest (resp. latest) delay is taken
+        # and consumed with the arrival; at 7 the other delay is left
+        (10, "EVENT POLICY CHRONOLOGICAL", [(5, (1, 5)), (7, (3, 7))]),
+        (10, "EVENT POLICY RECENT", [(5, (3, 5)), (7, (1, 7))]),
+    ],
+)
+def test_cqels_cep_seq_windows_and_consumption(width, policy, expected):
+    found = run(CQELS_SEQ.format(width=width, policy=policy), DELAYS)
+    assert [(t, i) for t, _, i, _, _ in found] == expected
+
+
+EPSPARQL_SEQ = "SELECT ?a ?b {policy} WHERE {{ {{ ?c :bid ?a }} SEQ {{ ?c :ask ?b }} }}"
+# bids b1 @1, b2 @2; asks k3 @3, k4 @4 (triple occurrences of one stream)
+QUOTES = stream(
+    (1, ("c", "bid", "b1")),
+    (2, ("c", "bid", "b2")),
+    (3, ("c", "ask", "k3")),
+    (4, ("c", "ask", "k4")),
+)
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("", [(3, "b1", "k3"), (3, "b2", "k3"), (4, "b1", "k4"), (4, "b2", "k4")]),
+        # RSEP-QL Table 1: EP-SPARQL's chronological / recent SEQ with consumption
+        ("EVENT POLICY CHRONOLOGICAL", [(3, "b1", "k3"), (4, "b2", "k4")]),
+        ("EVENT POLICY RECENT", [(3, "b2", "k3"), (4, "b1", "k4")]),
+    ],
+)
+def test_epsparql_seq_consumes_across_evaluations(policy, expected):
+    found = run(EPSPARQL_SEQ.format(policy=policy), QUOTES)
+    assert sorted((t, b["a"], b["b"]) for t, _, _, _, b in found) == expected

@@ -220,3 +220,26 @@ def test_kleene_without_own_variables_still_reports_each_iteration():
         (1, 2, 2, (("a",),)),
         (1, 3, 3, (("a",), ("a",))),
     }
+
+
+def test_negation_at_the_head_with_equal_timestamps():
+    # a B at the same time as C is not before it; with WITHIN 5 a C at t looks back over
+    # [t - 5, t): a B at 0 forbids a C at 5, not a C at 6
+    spec = [(None, "B", "!"), (";", "C", "")]
+    same = [(4, "B", {"x": "a"}), (4, "C", {"x": "a"})]
+    assert run(same, spec, within=5) == {(4, 4, 4, (("a",),))}
+    assert run([(0, "B", {"x": "a"}), (5, "C", {"x": "a"})], spec, within=5) == set()
+    assert run([(0, "B", {"x": "a"}), (6, "C", {"x": "a"})], spec, within=5) == {
+        (6, 6, 6, (("a",),))
+    }
+
+
+def test_negation_at_the_tail_with_equal_timestamps_and_at_the_horizon():
+    spec = [(None, "A", ""), (";", "B", "!")]
+    # a B at the same time as A is not after it: the match is reported at the horizon 15
+    same = [(10, "A", {"x": "a"}), (10, "B", {"x": "a"})]
+    assert run(same, spec, within=5, end=100) == {(10, 10, 15, (("a",),))}
+    # a B exactly at the horizon 15 is still inside WITHIN and forbids the match
+    assert run([(10, "A", {"x": "a"}), (15, "B", {"x": "a"})], spec, within=5, end=100) == set()
+    # without WITHIN the horizon is the end of input
+    assert run([(10, "A", {"x": "a"})], spec, end=40) == {(10, 10, 40, (("a",),))}

@@ -60,6 +60,8 @@ def subjects(elements):
         (w.sliding(5, 2, 1), 8, ["carl", "eve"]),  # (3, 8]: carl@5, eve@7
         (w.sliding(5, 2, 1), 6, ["diana", "eve", "carl"]),  # (1, 6]: first window, both @2
         (w.sliding(5, 2, 1), 16, ["diana"]),  # (11, 16]: diana-b@12
+        # (7, 12]: eve@7 sits on the opening o = 7 and is out; diana@12 at t = c is in
+        (w.sliding(5, 2, 1), 12, ["diana"]),
         (w.sliding(2, 2, 0), 7, ["eve"]),  # tumbling (6, 8] at 7 shows (6, 7]
         (w.landmark(5), 12, ["carl", "eve", "diana"]),  # [5, 12]: 5 included
         (w.landmark(), 4, ["diana", "eve"]),
@@ -70,6 +72,8 @@ def subjects(elements):
         (w.interval(5, 7), 6, ["carl"]),  # nothing from the future
         (w.count_based(2), 7, ["carl", "eve"]),
         (w.count_based(2), 30, ["eve", "diana"]),
+        # equal timestamps: the last element in arrival order, eve-b, not diana-a (both @2)
+        (w.count_based(1), 2, ["eve"]),
         # nesting: W^sqcup[0, 6] . W^lambda(1) shows [1, 6] (RSEP-QL's W^sqcup[0, t3 - 1] . W)
         (w.nest(w.interval(0, 6), w.landmark(1)), 12, ["diana", "eve", "carl"]),
         # count over a time window: the last 1 of (3, 8]
