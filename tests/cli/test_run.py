@@ -20,6 +20,8 @@ def run_args(example: Path, query: str) -> list[str]:
     args = ["run", str(example / query)]
     for iri, path in spec["streams"].items():
         args += ["--stream", f"{iri}={example / path}"]
+    if spec.get("entailment"):
+        args += ["--entailment", spec["entailment"]]
     for binding in spec["data"]:
         graph, path = split_binding(binding)
         args += ["--data", f"{graph}={example / path}" if graph else str(example / path)]

@@ -110,6 +110,13 @@ class Dialect(enum.Enum):
     SPASEQ = "SPAseq"
 
 
+class Entailment(enum.Enum):
+    """Which entailment regime the query's graphs are read under (`ENTAILMENT rdfs`)."""
+
+    NONE = "none"
+    RDFS = "rdfs"
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """One compiled query; every dialect arrives here in the same shape."""
@@ -124,6 +131,7 @@ class Query:
     partition_by: ox.Variable | None = None
     event_policy: SelectionPolicy = SelectionPolicy.UNRESTRICTED
     time_kind: TimeKind | None = None
+    entailment: Entailment = Entailment.NONE
     prefixes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property

@@ -21,8 +21,19 @@ from sepia.algebra.event_text import EventText
 from sepia.algebra.terms import term_text
 from sepia.rdf.time import TimeKind
 
-_GROUP_ATOMS = (gp.Bgp, gp.PathPattern, gp.Graph, gp.Window, gp.Union, gp.Values, gp.Match,
-                gp.Join, gp.LeftJoin, gp.Minus, gp.Extend)
+_GROUP_ATOMS = (
+    gp.Bgp,
+    gp.PathPattern,
+    gp.Graph,
+    gp.Window,
+    gp.Union,
+    gp.Values,
+    gp.Match,
+    gp.Join,
+    gp.LeftJoin,
+    gp.Minus,
+    gp.Extend,
+)
 _MODIFIERS = (gp.Project, gp.Slice, gp.Distinct, gp.Reduced, gp.OrderBy, gp.Group)
 _UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1))
 GENERATED_WINDOW = "urn:sepia:window:"
@@ -36,8 +47,12 @@ def to_sparql(query: qu.Query) -> str:
 class QueryText(EventText):
     """Query text of algebra nodes, with the prefixes and dataset of one query."""
 
-    def __init__(self, prefixes: tuple[tuple[str, str], ...] = (),
-                 dataset: ds.Dataset | None = None, time_kind: TimeKind | None = None) -> None:
+    def __init__(
+        self,
+        prefixes: tuple[tuple[str, str], ...] = (),
+        dataset: ds.Dataset | None = None,
+        time_kind: TimeKind | None = None,
+    ) -> None:
         self.prefixes = dict(prefixes)
         self.dataset = dataset or ds.Dataset()
         self.time_kind = time_kind
@@ -143,8 +158,9 @@ class QueryText(EventText):
         """Elements that may be followed by more elements of the same group."""
         if pattern == gp.Bgp(()):
             return []
-        return self.elements(pattern) if isinstance(pattern, _GROUP_ATOMS) else [
-            self.group(pattern)]
+        return (
+            self.elements(pattern) if isinstance(pattern, _GROUP_ATOMS) else [self.group(pattern)]
+        )
 
     def _element(self, pattern: gp.GraphPattern) -> list[str]:
         """``pattern`` as elements joined to what precedes them."""
@@ -153,15 +169,19 @@ class QueryText(EventText):
 
     def values(self, values: gp.Values) -> str:
         head = " ".join(self.term(v) for v in values.variables)
-        rows = " ".join("(" + " ".join("UNDEF" if v is None else self.term(v) for v in row)
-                        + ")" for row in values.rows)
+        rows = " ".join(
+            "(" + " ".join("UNDEF" if v is None else self.term(v) for v in row) + ")"
+            for row in values.rows
+        )
         return f"({head}) {{ {rows} }}"
 
     def window(self, name: ox.NamedNode, inner: gp.GraphPattern) -> str:
         declared = self.dataset.window(name)
         if declared is not None and name.value.startswith(GENERATED_WINDOW):
-            return (f"STREAM {self.term(declared.stream)} {self.window_spec(declared.spec)} "
-                    f"{self.group(inner)}")
+            return (
+                f"STREAM {self.term(declared.stream)} {self.window_spec(declared.spec)} "
+                f"{self.group(inner)}"
+            )
         return f"WINDOW {self.term(name)} {self.group(inner)}"
 
     # ---- SELECT and the solution modifiers ------------------------------------------------
@@ -189,20 +209,29 @@ class QueryText(EventText):
             order, pattern = pattern.conditions, pattern.inner
         expressions: dict[ox.Variable, ex.Expression] = {}
         while isinstance(pattern, gp.Extend) and (
-                pattern.variable in (variables or ()) or _over_group(pattern)):
+            pattern.variable in (variables or ()) or _over_group(pattern)
+        ):
             expressions[pattern.variable] = pattern.expression
             pattern = pattern.inner
         grouping, pattern, aggregates = self._grouping(pattern)
-        items = [f"({self.expression(_inline(expressions[v], aggregates))} AS {self.term(v)})"
-                 if v in expressions else self.term(v) for v in variables or ()]
+        items = [
+            f"({self.expression(_inline(expressions[v], aggregates))} AS {self.term(v)})"
+            if v in expressions
+            else self.term(v)
+            for v in variables or ()
+        ]
         if variables is not None:
             head += " " + (" ".join(items) if items else "*")
-        ordering = " ORDER BY " + " ".join(
-            self._order_condition(c, aggregates) for c in order) if order else ""
+        ordering = (
+            " ORDER BY " + " ".join(self._order_condition(c, aggregates) for c in order)
+            if order
+            else ""
+        )
         return head, pattern, grouping + ordering + tail
 
-    def _order_condition(self, condition: gp.OrderCondition,
-                         aggregates: dict[ox.Variable, ex.Aggregate]) -> str:
+    def _order_condition(
+        self, condition: gp.OrderCondition, aggregates: dict[ox.Variable, ex.Aggregate]
+    ) -> str:
         text = self.expression(_inline(condition.expression, aggregates))
         return f"DESC({text})" if condition.descending else f"ASC({text})"
 
@@ -232,6 +261,8 @@ class QueryText(EventText):
     # ---- the whole query -----------------------------------------------------------------
     def query(self, query: qu.Query) -> str:
         lines = [f"PREFIX {p}: <{iri}>" for p, iri in self.prefixes.items()]
+        if query.entailment is not qu.Entailment.NONE:
+            lines.append(f"ENTAILMENT {query.entailment.value}")
         if query.registration is not None:
             lines.append(self.registration(query.registration))
         pattern = query.pattern
@@ -287,11 +318,14 @@ class QueryText(EventText):
             if window.into_default:
                 lines.append(f"FROM STREAM {self.term(window.stream)} {spec}")
             elif not window.name.value.startswith(GENERATED_WINDOW):
-                lines.append(f"FROM NAMED WINDOW {self.term(window.name)} ON "
-                             f"{self.term(window.stream)} {spec}")
+                lines.append(
+                    f"FROM NAMED WINDOW {self.term(window.name)} ON "
+                    f"{self.term(window.stream)} {spec}"
+                )
         if isinstance(query.report, rp.Report):
-            lines.append("REPORT " + " AND ".join(self.strategy(s)
-                                                  for s in query.report.strategies))
+            lines.append(
+                "REPORT " + " AND ".join(self.strategy(s) for s in query.report.strategies)
+            )
         if query.partition_by is not None:
             lines.append(f"PARTITION BY {self.term(query.partition_by)}")
         if query.event_policy is not ev.SelectionPolicy.UNRESTRICTED:
@@ -339,11 +373,13 @@ def _over_group(pattern: gp.Extend) -> bool:
     while isinstance(inner, gp.Extend):
         inner = inner.inner
     return isinstance(inner, gp.Group) or (
-        isinstance(inner, gp.Filter) and isinstance(inner.inner, gp.Group))
+        isinstance(inner, gp.Filter) and isinstance(inner.inner, gp.Group)
+    )
 
 
-def _inline(expression: ex.Expression, aggregates: dict[ox.Variable, ex.Aggregate]
-            ) -> ex.Expression:
+def _inline(
+    expression: ex.Expression, aggregates: dict[ox.Variable, ex.Aggregate]
+) -> ex.Expression:
     """The expression with the group's aggregate variables replaced by their aggregates."""
     match expression:
         case ox.Variable() if expression in aggregates:
@@ -353,12 +389,12 @@ def _inline(expression: ex.Expression, aggregates: dict[ox.Variable, ex.Aggregat
         case ex.Unary(operator, operand):
             return ex.Unary(operator, _inline(operand, aggregates))
         case ex.In(inner, options, negated):
-            return ex.In(_inline(inner, aggregates),
-                         tuple(_inline(o, aggregates) for o in options), negated)
+            return ex.In(
+                _inline(inner, aggregates), tuple(_inline(o, aggregates) for o in options), negated
+            )
         case ex.Call(function, args):
             return ex.Call(function, tuple(_inline(a, aggregates) for a in args))
         case ex.FunctionCall(function, args, distinct):
-            return ex.FunctionCall(function, tuple(_inline(a, aggregates) for a in args),
-                                   distinct)
+            return ex.FunctionCall(function, tuple(_inline(a, aggregates) for a in args), distinct)
         case _:
             return expression

@@ -12,6 +12,7 @@ from sepia.cli.app import app, fail
 from sepia.cli.options import (
     DataOption,
     DeadLetterOption,
+    EntailmentOption,
     EventPolicyOption,
     LatenessOption,
     OnErrorChoice,
@@ -38,6 +39,7 @@ def check(
     allowed_lateness: LatenessOption = 0,
     until: UntilOption = None,
     event_policy: EventPolicyOption = None,
+    entailment: EntailmentOption = None,
 ) -> None:
     """Decide whether ANSWER is a correct answer of QUERY over the given input.
 

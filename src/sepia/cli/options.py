@@ -10,6 +10,7 @@ import pyoxigraph as ox
 import typer
 
 from sepia.algebra.event import SelectionPolicy
+from sepia.algebra.query import Entailment
 from sepia.cli.app import fail
 from sepia.io.errors import InputError
 from sepia.lang import QueryError
@@ -45,6 +46,8 @@ DeadLetterOption = Annotated[
 LatenessOption = Annotated[
     int, typer.Option(help="Put back in order elements up to this many time units late.")
 ]
+
+
 class EventPolicy(StrEnum):
     """The four policies of language.md section 5 (SPAseq's own operators carry theirs)."""
 
@@ -60,6 +63,14 @@ EventPolicyOption = Annotated[
         case_sensitive=False,
         help="Selection and consumption policy of event SEQs (RSEP-QL Table 1) for queries "
         "without their own EVENT POLICY.",
+    ),
+]
+EntailmentOption = Annotated[
+    Entailment | None,
+    typer.Option(
+        case_sensitive=False,
+        help="Read every graph under this entailment regime (rdfs: RDFS rules over background "
+        "and window contents) for queries without their own ENTAILMENT clause.",
     ),
 ]
 UntilOption = Annotated[
@@ -109,11 +120,12 @@ def load_inputs(
     data: list[str],
     options: ReadOptions,
     event_policy: EventPolicy | None = None,
+    entailment: Entailment | None = None,
 ) -> RunInputs:
     """Compile the queries (errors before any data is read), then read streams and data."""
     policy = SelectionPolicy(event_policy.value) if event_policy else None
     try:
-        named = [load_query(path, policy) for path in queries]
+        named = [load_query(path, policy, entailment) for path in queries]
     except QueryError as error:
         fail(str(error))
     try:

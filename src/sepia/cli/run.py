@@ -14,6 +14,7 @@ from sepia.cli.app import app, fail
 from sepia.cli.options import (
     DataOption,
     DeadLetterOption,
+    EntailmentOption,
     EventPolicyOption,
     LatenessOption,
     OnErrorChoice,
@@ -57,6 +58,7 @@ def run(
     allowed_lateness: LatenessOption = 0,
     until: UntilOption = None,
     event_policy: EventPolicyOption = None,
+    entailment: EntailmentOption = None,
 ) -> None:
     """Run continuous queries over stream files and print their results."""
     inputs = load_inputs(

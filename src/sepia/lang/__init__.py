@@ -8,7 +8,7 @@ text, what was expected and a caret under the query line.
 from __future__ import annotations
 
 from sepia.algebra.event import SelectionPolicy
-from sepia.algebra.query import Query
+from sepia.algebra.query import Entailment, Query
 from sepia.lang.context import Context
 from sepia.lang.errors import QueryError
 from sepia.lang.lowering import lower
@@ -21,16 +21,20 @@ def parse_query(
     source: str = "<query>",
     base_iri: str | None = None,
     event_policy: SelectionPolicy | None = None,
+    entailment: Entailment | None = None,
 ) -> Query:
     """Compile query text into the algebra, or raise QueryError before any data is read.
 
     `base_iri` resolves relative IRIs before any BASE clause; `event_policy` is the default
-    selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides.
+    selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides;
+    `entailment` likewise for `--entailment` and the ENTAILMENT clause.
     """
     tree = parse_tree(text, source)
     context = Context(text, source, base=base_iri)
     if event_policy is not None:
         context.event_policy = event_policy
+    if entailment is not None:
+        context.entailment = entailment
     return lower(tree, context)
 
 

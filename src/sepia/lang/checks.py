@@ -28,9 +28,12 @@ def check_query(query: Query, ctx: Context) -> None:
 def _check_windows_declared(ctx: Context) -> None:
     for reference in ctx.window_references:
         if reference.name not in ctx.declared_windows:
-            ctx.fail(reference.span, f"undeclared window <{reference.name}>",
-                     expected=f"a clause FROM NAMED WINDOW <{reference.name}> ON <stream> "
-                              "[window spec] before WHERE")
+            ctx.fail(
+                reference.span,
+                f"undeclared window <{reference.name}>",
+                expected=f"a clause FROM NAMED WINDOW <{reference.name}> ON <stream> "
+                "[window spec] before WHERE",
+            )
 
 
 def _check_time_units(ctx: Context) -> None:
@@ -38,21 +41,26 @@ def _check_time_units(ctx: Context) -> None:
     abstract = next((t for t in ctx.times if t.kind is TimeKind.ABSTRACT), None)
     if wall is None or abstract is None:
         return
-    later, earlier = (wall, abstract) if wall.span.start > abstract.span.start else (abstract,
-                                                                                     wall)
-    earlier_text = ctx.text[earlier.span.start:earlier.span.end]
-    ctx.fail(later.span, f"wall-clock and abstract time units are mixed: "
-                         f"'{ctx.text[wall.span.start:wall.span.end]}' is wall-clock, "
-                         f"'{ctx.text[abstract.span.start:abstract.span.end]}' is abstract "
-                         f"(line {earlier.span.line} has '{earlier_text}')",
-             expected="the same kind of duration throughout the query")
+    later, earlier = (wall, abstract) if wall.span.start > abstract.span.start else (abstract, wall)
+    earlier_text = ctx.text[earlier.span.start : earlier.span.end]
+    ctx.fail(
+        later.span,
+        f"wall-clock and abstract time units are mixed: "
+        f"'{ctx.text[wall.span.start : wall.span.end]}' is wall-clock, "
+        f"'{ctx.text[abstract.span.start : abstract.span.end]}' is abstract "
+        f"(line {earlier.span.line} has '{earlier_text}')",
+        expected="the same kind of duration throughout the query",
+    )
 
 
 def _check_sequences_have_windows(query: Query, ctx: Context) -> None:
     if any(e.window is None and e.stream is None for e in _events(query)):
         span = ctx.sequence_spans[0] if ctx.sequence_spans else span_at(ctx.text, 0, 1)
-        ctx.fail(span, "a SEQ of triple patterns must be written inside a WINDOW block",
-                 expected="WINDOW <w> { SEQ({ ... }, { ... }) }")
+        ctx.fail(
+            span,
+            "a SEQ of triple patterns must be written inside a WINDOW block",
+            expected="WINDOW <w> { SEQ({ ... }, { ... }) }",
+        )
 
 
 def _check_interval_functions_in_events(query: Query, ctx: Context) -> None:
@@ -60,9 +68,12 @@ def _check_interval_functions_in_events(query: Query, ctx: Context) -> None:
     4.2); outside an event pattern there is none."""
     for call in _calls_outside_events(query.expression):
         span = ctx.call_spans[id(call)]
-        ctx.fail(span, f"{ctx.text[span.start:span.end]} has no interval to read here",
-                 expected="a FILTER in a group with EP-SPARQL operators (SEQ, EQUALS, "
-                          "OPTIONALSEQ, EQUALSOPTIONAL)")
+        ctx.fail(
+            span,
+            f"{ctx.text[span.start : span.end]} has no interval to read here",
+            expected="a FILTER in a group with EP-SPARQL operators (SEQ, EQUALS, "
+            "OPTIONALSEQ, EQUALSOPTIONAL)",
+        )
 
 
 def _calls_outside_events(node: object) -> Iterator[Call]:
@@ -88,4 +99,3 @@ def _events(node: object) -> Iterator[ev.Event]:
     elif isinstance(node, tuple):
         for item in node:
             yield from _events(item)
-

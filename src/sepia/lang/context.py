@@ -12,6 +12,7 @@ from lark.tree import Meta
 
 from sepia.algebra.dataset import WindowDecl
 from sepia.algebra.event import SelectionPolicy
+from sepia.algebra.query import Entailment
 from sepia.lang.errors import QueryError, Span, span_at
 from sepia.rdf.time import TimeKind
 
@@ -41,6 +42,7 @@ class Context:
     base: str | None = None
     prefixes: dict[str, str] = field(default_factory=dict)
     event_policy: SelectionPolicy = SelectionPolicy.UNRESTRICTED
+    entailment: Entailment = Entailment.NONE
     window_references: list[Reference] = field(default_factory=list)
     times: list[TimedValue] = field(default_factory=list)
     features: set[str] = field(default_factory=set)
@@ -61,16 +63,19 @@ class Context:
             return span_at(self.text, len(self.text), len(self.text))
         return span_at(self.text, start, meta.end_pos)
 
-    def fail(self, where: Tree | Token | Meta | Span, message: str,
-             expected: str | None = None) -> NoReturn:
+    def fail(
+        self, where: Tree | Token | Meta | Span, message: str, expected: str | None = None
+    ) -> NoReturn:
         """Reject the query with a caret under ``where``."""
         span = where if isinstance(where, Span) else self.span(where)
         raise QueryError(message, self.text, span, source=self.source, expected=expected)
 
     def iri_span(self, iri: ox.NamedNode, within: Span) -> Span:
         """Where ``iri`` is written inside the region ``within`` (else the region itself)."""
-        return next((s for s in self.iri_spans.get(iri.value, ())
-                     if within.start <= s.start < within.end), within)
+        return next(
+            (s for s in self.iri_spans.get(iri.value, ()) if within.start <= s.start < within.end),
+            within,
+        )
 
     def fresh_variable(self, hint: str) -> ox.Variable:
         """A variable no query can write (names start with an underscore and a digit)."""

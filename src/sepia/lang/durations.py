@@ -17,8 +17,10 @@ from sepia.rdf.time import TimeKind
 
 _MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _UNITS = {"millisecond": "ms", "second": "s", "minute": "m", "hour": "h", "day": "d"}
-_ISO = re.compile(r"(-?)P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?"
-                  r"(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+_ISO = re.compile(
+    r"(-?)P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?"
+    r"(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +56,22 @@ class DurationRules:
     def iso_duration(self, token: Token) -> Duration:
         match = _ISO.match(str(token))
         if match is None or str(token) in ("P", "-P") or str(token).endswith("T"):
-            self.ctx.fail(token, f"'{token}' is not an ISO 8601 duration",
-                          expected="a duration such as PT10S, PT5M or P1D")
+            self.ctx.fail(
+                token,
+                f"'{token}' is not an ISO 8601 duration",
+                expected="a duration such as PT10S, PT5M or P1D",
+            )
         sign, years, months, weeks, days, hours, minutes, seconds = match.groups()
         if years or months:
-            self.ctx.fail(token, f"'{token}' has years or months, which have no fixed length",
-                          expected="days, hours, minutes or seconds")
-        total = sum(int(amount or 0) * _MS[unit] for amount, unit in
-                    ((weeks, "w"), (days, "d"), (hours, "h"), (minutes, "m")))
+            self.ctx.fail(
+                token,
+                f"'{token}' has years or months, which have no fixed length",
+                expected="days, hours, minutes or seconds",
+            )
+        total = sum(
+            int(amount or 0) * _MS[unit]
+            for amount, unit in ((weeks, "w"), (days, "d"), (hours, "h"), (minutes, "m"))
+        )
         total += round(float(seconds or 0) * 1000)
         return self._record(token, -total if sign else total, TimeKind.DATETIME)
 
@@ -69,8 +79,9 @@ class DurationRules:
     def time_point(self, duration: Duration) -> Duration:
         return duration
 
-    def _record(self, token: Token, value: int, kind: TimeKind | None,
-                end: int | None = None) -> Duration:
+    def _record(
+        self, token: Token, value: int, kind: TimeKind | None, end: int | None = None
+    ) -> Duration:
         if kind is not None:
             span = self.ctx.span(token)
             if end is not None:

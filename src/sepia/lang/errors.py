@@ -19,8 +19,15 @@ class Span:
 class QueryError(Exception):
     """A query rejected before any data is read."""
 
-    def __init__(self, message: str, text: str, span: Span, *, source: str = "<query>",
-                 expected: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        text: str,
+        span: Span,
+        *,
+        source: str = "<query>",
+        expected: str | None = None,
+    ) -> None:
         self.message = message
         self.text = text
         self.span = span
@@ -39,7 +46,7 @@ class QueryError(Exception):
     @property
     def offending(self) -> str:
         """The query text the error points at."""
-        return self.text[self.span.start:self.span.end]
+        return self.text[self.span.start : self.span.end]
 
     def _render(self) -> str:
         lines = self.text.splitlines() or [""]

@@ -55,8 +55,9 @@ class ExpressionRules:
         return In(left, options, negated=False)
 
     @v_args(inline=True)
-    def not_in_expression(self, left: Expression, _not: Token, _in: Token,
-                          options: tuple) -> Expression:
+    def not_in_expression(
+        self, left: Expression, _not: Token, _in: Token, options: tuple
+    ) -> Expression:
         return In(left, options, negated=True)
 
     @v_args(inline=True)
@@ -120,13 +121,17 @@ class ExpressionRules:
         arity = BUILTINS.get(function)
         if arity is None:
             close = difflib.get_close_matches(function, BUILTINS, n=3)
-            self.ctx.fail(name, f"unknown function '{name}'",
-                          expected=" or ".join(close) if close else "a SPARQL 1.1 builtin")
+            self.ctx.fail(
+                name,
+                f"unknown function '{name}'",
+                expected=" or ".join(close) if close else "a SPARQL 1.1 builtin",
+            )
         if distinct:
             self.ctx.fail(meta, f"DISTINCT is only allowed in aggregates, not in {function}()")
         if not arity.accepts(len(args)):
-            self.ctx.fail(meta, f"{function}() takes {arity.describe()} argument(s), "
-                                f"found {len(args)}")
+            self.ctx.fail(
+                meta, f"{function}() takes {arity.describe()} argument(s), found {len(args)}"
+            )
         self.ctx.features.add(function.lower())
         call = Call(function, args)
         self.ctx.call_spans[id(call)] = self.ctx.span(meta)
@@ -137,8 +142,11 @@ class ExpressionRules:
         distinct, args = arguments
         if iri.value.startswith(XSD):
             if iri.value not in XSD_CASTS:
-                self.ctx.fail(meta, f"unknown function <{iri.value}>",
-                              expected="one of the XSD constructor functions of SPARQL 1.1")
+                self.ctx.fail(
+                    meta,
+                    f"unknown function <{iri.value}>",
+                    expected="one of the XSD constructor functions of SPARQL 1.1",
+                )
             if len(args) != 1 or distinct:
                 self.ctx.fail(meta, "an XSD constructor function takes exactly 1 argument")
         return FunctionCall(iri, args, distinct)
@@ -156,8 +164,9 @@ class ExpressionRules:
         distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in children)
         values = [c for c in children[1:] if not isinstance(c, Token)]
         star = any(isinstance(c, Token) and c.type == "STAR" for c in children)
-        separator = values[1] if function is AggregateFunction.GROUP_CONCAT and len(values) > 1 \
-            else None
+        separator = (
+            values[1] if function is AggregateFunction.GROUP_CONCAT and len(values) > 1 else None
+        )
         args = () if star else (values[0],)
         return Aggregate(function, args, distinct, separator)
 
@@ -187,4 +196,3 @@ def contains_aggregate(expression: object) -> bool:
             return any(map(contains_aggregate, args))
         case _:
             return False
-

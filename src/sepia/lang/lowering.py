@@ -47,9 +47,23 @@ class QueryBody:
     clauses: StreamClauses
 
 
-class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRules,
-               DurationRules, StreamRules, SequenceRules, CqelsRules, SpaseqRules, RsepqlRules,
-               EpsparqlRules, RspqlRules, CsparqlRules, Transformer):
+class Lowering(
+    TermRules,
+    ExpressionRules,
+    TripleRules,
+    PatternRules,
+    ModifierRules,
+    DurationRules,
+    StreamRules,
+    SequenceRules,
+    CqelsRules,
+    SpaseqRules,
+    RsepqlRules,
+    EpsparqlRules,
+    RspqlRules,
+    CsparqlRules,
+    Transformer,
+):
     """Syntax tree -> algebra, for one query."""
 
     def __init__(self, ctx: Context) -> None:
@@ -79,6 +93,7 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
             within=body.clauses.within,
             partition_by=body.clauses.partition_by,
             event_policy=self.ctx.event_policy,
+            entailment=self.ctx.entailment,
             time_kind=next((t.kind for t in self.ctx.times), None),
             prefixes=tuple(self.ctx.prefixes.items()),
         )
@@ -89,10 +104,15 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
         windows = list(clauses.windows)
         windows += [w for w in self.ctx.generated_windows if w not in windows]
         streams = list(clauses.streams)
-        streams += [StreamDecl(w.stream) for w in windows
-                    if all(s.iri != w.stream for s in streams)]
-        return Dataset(tuple(clauses.default_graphs), tuple(clauses.named_graphs),
-                       tuple(streams), tuple(windows))
+        streams += [
+            StreamDecl(w.stream) for w in windows if all(s.iri != w.stream for s in streams)
+        ]
+        return Dataset(
+            tuple(clauses.default_graphs),
+            tuple(clauses.named_graphs),
+            tuple(streams),
+            tuple(windows),
+        )
 
     def prologue(self, _children: list) -> None:
         return None
@@ -102,26 +122,40 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
         return children[-1]  # type: ignore[return-value]
 
     @v_args(inline=True)
-    def select_query(self, select: SelectClause, clauses: StreamClauses, where: GraphPattern,
-                     modifiers: Modifiers) -> QueryBody:
+    def select_query(
+        self,
+        select: SelectClause,
+        clauses: StreamClauses,
+        where: GraphPattern,
+        modifiers: Modifiers,
+    ) -> QueryBody:
         return QueryBody(Select(), where, select, modifiers, clauses)
 
     @v_args(inline=True)
-    def sub_select(self, select: SelectClause, where: GraphPattern, modifiers: Modifiers,
-                   values: Values | None) -> GraphPattern:
+    def sub_select(
+        self, select: SelectClause, where: GraphPattern, modifiers: Modifiers, values: Values | None
+    ) -> GraphPattern:
         return self.solution(where, select, modifiers, values)
 
     @v_args(inline=True)
-    def construct_query(self, _keyword: Token, template: tuple, clauses: StreamClauses,
-                        where: GraphPattern, modifiers: Modifiers) -> QueryBody:
+    def construct_query(
+        self,
+        _keyword: Token,
+        template: tuple,
+        clauses: StreamClauses,
+        where: GraphPattern,
+        modifiers: Modifiers,
+    ) -> QueryBody:
         return QueryBody(Construct(template), where, None, modifiers, clauses)
 
     @v_args(meta=True)
     def construct_where(self, meta: Meta, children: list) -> QueryBody:
         clauses = next(c for c in children if isinstance(c, StreamClauses))
         modifiers = children[-1]
-        block = next((c for c in children if isinstance(c, TriplesElement)),
-                     TriplesElement((), self.ctx.span(meta)))
+        block = next(
+            (c for c in children if isinstance(c, TriplesElement)),
+            TriplesElement((), self.ctx.span(meta)),
+        )
         template = self._template(block)
         return QueryBody(Construct(template), Bgp(template), None, modifiers, clauses)
 
@@ -130,21 +164,26 @@ class Lowering(TermRules, ExpressionRules, TripleRules, PatternRules, ModifierRu
 
     def _template(self, block: TriplesElement) -> tuple[TriplePattern, ...]:
         if any(isinstance(item, PathPattern) for item in block.items):
-            self.ctx.fail(block.span, "a CONSTRUCT template may not contain property paths",
-                          expected="plain triple patterns")
+            self.ctx.fail(
+                block.span,
+                "a CONSTRUCT template may not contain property paths",
+                expected="plain triple patterns",
+            )
         return tuple(item for item in block.items if isinstance(item, TriplePattern))
 
     def describe_query(self, children: list) -> QueryBody:
         clauses = next(c for c in children if isinstance(c, StreamClauses))
-        resources = tuple(c for c in children[1:children.index(clauses)]
-                          if not isinstance(c, Token))
-        rest = children[children.index(clauses) + 1:]
+        resources = tuple(
+            c for c in children[1 : children.index(clauses)] if not isinstance(c, Token)
+        )
+        rest = children[children.index(clauses) + 1 :]
         where = rest[0] if len(rest) == 2 else Bgp(())
         return QueryBody(Describe(resources), where, None, rest[-1], clauses)
 
     @v_args(inline=True)
-    def ask_query(self, _keyword: Token, clauses: StreamClauses, where: GraphPattern,
-                  modifiers: Modifiers) -> QueryBody:
+    def ask_query(
+        self, _keyword: Token, clauses: StreamClauses, where: GraphPattern, modifiers: Modifiers
+    ) -> QueryBody:
         return QueryBody(Ask(), where, None, modifiers, clauses)
 
 

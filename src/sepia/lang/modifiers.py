@@ -74,8 +74,14 @@ class ModifierRules:
 
     @v_args(meta=True)
     def select_clause(self, meta: Meta, children: list) -> SelectClause:
-        modifier = next((str(c.children[0]).upper() for c in children
-                         if getattr(c, "data", None) == "select_modifier"), None)
+        modifier = next(
+            (
+                str(c.children[0]).upper()
+                for c in children
+                if getattr(c, "data", None) == "select_modifier"
+            ),
+            None,
+        )
         star = any(isinstance(c, Token) and c.type == "STAR" for c in children)
         items = tuple(c for c in children if isinstance(c, SelectItem))
         return SelectClause(None if star else items, modifier, self.ctx.span(meta))
@@ -85,8 +91,9 @@ class ModifierRules:
         return SelectItem(variable, None, self.ctx.span(meta))
 
     @v_args(meta=True, inline=True)
-    def select_expression(self, meta: Meta, expression: Expression, _as: Token,
-                          variable: ox.Variable) -> SelectItem:
+    def select_expression(
+        self, meta: Meta, expression: Expression, _as: Token, variable: ox.Variable
+    ) -> SelectItem:
         return SelectItem(variable, expression, self.ctx.span(meta))
 
     @v_args(meta=True)
@@ -102,6 +109,7 @@ class ModifierRules:
         def apply(modifiers: Modifiers) -> None:
             modifiers.grouped = True
             modifiers.group_keys.extend(keys)
+
         return apply
 
     @v_args(meta=True)
@@ -109,10 +117,16 @@ class ModifierRules:
         values = [c for c in children if not isinstance(c, Token)]
         expression = values[0]
         if contains_aggregate(expression):
-            self.ctx.fail(meta, "aggregates are not allowed in GROUP BY",
-                          expected="a variable or an expression without aggregates")
-        variable = values[1] if len(values) > 1 else (
-            expression if isinstance(expression, ox.Variable) else None)
+            self.ctx.fail(
+                meta,
+                "aggregates are not allowed in GROUP BY",
+                expected="a variable or an expression without aggregates",
+            )
+        variable = (
+            values[1]
+            if len(values) > 1
+            else (expression if isinstance(expression, ox.Variable) else None)
+        )
         return variable, expression, self.ctx.span(meta)
 
     def having_clause(self, children: list) -> Any:
@@ -121,6 +135,7 @@ class ModifierRules:
         def apply(modifiers: Modifiers) -> None:
             modifiers.grouped = True
             modifiers.having.extend(conditions)
+
         return apply
 
     def order_clause(self, children: list) -> Any:
@@ -139,6 +154,7 @@ class ModifierRules:
         def apply(modifiers: Modifiers) -> None:
             for name, value in children:
                 setattr(modifiers, name, value)
+
         return apply
 
     @v_args(inline=True)
@@ -159,28 +175,41 @@ class ModifierRules:
     @v_args(meta=True)
     def data_full(self, meta: Meta, children: list) -> Values:
         variables = tuple(c for c in children if isinstance(c, ox.Variable))
-        rows = tuple(() if isinstance(c, Token) else c for c in children
-                     if isinstance(c, tuple) or (isinstance(c, Token) and c.type == "NIL"
-                                                 and c.start_pos != meta.start_pos))
+        rows = tuple(
+            () if isinstance(c, Token) else c
+            for c in children
+            if isinstance(c, tuple)
+            or (isinstance(c, Token) and c.type == "NIL" and c.start_pos != meta.start_pos)
+        )
         for row in rows:
             if len(row) != len(variables):
-                self.ctx.fail(meta, f"a VALUES row has {len(row)} value(s) for "
-                                    f"{len(variables)} variable(s)")
+                self.ctx.fail(
+                    meta, f"a VALUES row has {len(row)} value(s) for {len(variables)} variable(s)"
+                )
         return Values(variables, rows)
 
     def data_row(self, children: list) -> tuple:
         return tuple(children)
 
     # ---- SPARQL 18.2.4 and 18.2.5 --------------------------------------------------------
-    def solution(self, pattern: GraphPattern, select: SelectClause | None,
-                 modifiers: Modifiers, values: Values | None) -> GraphPattern:
+    def solution(
+        self,
+        pattern: GraphPattern,
+        select: SelectClause | None,
+        modifiers: Modifiers,
+        values: Values | None,
+    ) -> GraphPattern:
         """The grouped, projected, ordered and sliced pattern of a query (18.2.4-18.2.5);
         ``select`` is None for CONSTRUCT, ASK and DESCRIBE, which project nothing."""
         items = select.items if select is not None else ()
-        grouped = modifiers.grouped or any(
-            item.expression is not None and contains_aggregate(item.expression)
-            for item in items or ()
-        ) or any(contains_aggregate(c.expression) for c in modifiers.order)
+        grouped = (
+            modifiers.grouped
+            or any(
+                item.expression is not None and contains_aggregate(item.expression)
+                for item in items or ()
+            )
+            or any(contains_aggregate(c.expression) for c in modifiers.order)
+        )
         if grouped:
             pattern, items = self._group(pattern, select, modifiers)
         elif items:
@@ -195,11 +224,15 @@ class ModifierRules:
             pattern = Slice(pattern, modifiers.offset, modifiers.limit)
         return pattern
 
-    def _project(self, pattern: GraphPattern, select: SelectClause,
-                 items: tuple[SelectItem, ...] | None) -> GraphPattern:
+    def _project(
+        self, pattern: GraphPattern, select: SelectClause, items: tuple[SelectItem, ...] | None
+    ) -> GraphPattern:
         """Projection, then DISTINCT or REDUCED."""
-        variables = tuple(item.variable for item in items) if items is not None else tuple(
-            v for v in in_scope(pattern) if not v.value.startswith("_"))
+        variables = (
+            tuple(item.variable for item in items)
+            if items is not None
+            else tuple(v for v in in_scope(pattern) if not v.value.startswith("_"))
+        )
         pattern = Project(pattern, variables)
         if select.modifier == "DISTINCT":
             return Distinct(pattern)
@@ -207,19 +240,24 @@ class ModifierRules:
             return Reduced(pattern)
         return pattern
 
-    def _extend_with_select_expressions(self, pattern: GraphPattern,
-                                        items: tuple[SelectItem, ...]) -> GraphPattern:
+    def _extend_with_select_expressions(
+        self, pattern: GraphPattern, items: tuple[SelectItem, ...]
+    ) -> GraphPattern:
         for item in items:
             if item.expression is None:
                 continue
             if item.variable in in_scope(pattern):
-                self.ctx.fail(item.span, f"SELECT assigns {item.variable}, which is already "
-                                         "bound", expected="a new variable after AS")
+                self.ctx.fail(
+                    item.span,
+                    f"SELECT assigns {item.variable}, which is already bound",
+                    expected="a new variable after AS",
+                )
             pattern = Extend(pattern, item.variable, item.expression)
         return pattern
 
-    def _group(self, pattern: GraphPattern, select: SelectClause | None,
-               modifiers: Modifiers) -> tuple[GraphPattern, tuple[SelectItem, ...]]:
+    def _group(
+        self, pattern: GraphPattern, select: SelectClause | None, modifiers: Modifiers
+    ) -> tuple[GraphPattern, tuple[SelectItem, ...]]:
         """Group, aggregate, HAVING, then the SELECT expressions (SPARQL 18.2.4.1)."""
         keys: list[ox.Variable] = []
         for variable, expression, _span in modifiers.group_keys:
@@ -228,18 +266,24 @@ class ModifierRules:
                 pattern = Extend(pattern, variable, expression)
             keys.append(variable)
         if select is not None and select.items is None:
-            self.ctx.fail(select.span, "SELECT * is not allowed with GROUP BY or aggregates",
-                          expected="the grouped variables and aggregates to project")
+            self.ctx.fail(
+                select.span,
+                "SELECT * is not allowed with GROUP BY or aggregates",
+                expected="the grouped variables and aggregates to project",
+            )
         span = select.span if select is not None else modifiers.span
         bindings: list[AggregateBinding] = []
         items = tuple(
             replace(item, expression=self._hoist(item.expression, bindings, item.span))
-            if item.expression is not None else item
+            if item.expression is not None
+            else item
             for item in (select.items if select is not None else ()) or ()
         )
         having = [self._hoist(h, bindings, span) for h in modifiers.having]
-        modifiers.order = [replace(c, expression=self._hoist(c.expression, bindings, span))
-                           for c in modifiers.order]
+        modifiers.order = [
+            replace(c, expression=self._hoist(c.expression, bindings, span))
+            for c in modifiers.order
+        ]
         grouped: GraphPattern = Group(pattern, tuple(keys), tuple(bindings))
         if having:
             grouped = Filter(conjunction(having), grouped)
@@ -253,13 +297,15 @@ class ModifierRules:
         used = {item.variable} if item.expression is None else _variables_of(item.expression)
         stray = sorted(v.value for v in used - allowed)
         if stray:
-            self.ctx.fail(item.span, f"?{stray[0]} is projected but neither grouped nor "
-                                     "aggregated", expected=f"GROUP BY ?{stray[0]} or an "
-                                                            "aggregate such as SAMPLE(?"
-                                                            f"{stray[0]})")
+            self.ctx.fail(
+                item.span,
+                f"?{stray[0]} is projected but neither grouped nor aggregated",
+                expected=f"GROUP BY ?{stray[0]} or an aggregate such as SAMPLE(?{stray[0]})",
+            )
 
-    def _hoist(self, expression: Expression, bindings: list[AggregateBinding],
-               span: Span) -> Expression:
+    def _hoist(
+        self, expression: Expression, bindings: list[AggregateBinding], span: Span
+    ) -> Expression:
         """Replace each aggregate by a fresh variable bound by the group."""
         match expression:
             case Aggregate(_, args, _, _):
@@ -269,18 +315,23 @@ class ModifierRules:
                 bindings.append(AggregateBinding(variable, expression))
                 return variable
             case Binary(operator, left, right):
-                return Binary(operator, self._hoist(left, bindings, span),
-                              self._hoist(right, bindings, span))
+                return Binary(
+                    operator, self._hoist(left, bindings, span), self._hoist(right, bindings, span)
+                )
             case Unary(operator, operand):
                 return Unary(operator, self._hoist(operand, bindings, span))
             case In(inner, options, negated):
-                return In(self._hoist(inner, bindings, span),
-                          tuple(self._hoist(o, bindings, span) for o in options), negated)
+                return In(
+                    self._hoist(inner, bindings, span),
+                    tuple(self._hoist(o, bindings, span) for o in options),
+                    negated,
+                )
             case Call(function, args):
                 return Call(function, tuple(self._hoist(a, bindings, span) for a in args))
             case FunctionCall(function, args, distinct):
-                return FunctionCall(function, tuple(self._hoist(a, bindings, span)
-                                                    for a in args), distinct)
+                return FunctionCall(
+                    function, tuple(self._hoist(a, bindings, span) for a in args), distinct
+                )
             case _:
                 return expression
 

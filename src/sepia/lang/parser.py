@@ -15,16 +15,36 @@ from lark import Lark, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
 from sepia.lang.errors import QueryError, span_at
 
 _READABLE = {
-    "IRIREF": "an IRI", "PNAME_LN": "a prefixed name", "PNAME_NS": "a prefixed name",
-    "VAR1": "a variable", "VAR2": "a variable", "NAME": "a name", "INTEGER": "an integer",
-    "DECIMAL": "a number", "DOUBLE": "a number", "STRING_LITERAL1": "a string",
-    "STRING_LITERAL2": "a string", "DURATION_SHORT": "a duration", "DURATION_ISO": "a duration",
-    "TIME_UNIT": "a time unit", "NIL": "'()'", "ANON": "'[]'", "BLANK_NODE_LABEL": "a blank node",
-    "SEQ_OPEN": "'SEQ('", "SEQ_ANY": "':'", "SEQ_STRICT": "','", "SEQ_NEXT": "';'",
-    "COMPARATOR": "a comparison", "LANGTAG": "a language tag",
-    "STRING_LITERAL_LONG1": "a string", "STRING_LITERAL_LONG2": "a string",
-    **{f"{kind}_{sign}": "a number" for kind in ("INTEGER", "DECIMAL", "DOUBLE")
-       for sign in ("POSITIVE", "NEGATIVE")},
+    "IRIREF": "an IRI",
+    "PNAME_LN": "a prefixed name",
+    "PNAME_NS": "a prefixed name",
+    "VAR1": "a variable",
+    "VAR2": "a variable",
+    "NAME": "a name",
+    "INTEGER": "an integer",
+    "DECIMAL": "a number",
+    "DOUBLE": "a number",
+    "STRING_LITERAL1": "a string",
+    "STRING_LITERAL2": "a string",
+    "DURATION_SHORT": "a duration",
+    "DURATION_ISO": "a duration",
+    "TIME_UNIT": "a time unit",
+    "NIL": "'()'",
+    "ANON": "'[]'",
+    "BLANK_NODE_LABEL": "a blank node",
+    "SEQ_OPEN": "'SEQ('",
+    "SEQ_ANY": "':'",
+    "SEQ_STRICT": "','",
+    "SEQ_NEXT": "';'",
+    "COMPARATOR": "a comparison",
+    "LANGTAG": "a language tag",
+    "STRING_LITERAL_LONG1": "a string",
+    "STRING_LITERAL_LONG2": "a string",
+    **{
+        f"{kind}_{sign}": "a number"
+        for kind in ("INTEGER", "DECIMAL", "DOUBLE")
+        for sign in ("POSITIVE", "NEGATIVE")
+    },
 }
 _UNSUPPORTED = {
     "SERVICE": "SERVICE is not supported: a query never reaches the network",
@@ -37,8 +57,14 @@ _UPDATE_WORDS = ("INSERT", "DELETE", "CLEAR", "DROP", "CREATE", "COPY", "MOVE", 
 def grammar() -> Lark:
     """The LALR parser, built once per process (about 0.3 s)."""
     text = files("sepia.lang").joinpath("sepia.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=False, cache=True)
+    return Lark(
+        text,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=False,
+        cache=True,
+    )
 
 
 def parse_tree(text: str, source: str = "<query>") -> Tree:
@@ -52,27 +78,44 @@ def parse_tree(text: str, source: str = "<query>") -> Tree:
 def _query_error(error: UnexpectedInput, text: str, source: str) -> QueryError:
     end = len(text.rstrip())
     if isinstance(error, UnexpectedEOF) or (
-            isinstance(error, UnexpectedToken) and error.token.type == "$END"):
+        isinstance(error, UnexpectedToken) and error.token.type == "$END"
+    ):
         expected = error.expected if isinstance(error, UnexpectedEOF) else error.accepts
-        return QueryError("unexpected end of query", text, span_at(text, end, end),
-                          source=source, expected=_expected(expected))
+        return QueryError(
+            "unexpected end of query",
+            text,
+            span_at(text, end, end),
+            source=source,
+            expected=_expected(expected),
+        )
     if isinstance(error, UnexpectedToken):
         token = error.token
         start = token.start_pos if token.start_pos is not None else len(text)
         span = span_at(text, start, start + len(token))
         word = str(token).upper()
         if word in _UNSUPPORTED or token.type == "SERVICE":
-            return QueryError(_UNSUPPORTED.get(word, _UNSUPPORTED["SERVICE"]), text, span,
-                              source=source)
+            return QueryError(
+                _UNSUPPORTED.get(word, _UNSUPPORTED["SERVICE"]), text, span, source=source
+            )
         if word in _UPDATE_WORDS:
-            return QueryError(f"SPARQL Update ({word}) is not supported: Sepia runs queries",
-                              text, span, source=source)
-        return QueryError(f"unexpected '{token}'", text, span, source=source,
-                          expected=_expected(error.expected))
+            return QueryError(
+                f"SPARQL Update ({word}) is not supported: Sepia runs queries",
+                text,
+                span,
+                source=source,
+            )
+        return QueryError(
+            f"unexpected '{token}'", text, span, source=source, expected=_expected(error.expected)
+        )
     assert isinstance(error, UnexpectedCharacters)
     span = span_at(text, error.pos_in_stream, error.pos_in_stream + 1)
-    return QueryError(f"unexpected character {text[error.pos_in_stream]!r}", text, span,
-                      source=source, expected=_expected(error.allowed))
+    return QueryError(
+        f"unexpected character {text[error.pos_in_stream]!r}",
+        text,
+        span,
+        source=source,
+        expected=_expected(error.allowed),
+    )
 
 
 def _expected(names: set[str] | frozenset[str] | None) -> str | None:

@@ -139,9 +139,11 @@ class PatternRules:
     def _bind(self, pattern: GraphPattern | None, element: BindElement) -> GraphPattern:
         before = pattern or Bgp(())
         if element.variable in in_scope(before):
-            self.ctx.fail(element.span, f"BIND assigns {element.variable}, which is already "
-                                        "bound in the group before it",
-                          expected="a variable not used earlier in the group")
+            self.ctx.fail(
+                element.span,
+                f"BIND assigns {element.variable}, which is already bound in the group before it",
+                expected="a variable not used earlier in the group",
+            )
         return Extend(before, element.variable, element.expression)
 
     def _check_blank_node_scopes(self, elements: list) -> None:
@@ -160,16 +162,20 @@ class PatternRules:
                     if isinstance(term, ox.BlankNode) and not term.value.startswith("sepia."):
                         owner = self.ctx.blank_node_scopes.setdefault(term.value, block)
                         if owner != block:
-                            self.ctx.fail(element.span, f"blank node label {term} is used in "
-                                          "two different basic graph patterns",
-                                          expected="a fresh label in each basic graph pattern")
+                            self.ctx.fail(
+                                element.span,
+                                f"blank node label {term} is used in "
+                                "two different basic graph patterns",
+                                expected="a fresh label in each basic graph pattern",
+                            )
 
     # ---- the non-triples elements -------------------------------------------------------
     def group_or_union(self, children: list) -> GraphPattern:
         pattern = children[0]
         for operator, right in zip(children[1::2], children[2::2], strict=True):
-            if operator.type == "UNION" and not (self.is_event_pattern(pattern)
-                                                 or self.is_event_pattern(right)):
+            if operator.type == "UNION" and not (
+                self.is_event_pattern(pattern) or self.is_event_pattern(right)
+            ):
                 pattern = Union(pattern, right)
             else:
                 pattern = self.temporal_operator(operator, pattern, right)
@@ -184,28 +190,39 @@ class PatternRules:
         return MinusElement(pattern)
 
     @v_args(inline=True)
-    def graph_graph(self, _keyword: Token, name: ox.NamedNode | ox.Variable,
-                    pattern: GraphPattern) -> GraphPattern:
+    def graph_graph(
+        self, _keyword: Token, name: ox.NamedNode | ox.Variable, pattern: GraphPattern
+    ) -> GraphPattern:
         return Graph(name, pattern)
 
     @v_args(meta=True)
     def service(self, meta: Meta, _children: list) -> None:
-        self.ctx.fail(meta, "SERVICE is not supported: a query never reaches the network",
-                      expected="background graphs passed with --data and read with GRAPH")
+        self.ctx.fail(
+            meta,
+            "SERVICE is not supported: a query never reaches the network",
+            expected="background graphs passed with --data and read with GRAPH",
+        )
 
     @v_args(meta=True, inline=True)
     def filter(self, meta: Meta, _keyword: Token, expression: Expression) -> FilterElement:
         if contains_aggregate(expression):
-            self.ctx.fail(meta, "aggregates are not allowed in FILTER",
-                          expected="an aggregate in SELECT, HAVING or ORDER BY")
+            self.ctx.fail(
+                meta,
+                "aggregates are not allowed in FILTER",
+                expected="an aggregate in SELECT, HAVING or ORDER BY",
+            )
         return FilterElement(expression)
 
     @v_args(meta=True, inline=True)
-    def bind(self, meta: Meta, _keyword: Token, expression: Expression, _as: Token,
-             variable: ox.Variable) -> BindElement:
+    def bind(
+        self, meta: Meta, _keyword: Token, expression: Expression, _as: Token, variable: ox.Variable
+    ) -> BindElement:
         if contains_aggregate(expression):
-            self.ctx.fail(meta, "aggregates are not allowed in BIND",
-                          expected="an aggregate in SELECT, HAVING or ORDER BY")
+            self.ctx.fail(
+                meta,
+                "aggregates are not allowed in BIND",
+                expected="an aggregate in SELECT, HAVING or ORDER BY",
+            )
         return BindElement(variable, expression, self.ctx.span(meta))
 
     @v_args(inline=True)

@@ -58,6 +58,7 @@ class StreamRules:
 
         def apply(clauses: StreamClauses) -> None:
             clauses.within = Within(width.value, tumbling is not None)
+
         return apply
 
     @v_args(inline=True)
@@ -69,9 +70,17 @@ class StreamRules:
         return lambda clauses: clauses.named_graphs.append(iri)
 
     @v_args(meta=True, inline=True)
-    def from_named_window(self, meta: Meta, _from: Token, _named: Token, _window: Token,
-                          name: ox.NamedNode, _on: Token, stream: ox.NamedNode,
-                          spec: WindowSpec) -> object:
+    def from_named_window(
+        self,
+        meta: Meta,
+        _from: Token,
+        _named: Token,
+        _window: Token,
+        name: ox.NamedNode,
+        _on: Token,
+        stream: ox.NamedNode,
+        spec: WindowSpec,
+    ) -> object:
         self.ctx.features.add("named-window")
         if name.value in self.ctx.declared_windows:
             self.ctx.fail(meta, f"window {name} is declared twice")
@@ -80,11 +89,13 @@ class StreamRules:
         def apply(clauses: StreamClauses) -> None:
             _add_stream(clauses, StreamDecl(stream))
             clauses.windows.append(WindowDecl(name, stream, spec))
+
         return apply
 
     @v_args(inline=True)
-    def from_stream(self, _from: Token, _stream: Token, stream: ox.NamedNode,
-                    spec: WindowSpec | None = None) -> object:
+    def from_stream(
+        self, _from: Token, _stream: Token, stream: ox.NamedNode, spec: WindowSpec | None = None
+    ) -> object:
         window = self.generated_window(stream, spec, into_default=True) if spec else None
         if spec is not None:
             self.ctx.features.add("csparql-stream")
@@ -93,18 +104,21 @@ class StreamRules:
             _add_stream(clauses, StreamDecl(stream))
             if window is not None:
                 clauses.windows.append(window)
+
         return apply
 
     @v_args(inline=True)
-    def from_named_stream(self, _from: Token, _stream: Token, name: Token,
-                          stream: ox.NamedNode) -> object:
+    def from_named_stream(
+        self, _from: Token, _stream: Token, name: Token, stream: ox.NamedNode
+    ) -> object:
         if str(name) in self.ctx.stream_names:
             self.ctx.fail(name, f"stream name {name} is declared twice")
         self.ctx.stream_names[str(name)] = stream
         return lambda clauses: clauses.streams.append(StreamDecl(stream, str(name)))
 
-    def generated_window(self, stream: ox.NamedNode, spec: WindowSpec,
-                         into_default: bool = False) -> WindowDecl:
+    def generated_window(
+        self, stream: ox.NamedNode, spec: WindowSpec, into_default: bool = False
+    ) -> WindowDecl:
         """A window with a generated name: C-SPARQL FROM STREAM and CQELS inline STREAM."""
         name = ox.NamedNode(f"{GENERATED_WINDOW}{len(self.ctx.declared_windows) + 1}")
         self.ctx.declared_windows.add(name.value)
@@ -154,6 +168,7 @@ class StreamRules:
 
         def apply(clauses: StreamClauses) -> None:
             clauses.report = Report(strategies)
+
         return apply
 
     def content_change(self, children: list) -> Strategy:
@@ -172,13 +187,15 @@ class StreamRules:
     @v_args(meta=True, inline=True)
     def report_of(self, meta: Meta, _of: Token, window: ox.NamedNode) -> tuple[ox.NamedNode]:
         self.ctx.window_references.append(
-            Reference(window.value, self.ctx.iri_span(window, self.ctx.span(meta))))
+            Reference(window.value, self.ctx.iri_span(window, self.ctx.span(meta)))
+        )
         return (window,)
 
     @v_args(inline=True)
     def partition_clause(self, _partition: Token, _by: Token, variable: ox.Variable) -> object:
         def apply(clauses: StreamClauses) -> None:
             clauses.partition_by = variable
+
         return apply
 
     @v_args(inline=True)
@@ -194,4 +211,3 @@ def _window_of(children: list) -> ox.NamedNode | None:
 def _add_stream(clauses: StreamClauses, stream: StreamDecl) -> None:
     if all(s.iri != stream.iri for s in clauses.streams):
         clauses.streams.append(stream)
-

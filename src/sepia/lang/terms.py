@@ -12,13 +12,22 @@ from urllib.parse import urljoin
 import pyoxigraph as ox
 from lark import Token, v_args
 
+from sepia.algebra.query import Entailment
 from sepia.lang.context import Context
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 DEFAULT_BASE = "file:///query.rq"
-_STRING_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'",
-                   "\\": "\\"}
+_STRING_ESCAPES = {
+    "t": "\t",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "f": "\f",
+    '"': '"',
+    "'": "'",
+    "\\": "\\",
+}
 _ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
 _LOCAL_ESCAPE = re.compile(r"\\([_~.\-!$&'()*+,;=/?#@%])")
 _NUMBER_TYPES = {"integer": XSD + "integer", "decimal": XSD + "decimal", "double": XSD + "double"}
@@ -44,6 +53,10 @@ class TermRules:
         self.ctx.prefixes[str(name)[:-1]] = self._resolve(iri, iri[1:-1])
 
     @v_args(inline=True)
+    def entailment_decl(self, _keyword: Token, choice: Token) -> None:
+        self.ctx.entailment = Entailment(str(choice).lower())
+
+    @v_args(inline=True)
     def iri(self, token: Token) -> ox.NamedNode:
         node = self._iri(token)
         self.ctx.iri_spans.setdefault(node.value, []).append(self.ctx.span(token))
@@ -54,8 +67,11 @@ class TermRules:
             return ox.NamedNode(self._resolve(token, _ESCAPE.sub(_unescape, token[1:-1])))
         prefix, _, local = str(token).partition(":")
         if prefix not in self.ctx.prefixes:
-            self.ctx.fail(token, f"undeclared prefix '{prefix}:'",
-                          expected=f"a declaration 'PREFIX {prefix}: <...>' before it is used")
+            self.ctx.fail(
+                token,
+                f"undeclared prefix '{prefix}:'",
+                expected=f"a declaration 'PREFIX {prefix}: <...>' before it is used",
+            )
         return self._named(token, self.ctx.prefixes[prefix] + _LOCAL_ESCAPE.sub(r"\1", local))
 
     def _resolve(self, token: Token, reference: str) -> str:
@@ -80,8 +96,11 @@ class TermRules:
         quote = 3 if token.type.startswith("STRING_LITERAL_LONG") else 1
         value = _ESCAPE.sub(_unescape, token[quote:-quote])
         if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
-            self.ctx.fail(token, "a codepoint escape names a surrogate, which is not a character",
-                          expected="a Unicode scalar value")
+            self.ctx.fail(
+                token,
+                "a codepoint escape names a surrogate, which is not a character",
+                expected="a Unicode scalar value",
+            )
         return value
 
     def rdf_literal(self, children: list) -> ox.Literal:
@@ -137,4 +156,3 @@ class TermRules:
     @v_args(inline=True)
     def data_value(self, value: object) -> object:
         return None if isinstance(value, Token) and value.type == "UNDEF" else value
-

@@ -74,7 +74,7 @@ class TripleRules:
         if isinstance(subject, NodeWithTriples):
             items.extend(subject.triples)
             subject = subject.node
-        for verb, objects in (children[1] if len(children) > 1 else []):
+        for verb, objects in children[1] if len(children) > 1 else []:
             for obj in objects:
                 if isinstance(obj, NodeWithTriples):
                     items.append(triple_item(subject, verb, obj.node))
@@ -154,8 +154,10 @@ class TripleRules:
 
     def path_negated_set(self, children: list) -> pa.Path:
         steps = [c for c in children if not isinstance(c, Token)]
-        return pa.NegatedSet(tuple(iri for iri, inverse in steps if not inverse),
-                             tuple(iri for iri, inverse in steps if inverse))
+        return pa.NegatedSet(
+            tuple(iri for iri, inverse in steps if not inverse),
+            tuple(iri for iri, inverse in steps if inverse),
+        )
 
     @v_args(inline=True)
     def path_one_in_set(self, iri: object) -> tuple[ox.NamedNode, bool]:

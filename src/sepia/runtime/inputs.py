@@ -15,7 +15,7 @@ import pyoxigraph as ox
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.pattern import Project
-from sepia.algebra.query import Query, RegistrationKind
+from sepia.algebra.query import Entailment, Query, RegistrationKind
 from sepia.io.background import load_background
 from sepia.io.errors import StreamError
 from sepia.io.streams import OnError, read_stream
@@ -46,10 +46,14 @@ class ReadOptions:
     errors: Callable[[StreamError], None] | None = field(default=None, compare=False)
 
 
-def load_query(path: Path, event_policy: SelectionPolicy | None = None) -> NamedQuery:
+def load_query(
+    path: Path,
+    event_policy: SelectionPolicy | None = None,
+    entailment: Entailment | None = None,
+) -> NamedQuery:
     """Compile one query file; its results are named after C-SPARQL's REGISTER QUERY name."""
     text = path.read_text(encoding="utf-8")
-    query = parse_query(text, source=str(path), event_policy=event_policy)
+    query = parse_query(text, source=str(path), event_policy=event_policy, entailment=entailment)
     registration = query.registration
     named = registration is not None and registration.kind is RegistrationKind.QUERY
     return NamedQuery(registration.name if named else path.stem, query, path)

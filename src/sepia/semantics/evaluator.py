@@ -204,8 +204,10 @@ def evaluate(
 ) -> list[Result]:
     """Ans(Q): every result of the continuous evaluation of ``query`` over the finite
     ``streams`` (stream IRI -> elements in time order) and ``background`` data, with RDFS
-    entailment when ``rdfs`` is set. A PARTITION BY query is the union of its partitions'
-    answers, its match ids prefixed with the partition's number."""
+    entailment when ``rdfs`` is set or the query says ``ENTAILMENT rdfs``. A PARTITION BY
+    query is the union of its partitions' answers, its match ids prefixed with the
+    partition's number."""
+    rdfs = rdfs or query.entailment is qa.Entailment.RDFS
     if query.partition_by is None:
         return _continuous(Evaluation(query, streams, background, name, rdfs), until)
     results: list[Result] = []

@@ -39,8 +39,16 @@ def bind_window(pattern: GraphPattern, window: ox.NamedNode) -> GraphPattern:
         return Window(window, pattern)
     match pattern:
         case Match(event):
-            return Match(map_events(event, lambda e: dataclasses.replace(e, window=window)
-                                    if e.window is None and e.stream is None else e))
+            return Match(
+                map_events(
+                    event,
+                    lambda e: (
+                        dataclasses.replace(e, window=window)
+                        if e.window is None and e.stream is None
+                        else e
+                    ),
+                )
+            )
         case Join(left, right):
             return Join(bind_window(left, window), bind_window(right, window))
         case Filter(expression, inner):
@@ -68,16 +76,17 @@ class CqelsRules:
     ctx: Context
 
     @v_args(meta=True, inline=True)
-    def window_graph(self, meta: Meta, _keyword: Token, window: ox.NamedNode,
-                     pattern: GraphPattern) -> GraphPattern:
+    def window_graph(
+        self, meta: Meta, _keyword: Token, window: ox.NamedNode, pattern: GraphPattern
+    ) -> GraphPattern:
         span = self.ctx.span(meta)
-        self.ctx.window_references.append(Reference(window.value,
-                                                    self.ctx.iri_span(window, span)))
+        self.ctx.window_references.append(Reference(window.value, self.ctx.iri_span(window, span)))
         return bind_window(pattern, window)
 
     @v_args(inline=True)
-    def stream_graph(self, _keyword: Token, stream: ox.NamedNode, spec: WindowSpec,
-                     pattern: GraphPattern) -> GraphPattern:
+    def stream_graph(
+        self, _keyword: Token, stream: ox.NamedNode, spec: WindowSpec, pattern: GraphPattern
+    ) -> GraphPattern:
         self.ctx.features.add("inline-stream")
         window = self.generated_window(stream, spec)
         return bind_window(pattern, window.name)
@@ -87,8 +96,11 @@ class CqelsRules:
         items = list(self._flatten(expression))
         negated = [i for i, (_, negative, _) in enumerate(items) if negative]
         if len(negated) > 1:
-            self.ctx.fail(items[negated[1]][2], "a CQELS-CEP SEQ may negate only one element; "
-                          "this is a second '!'", expected="at most one '!' per SEQ")
+            self.ctx.fail(
+                items[negated[1]][2],
+                "a CQELS-CEP SEQ may negate only one element; this is a second '!'",
+                expected="at most one '!' per SEQ",
+            )
         if len(items) < 2:
             self.ctx.fail(expression.span, "a SEQ needs at least two elements")
         events = [event for event, _, _ in items]
@@ -99,7 +111,7 @@ class CqelsRules:
             return ev.NoHead(events[0], self._seq(events[1:]))
         if i == len(events) - 1:
             return ev.NoTail(self._seq(events[:-1]), events[-1])
-        return ev.SeqWithout(self._seq(events[:i]), events[i], self._seq(events[i + 1:]))
+        return ev.SeqWithout(self._seq(events[:i]), events[i], self._seq(events[i + 1 :]))
 
     def _seq(self, events: list[ev.EventPattern]) -> ev.EventPattern:
         if len(events) == 1:
@@ -116,8 +128,11 @@ class CqelsRules:
             case SeqAtom():
                 yield self._leaf(node), False, node.span
             case SeqNode(operator, _, span):
-                self.ctx.fail(span, f"'{operator}' is not a CQELS-CEP sequence operator",
-                              expected="elements separated by ',' with at most one '!'")
+                self.ctx.fail(
+                    span,
+                    f"'{operator}' is not a CQELS-CEP sequence operator",
+                    expected="elements separated by ',' with at most one '!'",
+                )
 
     def _leaf(self, atom: SeqAtom) -> ev.Event:
         if atom.kind == "window":
@@ -140,17 +155,23 @@ class CqelsRules:
         for sequence in [e for e in elements if isinstance(e, WindowSequence)]:
             blocks = {}
             for atom in sequence.windows:
-                block = next((e for e in elements if isinstance(e, Window)
-                              and e.name == atom.value), None)
+                block = next(
+                    (e for e in elements if isinstance(e, Window) and e.name == atom.value), None
+                )
                 if block is None:
-                    self.ctx.fail(atom.span, f"SEQ names window {atom.value}, but this group "
-                                  "has no WINDOW block for it",
-                                  expected=f"WINDOW {atom.value} {{ ... }} next to the SEQ")
+                    self.ctx.fail(
+                        atom.span,
+                        f"SEQ names window {atom.value}, but this group has no WINDOW block for it",
+                        expected=f"WINDOW {atom.value} {{ ... }} next to the SEQ",
+                    )
                 self.ctx.window_references.append(Reference(atom.value.value, atom.span))
                 blocks[atom.value] = block
                 elements = [e for e in elements if e is not block]
-            event = map_events(sequence.event, lambda e, b=blocks: dataclasses.replace(
-                e, pattern=b[e.window].inner) if e.window in b else e)
+            event = map_events(
+                sequence.event,
+                lambda e, b=blocks: (
+                    dataclasses.replace(e, pattern=b[e.window].inner) if e.window in b else e
+                ),
+            )
             elements = [Match(event) if e is sequence else e for e in elements]
         return elements
-

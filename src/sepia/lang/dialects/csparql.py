@@ -19,14 +19,16 @@ class CsparqlRules:
     ctx: Context
 
     @v_args(inline=True)
-    def register_query(self, _register: Token, _query: Token, name: str,
-                       _as: Token) -> Registration:
+    def register_query(
+        self, _register: Token, _query: Token, name: str, _as: Token
+    ) -> Registration:
         self.ctx.features.add("register-csparql")
         return Registration(RegistrationKind.QUERY, name)
 
     @v_args(inline=True)
-    def register_stream(self, _register: Token, _stream: Token, name: str,
-                        _as: Token) -> Registration:
+    def register_stream(
+        self, _register: Token, _stream: Token, name: str, _as: Token
+    ) -> Registration:
         self.ctx.features.add("register-csparql")
         return Registration(RegistrationKind.STREAM, name)
 

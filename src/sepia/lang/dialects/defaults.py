@@ -44,8 +44,11 @@ _BY_FEATURE = (
     ("inline-stream", Dialect.CQELS),
     ("nested-path", Dialect.CQELS_CEP),
 )
-_OPERATORS = {RegistrationKind.RSTREAM: RStream, RegistrationKind.ISTREAM: IStream,
-              RegistrationKind.DSTREAM: DStream}
+_OPERATORS = {
+    RegistrationKind.RSTREAM: RStream,
+    RegistrationKind.ISTREAM: IStream,
+    RegistrationKind.DSTREAM: DStream,
+}
 
 
 def dialect(features: set[str]) -> Dialect:
@@ -64,9 +67,9 @@ def default_report(features: set[str], has_windows: bool) -> ReportPolicy:
     return Report((WindowClose(), NonEmpty()))
 
 
-def streaming_operator(pattern: GraphPattern, features: set[str],
-                       registration: Registration | None,
-                       has_windows: bool) -> QueryExpression:
+def streaming_operator(
+    pattern: GraphPattern, features: set[str], registration: Registration | None, has_windows: bool
+) -> QueryExpression:
     """The pattern under the streaming operator the registration or the dialect implies."""
     if registration is not None:
         return _OPERATORS.get(registration.kind, RStream)(pattern)

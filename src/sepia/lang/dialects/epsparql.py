@@ -19,8 +19,15 @@ from sepia.lang.errors import Span
 from sepia.lang.patterns import FilterElement, conjunction, triples_pattern
 from sepia.lang.triples import TriplesElement
 
-_EP_ONLY = (ev.OccurrencePattern, ev.SeqJoin, ev.EqJoin, ev.SeqRightJoin, ev.EqLeftJoin,
-            ev.EventJoin, ev.EventFilter)
+_EP_ONLY = (
+    ev.OccurrencePattern,
+    ev.SeqJoin,
+    ev.EqJoin,
+    ev.SeqRightJoin,
+    ev.EqLeftJoin,
+    ev.EventJoin,
+    ev.EventFilter,
+)
 
 
 def is_ep_event(event: ev.EventPattern) -> bool:
@@ -48,8 +55,9 @@ class EpsparqlRules:
     def is_event_group(self, elements: list) -> bool:
         return any(self.is_event_pattern(e) for e in elements if isinstance(e, Match))
 
-    def temporal_operator(self, operator: Token, left: GraphPattern,
-                          right: GraphPattern) -> GraphPattern:
+    def temporal_operator(
+        self, operator: Token, left: GraphPattern, right: GraphPattern
+    ) -> GraphPattern:
         """``left OP right`` for the EP-SPARQL operators (and UNION of event patterns)."""
         self.ctx.features.update({"epsparql", "event"})
         span = self.ctx.span(operator)
@@ -82,10 +90,11 @@ class EpsparqlRules:
             case Filter(expression, inner):
                 return ev.EventFilter(expression, self.to_event(inner, span))
             case _:
-                self.ctx.fail(span, f"{type(pattern).__name__} cannot take part in an "
-                                    "EP-SPARQL event pattern",
-                              expected="triple patterns, groups, UNION, FILTER and the "
-                                       "EP-SPARQL operators")
+                self.ctx.fail(
+                    span,
+                    f"{type(pattern).__name__} cannot take part in an EP-SPARQL event pattern",
+                    expected="triple patterns, groups, UNION, FILTER and the EP-SPARQL operators",
+                )
 
     def event_group(self, elements: list, span: Span) -> GraphPattern:
         """A group with EP-SPARQL operators: all of it is one event pattern."""
@@ -99,9 +108,12 @@ class EpsparqlRules:
             elif isinstance(element, GraphPattern):
                 events.append(self.to_event(element, span))
             else:
-                self.ctx.fail(span, "OPTIONAL, MINUS and BIND cannot be mixed with EP-SPARQL "
-                                    "operators in one group",
-                              expected="OPTIONALSEQ or EQUALSOPTIONAL")
+                self.ctx.fail(
+                    span,
+                    "OPTIONAL, MINUS and BIND cannot be mixed with EP-SPARQL "
+                    "operators in one group",
+                    expected="OPTIONALSEQ or EQUALSOPTIONAL",
+                )
         event = reduce(ev.EventJoin, events)
         if filters:
             event = ev.EventFilter(conjunction(filters), event)

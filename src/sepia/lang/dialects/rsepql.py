@@ -23,13 +23,15 @@ class RsepqlRules:
         return Match(event)
 
     @v_args(inline=True)
-    def event_seq(self, left: ev.EventPattern, _keyword: Token,
-                  right: ev.EventPattern) -> ev.EventPattern:
+    def event_seq(
+        self, left: ev.EventPattern, _keyword: Token, right: ev.EventPattern
+    ) -> ev.EventPattern:
         return ev.Seq(left, right, self.ctx.event_policy)
 
     @v_args(meta=True, inline=True)
-    def event_bep(self, meta: Meta, _keyword: Token, window: ox.NamedNode,
-                  pattern: GraphPattern) -> ev.EventPattern:
+    def event_bep(
+        self, meta: Meta, _keyword: Token, window: ox.NamedNode, pattern: GraphPattern
+    ) -> ev.EventPattern:
         span = self.ctx.iri_span(window, self.ctx.span(meta))
         self.ctx.window_references.append(Reference(window.value, span))
         return ev.Event(pattern, window=window)

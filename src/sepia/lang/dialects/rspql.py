@@ -16,8 +16,9 @@ class RspqlRules:
     ctx: Context
 
     @v_args(inline=True)
-    def register_r2s(self, _register: Token, kind: Token, name: ox.NamedNode,
-                     _as: Token) -> Registration:
+    def register_r2s(
+        self, _register: Token, kind: Token, name: ox.NamedNode, _as: Token
+    ) -> Registration:
         self.ctx.features.add("register-r2s")
         return Registration(RegistrationKind(str(kind).upper()), name.value)
 

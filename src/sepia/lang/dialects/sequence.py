@@ -69,8 +69,9 @@ class SequenceRules:
     ctx: Context
 
     def _node(self, operator: str, meta: Meta, operands: list) -> SeqNode:
-        return SeqNode(operator, tuple(o for o in operands if not isinstance(o, Token)),
-                       self.ctx.span(meta))
+        return SeqNode(
+            operator, tuple(o for o in operands if not isinstance(o, Token)), self.ctx.span(meta)
+        )
 
     @v_args(meta=True)
     def seq_strict(self, meta: Meta, children: list) -> SeqNode:
@@ -126,6 +127,8 @@ class SequenceRules:
             return self.triple_sequence(expression, span)
         if kinds == {"window"}:
             return self.window_sequence(expression, span)
-        self.ctx.fail(span, "a SEQ mixes GPM names, windows and { } groups",
-                      expected="only GPM names (SPAseq), only { } groups or only windows "
-                               "(CQELS-CEP)")
+        self.ctx.fail(
+            span,
+            "a SEQ mixes GPM names, windows and { } groups",
+            expected="only GPM names (SPAseq), only { } groups or only windows (CQELS-CEP)",
+        )

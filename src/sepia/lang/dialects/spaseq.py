@@ -73,13 +73,24 @@ class SpaseqRules:
         return SpaseqSequence(spaseq_event(expression), tuple(atoms(expression)), span)
 
     @v_args(meta=True, inline=True)
-    def define_gpm(self, meta: Meta, _define: Token, _gpm: Token, name: Token, _on: Token,
-                   stream: Token | ox.NamedNode, pattern: GraphPattern) -> GpmDefinition:
+    def define_gpm(
+        self,
+        meta: Meta,
+        _define: Token,
+        _gpm: Token,
+        name: Token,
+        _on: Token,
+        stream: Token | ox.NamedNode,
+        pattern: GraphPattern,
+    ) -> GpmDefinition:
         self.ctx.features.add("spaseq")
         if isinstance(stream, Token):
             if str(stream) not in self.ctx.stream_names:
-                self.ctx.fail(stream, f"undeclared stream {stream}",
-                              expected=f"a clause FROM STREAM {stream} <iri> before WHERE")
+                self.ctx.fail(
+                    stream,
+                    f"undeclared stream {stream}",
+                    expected=f"a clause FROM STREAM {stream} <iri> before WHERE",
+                )
             stream = self.ctx.stream_names[str(stream)]
         return GpmDefinition(str(name), stream, pattern, self.ctx.span(meta))
 
@@ -94,19 +105,28 @@ class SpaseqRules:
         if not sequences:
             if definitions:
                 first = next(iter(definitions.values()))
-                self.ctx.fail(first.span, f"GPM {first.name} is defined but no SEQ( ) uses it",
-                              expected="a sequence expression SEQ( ... ) in the same group")
+                self.ctx.fail(
+                    first.span,
+                    f"GPM {first.name} is defined but no SEQ( ) uses it",
+                    expected="a sequence expression SEQ( ... ) in the same group",
+                )
             return elements
         if len(sequences) > 1:
             self.ctx.fail(sequences[1].span, "a group may hold only one SPAseq sequence")
         sequence = sequences[0]
         for atom in sequence.names:
             if atom.value not in definitions:
-                self.ctx.fail(atom.span, f"undeclared GPM {atom.value}",
-                              expected=f"DEFINE GPM {atom.value} ON <stream> {{ ... }} "
-                                       "in the same group")
-        event = map_events(sequence.event, lambda e: dataclasses.replace(
-            e, pattern=definitions[e.label].pattern, stream=definitions[e.label].stream))
+                self.ctx.fail(
+                    atom.span,
+                    f"undeclared GPM {atom.value}",
+                    expected=f"DEFINE GPM {atom.value} ON <stream> {{ ... }} in the same group",
+                )
+        event = map_events(
+            sequence.event,
+            lambda e: dataclasses.replace(
+                e, pattern=definitions[e.label].pattern, stream=definitions[e.label].stream
+            ),
+        )
         self.ctx.features.add("event")
         rest = [e for e in elements if not isinstance(e, (GpmDefinition, SpaseqSequence))]
         return [Match(event), *rest]
