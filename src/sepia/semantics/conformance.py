@@ -2,10 +2,11 @@
 engine: each test's query is a one-time query over its dataset (no stream).
 
 An engine is a function from (query text, base IRI, dataset store) to Sepia results; the
-expected answers come from the test's result file (SPARQL XML / JSON / TSV results, or an
-RDF graph for CONSTRUCT). Answers are compared as bags of solutions (or graphs, or a
-boolean); blank node labels are not compared (every blank node reads the same), which is
-weaker than isomorphism, numbers and booleans are compared in canonical form, and the order
+expected answers come from the test's result file (SPARQL XML / JSON / TSV results, an RDF
+graph for CONSTRUCT, or a result set written in RDF with the DAWG ``rs:`` vocabulary).
+Answers are compared as bags of solutions (or graphs, or a boolean); blank node labels are
+not compared (every blank node reads the same), which is weaker than isomorphism, numbers
+and booleans are compared in canonical form, and the order
 of solutions is not compared.
 """
 
@@ -26,6 +27,7 @@ from sepia.rdf.time import INTEGER_TYPES, XSD
 MF = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#"
 QT = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RS = "http://www.w3.org/2001/sw/DataAccess/tests/result-set#"
 
 Engine = Callable[[str, str, ox.Store], Sequence[Result]]
 Answer = bool | Counter[tuple[tuple[str, str], ...]] | Counter[tuple[str, str, str]]
@@ -152,10 +154,35 @@ def expected(test: EvaluationTest) -> Answer:
         return Counter(
             tuple(sorted((n, _text(s[n])) for n in names if s[n] is not None)) for s in results
         )
-    triples = ox.parse(
-        path=test.result, format=_rdf_format(test.result), base_iri=test.result.as_uri()
-    )
+    graph = ox.Store()
+    graph.load(path=test.result, format=_rdf_format(test.result), base_iri=test.result.as_uri())
+    result_sets = [
+        q.subject
+        for q in graph.quads_for_pattern(
+            None, ox.NamedNode(RDF + "type"), ox.NamedNode(RS + "ResultSet")
+        )
+    ]
+    if result_sets:
+        return _result_set(graph, result_sets[0])
+    triples = graph.quads_for_pattern(None, None, None, None)
     return Counter({(_text(q.subject), _text(q.predicate), _text(q.object)): 1 for q in triples})
+
+
+def _result_set(graph: ox.Store, result_set: object) -> Answer:
+    """A result set written in the rs: vocabulary (rs:boolean, or rs:solution / rs:binding
+    with rs:variable and rs:value)."""
+    boolean = _node(graph, result_set, RS + "boolean")
+    if boolean:
+        return str(boolean[0].value) == "true"  # type: ignore[attr-defined]
+    return Counter(
+        tuple(sorted(_binding(graph, b) for b in _node(graph, solution, RS + "binding")))
+        for solution in _node(graph, result_set, RS + "solution")
+    )
+
+
+def _binding(graph: ox.Store, binding: object) -> tuple[str, str]:
+    variable = _node(graph, binding, RS + "variable")[0]
+    return str(variable.value), _text(_node(graph, binding, RS + "value")[0])  # type: ignore[attr-defined]
 
 
 def answer(results: Sequence[Result]) -> Answer:

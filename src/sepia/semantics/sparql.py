@@ -148,7 +148,12 @@ def aggregate_text(a: ex.Aggregate, special: Special | None) -> str:
     """COUNT(DISTINCT ?x), COUNT(*), GROUP_CONCAT(?x; SEPARATOR=", ") ..."""
     args = ", ".join(expression_text(x, special) for x in a.args) or "*"
     separator = "" if a.separator is None else f"; SEPARATOR={ox.Literal(a.separator)}"
-    return f"{a.function.value}({'DISTINCT ' if a.distinct else ''}{args}{separator})"
+    text = f"{a.function.value}({'DISTINCT ' if a.distinct else ''}{args}{separator})"
+    if a.function is ex.AggregateFunction.GROUP_CONCAT:
+        # SPARQL 1.1 (18.5.1.7, tests agg-groupconcat-4/6): a simple literal, even when
+        # every value has the same language tag (pyoxigraph would keep the tag)
+        return f"STR({text})"
+    return text
 
 
 def _term(t: object) -> str:
@@ -175,7 +180,7 @@ def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
         case gp.Bgp(triples):
             return " ".join(_triple(t) for t in triples)
         case gp.PathPattern(subject, path, obj) if not has_nested_test(path):
-            return f"{_term(subject)} {path_text(path)} {_term(obj)} ."
+            return _path_pattern_text(subject, path, obj)
         case gp.Join(left, right):
             return f"{{ {text(left)} }} {{ {text(right)} }}"
         case gp.LeftJoin(left, right, condition):
@@ -188,9 +193,7 @@ def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
         case gp.Minus(left, right):
             return f"{{ {text(left)} }} MINUS {{ {text(right)} }}"
         case gp.Graph(ox.Variable() as name, inner) if special is not None:
-            # a GRAPH variable ranges over the query's named graphs, not the evaluator's own
-            graphs = values_text([name.value], [[g] for g in special.named_graphs()])
-            return f"{{ {graphs} GRAPH {name} {{ {_within(inner, special, name)} }} }}"
+            return _graph_variable(name, inner, special)
         case gp.Graph(name, inner):
             return f"GRAPH {_term(name)} {{ {_within(inner, special, name)} }}"
         case gp.Window(name, inner):
@@ -208,6 +211,31 @@ def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
             return special(p)
         case _:
             assert_never(p)
+
+
+def _path_pattern_text(subject: object, path: pa.Path, obj: object) -> str:
+    """``s path o``. A zero-length path from a constant x reaches x itself even when x is
+    in no triple (SPARQL 1.1 section 18.4, ALP; W3C zero_or_more_set_start and friends),
+    which pyoxigraph misses: that solution is added, as a set like the path's own."""
+    text = f"{_term(subject)} {path_text(path)} {_term(obj)} ."
+    ends = (subject, obj)
+    variables = [x for x in ends if isinstance(x, ox.Variable)]
+    if not isinstance(path, pa.ZeroOrMore | pa.ZeroOrOne) or len(variables) != 1:
+        return text
+    (variable,) = variables
+    (constant,) = [x for x in ends if x is not variable]
+    itself = f"BIND({_term(constant)} AS {variable})"
+    return f"{{ SELECT DISTINCT {variable} WHERE {{ {{ {text} }} UNION {{ {itself} }} }} }}"
+
+
+def _graph_variable(name: ox.Variable, inner: gp.GraphPattern, special: Special) -> str:
+    """GRAPH ?g { P } as SPARQL 1.1 section 18.6 defines it: the union, over the query's
+    named graphs i (never the evaluator's own), of Join(eval(i, P), {?g -> i})."""
+    branches = [
+        f"{{ {values_text([name.value], [[i]])} GRAPH {i} {{ {_within(inner, special, i)} }} }}"
+        for i in special.named_graphs()
+    ]
+    return f"{{ {' UNION '.join(branches)} }}" if branches else values_text([name.value], [])
 
 
 def _within(p: gp.GraphPattern, special: Special | None, graph: object) -> str:
