@@ -6,7 +6,7 @@ file *paths* cross into Python: each Python worker opens its file and streams it
 Sepia's reader (`sepia.io.streams`), so a large file is parsed in bounded memory and the
 reader's checks (time, order, lateness) are the same as in the local runtime.
 
-One row per triple (an element with no triple gives one row with null s/p/o). Terms stay
+One row per triple (the reader rejects elements with no triple). Terms stay
 N-Triples text here; dictionary encoding happens in the stateful stage, whose dictionary
 lives in Spark state (a global dictionary cannot be shared across Spark's workers without a
 shuffle; hashing would risk silent collisions). Errors are rows too (`error` not null), so
@@ -192,16 +192,13 @@ class _Columns:
 
     def add_element(self, seq: int, element: StreamElement) -> None:
         triples = element.triples
-        count = len(triples) or 1
         self.elements.append(
             (self.stream, self.file, seq, element.graph, element.start, element.end,
              element.kind.value, None, None)
         )  # fmt: skip
-        self.counts.append(count)
-        self.size += count
+        self.counts.append(len(triples))
+        self.size += len(triples)
         s, p, o = self.terms
-        if not triples:
-            s.append(None), p.append(None), o.append(None)
         for t in triples:
             s.append(str(t.subject)), p.append(str(t.predicate)), o.append(str(t.object))
 
