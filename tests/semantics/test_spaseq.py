@@ -243,3 +243,17 @@ def test_negation_at_the_tail_with_equal_timestamps_and_at_the_horizon():
     assert run([(10, "A", {"x": "a"}), (15, "B", {"x": "a"})], spec, within=5, end=100) == set()
     # without WITHIN the horizon is the end of input
     assert run([(10, "A", {"x": "a"})], spec, end=40) == {(10, 10, 40, (("a",),))}
+
+
+def test_optional_at_the_head_and_at_the_tail_gives_both_matches():
+    # like Kleene's iteration counts, zero and one B are two matches, each reported when it
+    # completes: A alone at A's time, A B at B's
+    ab = [(1, "A", {"x": "a"}), (2, "B", {"x": "a"})]
+    assert run(ab, [(None, "A", ""), (",", "B", "?")]) == {
+        (1, 1, 1, (("a",),)),
+        (1, 2, 2, (("a",),)),
+    }
+    assert run(ab, [(None, "A", "?"), (",", "B", "")]) == {
+        (2, 2, 2, (("a",),)),
+        (1, 2, 2, (("a",),)),
+    }
