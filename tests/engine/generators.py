@@ -145,7 +145,7 @@ GPMS = {
 
 @st.composite
 def sequence_queries(draw) -> str:
-    """A SPAseq query: 1-3 elements joined by , ; : with + and ? modifiers, & and |
+    """A SPAseq query: 2-3 elements joined by , ; : with + ? ! modifiers, & and |
     basic operators, FILTERs on earlier variables, WITHIN sliding or tumbling."""
     names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=2, max_size=3, unique=True))
     pool = list(names)
@@ -154,7 +154,8 @@ def sequence_queries(draw) -> str:
         name = pool.pop(0)
         if len(pool) >= 2 and draw(st.integers(0, 3)) == 0:  # keep two elements at least
             name = f"({name} {draw(st.sampled_from(['&', '|']))} {pool.pop(0)})"
-        parts.append(name + draw(st.sampled_from(["", "", "", "+", "?"])))
+        modifier = draw(st.sampled_from(["", "", "", "+", "?", "!"]))
+        parts.append("!" + name if modifier == "!" else name + modifier)
     expression = parts[0]
     for part in parts[1:]:
         expression += f" {draw(st.sampled_from([',', ';', ':']))} {part}"

@@ -4,6 +4,7 @@ and the state the engine holds stays bounded over a long stream."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
@@ -35,7 +36,8 @@ def test_snapshot_as_json_resumes_exactly(text, data, cut):
     second = session(text)
     second.restore(saved)
     got += [r for e in elements[cut:] for r in second.push(e)] + second.flush()
-    assert got == expected
+    assert Counter(got) == Counter(expected)  # rows of one evaluation come in any order
+    assert [r.t for r in got] == [r.t for r in expected]
 
 
 def test_state_stays_bounded_over_a_long_stream():

@@ -52,7 +52,7 @@ def test_admits(spec, time, admitted):
         (ds.Sliding(5, 2, 1), [6, 8, 10, 12]),
         (ds.Sliding(2, 2, 0), [2, 4, 6, 8, 10, 12]),
         (ds.Interval(3, 7), [7]),
-        (ds.Landmark(0), []),
+        (ds.Landmark(0), []),  # closes with its arrivals only (see test_report)
     ],
 )
 def test_closes(spec, closes):

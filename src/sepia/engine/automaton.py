@@ -3,7 +3,8 @@
 The compiler is pure: it walks ``SEQ(A op B op ...)`` into one state per element. State i
 waits for element i: its basic operator (a GPM, or & / | of GPMs, Definitions 7-9), the
 selection strategy joining it to the previous element (``,`` strict contiguity, ``;``
-skip-till-next, ``:`` skip-till-any), its modifier (``+`` Kleene, ``?`` optional), the
+skip-till-next, ``:`` skip-till-any), its modifier (``+`` Kleene, ``?`` optional, ``!``
+negation: a state no run waits in, but a guard on the next one), the
 element's own variables (each Kleene iteration binds them afresh) and the FILTERs that read
 variables of earlier elements (checked on the run's combined mapping). The automaton holds
 no runs: those live in :mod:`sepia.engine.runs`.
@@ -74,6 +75,7 @@ class State:
     strategy: Strategy | None
     kleene: bool
     optional: bool
+    negated: bool
     own: tuple[int, ...]
     check: ExpressionEvaluator | None
 

@@ -21,14 +21,23 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.engine import operators as po
 from sepia.engine import r2s
-from sepia.engine.automaton import Bop, Conj, Disj, Gpm
+from sepia.engine.automaton import Automaton, Bop, Conj, Disj, Gpm
 from sepia.engine.background import Background
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.planner import PhysicalQuery, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, compatible, merge
-from sepia.engine.runs import Batch, Completed, Run, initial, row_run, run_row, step
+from sepia.engine.runs import (
+    Batch,
+    Completed,
+    Run,
+    at_end_of_input,
+    initial,
+    row_run,
+    run_row,
+    step,
+)
 from sepia.engine.windows import WindowState
 from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
@@ -62,6 +71,8 @@ class ContinuousQuery:
         self.runs: set[Run] = set() if automaton is None else set(initial(automaton, width))
         self.matched = 0
         """How many matches the automaton completed (numbers them)."""
+        self.history: dict[int, list[tuple[int, Row]]] = {}
+        """Matches of negated elements, by state, for the guards that look back at them."""
         self._completed: list[Row] = []
 
     @property
@@ -103,15 +114,41 @@ class ContinuousQuery:
         streamset_event = any(not declared or e.stream in declared for e in elements)
         reader, encode = _Reader(self), self._encode
         candidates = [list(_candidates(s.bop, elements, reader, encode)) for s in automaton.states]
-        batch = Batch(t, candidates, streamset_event)
+        batch = Batch(t, candidates, streamset_event, self.history)
         self.runs, completed = step(automaton, self.runs, batch, self.physical.within)
-        self.clock = t
-        if not completed:
-            return []
-        self._completed = [row for c in sorted(completed, key=_order) for row in self._rows(c)]
-        results = self._evaluate(t)
+        self._remember(t, candidates)
+        if streamset_event:
+            self.clock = t
+        return self._report(completed)
+
+    def _remember(self, t: int, candidates: list[list[Row]]) -> None:
+        """Keep the B matches a ``; !B ;`` guard may look back at, for as long as WITHIN
+        lets it (without WITHIN, as long as the input)."""
+        automaton, within = self.physical.automaton, self.physical.within
+        assert automaton is not None
+        for i, state in enumerate(automaton.states):
+            if state.negated and i < len(automaton) - 1:
+                seen = self.history.setdefault(i, [])
+                seen += [(t, row) for row in candidates[i]]
+                if within is not None:
+                    self.history[i] = [(s, r) for s, r in seen if s >= t - within.width - 1]
+
+    def _report(self, completed: list[Completed]) -> list[Result]:
+        """Evaluate the query over the matches completed, per report time, in time order."""
+        results: list[Result] = []
+        for reported_at in sorted({c.reported_at for c in completed}):
+            due = sorted((c for c in completed if c.reported_at == reported_at), key=_order)
+            self._completed = [row for c in due for row in self._rows(c)]
+            results += self._evaluate(reported_at)
         self._completed = []
         return results
+
+    def _horizons(self, automaton: Automaton) -> list[Completed]:
+        if self.clock is None:
+            return []
+        done = at_end_of_input(automaton, self.runs, self.clock, self.physical.within)
+        self.runs = set(initial(automaton, len(self.physical.slots.names)))
+        return done
 
     def _rows(self, match: Completed) -> list[Row]:
         """One row per Kleene iteration (numbered as one match), else the match's row."""
@@ -130,7 +167,11 @@ class ContinuousQuery:
         return [row(match.mu, None)]
 
     def flush(self, until: int | None = None) -> list[Result]:
-        """End of input: fire everything due through the flush end (or ``until``)."""
+        """End of input: fire everything due through the flush end (or ``until``); a tail
+        negation's runs complete at the last event time (or their WITHIN horizon)."""
+        automaton = self.physical.automaton
+        if automaton is not None:
+            return self._report(self._horizons(automaton))
         results = self._once()
         if self.low is None:
             return results
@@ -172,7 +213,7 @@ class ContinuousQuery:
                 window.advance(t)  # expire first: what a window holds stays within one window
                 if stream == e.stream and window.insert(t, triples):
                     admitted.add(name)
-        return Arrivals(frozenset(admitted), frozenset(e.stream for e in elements))
+        return Arrivals(frozenset(admitted))
 
     def _encode(self, triple: ox.Triple) -> tuple[int, int, int]:
         encode = self.dictionary.encode
@@ -246,13 +287,14 @@ class ContinuousQuery:
 
     def snapshot(self) -> Snapshot:
         """Every piece of state, as rows of plain values (JSON or Arrow can hold them):
-        window contents, the previous answer (count first), the automaton's runs, the clock
-        and the number of matches so far."""
+        window contents, the previous answer (count first), the automaton's runs and the B
+        matches its guards look back at, the clock and the number of matches so far."""
         clock = [("low", self.low), ("clock", self.clock), ("matched", self.matched)]
         return {
             "windows": [(str(n), *row) for n, w in self.windows.items() for row in w.rows()],
             "previous": [(count, *key) for key, count in self.previous.items()],
             "runs": [run_row(r) for r in self.runs],
+            "history": [(i, t, *row) for i, seen in self.history.items() for t, row in seen],
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
         }
 
@@ -266,6 +308,9 @@ class ContinuousQuery:
         self.low, self.clock, self.matched = (clock.pop(k) for k in ("low", "clock", "matched"))
         width = len(self.physical.slots.names)
         self.runs = {row_run(row, width) for row in snapshot["runs"]}
+        self.history = {}
+        for state, time, *row in snapshot["history"]:
+            self.history.setdefault(state, []).append((time, tuple(row)))
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         self._fallback = None
 
@@ -343,5 +388,6 @@ def _candidates(
 
 
 def _order(match: Completed) -> tuple:
-    """Matches completed at one instant are numbered by start, then mapping."""
-    return (match.start, tuple(-1 if v is None else v for v in match.mu))
+    """Matches reported at one instant are numbered by start, mapping, then iterations."""
+    key = lambda row: tuple(-1 if v is None else v for v in row)  # noqa: E731
+    return (match.start, key(match.mu), tuple(key(it) for it in match.iterations))

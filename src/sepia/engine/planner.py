@@ -150,8 +150,6 @@ class _Planner:
         variables = [_bop_variables(b) for b in bops]
         states = []
         for i, ((strategy, element), bop) in enumerate(zip(steps, bops, strict=True)):
-            if isinstance(element, ev.Negation):
-                raise Unsupported("SPAseq negation (!) is not in the engine yet")
             others = set().union(*(v for j, v in enumerate(variables) if j != i))
             deferred: list = []
             compiled = self._bop(bop, deferred)
@@ -160,7 +158,8 @@ class _Planner:
                 check = self._expression(_conjunction(deferred), True)
             own = tuple(sorted(self.slots.index(n) for n in variables[i] - others))
             kleene, optional = isinstance(element, ev.Kleene), isinstance(element, ev.Optional)
-            states.append(State(compiled, strategy, kleene, optional, own, check))
+            negated = isinstance(element, ev.Negation)
+            states.append(State(compiled, strategy, kleene, optional, negated, own, check))
         return Automaton(tuple(states))
 
     def _bop(self, p: ev.EventPattern, deferred: list) -> Bop:

@@ -7,8 +7,8 @@ close of time-based windows and periodic, have any), and whether the instant of 
 arrival is due given what arrived. Neither looks at window contents: NON EMPTY is a
 condition the engine checks on the windows it keeps, at each due instant.
 
-The rules are semantics.md's: window close fires at a close c of a window in scope (NOW and
-count-based windows close at every arrival on their stream); content change whenever an
+The rules are semantics.md's: window close fires at a close c of a window in scope (landmark,
+NOW and count-based windows close at every arrival they admit); content change whenever an
 element enters a window in scope; periodic at t0 + k * period (t0 of the window named by
 ``OF``, else 0); strategies joined by AND must all fire; a policy of conditions only fires
 at content changes of any window.
@@ -27,11 +27,9 @@ from sepia.engine.windows import WindowOperator
 
 @dataclass(frozen=True, slots=True)
 class Arrivals:
-    """What arrived at one instant: the windows that admitted an element, the streams that
-    delivered one."""
+    """What arrived at one instant: the windows that admitted an element."""
 
     windows: frozenset[ox.NamedNode] = frozenset()
-    streams: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +72,9 @@ class Schedule:
                 raise ValueError("NON EMPTY is a condition, not a trigger")
 
     def _closes(self, window: ox.NamedNode, t: int, arrived: Arrivals) -> bool:
-        stream, operator = self.windows[window]
+        operator = self.windows[window][1]
         if operator.closes_on_arrival():
-            return stream in arrived.streams
+            return window in arrived.windows
         return operator.closes_at(t)
 
     def _periodic_t0(self, strategy: rp.Periodic) -> int:

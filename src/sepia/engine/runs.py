@@ -14,15 +14,23 @@ semantics.md's choices):
 - a candidate must be compatible with the run (on shared variables for a Kleene element),
   pass the element's deferred FILTERs, and keep the match within WITHIN;
 - an optional element may be skipped; a Kleene element, once taken, may be taken again
-  (skip-till-next when it starts the sequence, strict contiguity otherwise).
+  (skip-till-next when it starts the sequence, strict contiguity otherwise);
+- a negated element ``!B`` is a guard the run carries to the next element: after ``,`` the
+  next event time of the streamset must hold no compatible B; after ``;`` or ``:`` (or at
+  the head, looking back over WITHIN) no compatible B may fall strictly between the
+  previous element's event and the next one's (``Batch.history`` keeps the B matches seen);
+  at the tail, the run waits until its horizon (WITHIN after its start, or the end of
+  input) and completes there unless a compatible B arrives first. A match whose last
+  step passed ``, !B`` waits for the next event time (in state ``len(automaton)``) and is
+  reported at its own end once that time holds no compatible B.
 
 Runs that WITHIN can no longer admit are dropped, so with WITHIN the buffer stays bounded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from sepia.engine.automaton import Automaton, State, Strategy
 from sepia.engine.rows import Row, compatible, merge
@@ -38,33 +46,37 @@ class Run:
     last: int | None
     mu: Row
     iterations: tuple[Row, ...] = ()
+    guard: int | None = None
+    """The negated state whose B the run must not see before its next event, if any."""
 
 
 def run_row(run: Run) -> tuple:
-    """A run as one flat row: position, strategy, start, last, iteration count, the mapping,
-    then each iteration's mapping (all of the slot table's width)."""
+    """A run as one flat row: position, strategy, start, last, guard, iteration count, the
+    mapping, then each iteration's mapping (all of the slot table's width)."""
     strategy = None if run.strategy is None else run.strategy.value
-    head = (run.position, strategy, run.start, run.last, len(run.iterations))
+    head = (run.position, strategy, run.start, run.last, run.guard, len(run.iterations))
     return head + run.mu + tuple(v for it in run.iterations for v in it)
 
 
 def row_run(row: Sequence, width: int) -> Run:
     """The run of a ``run_row`` row."""
-    position, strategy, start, last, count = row[:5]
-    values = tuple(row[5:])
+    position, strategy, start, last, guard, count = row[:6]
+    values = tuple(row[6:])
     iterations = tuple(values[width * (k + 1) : width * (k + 2)] for k in range(count))
     mode = None if strategy is None else Strategy(strategy)
-    return Run(position, mode, start, last, values[:width], iterations)
+    return Run(position, mode, start, last, values[:width], iterations, guard)
 
 
 @dataclass(frozen=True, slots=True)
 class Completed:
-    """A match: its combined mapping, Kleene iterations and interval."""
+    """A match: its combined mapping, Kleene iterations, interval and report time (its end,
+    or the horizon of a tail negation)."""
 
     mu: Row
     iterations: tuple[Row, ...]
     start: int
     end: int
+    reported_at: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +100,8 @@ class Batch:
     t: int
     candidates: Sequence[Sequence[Row]]
     streamset_event: bool
+    history: Mapping[int, Sequence[tuple[int, Row]]] = field(default_factory=dict)
+    """For each negated state, the (time, row) of its B matches before t."""
 
 
 def initial(automaton: Automaton, width: int) -> frozenset[Run]:
@@ -100,14 +114,32 @@ def initial(automaton: Automaton, width: int) -> frozenset[Run]:
 def step(
     automaton: Automaton, runs: Iterable[Run], batch: Batch, within: Within | None
 ) -> tuple[set[Run], list[Completed]]:
-    """(runs after t, matches completed at t)."""
+    """(runs after t, matches completed at t or at a tail negation's horizon before t)."""
     after: set[Run] = set()
     done: list[Completed] = []
     for run in runs:
+        if run.position == len(automaton):  # a match waiting on its ", !B" guard
+            if not batch.streamset_event:
+                after.add(run)
+            elif not _sees(batch.candidates[run.guard], [(batch.t, run.mu)]):  # type: ignore[index]
+                done.append(finish(run, run.last))  # type: ignore[arg-type]
+            continue
+        state = automaton.states[run.position]
+        if state.negated:
+            kept, completed = _tail(run, batch, within)
+            after |= kept
+            done += completed
+            continue
         if within is not None and run.start is not None and not within.admits(run.start, batch.t):
             continue  # expired: no later event can fit WITHIN
-        state = automaton.states[run.position]
         strategy = run.strategy or state.strategy
+        if _strict_guard(automaton, run):
+            if not batch.streamset_event:
+                after.add(run)
+                continue
+            if _sees(batch.candidates[run.guard], [(batch.t, run.mu)]):  # type: ignore[index]
+                continue
+            run = replace(run, guard=None)
         if run.last is not None and strategy is Strategy.STRICT and not batch.streamset_event:
             after.add(run)  # not the next event time yet
             continue
@@ -119,6 +151,52 @@ def step(
         if _stays(run, strategy, bool(taken)):
             after.add(run)
     return after, list(dict.fromkeys(done))
+
+
+def _strict_guard(automaton: Automaton, run: Run) -> bool:
+    """Whether the run's guard is ``, !B``: only the next event time may not hold a B."""
+    if run.guard is None or run.last is None:
+        return False
+    return automaton.states[run.guard].strategy is Strategy.STRICT
+
+
+def _sees(candidates: Sequence[Row], mappings: Sequence[tuple[int, Row]]) -> bool:
+    """Whether some B candidate is compatible with one of the (time, mapping) pairs."""
+    return any(compatible(c, mu) for c in candidates for _, mu in mappings)
+
+
+def _tail(run: Run, batch: Batch, within: Within | None) -> tuple[set[Run], list[Completed]]:
+    """A run past its last positive element, waiting out ``!B`` until its horizon."""
+    assert run.start is not None and run.last is not None
+    horizon = None if within is None else run.start + within.width
+    if horizon is not None and batch.t > horizon:
+        return set(), [finish(run, horizon)]
+    if _sees(batch.candidates[run.position], [(batch.t, run.mu)]):
+        return set(), []
+    if batch.t == horizon:
+        return set(), [finish(run, horizon)]
+    return {run}, []
+
+
+def finish(run: Run, reported_at: int) -> Completed:
+    """The match a run stands for, reported at ``reported_at``."""
+    assert run.start is not None and run.last is not None
+    return Completed(run.mu, run.iterations, run.start, run.last, reported_at)
+
+
+def at_end_of_input(
+    automaton: Automaton, runs: Iterable[Run], end: int, within: Within | None
+) -> list[Completed]:
+    """What the runs waiting on a negation complete when the input ends at ``end``: a tail
+    negation at its horizon, a match waiting on ``, !B`` at its own end."""
+    done = []
+    for run in runs:
+        if run.position == len(automaton):
+            done.append(finish(run, run.last))  # type: ignore[arg-type]
+        elif automaton.states[run.position].negated:
+            horizon = end if within is None else min(end, run.start + within.width)  # type: ignore[operator]
+            done.append(finish(run, horizon))
+    return done
 
 
 def _stays(run: Run, strategy: Strategy | None, took: bool) -> bool:
@@ -147,6 +225,15 @@ def _take(
     if state.check is not None and options:
         truths = state.check.truths([merge(mu, iteration) for mu, iteration in options])
         options = [o for o, ok in zip(options, truths, strict=True) if ok]
+    if run.guard is not None and options:
+        low = run.last
+        if low is None and within is not None:
+            low = batch.t - within.width - 1
+        seen = [
+            row for time, row in batch.history.get(run.guard, ())
+            if (low is None or low < time) and time < batch.t
+        ]
+        options = [o for o in options if not any(compatible(row, o[0]) for row in seen)]
     return options
 
 
@@ -167,16 +254,27 @@ def _advance(
 
 
 def _closure(automaton: Automaton, run: Run) -> tuple[set[Run], list[Completed]]:
-    """A run entering a state, and the same run past each optional element after it."""
+    """A run entering a state: past each optional element after it, and past a negated one
+    with that state as its guard (a tail negation keeps the run waiting)."""
     runs: set[Run] = set()
-    done: list[Completed] = []
     position = run.position
-    while True:
-        if position == len(automaton):
-            if run.start is not None and run.last is not None:
-                done.append(Completed(run.mu, run.iterations, run.start, run.last))
-            return runs, done
-        runs.add(Run(position, None, run.start, run.last, run.mu, run.iterations))
-        if not automaton.states[position].optional:
-            return runs, done
+    while position < len(automaton):
+        state = automaton.states[position]
+        if state.negated and position == len(automaton) - 1:
+            if run.start is not None:
+                runs.add(replace(run, position=position, strategy=None, guard=None))
+            return runs, []
+        if state.negated:
+            run = replace(run, guard=position)
+            position += 1
+            continue
+        runs.add(replace(run, position=position, strategy=None))
+        if not state.optional:
+            return runs, []
         position += 1
+    if run.start is None or run.last is None:
+        return runs, []
+    if _strict_guard(automaton, run):
+        runs.add(replace(run, position=position, strategy=None))  # wait for the next event
+        return runs, []
+    return runs, [finish(run, run.last)]

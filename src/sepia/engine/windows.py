@@ -63,8 +63,9 @@ class WindowOperator:
                 return None
 
     def closes_on_arrival(self) -> bool:
-        """NOW and count-based windows move with every element: they close at arrivals."""
-        return isinstance(self.spec, ds.Now | ds.CountBased)
+        """Landmark, NOW and count-based windows move with every element they admit: each
+        such arrival ends one extent of the window (a close) and starts the next."""
+        return isinstance(self.spec, ds.Landmark | ds.Now | ds.CountBased)
 
     def closes_at(self, t: int) -> bool:
         """Whether a window (o, c] of a time-based window closes at t (c = t)."""
