@@ -65,7 +65,7 @@ def subjects(elements):
         (w.sliding(2, 2, 0), 7, ["eve"]),  # tumbling (6, 8] at 7 shows (6, 7]
         (w.landmark(5), 12, ["carl", "eve", "diana"]),  # [5, 12]: 5 included
         (w.landmark(), 4, ["diana", "eve"]),
-        (w.identity(), 7, ["diana", "eve", "carl", "eve"]),
+        (w.landmark(), 7, ["diana", "eve", "carl", "eve"]),  # [ALL]: the identity window
         (w.now(), 2, ["diana", "eve"]),  # equal timestamps: both elements at 2
         (w.now(), 3, []),
         (w.interval(5, 7), 12, ["carl", "eve"]),

@@ -3,11 +3,12 @@
 RSP-QL (seed 004) Definitions 12-13 give time-based sliding windows (alpha, beta, t0): the
 windows (o, c] with o = t0 + k*beta (k >= 0) and c = o + alpha. The present window at t is,
 per semantics.md, the window containing t with the earliest opening o, and the window shows
-the elements stamped in (o, t]. RSEP-QL (seed 001) section 3.2 adds landmark, identity and
-interval windows and their nesting W1 . W2 (S, t) = W1(W2(S, t), t); CQELS adds NOW and
-count-based windows. Every window function here takes the elements of one stream (in
-arrival order) and t, and returns the sub-sequence the window shows. An element's time is
-its arrival time (the end of its interval).
+the elements stamped in (o, t]. RSEP-QL (seed 001) section 3.2 adds landmark and interval
+windows (its identity window is the landmark from the beginning, ``[ALL]``) and their
+nesting W1 . W2 (S, t) = W1(W2(S, t), t); CQELS adds NOW and count-based windows. Every
+window function here takes the elements of one stream (in arrival order) and t, and returns
+the sub-sequence the window shows. An element's time is its arrival time (the end of its
+interval).
 """
 
 from __future__ import annotations
@@ -65,11 +66,6 @@ def sliding(width: int, slide: int, t0: int = 0) -> WindowFunction:
 def landmark(t0: int = 0) -> WindowFunction:
     """Landmark window W^lambda(t0): every element stamped in [t0, t] (RSEP-QL 3.2)."""
     return lambda elements, t: _stamped_in(elements, t0 - 1, t)
-
-
-def identity() -> WindowFunction:
-    """Identity window W^id: the whole stream seen so far (elements up to t)."""
-    return lambda elements, t: [e for e in elements if e.time <= t]
 
 
 def now() -> WindowFunction:
