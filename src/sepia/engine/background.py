@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from sepia.engine.graph import TripleIndex
+from sepia.engine.planner import Unsupported
 from sepia.rdf.dictionary import Dictionary
+
+GENERATED_AT = ox.NamedNode("http://www.w3.org/ns/prov#generatedAtTime")
+"""Background graphs stamped with this are versioned (semantics/background.py)."""
 
 
 @dataclass(slots=True)
@@ -26,6 +30,8 @@ class Background:
         store = store if store is not None else ox.Store()
         background = cls(store)
         encode = dictionary.encode
+        if next(store.quads_for_pattern(None, GENERATED_AT, None, None), None) is not None:
+            raise Unsupported("time-varying background graphs (prov:generatedAtTime versions)")
         for quad in store.quads_for_pattern(None, None, None, None):
             name = None if isinstance(quad.graph_name, ox.DefaultGraph) else quad.graph_name
             index = background.graphs.setdefault(name, TripleIndex())  # type: ignore[arg-type]

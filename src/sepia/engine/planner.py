@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from sepia.algebra import dataset as ds
 from sepia.algebra import event as ev
 from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
@@ -67,6 +68,8 @@ def plan(query: qa.Query, dictionary: Dictionary) -> PhysicalQuery:
         raise Unsupported("event patterns other than one SPAseq sequence are not in the engine yet")
     if isinstance(query.form, qa.Describe):
         raise Unsupported("DESCRIBE")
+    if query.partition_by is not None:
+        raise Unsupported("PARTITION BY is not in the engine yet")
     if isinstance(query.form, qa.Construct) and any(
         isinstance(term, ox.BlankNode) for t in query.form.template for term in _terms(t)
     ):
@@ -74,13 +77,11 @@ def plan(query: qa.Query, dictionary: Dictionary) -> PhysicalQuery:
     windows = {
         w.name: (w.stream.value, WindowOperator(w.spec)) for w in query.dataset.windows
     }
-    default = tuple(po.BackgroundGraph(g) for g in query.dataset.default_graphs) or (
-        po.BackgroundGraph(None),
-    )
+    default = _default_graph(query.dataset)
     default += tuple(po.WindowGraph(w.name) for w in query.dataset.windows if w.into_default)
     names = _slot_names(query.pattern) | _slot_names(query.form)  # CONSTRUCT template
     slots = Slots.of(names | set(HIDDEN) if matches else names)
-    planner = _Planner(slots, dictionary, default)
+    planner = _Planner(slots, dictionary, default, query.dataset)
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
     if not matches:
@@ -95,6 +96,7 @@ class _Planner:
     slots: Slots
     dictionary: Dictionary
     default: tuple[po.GraphRef, ...]
+    dataset: ds.Dataset
 
     def plan(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.PhysicalPlan:
         """The physical operator for ``p`` read in the active graph ``graphs``."""
@@ -136,8 +138,10 @@ class _Planner:
                 return po.Table(tuple(self._values_row(variables, r) for r in rows))
             case gp.Window(name, inner):
                 return self.plan(inner, (po.WindowGraph(name),))
-            case gp.Graph(ox.NamedNode() as name, inner):
+            case gp.Graph(ox.NamedNode() as name, inner) if self.readable(name):
                 return self.plan(inner, (po.BackgroundGraph(name),))
+            case gp.Graph(ox.NamedNode(), _):
+                return po.Table(())  # not a graph of the query's dataset: no solutions
             case gp.PathPattern(_, path, _) if has_nested_test(path):
                 raise Unsupported("paths with nested tests are not in the engine yet")
             case _:
@@ -178,6 +182,11 @@ class _Planner:
             case _:
                 raise Unsupported(f"{type(p).__name__} as a SPAseq sequence element")
 
+    def readable(self, name: ox.NamedNode) -> bool:
+        """Whether GRAPH <name> reads a graph of the dataset (FROM NAMED, when given)."""
+        declared = self.dataset.default_graphs or self.dataset.named_graphs
+        return not declared or name in self.dataset.named_graphs
+
     def _fallback(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.Fallback:
         """Hand ``p`` to pyoxigraph, wrapped so that it reads the same active graph."""
         if graphs != self.default:
@@ -209,6 +218,14 @@ class _Planner:
             if term is not None:
                 values[self.slots.index(variable.value)] = self.dictionary.encode(term)
         return tuple(values)
+
+
+def _default_graph(dataset: ds.Dataset) -> tuple[po.GraphRef, ...]:
+    """The FROM graphs; none with FROM NAMED alone; else the background default graph
+    (SPARQL 1.1 section 13.2)."""
+    if dataset.default_graphs or dataset.named_graphs:
+        return tuple(po.BackgroundGraph(g) for g in dataset.default_graphs)
+    return (po.BackgroundGraph(None),)
 
 
 def _unmodified(e: ev.EventPattern) -> ev.EventPattern:

@@ -124,6 +124,13 @@ def step(
             elif not _sees(batch.candidates[run.guard], [(batch.t, run.mu)]):  # type: ignore[index]
                 done.append(finish(run, run.last))  # type: ignore[arg-type]
             continue
+        if _strict_guard(automaton, run):
+            if not batch.streamset_event:
+                after.add(run)
+                continue
+            if _sees(batch.candidates[run.guard], [(batch.t, run.mu)]):  # type: ignore[index]
+                continue
+            run = replace(run, guard=None)
         state = automaton.states[run.position]
         if state.negated:
             kept, completed = _tail(run, batch, within)
@@ -133,13 +140,6 @@ def step(
         if within is not None and run.start is not None and not within.admits(run.start, batch.t):
             continue  # expired: no later event can fit WITHIN
         strategy = run.strategy or state.strategy
-        if _strict_guard(automaton, run):
-            if not batch.streamset_event:
-                after.add(run)
-                continue
-            if _sees(batch.candidates[run.guard], [(batch.t, run.mu)]):  # type: ignore[index]
-                continue
-            run = replace(run, guard=None)
         if run.last is not None and strategy is Strategy.STRICT and not batch.streamset_event:
             after.add(run)  # not the next event time yet
             continue
@@ -261,8 +261,9 @@ def _closure(automaton: Automaton, run: Run) -> tuple[set[Run], list[Completed]]
     while position < len(automaton):
         state = automaton.states[position]
         if state.negated and position == len(automaton) - 1:
-            if run.start is not None:
-                runs.add(replace(run, position=position, strategy=None, guard=None))
+            if run.start is not None:  # a ", !B" guard before it still holds; others lapse
+                guard = run.guard if _strict_guard(automaton, run) else None
+                runs.add(replace(run, position=position, strategy=None, guard=guard))
             return runs, []
         if state.negated:
             run = replace(run, guard=position)
