@@ -7,6 +7,8 @@ alice coupon at 9 and bob's at 15, which is also a correct answer (a shifted t0)
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
@@ -78,3 +80,21 @@ def test_rejects_a_wrong_answer_with_the_first_difference():
     assert len(verdict.difference.missing) == 1 and "eve" in verdict.difference.missing[0]
     assert verdict.difference.unexpected == ()
     assert "first difference at t = 8" in verdict.describe()
+
+
+def test_a_query_without_a_t0_to_choose_is_compared_as_is():
+    # E3: a landmark window and RANGE 5 (slide 1: t0 can only be 0): one candidate, t_s = 0
+    query = example_queries.e3_rsepql_landmark()
+    stream = {
+        iri("s").value: [
+            element(2, ("a1", "p", "b1")),
+            element(6, ("b1", "q", "c1")),
+        ]
+    }
+    assert len(candidates(query)) == 1
+    own = evaluate(query, stream)
+    assert [(r.t, r.interval) for r in own] == [(6, (2, 6))]
+    verdict = check(query, stream, None, own)
+    assert verdict.correct and verdict.t_start == 0 and verdict.tried == 1
+    late = [dataclasses.replace(r, t=7) for r in own]
+    assert not check(query, stream, None, late).correct
