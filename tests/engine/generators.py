@@ -23,6 +23,7 @@ OBJECTS = SUBJECTS + [ox.Literal(str(i), datatype=ox.NamedNode(
 BACKGROUND = """
 @prefix : <http://example.org/> .
 :a :r :b . :b :r :c . :c :r :a . :a :r 2 . :b :label "bee" .
+:g { :a :r :a . :b :r :c . }
 """
 
 triples = st.builds(
@@ -81,6 +82,8 @@ def report(draw, windows: list[str]) -> str:
 ONE_WINDOW = [
     ("*", "WINDOW :w1 { ?x :p ?y }"),
     ("*", "WINDOW :w1 { ?x :p ?y } ?y :r ?z"),
+    ("*", "WINDOW :w1 { ?x :p ?y } GRAPH :g { ?y :r ?z }"),
+    ("*", "WINDOW :w1 { ?x :p ?y } GRAPH ?g { ?y ?r ?z }"),
     ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?y :q ?z } }"),
     ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?x :q ?z FILTER(?z != ?y) } }"),
     ("*", "WINDOW :w1 { { ?x :p ?y } UNION { ?x :q ?y } }"),

@@ -20,7 +20,7 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 def background() -> ox.Store:
     store = ox.Store()
-    store.load(BACKGROUND.encode(), format=ox.RdfFormat.TURTLE)
+    store.load(BACKGROUND.encode(), format=ox.RdfFormat.TRIG)
     return store
 
 

@@ -56,7 +56,8 @@ class ContinuousQuery:
         self.name = name
         self.dictionary = dictionary
         self.background = background
-        self.physical: PhysicalQuery = plan(query, dictionary)
+        named = tuple(g for g in background.graphs if g is not None)
+        self.physical: PhysicalQuery = plan(query, dictionary, named)
         self.operator = r2s.operator_of(query)
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
         self.previous: Counter[tuple] = Counter()

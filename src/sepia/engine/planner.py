@@ -61,8 +61,12 @@ class PhysicalQuery:
     within: Within | None = None
 
 
-def plan(query: qa.Query, dictionary: Dictionary) -> PhysicalQuery:
-    """Compile a query; raises ``Unsupported`` for what the engine cannot run."""
+def plan(
+    query: qa.Query, dictionary: Dictionary, named_graphs: tuple[ox.NamedNode, ...] = ()
+) -> PhysicalQuery:
+    """Compile a query; raises ``Unsupported`` for what the engine cannot run.
+    ``named_graphs`` are the background's named graphs (what GRAPH ?g ranges over when the
+    query has no FROM / FROM NAMED)."""
     matches = _nodes(query.pattern, gp.Match)
     if len(matches) > 1 or (matches and not is_sequence(matches[0].event)):
         raise Unsupported("event patterns other than one SPAseq sequence are not in the engine yet")
@@ -81,7 +85,11 @@ def plan(query: qa.Query, dictionary: Dictionary) -> PhysicalQuery:
     default += tuple(po.WindowGraph(w.name) for w in query.dataset.windows if w.into_default)
     names = _slot_names(query.pattern) | _slot_names(query.form)  # CONSTRUCT template
     slots = Slots.of(names | set(HIDDEN) if matches else names)
-    planner = _Planner(slots, dictionary, default, query.dataset)
+    dataset = query.dataset
+    visible = named_graphs
+    if dataset.default_graphs or dataset.named_graphs:
+        visible = dataset.named_graphs
+    planner = _Planner(slots, dictionary, default, dataset, tuple(visible))
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
     if not matches:
@@ -97,6 +105,7 @@ class _Planner:
     dictionary: Dictionary
     default: tuple[po.GraphRef, ...]
     dataset: ds.Dataset
+    named: tuple[ox.NamedNode, ...]
 
     def plan(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.PhysicalPlan:
         """The physical operator for ``p`` read in the active graph ``graphs``."""
@@ -142,6 +151,8 @@ class _Planner:
                 return self.plan(inner, (po.BackgroundGraph(name),))
             case gp.Graph(ox.NamedNode(), _):
                 return po.Table(())  # not a graph of the query's dataset: no solutions
+            case gp.Graph(ox.Variable() as variable, inner):
+                return self._graph_variable(variable, inner)
             case gp.PathPattern(_, path, _) if has_nested_test(path):
                 raise Unsupported("paths with nested tests are not in the engine yet")
             case _:
@@ -181,6 +192,24 @@ class _Planner:
                 return Disj(self._bop(left, deferred), self._bop(right, deferred))
             case _:
                 raise Unsupported(f"{type(p).__name__} as a SPAseq sequence element")
+
+    def _graph_variable(self, variable: ox.Variable, inner: gp.GraphPattern) -> po.PhysicalPlan:
+        """GRAPH ?g: the union over the dataset's named graphs, each binding ?g to its name
+        (never a window's graph: those are not named graphs of the dataset)."""
+        slot = self.slots.index(variable.value)
+        branches: list[po.PhysicalPlan] = []
+        for name in self.named:
+            row = [None] * len(self.slots.names)
+            row[slot] = self.dictionary.encode(name)
+            part = self.plan(inner, (po.BackgroundGraph(name),))
+            table = po.Table((tuple(row),))
+            branches.append(po.HashJoin(table, part, _keys(table, part)))
+        if not branches:
+            return po.Table(())
+        union = branches[0]
+        for branch in branches[1:]:
+            union = po.UnionAll(union, branch)
+        return union
 
     def readable(self, name: ox.NamedNode) -> bool:
         """Whether GRAPH <name> reads a graph of the dataset (FROM NAMED, when given)."""
