@@ -80,3 +80,11 @@ def test_windows_read_their_own_closure():
     # carol's type is background data: never inside the window; at 3 alice's type is gone
     assert found == [(1, iri("alice"))]
     assert evaluate(query, stream, background) == []
+
+
+def test_the_closure_is_a_fixpoint_when_rdf_type_has_rules_of_its_own() -> None:
+    # x a A and A subClassOf B give x a B (rdfs9); rdf:type's range C then types A and B
+    # (rdfs3), and those new type triples have C as object, so C a C too.
+    schema = [t(RDF_TYPE, RANGE, "C"), t("A", SUB_CLASS, "B")]
+    closed = rdfs_closure([t("x", RDF_TYPE, "A")], schema)
+    assert {t("x", RDF_TYPE, "B"), t("B", RDF_TYPE, "C"), t("C", RDF_TYPE, "C")} <= closed

@@ -54,13 +54,16 @@ def rdfs_closure(graph: Iterable[ox.Triple], schema: Iterable[ox.Triple]) -> set
             closed |= {ox.Triple(t.subject, t.predicate, x) for x in above.get(t.object, ())}
     domains = [(t.subject, t.object) for t in rules if t.predicate == DOMAIN]
     ranges = [(t.subject, t.object) for t in rules if t.predicate == RANGE]
-    for t in list(closed):  # rdfs7: a triple holds for every super-property
-        closed |= {ox.Triple(t.subject, q, t.object) for q in properties.get(t.predicate, ())}
-    for t in list(closed):  # rdfs2, rdfs3: domains and ranges type the ends
-        closed |= {ox.Triple(t.subject, RDF_TYPE, c) for p, c in domains if p == t.predicate}
-        if not isinstance(t.object, ox.Literal):
-            closed |= {ox.Triple(t.object, RDF_TYPE, c) for p, c in ranges if p == t.predicate}
-    for t in list(closed):  # rdfs9: a type holds for every super-class
-        if t.predicate == RDF_TYPE:
-            closed |= {ox.Triple(t.subject, RDF_TYPE, d) for d in classes.get(t.object, ())}
-    return closed
+    while True:  # until nothing new: derived triples may trigger rules of their own
+        before = len(closed)
+        for t in list(closed):  # rdfs7: a triple holds for every super-property
+            closed |= {ox.Triple(t.subject, q, t.object) for q in properties.get(t.predicate, ())}
+        for t in list(closed):  # rdfs2, rdfs3: domains and ranges type the ends
+            closed |= {ox.Triple(t.subject, RDF_TYPE, c) for p, c in domains if p == t.predicate}
+            if not isinstance(t.object, ox.Literal):
+                closed |= {ox.Triple(t.object, RDF_TYPE, c) for p, c in ranges if p == t.predicate}
+        for t in list(closed):  # rdfs9: a type holds for every super-class
+            if t.predicate == RDF_TYPE:
+                closed |= {ox.Triple(t.subject, RDF_TYPE, d) for d in classes.get(t.object, ())}
+        if len(closed) == before:
+            return closed
