@@ -132,6 +132,7 @@ class Query:
     event_policy: SelectionPolicy = SelectionPolicy.UNRESTRICTED
     time_kind: TimeKind | None = None
     entailment: Entailment = Entailment.NONE
+    base: str | None = None  # the BASE in force at the end of the prologue, for IRI()
     prefixes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property

@@ -260,7 +260,8 @@ class QueryText(EventText):
 
     # ---- the whole query -----------------------------------------------------------------
     def query(self, query: qu.Query) -> str:
-        lines = [f"PREFIX {p}: <{iri}>" for p, iri in self.prefixes.items()]
+        lines = [f"BASE <{query.base}>"] if query.base else []
+        lines += [f"PREFIX {p}: <{iri}>" for p, iri in self.prefixes.items()]
         if query.entailment is not qu.Entailment.NONE:
             lines.append(f"ENTAILMENT {query.entailment.value}")
         if query.registration is not None:

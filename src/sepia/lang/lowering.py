@@ -94,6 +94,7 @@ class Lowering(
             partition_by=body.clauses.partition_by,
             event_policy=self.ctx.event_policy,
             entailment=self.ctx.entailment,
+            base=self.ctx.base,
             time_kind=next((t.kind for t in self.ctx.times), None),
             prefixes=tuple(self.ctx.prefixes.items()),
         )

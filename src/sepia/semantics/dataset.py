@@ -87,8 +87,10 @@ class StreamingDataset:
         streams: Mapping[str, Sequence[StreamElement]],
         background: ox.Store | None,
         rdfs: bool = False,
+        base: str | None = None,
     ) -> None:
         self.declared = declared
+        self.base = base
         self.store = ox.Store()
         self.background = Background.of(background)
         self.schema = schema_of(self.background.schema_source()) if rdfs else None
@@ -187,6 +189,7 @@ class StreamingDataset:
             default_graph=self.default_graph(),
             named_graphs=self.named_graphs(),
             custom_functions=self.functions,
+            base_iri=self.base,
         )
 
     def select(self, query: str) -> list[Mu]:

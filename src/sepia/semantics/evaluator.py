@@ -89,7 +89,7 @@ class Evaluation:
     ) -> None:
         self.query = query
         self.name = name
-        self.data = StreamingDataset(query.dataset, streams, background, rdfs)
+        self.data = StreamingDataset(query.dataset, streams, background, rdfs, query.base)
         self.t = 0
         self.kind = time_kind(streams, query.time_kind)
         if self.data.background.kind not in (None, self.kind):

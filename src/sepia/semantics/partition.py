@@ -49,7 +49,7 @@ def partitions(
     of partition x."""
     assert query.partition_by is not None
     variable = query.partition_by.value
-    data = StreamingDataset(query.dataset, streams, background, rdfs)
+    data = StreamingDataset(query.dataset, streams, background, rdfs, query.base)
     everything = [e for es in data.streams.values() for e in es]
     members: dict[int, set[Term]] = {id(e): set() for e in everything}
     for pattern in event_leaves(query.pattern):
