@@ -74,6 +74,8 @@ def plan(
         raise Unsupported("DESCRIBE")
     if query.partition_by is not None:
         raise Unsupported("PARTITION BY is not in the engine yet")
+    if any(c.function == "TIMESTAMP" for c in _nodes(query.pattern, ex.Call)):
+        raise Unsupported("C-SPARQL timestamp() is not in the engine yet")
     if isinstance(query.form, qa.Construct) and any(
         isinstance(term, ox.BlankNode) for t in query.form.template for term in _terms(t)
     ):
