@@ -17,7 +17,8 @@ import pyoxigraph as ox
 class Sliding:
     """Time-based sliding window (alpha, beta, t0) (RSP-QL seed 004, Definition 13).
 
-    Windows are (o, c] with c = t0 + k*beta and o = c - width. ``RANGE a`` has slide 1;
+    Windows are (o, c] with o = t0 + k*beta (k >= 0) and c = o + width, as in the paper's
+    Example 7 ((1,6], (3,8], (5,10] for width 5, slide 2, t0 1). ``RANGE a`` has slide 1;
     ``TUMBLING a`` has slide = width.
     """
 
