@@ -85,3 +85,21 @@ def test_runs_expire_with_within():
         peak = max(peak, s.state_size()["runs"])
     assert produced > 0
     assert peak == 12
+
+
+def test_max_runs_bounds_skip_till_any_and_counts_what_it_drops():
+    """SEQ(A : B) without WITHIN keeps one run per A forever; with max_runs=5 the buffer
+    holds the 5 newest (plus the initial run), 100 - 5 are counted as dropped, and a B then
+    completes only the runs kept."""
+    text = f"""PREFIX : <{EX}>
+    SELECT * FROM STREAM S1 :s1 FROM STREAM S2 :s2
+    WHERE {{ SEQ(A : B) DEFINE GPM A ON S1 {{ ?x :p ?y }} DEFINE GPM B ON S2 {{ ?y :q ?z }} }}"""
+    s = Session(background(), max_runs=5)
+    s.register(text, "q")
+    p, q, o = (ox.NamedNode(EX + x) for x in "pqo")
+    for t in range(100):
+        s.push(StreamElement(S1, f"a{t}", t, t, (ox.Triple(ox.NamedNode(f"{EX}n{t}"), p, o),)))
+    s.push(StreamElement(S2, "b", 100, 100, (ox.Triple(o, q, o),)))
+    results = s.flush()
+    assert s.state_size()["dropped_runs"] == 95
+    assert sorted(r.interval[0] for r in results) == [95, 96, 97, 98, 99]

@@ -33,6 +33,7 @@ from sepia.engine.runs import (
     Completed,
     Run,
     at_end_of_input,
+    bounded,
     initial,
     row_run,
     run_row,
@@ -51,9 +52,17 @@ class ContinuousQuery:
     """A registered query: its physical plan and its state."""
 
     def __init__(
-        self, query: qa.Query, name: str, dictionary: Dictionary, background: Background
+        self,
+        query: qa.Query,
+        name: str,
+        dictionary: Dictionary,
+        background: Background,
+        max_runs: int | None = None,
     ) -> None:
         self.name = name
+        self.max_runs = max_runs
+        """At most this many automaton runs are kept (``--max-runs``); drops are counted."""
+        self.dropped = 0
         self.dictionary = dictionary
         self.background = background
         named = tuple(g for g in background.graphs if g is not None)
@@ -69,7 +78,8 @@ class ContinuousQuery:
         self._fallback: FallbackStore | None = None
         automaton = self.physical.automaton
         width = len(self.physical.slots.names)
-        self.runs: set[Run] = set() if automaton is None else set(initial(automaton, width))
+        self.permanent = frozenset() if automaton is None else initial(automaton, width)
+        self.runs: set[Run] = set(self.permanent)
         self.matched = 0
         """How many matches the automaton completed (numbers them)."""
         self.history: dict[int, list[tuple[int, Row]]] = {}
@@ -116,7 +126,9 @@ class ContinuousQuery:
         reader, encode = _Reader(self), self._encode
         candidates = [list(_candidates(s.bop, elements, reader, encode)) for s in automaton.states]
         batch = Batch(t, candidates, streamset_event, self.history)
-        self.runs, completed = step(automaton, self.runs, batch, self.physical.within)
+        runs, completed = step(automaton, self.runs, batch, self.physical.within)
+        self.runs, dropped = bounded(runs, self.permanent, self.max_runs)
+        self.dropped += dropped
         self._remember(t, candidates)
         if streamset_event:
             self.clock = t
@@ -148,7 +160,7 @@ class ContinuousQuery:
         if self.clock is None:
             return []
         done = at_end_of_input(automaton, self.runs, self.clock, self.physical.within)
-        self.runs = set(initial(automaton, len(self.physical.slots.names)))
+        self.runs = set(self.permanent)
         return done
 
     def _rows(self, match: Completed) -> list[Row]:
@@ -284,6 +296,7 @@ class ContinuousQuery:
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
             "runs": len(self.runs),
+            "dropped_runs": self.dropped,
         }
 
     def snapshot(self) -> Snapshot:
@@ -291,6 +304,7 @@ class ContinuousQuery:
         window contents, the previous answer (count first), the automaton's runs and the B
         matches its guards look back at, the clock and the number of matches so far."""
         clock = [("low", self.low), ("clock", self.clock), ("matched", self.matched)]
+        clock.append(("dropped", self.dropped))
         return {
             "windows": [(str(n), *row) for n, w in self.windows.items() for row in w.rows()],
             "previous": [(count, *key) for key, count in self.previous.items()],
@@ -306,7 +320,9 @@ class ContinuousQuery:
             self.windows[name] = WindowState.from_rows(op, rows)
         self.previous = Counter({tuple(key): count for count, *key in snapshot["previous"]})
         clock = dict(snapshot["clock"])
-        self.low, self.clock, self.matched = (clock.pop(k) for k in ("low", "clock", "matched"))
+        self.low, self.clock, self.matched, self.dropped = (
+            clock.pop(k) for k in ("low", "clock", "matched", "dropped")
+        )
         width = len(self.physical.slots.names)
         self.runs = {row_run(row, width) for row in snapshot["runs"]}
         self.history = {}

@@ -184,6 +184,23 @@ def finish(run: Run, reported_at: int) -> Completed:
     return Completed(run.mu, run.iterations, run.start, run.last, reported_at)
 
 
+def bounded(
+    runs: set[Run], permanent: frozenset[Run], limit: int | None
+) -> tuple[set[Run], int]:
+    """At most ``limit`` runs besides the permanent ones (skip-till-any can make
+    exponentially many): the most recent are kept; returns (runs, how many were dropped)."""
+    if limit is None or len(runs) - len(permanent & runs) <= limit:
+        return runs, 0
+    others = sorted(runs - permanent, key=_recency, reverse=True)
+    return set(others[:limit]) | (permanent & runs), len(others) - limit
+
+
+def _recency(run: Run) -> tuple:
+    """Newest first: by last event, then start (a total order, so drops are reproducible)."""
+    return (run.last, run.start, run.position, tuple(-1 if v is None else v for v in run.mu),
+            repr(run.iterations), run.guard or -1, repr(run.strategy))
+
+
 def at_end_of_input(
     automaton: Automaton, runs: Iterable[Run], end: int, within: Within | None
 ) -> list[Completed]:

@@ -27,18 +27,27 @@ from sepia.rdf.time import TimeKind
 class Session:
     """Queries registered over one background dataset, fed by ``push``."""
 
-    def __init__(self, background: ox.Store | None = None, *, rdfs: bool = False) -> None:
+    def __init__(
+        self,
+        background: ox.Store | None = None,
+        *,
+        rdfs: bool = False,
+        max_runs: int | None = None,
+    ) -> None:
         if rdfs:
             raise Unsupported("RDFS entailment is not in the engine yet")
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
         self.queries: list[ContinuousQuery] = []
         self.pending: list[StreamElement] = []
+        self.max_runs = max_runs
 
     def register(self, query: str | Query, name: str = "query") -> ContinuousQuery:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements."""
         compiled = parse_query(query) if isinstance(query, str) else query
-        engine = ContinuousQuery(compiled, name, self.dictionary, self.background)
+        engine = ContinuousQuery(
+            compiled, name, self.dictionary, self.background, self.max_runs
+        )
         self.queries.append(engine)
         return engine
 
@@ -113,10 +122,12 @@ def run(
     *,
     until: int | None = None,
     rdfs: bool = False,
+    max_runs: int | None = None,
 ) -> Iterator[Result]:
     """Replay finite ``streams`` (IRI -> elements in time order) through the (name, query)
-    pairs at full speed; results come out in time order per query as they become due."""
-    session = Session(background, rdfs=rdfs)
+    pairs at full speed; results come out in time order per query as they become due.
+    ``max_runs`` bounds each event automaton's runs; ``Session.state_size()`` counts drops."""
+    session = Session(background, rdfs=rdfs, max_runs=max_runs)
     for name, query in queries:
         session.register(query, name)
     for element in StreamSet(streams).merged():
