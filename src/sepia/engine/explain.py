@@ -35,6 +35,9 @@ def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: in
         case po.HashJoin(left, right, keys) | po.LeftOuterJoin(left, right, keys, _):
             kind = type(node).__name__
             return [f"{pad}{kind} on {[name(k) for k in keys]}", *below(left, right)]
+        case po.MultiJoin(inputs, _):
+            return [f"{pad}MultiJoin (smallest connected input next, at each evaluation)",
+                    *below(*inputs)]
         case po.UnionAll(left, right) | po.AntiJoin(left, right):
             return [f"{pad}{type(node).__name__}", *below(left, right)]
         case po.Select(inner, condition):

@@ -82,6 +82,17 @@ class HashJoin:
 
 
 @dataclass(frozen=True, slots=True)
+class MultiJoin:
+    """A join of several inputs, ordered at each evaluation: the smallest input first, then
+    always the smallest one that shares a bound slot with what is joined so far (no cross
+    product while a connected input remains). ``certain`` holds each input's always-bound
+    slots, from which the hash keys of each step follow."""
+
+    inputs: tuple[PhysicalPlan, ...]
+    certain: tuple[frozenset[int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class LeftOuterJoin:
     """LeftJoin (OPTIONAL), its condition evaluated on each merged row."""
 
@@ -159,8 +170,8 @@ class Matches:
 
 
 PhysicalPlan = (
-    Scan | HashJoin | LeftOuterJoin | UnionAll | AntiJoin | Select | Bind | Keep | Dedup | Table
-    | Fallback | Matches
+    Scan | HashJoin | MultiJoin | LeftOuterJoin | UnionAll | AntiJoin | Select | Bind | Keep
+    | Dedup | Table | Fallback | Matches
 )
 
 
@@ -183,6 +194,8 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return scan([ctx.graph(g) for g in graphs], patterns, ctx.width)
         case HashJoin(left, right, keys):
             return list(_joined(run(left, ctx), run(right, ctx), keys))
+        case MultiJoin(inputs, certain):
+            return _multi_join([run(i, ctx) for i in inputs], list(certain))
         case LeftOuterJoin(left, right, keys, condition):
             return _left_outer(run(left, ctx), run(right, ctx), keys, condition)
         case UnionAll(left, right):
@@ -285,6 +298,21 @@ def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterato
         for r in table.get(tuple(l_row[k] for k in keys), ()):
             if compatible(l_row, r):
                 yield merge(l_row, r)
+
+
+def _multi_join(inputs: list[list[Row]], certain: list[frozenset[int]]) -> list[Row]:
+    """Join every input, smallest connected input next (see ``MultiJoin``)."""
+    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+    first = order.pop(0)
+    rows, bound = inputs[first], set(certain[first])
+    while order and rows:
+        connected = [i for i in order if certain[i] & bound] or order
+        chosen = min(connected, key=lambda i: len(inputs[i]))
+        order.remove(chosen)
+        keys = tuple(sorted(bound & certain[chosen]))
+        rows = list(_joined(rows, inputs[chosen], keys))
+        bound |= certain[chosen]
+    return rows if not order else []
 
 
 def _left_outer(

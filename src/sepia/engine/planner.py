@@ -114,9 +114,8 @@ class _Planner:
         match p:
             case gp.Bgp(triples):
                 return po.Scan(graphs, tuple(self._encode(t) for t in triples))
-            case gp.Join(left, right):
-                a, b = self.plan(left, graphs), self.plan(right, graphs)
-                return po.HashJoin(a, b, _keys(a, b))
+            case gp.Join():
+                return self._join([self.plan(x, graphs) for x in _join_operands(p)])
             case gp.LeftJoin(left, right, condition) if condition is None or not has_exists(
                 condition
             ):
@@ -194,6 +193,24 @@ class _Planner:
                 return Disj(self._bop(left, deferred), self._bop(right, deferred))
             case _:
                 raise Unsupported(f"{type(p).__name__} as a SPAseq sequence element")
+
+    def _join(self, inputs: list[po.PhysicalPlan]) -> po.PhysicalPlan:
+        """One ``MultiJoin`` of a tree of joins; scans of the same graph merge into one BGP."""
+        merged: list[po.PhysicalPlan] = []
+        for node in inputs:
+            same = [
+                i for i, m in enumerate(merged)
+                if isinstance(m, po.Scan) and isinstance(node, po.Scan) and m.graphs == node.graphs
+            ]
+            if not same:
+                merged.append(node)
+                continue
+            scan = merged[same[0]]
+            assert isinstance(scan, po.Scan) and isinstance(node, po.Scan)
+            merged[same[0]] = po.Scan(scan.graphs, scan.patterns + node.patterns)
+        if len(merged) == 1:
+            return merged[0]
+        return po.MultiJoin(tuple(merged), tuple(certain(m) for m in merged))
 
     def _graph_variable(self, variable: ox.Variable, inner: gp.GraphPattern) -> po.PhysicalPlan:
         """GRAPH ?g: the union over the dataset's named graphs, each binding ?g to its name
@@ -289,6 +306,8 @@ def certain(node: po.PhysicalPlan) -> frozenset[int]:
             return frozenset(p.index for t in patterns for p in t if isinstance(p, po.Slot))
         case po.HashJoin(left, right, _):
             return certain(left) | certain(right)
+        case po.MultiJoin(_, sets):
+            return frozenset().union(*sets)
         case po.UnionAll(left, right):
             return certain(left) & certain(right)
         case po.LeftOuterJoin(left, _, _, _) | po.AntiJoin(left, _):
@@ -302,6 +321,13 @@ def certain(node: po.PhysicalPlan) -> frozenset[int]:
             return frozenset(i for i in range(width) if all(r[i] is not None for r in rows))
         case po.Fallback() | po.Matches():
             return frozenset()
+
+
+def _join_operands(p: gp.GraphPattern) -> list[gp.GraphPattern]:
+    """The operands of a tree of joins, left to right (join is associative)."""
+    if isinstance(p, gp.Join):
+        return _join_operands(p.left) + _join_operands(p.right)
+    return [p]
 
 
 def _keys(a: po.PhysicalPlan, b: po.PhysicalPlan) -> tuple[int, ...]:
