@@ -4,29 +4,17 @@ numbers matches after the whole input is known)."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sepia.io.results import Result
 from sepia.lang import parse_query
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
 from .generators import sequence_queries, streams
-from .test_differential import background
+from .support import background, canonical
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-
-
-def canonical(results: list[Result]) -> Counter:
-    """Rows grouped into matches: a Kleene match's rows stay together, its name dropped."""
-    groups: dict[object, list] = {}
-    for r in results:
-        key = (r.t, r.interval, r.match) if r.match is not None else object()
-        groups.setdefault(key, []).append((r.t, r.op, r.binding, r.interval))
-    return Counter(tuple(sorted(rows, key=repr)) for rows in groups.values())
 
 
 def assert_agrees(text: str, data: dict) -> None:

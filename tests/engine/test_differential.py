@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -13,15 +12,10 @@ from sepia.lang import parse_query
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
-from .generators import BACKGROUND, queries, streams
+from .generators import queries, sequence_queries, streams
+from .support import background, canonical
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
-
-
-def background() -> ox.Store:
-    store = ox.Store()
-    store.load(BACKGROUND.encode(), format=ox.RdfFormat.TRIG)
-    return store
 
 
 def assert_agrees(text: str, data: dict) -> None:
@@ -43,3 +37,17 @@ def test_engine_agrees_with_reference(text, data):
 @given(queries(), streams())
 def test_engine_agrees_with_reference_long(text, data):
     assert_agrees(text, data)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=CHECKS)
+@given(queries(), sequence_queries(), queries(), streams())
+def test_queries_sharing_a_session_agree_with_the_reference(first, second, third, data):
+    """Several queries over one dictionary and background, fed together: each gives its
+    own reference answer, and the merged output is in time order per query."""
+    texts = {"a": first, "b": second, "c": third}
+    got = list(run(list(texts.items()), data, background()))
+    for name, text in texts.items():
+        expected = evaluate(parse_query(text), data, background(), name=name)
+        mine = [r for r in got if r.query == name]
+        assert canonical(mine) == canonical(expected)  # match numbers up to renaming
+        assert [r.t for r in mine] == sorted(r.t for r in mine)

@@ -14,7 +14,7 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
 
 from .generators import EX, S1, S2, queries, sequence_queries, streams
-from .test_differential import background
+from .support import background
 
 
 def session(text: str) -> Session:

@@ -1,0 +1,28 @@
+"""What the engine tests share: the background store and result comparison."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyoxigraph as ox
+
+from sepia.io.results import Result
+
+from .generators import BACKGROUND
+
+
+def background() -> ox.Store:
+    store = ox.Store()
+    store.load(BACKGROUND.encode(), format=ox.RdfFormat.TRIG)
+    return store
+
+
+def canonical(results: list[Result]) -> Counter:
+    """Rows grouped into matches: a Kleene match's rows stay together, its name dropped
+    (the reference numbers matches once the whole input is known, the engine as they
+    complete); every other row is its own group."""
+    groups: dict[object, list] = {}
+    for r in results:
+        key = (r.t, r.interval, r.match) if r.match is not None else object()
+        groups.setdefault(key, []).append((r.t, r.op, r.binding, r.triples, r.boolean, r.interval))
+    return Counter(tuple(sorted(rows, key=repr)) for rows in groups.values())
