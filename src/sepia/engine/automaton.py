@@ -15,6 +15,7 @@ pattern is a physical plan evaluated over the event's own graph (``EventGraph``)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -22,6 +23,8 @@ from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
 from sepia.engine import operators as po
 from sepia.engine.expressions import ExpressionEvaluator
+from sepia.engine.rows import Row, compatible, merge
+from sepia.rdf.stream import StreamElement
 from sepia.semantics.variables import expression_variables
 
 
@@ -132,3 +135,21 @@ def stream_of(e: ev.Event) -> str:
     if e.window is not None or e.stream is None:
         raise NotASequence("a GPM must read one stream (ON S), not a window")
     return e.stream.value
+
+
+def matches(
+    bop: Bop,
+    events: Sequence[StreamElement],
+    gpm: Callable[[po.PhysicalPlan, StreamElement], Iterable[Row]],
+) -> set[Row]:
+    """The matches of a state's basic operator among the events stamped t (Definitions
+    7-9): ``gpm(plan, event)`` matches a GPM's plan on one event graph; & joins compatible
+    matches (all share the time t), | unites them."""
+    match bop:
+        case Gpm(stream, plan):
+            return {row for e in events if e.stream == stream for row in gpm(plan, e)}
+        case Conj(left, right):
+            lefts, rights = matches(left, events, gpm), matches(right, events, gpm)
+            return {merge(a, b) for a in lefts for b in rights if compatible(a, b)}
+        case Disj(left, right):
+            return matches(left, events, gpm) | matches(right, events, gpm)

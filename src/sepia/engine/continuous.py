@@ -21,13 +21,13 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.engine import operators as po
 from sepia.engine import r2s
-from sepia.engine.automaton import Automaton, Bop, Conj, Disj, Gpm
+from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.planner import PhysicalQuery, plan
 from sepia.engine.report import Arrivals
-from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, compatible, merge
+from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
 from sepia.engine.runs import (
     Batch,
     Completed,
@@ -123,8 +123,7 @@ class ContinuousQuery:
         assert automaton is not None
         declared = {s.iri.value for s in self.query.dataset.streams}
         streamset_event = any(not declared or e.stream in declared for e in elements)
-        reader, encode = _Reader(self), self._encode
-        candidates = [list(_candidates(s.bop, elements, reader, encode)) for s in automaton.states]
+        candidates = [list(matches(s.bop, elements, self._gpm)) for s in automaton.states]
         batch = Batch(t, candidates, streamset_event, self.history)
         runs, completed = step(automaton, self.runs, batch, self.physical.within)
         self.runs, dropped = bounded(runs, self.permanent, self.max_runs)
@@ -133,6 +132,12 @@ class ContinuousQuery:
         if streamset_event:
             self.clock = t
         return self._report(completed)
+
+    def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
+        """A GPM's plan over one event's graph."""
+        reader = _Reader(self)
+        reader.event_graph = TripleIndex(self._encode(t) for t in event.triples)
+        return po.run(plan, reader)
 
     def _remember(self, t: int, candidates: list[list[Row]]) -> None:
         """Keep the B matches a ``; !B ;`` guard may look back at, for as long as WITHIN
@@ -372,36 +377,6 @@ def _result(
     interval = None if start is None or end is None else (start, end)
     match = None if number is None else f"m{number}"
     return Result(name, t, op, binding, interval=interval, match=match)
-
-
-def _candidates(
-    bop: Bop,
-    events: Sequence[StreamElement],
-    reader: _Reader,
-    encode: Callable[[ox.Triple], tuple[int, int, int]],
-) -> set[Row]:
-    """The matches of a state's basic operator among the events stamped t (Definitions
-    7-9): a GPM's plan over each event graph of its stream, & and | over those."""
-    match bop:
-        case Gpm(stream, plan):
-            found: set[Row] = set()
-            for e in events:
-                if e.stream == stream:
-                    reader.event_graph = TripleIndex(encode(t) for t in e.triples)
-                    found.update(po.run(plan, reader))
-            return found
-        case Conj(left, right):
-            rights = _candidates(right, events, reader, encode)
-            return {
-                merge(a, b)
-                for a in _candidates(left, events, reader, encode)
-                for b in rights
-                if compatible(a, b)
-            }
-        case Disj(left, right):
-            return _candidates(left, events, reader, encode) | _candidates(
-                right, events, reader, encode
-            )
 
 
 def _order(match: Completed) -> tuple:
