@@ -6,19 +6,56 @@ from typing import assert_never
 
 from sepia.algebra import to_sexpr
 from sepia.engine import operators as po
+from sepia.engine.automaton import Bop, Conj, Disj, Gpm
 from sepia.engine.planner import PhysicalQuery
+from sepia.engine.r2s import operator_of
 from sepia.engine.rows import Slots
 from sepia.rdf.dictionary import Dictionary
 
 
 def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     """Windows, report policy, then the R2R operator tree (fallbacks marked FALLBACK)."""
-    lines = [f"R2S {physical.query.expression.__class__.__name__}"]
+    lines = [f"R2S {operator_of(physical.query).__name__}"]
     windows = physical.windows.items()
     lines += [f"S2R window {name} on <{stream}>: {op.spec}" for name, (stream, op) in windows]
     lines.append(f"report {physical.query.report}")
     lines += _tree(physical.root, physical.slots, dictionary, 0)
+    if physical.automaton is not None:
+        lines += _automaton(physical, dictionary)
     return "\n".join(lines)
+
+
+def _automaton(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:
+    """The automaton's states, and the edges that leave each one."""
+    automaton, slots = physical.automaton, physical.slots
+    assert automaton is not None
+    lines = [f"automaton: {len(automaton)} states, match at state {len(automaton)}"
+             + (f", {physical.within}" if physical.within else "")]
+    for i, state in enumerate(automaton.states):
+        strategy = "first" if state.strategy is None else state.strategy.value
+        edges = [f"take -> {i + 1} ({strategy})"]
+        if state.kleene:
+            edges.append(f"take -> {i} (again, {';' if i == 0 else ','})")
+        if state.optional:
+            edges.append(f"skip -> {i + 1}")
+        if state.negated:
+            edges = [f"guard on state {i + 1}" if i + 1 < len(automaton) else "wait to horizon"]
+        own = [slots.names[k] for k in state.own] if state.kleene else []
+        check = "" if state.check is None else f" check {state.check.text}"
+        lines.append(f"  state {i}: {'; '.join(edges)}{check}" + (f" own {own}" if own else ""))
+        lines += _bop(state.bop, slots, dictionary, 2)
+    return lines
+
+
+def _bop(bop: Bop, slots: Slots, dictionary: Dictionary, depth: int) -> list[str]:
+    pad = "  " * depth
+    match bop:
+        case Gpm(stream, plan):
+            return [f"{pad}GPM on <{stream}>", *_tree(plan, slots, dictionary, depth + 1)]
+        case Conj(left, right) | Disj(left, right):
+            sign = "&" if isinstance(bop, Conj) else "|"
+            return [f"{pad}{sign}", *_bop(left, slots, dictionary, depth + 1),
+                    *_bop(right, slots, dictionary, depth + 1)]
 
 
 def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: int) -> list[str]:
@@ -50,6 +87,8 @@ def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: in
             return [f"{pad}Dedup", *below(inner)]
         case po.Table(rows):
             return [f"{pad}Table ({len(rows)} rows)"]
+        case po.Matches():
+            return [f"{pad}Matches (rows of the matches the automaton completes)"]
         case po.Fallback(pattern, _):
             return [f"{pad}FALLBACK pyoxigraph {to_sexpr(pattern)}"]
         case _:
@@ -57,6 +96,8 @@ def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: in
 
 
 def _graph(ref: po.GraphRef) -> str:
+    if isinstance(ref, po.EventGraph):
+        return "event graph"
     if isinstance(ref, po.WindowGraph):
         return f"window {ref.name}"
     return "background default graph" if ref.name is None else f"background graph {ref.name}"

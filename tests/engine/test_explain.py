@@ -1,0 +1,55 @@
+"""``explain`` shows the physical plan: operators, join inputs, fallbacks, automaton states
+and edges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sepia.engine import explain, plan
+from sepia.lang import parse_query
+from sepia.rdf.dictionary import Dictionary
+
+E1 = Path(__file__).parents[2] / "examples" / "e1-shops-coupons" / "query.rq"
+
+
+def shown(text: str) -> str:
+    dictionary = Dictionary()
+    return explain(plan(parse_query(text), dictionary), dictionary)
+
+
+def test_e1_plan():
+    lines = shown(E1.read_text()).splitlines()
+    assert lines[0] == "R2S RStream"
+    assert "S2R window <http://example.org/w1> on <http://example.org/nearby>: " \
+        "Sliding(width=5, slide=2, t0=1)" in lines
+    join = lines.index("  MultiJoin (smallest connected input next, at each evaluation)")
+    scans = [line.split(" [")[0].strip() for line in lines[join + 1 : join + 4]]
+    assert scans == [
+        "Scan window <http://example.org/w1>",
+        "Scan window <http://example.org/w2>",
+        "Scan background default graph",
+    ]
+
+
+def test_aggregates_are_marked_as_fallback():
+    text = """PREFIX : <http://example.org/>
+    REGISTER ISTREAM :o AS SELECT ?s (COUNT(?o) AS ?n) FROM NAMED WINDOW :w ON :s [RANGE 4]
+    WHERE { WINDOW :w { ?s :p ?o FILTER(?o > 3) } } GROUP BY ?s"""
+    plan_text = shown(text)
+    assert plan_text.startswith("R2S IStream")
+    assert "FALLBACK pyoxigraph (group" in plan_text
+
+
+def test_automaton_states_and_edges():
+    text = """PREFIX : <http://example.org/>
+    SELECT * WITHIN 10 FROM STREAM S1 :s1 FROM STREAM S2 :s2
+    WHERE { SEQ(A+ ; !B , C?) DEFINE GPM A ON S1 { ?x :p ?k } DEFINE GPM B ON S2 { ?y :q ?z }
+            DEFINE GPM C ON S1 { ?x :q ?w } }"""
+    lines = shown(text).splitlines()
+    states = [line.strip() for line in lines if line.strip().startswith(("automaton", "state"))]
+    assert states == [
+        "automaton: 3 states, match at state 3, Within(width=10, tumbling=False)",
+        "state 0: take -> 1 (first); take -> 0 (again, ;) own ['k']",
+        "state 1: guard on state 2",
+        "state 2: take -> 3 (,); skip -> 3",
+    ]
