@@ -26,6 +26,13 @@ BACKGROUND = """
 :g { :a :r :a . :b :r :c . }
 """
 
+SCHEMA = """
+@prefix : <http://example.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+:p rdfs:subPropertyOf :q . :q rdfs:domain :C . :p rdfs:range :D . :C rdfs:subClassOf :E .
+:r rdfs:subPropertyOf :p .
+"""
+
 triples = st.builds(
     ox.Triple, st.sampled_from(SUBJECTS), st.sampled_from(PREDICATES), st.sampled_from(OBJECTS)
 )

@@ -8,12 +8,15 @@ import pyoxigraph as ox
 
 from sepia.io.results import Result
 
-from .generators import BACKGROUND
+from .generators import BACKGROUND, SCHEMA
 
 
-def background() -> ox.Store:
+def background(schema: bool = False) -> ox.Store:
+    """The tests' background data, with an RDFS schema over their vocabulary if asked."""
     store = ox.Store()
     store.load(BACKGROUND.encode(), format=ox.RdfFormat.TRIG)
+    if schema:
+        store.load(SCHEMA.encode(), format=ox.RdfFormat.TURTLE)
     return store
 
 

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sepia.lang import parse_query
 from sepia.runtime.local import run
@@ -51,3 +52,14 @@ def test_queries_sharing_a_session_agree_with_the_reference(first, second, third
         mine = [r for r in got if r.query == name]
         assert canonical(mine) == canonical(expected)  # match numbers up to renaming
         assert [r.t for r in mine] == sorted(r.t for r in mine)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=CHECKS)
+@given(st.one_of(queries(), sequence_queries()), streams())
+def test_rdfs_entailment_agrees_with_the_reference(text, data):
+    """Under RDFS entailment (a schema in the background: sub-properties, domains, ranges,
+    sub-classes), windows, event graphs and background graphs are read as their closures."""
+    query = parse_query(text)
+    expected = evaluate(query, data, background(schema=True), name="q", rdfs=True)
+    got = list(run([("q", query)], data, background(schema=True), rdfs=True))
+    assert canonical(got) == canonical(expected), text

@@ -25,7 +25,7 @@ from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
-from sepia.engine.planner import PhysicalQuery, plan
+from sepia.engine.planner import PhysicalQuery, Unsupported, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
 from sepia.engine.runs import (
@@ -44,6 +44,7 @@ from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
+from sepia.semantics.entailment import schema_of
 
 Snapshot = dict[str, list[tuple]]
 
@@ -58,12 +59,15 @@ class ContinuousQuery:
         dictionary: Dictionary,
         background: Background,
         max_runs: int | None = None,
+        rdfs: bool = False,
     ) -> None:
         self.name = name
         self.max_runs = max_runs
         """At most this many automaton runs are kept (``--max-runs``); drops are counted."""
         self.dropped = 0
         self.dictionary = dictionary
+        if rdfs or query.entailment is qa.Entailment.RDFS:
+            background = background.entailed()
         self.background = background
         named = tuple(g for g in background.graphs if g is not None)
         self.physical: PhysicalQuery = plan(query, dictionary, named)
@@ -136,7 +140,7 @@ class ContinuousQuery:
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
         """A GPM's plan over one event's graph."""
         reader = _Reader(self)
-        reader.event_graph = TripleIndex(self._encode(t) for t in event.triples)
+        reader.event_graph = TripleIndex(self._element(event))
         return po.run(plan, reader)
 
     def _remember(self, t: int, candidates: list[list[Row]]) -> None:
@@ -225,7 +229,7 @@ class ContinuousQuery:
         admitted = set()
         for e in elements:
             self.last_arrival[e.stream] = t
-            triples = tuple(self._encode(tr) for tr in e.triples)
+            triples = self._element(e)
             for name, (stream, _) in self.physical.windows.items():
                 window = self.windows[name]
                 window.advance(t)  # expire first: what a window holds stays within one window
@@ -233,9 +237,12 @@ class ContinuousQuery:
                     admitted.add(name)
         return Arrivals(frozenset(admitted))
 
-    def _encode(self, triple: ox.Triple) -> tuple[int, int, int]:
-        encode = self.dictionary.encode
-        return (encode(triple.subject), encode(triple.predicate), encode(triple.object))
+    def _element(self, element: StreamElement) -> tuple[tuple[int, int, int], ...]:
+        """An element's graph as ids; under RDFS, its closure under the background schema
+        (a derived triple then leaves a window with the element that supports it)."""
+        if self.background.schema is not None and schema_of(element.triples):
+            raise Unsupported(f"schema triples inside stream element {element.graph} under RDFS")
+        return tuple(self.background.encode_triples(element.triples))
 
     # --- one evaluation ---------------------------------------------------------------
     def _evaluate(self, t: int) -> list[Result]:

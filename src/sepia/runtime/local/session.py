@@ -16,7 +16,6 @@ from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.continuous import ContinuousQuery, Snapshot
-from sepia.engine.planner import Unsupported
 from sepia.io.results import Result
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
@@ -34,19 +33,18 @@ class Session:
         rdfs: bool = False,
         max_runs: int | None = None,
     ) -> None:
-        if rdfs:
-            raise Unsupported("RDFS entailment is not in the engine yet")
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
         self.queries: list[ContinuousQuery] = []
         self.pending: list[StreamElement] = []
         self.max_runs = max_runs
+        self.rdfs = rdfs
 
     def register(self, query: str | Query, name: str = "query") -> ContinuousQuery:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements."""
         compiled = parse_query(query) if isinstance(query, str) else query
         engine = ContinuousQuery(
-            compiled, name, self.dictionary, self.background, self.max_runs
+            compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs
         )
         self.queries.append(engine)
         return engine
