@@ -8,8 +8,11 @@
 // How rsp-js is fed, and why:
 // - synchronously: one stream element at a time (each of its triples is one rsp-js add with the
 //   element's time); when an element makes a window report, the driver waits until that
-//   evaluation's bindings have all been delivered before feeding the next element. Fed from an
-//   asynchronous source, rsp-js's evaluations overlap and results get lost.
+//   evaluation's bindings have all been delivered before feeding the next element, so a
+//   result's latency runs from the arrival that caused it. rsp-js evaluates asynchronously and
+//   gives no end-of-evaluation signal: a caller that stops listening when its input ends loses
+//   the results still in flight (the driver tracks each evaluation's end to avoid that; fed in
+//   a tight loop and drained at the end, the counts here are the same).
 // - rsp-js reports a window only when a later element of its stream arrives (window close is
 //   noticed on arrival), so at the end of the input the driver feeds each window's stream one
 //   punctuation quad (a predicate no query uses) just after each still-open window's close, as
