@@ -86,7 +86,7 @@ def report(draw, windows: list[str]) -> str:
     return "" if count == 0 else "REPORT " + " AND ".join(strategy() for _ in range(count))
 
 
-ONE_WINDOW = [
+ONE_WINDOW: list[tuple[str, ...]] = [  # (projection, WHERE body, solution modifiers)
     ("*", "WINDOW :w1 { ?x :p ?y }"),
     ("*", "WINDOW :w1 { ?x :p ?y } ?y :r ?z"),
     ("*", "WINDOW :w1 { ?x :p ?y } GRAPH :g { ?y :r ?z }"),
@@ -102,11 +102,14 @@ ONE_WINDOW = [
     ("*", "WINDOW :w1 { ?x :p _:b . _:b :q ?y }"),
     ("*", "WINDOW :w1 { ?x :p+ ?y }"),
     ("*", "VALUES ?y { :a 3 } WINDOW :w1 { ?x ?p ?y }"),
-    ("?x (COUNT(*) AS ?n)", "WINDOW :w1 { ?x ?p ?y } GROUP BY ?x"),
+    ("?x (COUNT(*) AS ?n)", "WINDOW :w1 { ?x ?p ?y }", "GROUP BY ?x"),
     ("DISTINCT ?x", "WINDOW :w1 { ?x ?p ?y }"),
-    ("?y", "WINDOW :w1 { ?x :q ?y } ORDER BY ?y"),
+    ("?y", "WINDOW :w1 { ?x :q ?y }", "ORDER BY ?y"),
+    ("*", "{ SELECT ?x WHERE { WINDOW :w1 { ?x :p ?y } } } WINDOW :w1 { ?x :q ?y }"),
+    ("*", "{ SELECT ?x (COUNT(?y) AS ?n) WHERE { WINDOW :w1 { ?x ?p ?y } } GROUP BY ?x } ?x :r ?z"),
+    ("*", "WINDOW :w1 { ?x :p ?y FILTER NOT EXISTS { ?y :q ?x } }"),
 ]
-TWO_WINDOWS = [
+TWO_WINDOWS: list[tuple[str, ...]] = [
     ("*", "WINDOW :w1 { ?x :p ?y } WINDOW :w2 { ?y :q ?z }"),
     ("*", "WINDOW :w1 { ?x :p ?y } OPTIONAL { WINDOW :w2 { ?x :q ?z } }"),
     ("*", "{ WINDOW :w1 { ?x :p ?y } } UNION { WINDOW :w2 { ?x :p ?y } }"),
@@ -118,7 +121,8 @@ TWO_WINDOWS = [
 def queries(draw) -> str:
     """An RSP-QL query over one or two windows, as text."""
     two = draw(st.booleans())
-    projection, body = draw(st.sampled_from(TWO_WINDOWS if two else ONE_WINDOW))
+    entry = draw(st.sampled_from(TWO_WINDOWS if two else ONE_WINDOW))
+    projection, where, tail = (*entry, "")[:3]
     windows = ["w1", "w2"] if two else ["w1"]
     declared = "\n".join(
         f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}" for i, w in enumerate(windows)
@@ -133,11 +137,6 @@ def queries(draw) -> str:
         head = "CONSTRUCT { ?x :seen ?y }"
     else:
         head = f"SELECT {projection}"
-    where, _, modifiers = body.partition(" GROUP BY ") if "GROUP BY" in body else (body, "", "")
-    tail = f"GROUP BY {modifiers}" if modifiers else ""
-    if " ORDER BY " in where:
-        where, _, order = where.partition(" ORDER BY ")
-        tail = f"ORDER BY {order}"
     return (
         f"PREFIX : <{EX}>\nREGISTER {operator} :out AS\n{head}\n{declared}\n"
         f"{draw(report(windows))}\nWHERE {{ {where} }} {tail}"
