@@ -175,3 +175,37 @@ def sequence_queries(draw) -> str:
         f"PREFIX : <{EX}>\nSELECT * {within}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
         f"WHERE {{ SEQ({expression})\n{defines} }}"
     )
+
+
+EVENTS = [
+    "EVENT :w1 { ?x :p ?y }",
+    "EVENT :w2 { ?y ?k ?z }",
+    "EVENT :w1 { ?x ?i ?w FILTER(?w != :c) }",
+    "EVENT :w2 { ?x ?j ?v }",
+    "EVENT :w1 { ?u ?i ?n }",
+]
+event_windows = st.one_of(
+    st.builds(
+        lambda a, b, t0: f"[RANGE {a} STEP {b} START {t0}]",
+        st.integers(3, 15), st.integers(1, 3), st.integers(0, 3),
+    ),
+    st.builds(lambda t0: f"[LANDMARK FROM {t0}]", st.integers(0, 4)),
+    st.builds(lambda n: f"[ELEMENTS {n}]", st.integers(2, 6)),
+)
+
+
+@st.composite
+def event_queries(draw) -> str:
+    """An RSEP-QL query: a chain of 2-3 EVENTs joined by SEQ over two windows, optionally
+    joined with background data outside the MATCH. (``E SEQ (F SEQ G)`` cannot be written:
+    the lexer reads ``SEQ (`` as CQELS-CEP's ``SEQ(``.)"""
+    leaves = draw(st.lists(st.sampled_from(EVENTS), min_size=2, max_size=3))
+    pattern = f"{leaves[0]} SEQ {leaves[1]}"
+    if len(leaves) == 3:
+        pattern = f"{pattern} SEQ {leaves[2]}"
+    outside = draw(st.sampled_from(["", "?y :r ?q ."]))
+    declared = "\n".join(
+        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(event_windows)}"
+        for i, w in enumerate(["w1", "w2"])
+    )
+    return f"PREFIX : <{EX}>\nSELECT *\n{declared}\nWHERE {{ MATCH {{ {pattern} }} {outside} }}"

@@ -11,7 +11,7 @@ from sepia.lang import parse_query
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
-from .generators import sequence_queries, streams
+from .generators import event_queries, sequence_queries, streams
 from .support import background, canonical
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
@@ -35,4 +35,11 @@ def test_automaton_agrees_with_reference(text, data):
 @settings(max_examples=3000, deadline=None, suppress_health_check=CHECKS)
 @given(sequence_queries(), streams())
 def test_automaton_agrees_with_reference_long(text, data):
+    assert_agrees(text, data)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
+@given(event_queries(), streams())
+def test_rsepql_sequences_agree_with_reference(text, data):
+    """RSEP-QL: unrestricted SEQ chains of EVENTs over windows, pushed as they complete."""
     assert_agrees(text, data)

@@ -23,6 +23,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
+from sepia.engine.events import completed
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.planner import PhysicalQuery, Unsupported, plan
@@ -47,6 +48,7 @@ from sepia.rdf.terms import Term
 from sepia.semantics.entailment import schema_of
 
 Snapshot = dict[str, list[tuple]]
+EVENT_CACHE = 1 << 16
 
 
 class ContinuousQuery:
@@ -89,6 +91,7 @@ class ContinuousQuery:
         self.history: dict[int, list[tuple[int, Row]]] = {}
         """Matches of negated elements, by state, for the guards that look back at them."""
         self._completed: list[Row] = []
+        self._event_cache: dict[tuple, list[Row]] = {}
 
     @property
     def query(self) -> qa.Query:
@@ -104,6 +107,8 @@ class ContinuousQuery:
         """
         if self.physical.automaton is not None:
             return self._match(t, elements)
+        if self.physical.events is not None:
+            return self._push(t, elements)
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
         results = self._once()
@@ -136,6 +141,42 @@ class ContinuousQuery:
         if streamset_event:
             self.clock = t
         return self._report(completed)
+
+    def _push(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
+        """RSEP-QL patterns: after the elements stamped t enter the windows, report the event
+        mappings that end at t."""
+        tree = self.physical.events
+        assert tree is not None
+        streams = {stream for stream, _ in self.physical.windows.values()}
+        relevant = [e for e in elements if e.stream in streams]
+        if not relevant:
+            return []
+        if any(not e.is_point for e in relevant):
+            raise Unsupported("interval-stamped elements under an RSEP-QL event pattern")
+        self._insert(t, relevant)
+        self.clock = t
+        found = completed(tree, t, self.windows, self._event_rows)
+        slots = self.physical.slots
+        start, end = slots.index(FROM), slots.index(TO)
+        self._completed = [
+            tuple(a if i == start else b if i == end else v for i, v in enumerate(row))
+            for row, a, b in found
+        ]
+        results = self._evaluate(t) if found else []
+        self._completed = []
+        return results
+
+    def _event_rows(self, plan: po.PhysicalPlan, triples: tuple) -> list[Row]:
+        """A pattern over one event graph, cached: the answer depends on nothing else."""
+        key = (id(plan), triples)
+        found = self._event_cache.get(key)
+        if found is None:
+            if len(self._event_cache) > EVENT_CACHE:
+                self._event_cache.clear()
+            reader = _Reader(self)
+            reader.event_graph = TripleIndex(triples)
+            found = self._event_cache[key] = po.run(plan, reader)
+        return found
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
         """A GPM's plan over one event's graph."""
@@ -194,6 +235,8 @@ class ContinuousQuery:
         automaton = self.physical.automaton
         if automaton is not None:
             return self._report(self._horizons(automaton))
+        if self.physical.events is not None:
+            return []  # pushed as they complete: nothing waits for the end
         results = self._once()
         if self.low is None:
             return results

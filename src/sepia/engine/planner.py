@@ -33,6 +33,7 @@ from sepia.engine.automaton import (
     split_filters,
     stream_of,
 )
+from sepia.engine.events import EventLeaf, EventSeq, EventTree
 from sepia.engine.expressions import ExpressionEvaluator, has_exists
 from sepia.engine.report import Schedule
 from sepia.engine.rows import BLANK, HIDDEN, Slots
@@ -59,6 +60,7 @@ class PhysicalQuery:
     default_graph: tuple[po.GraphRef, ...]
     automaton: Automaton | None = None
     within: Within | None = None
+    events: EventTree | None = None
 
 
 def plan(
@@ -68,8 +70,8 @@ def plan(
     ``named_graphs`` are the background's named graphs (what GRAPH ?g ranges over when the
     query has no FROM / FROM NAMED)."""
     matches = _nodes(query.pattern, gp.Match)
-    if len(matches) > 1 or (matches and not is_sequence(matches[0].event)):
-        raise Unsupported("event patterns other than one SPAseq sequence are not in the engine yet")
+    if len(matches) > 1:
+        raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
     if isinstance(query.form, qa.Describe):
         raise Unsupported("DESCRIBE")
     if query.partition_by is not None:
@@ -96,7 +98,13 @@ def plan(
     root = planner.plan(query.pattern, default)
     if not matches:
         return PhysicalQuery(query, slots, root, windows, schedule, default)
-    automaton = planner.automaton(matches[0].event)
+    event = matches[0].event
+    if not is_sequence(event):
+        if query.event_policy is not ev.SelectionPolicy.UNRESTRICTED:
+            raise Unsupported("event patterns: EVENT POLICY other than UNRESTRICTED")
+        tree = planner.event_tree(event)
+        return PhysicalQuery(query, slots, root, windows, None, default, events=tree)
+    automaton = planner.automaton(event)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
     return PhysicalQuery(query, slots, root, windows, None, default, automaton, within)
 
@@ -178,15 +186,32 @@ class _Planner:
             states.append(State(compiled, strategy, kleene, optional, negated, own, check))
         return Automaton(tuple(states))
 
+    def event_tree(self, e: ev.EventPattern) -> EventTree:
+        """An RSEP-QL pattern of unrestricted SEQ over EVENT w { P } leaves."""
+        match e:
+            case ev.Event(pattern, ox.NamedNode() as window):
+                return EventLeaf(window, self._event_plan(pattern))
+            case ev.Seq(left, right, ev.SelectionPolicy.UNRESTRICTED):
+                return EventSeq(self.event_tree(left), self.event_tree(right))
+            case _:
+                raise Unsupported(
+                    f"event patterns: {type(e).__name__} (only unrestricted SEQ of EVENT over "
+                    "a window is in the engine yet)"
+                )
+
+    def _event_plan(self, pattern: gp.GraphPattern) -> po.PhysicalPlan:
+        """A pattern over one event graph (a GPM or an EVENT's pattern), fully native."""
+        plan = self.plan(pattern, (po.EventGraph(),))
+        if _nodes(plan, po.Fallback):
+            raise Unsupported("an event pattern whose graph pattern needs the pyoxigraph fallback")
+        return plan
+
     def _bop(self, p: ev.EventPattern, deferred: list) -> Bop:
         match p:
             case ev.Event(pattern):
                 stream = stream_of(p)
                 pattern = split_filters(pattern, pattern_variables(pattern), deferred)
-                plan = self.plan(pattern, (po.EventGraph(),))
-                if _nodes(plan, po.Fallback):
-                    raise Unsupported("a GPM whose pattern needs the pyoxigraph fallback")
-                return Gpm(stream, plan)
+                return Gpm(stream, self._event_plan(pattern))
             case ev.And(left, right):
                 return Conj(self._bop(left, deferred), self._bop(right, deferred))
             case ev.Or(left, right):

@@ -1,0 +1,78 @@
+"""RSEP-QL event patterns over windows, pushed as they complete (seed 001, section 4).
+
+The supported fragment is a tree of unrestricted ``SEQ`` over basic event patterns
+``EVENT w { P }``: at an arrival instant t, <<E>>^t is computed over the windows' contents at
+t, and only the event mappings that end at t are new (they are reported at their end, as
+the reference pushes them). So the right spine of the tree is matched against the events
+stamped t only, and each left side against the window events that end before its right
+partner starts (Eq. 7's W^sqcup[0, t3 - 1]). Each element's matches of a pattern are cached
+by its triples: a pattern over one event graph never changes its answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import pyoxigraph as ox
+
+from sepia.engine import operators as po
+from sepia.engine.rows import Row, compatible, merge
+from sepia.engine.windows import WindowState
+
+EventMapping = tuple[Row, int, int]
+"""(mapping, from, to) of one event mapping."""
+
+
+@dataclass(frozen=True, slots=True)
+class EventLeaf:
+    """``EVENT w { P }``: P over each event graph window w shows."""
+
+    window: ox.NamedNode
+    plan: po.PhysicalPlan
+
+
+@dataclass(frozen=True, slots=True)
+class EventSeq:
+    """``E1 SEQ E2`` (unrestricted): compatible pairs with end(E1) < start(E2)."""
+
+    left: EventTree
+    right: EventTree
+
+
+EventTree = EventLeaf | EventSeq
+
+Matcher = Callable[[po.PhysicalPlan, tuple[tuple[int, int, int], ...]], Iterable[Row]]
+"""A pattern's plan over one event graph (given as its encoded triples)."""
+
+
+def completed(
+    tree: EventTree, t: int, windows: dict[ox.NamedNode, WindowState], match: Matcher
+) -> set[EventMapping]:
+    """The event mappings of ``tree`` at t that end at t."""
+    return _mappings(tree, windows, match, before=t, exact=t)
+
+
+def _mappings(
+    tree: EventTree,
+    windows: dict[ox.NamedNode, WindowState],
+    match: Matcher,
+    before: int,
+    exact: int | None,
+) -> set[EventMapping]:
+    """Event mappings ending at or before ``before`` (at ``exact``, when given)."""
+    match tree:
+        case EventLeaf(window, plan):
+            return {
+                (row, time, time)
+                for time, triples in windows[window].elements
+                if time <= before and (exact is None or time == exact)
+                for row in match(plan, triples)
+            }
+        case EventSeq(left, right):
+            found = set()
+            for b, b_from, b_to in _mappings(right, windows, match, before, exact):
+                for a, a_from, _ in _mappings(left, windows, match, b_from - 1, None):
+                    if compatible(a, b):
+                        found.add((merge(a, b), a_from, b_to))
+            return found
