@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
@@ -25,10 +26,12 @@ from sepia.cli.options import (
     UntilOption,
     load_inputs,
 )
+from sepia.engine.planner import Unsupported
 from sepia.io.results import Result
 from sepia.io.writers import WRITERS, writer_for
 from sepia.rdf.time import TimeKind
-from sepia.runtime.inputs import ReadOptions, projected_variables
+from sepia.runtime.inputs import ReadOptions, feeding_queries, projected_variables
+from sepia.runtime.local import run as local_run
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
 
@@ -57,6 +60,13 @@ def run(
     dead_letter: DeadLetterOption = None,
     allowed_lateness: LatenessOption = 0,
     until: UntilOption = None,
+    max_runs: Annotated[
+        int | None,
+        typer.Option(
+            help="Bound on the partial matches (runs) of each event automaton, oldest dropped "
+            "first; drops are counted and reported (local engine).",
+        ),
+    ] = None,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
 ) -> None:
@@ -68,16 +78,29 @@ def run(
         ReadOptions(on_error.value, dead_letter, allowed_lateness),
         event_policy,
     )
-    results = _evaluate(engine, inputs, until)
+    results = _evaluate(engine, inputs, until, max_runs)
     variables = projected_variables(inputs.queries)
-    _write(results, format, output, time_kind(inputs.streams), variables)
+    try:
+        _write(results, format, output, time_kind(inputs.streams), variables)
+    except Unsupported as error:  # raised when queries register, before any result is written
+        fail(f"the local engine cannot run this query yet: {error}; use --engine reference", 3)
 
 
-def _evaluate(engine: Engine, inputs: RunInputs, until: int | None) -> list[Result]:
-    """The results of every query on the chosen engine."""
+def _evaluate(
+    engine: Engine, inputs: RunInputs, until: int | None, max_runs: int | None
+) -> Iterable[Result]:
+    """The results of every query on the chosen engine, as they are produced."""
+    pairs = [(q.name, q.query) for q in inputs.queries]
     if engine is Engine.reference:
-        pairs = [(q.name, q.query) for q in inputs.queries]
         return evaluate_network(pairs, inputs.streams, inputs.background, until=until)
+    if engine is Engine.local:
+        if network := feeding_queries(inputs.queries):
+            fail(
+                f"{network} feeds other queries of the run (a query network); the local engine "
+                "does not run networks yet: use --engine reference",
+                code=3,
+            )
+        return local_run(pairs, inputs.streams, inputs.background, until=until, max_runs=max_runs)
     fail(
         f"the {engine.value} engine is not built yet in this version of Sepia; "
         "use --engine reference",
@@ -86,7 +109,7 @@ def _evaluate(engine: Engine, inputs: RunInputs, until: int | None) -> list[Resu
 
 
 def _write(
-    results: list[Result],
+    results: Iterable[Result],
     fmt: str | None,
     output: str,
     kind: TimeKind,

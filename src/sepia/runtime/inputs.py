@@ -82,6 +82,15 @@ def input_streams(queries: Sequence[NamedQuery]) -> list[str]:
     return list(seen)
 
 
+def feeding_queries(queries: Sequence[NamedQuery]) -> str | None:
+    """The name of a query whose output stream another query of the run reads, if any."""
+    read = {d.iri.value for q in queries for d in q.query.dataset.streams}
+    for named in queries:
+        if _produces_stream(named.query) and named.query.registration.name in read:
+            return named.name
+    return None
+
+
 def _produces_stream(query: Query) -> bool:
     registration = query.registration
     return registration is not None and registration.kind not in (
@@ -93,10 +102,16 @@ def _produces_stream(query: Query) -> bool:
 def bind_streams(
     queries: Sequence[NamedQuery], bindings: Sequence[tuple[str | None, Path]]
 ) -> dict[str, Path]:
-    """Stream IRI -> file; a binding without an IRI goes to the queries' only input stream."""
+    """Stream IRI -> file; a binding without an IRI goes to the queries' only input stream.
+
+    Queries that name no stream (EP-SPARQL reads the union of whatever streams it is given)
+    take a bare path as a stream named by the file's URI.
+    """
     wanted = input_streams(queries)
     bound: dict[str, Path] = {}
     for iri, path in bindings:
+        if iri is None and not wanted:
+            iri = path.resolve().as_uri()
         if iri is None:
             if len(wanted) != 1:
                 names = ", ".join(f"<{w}>" for w in wanted) or "none"
