@@ -200,6 +200,8 @@ def event_queries(draw) -> str:
     joined with background data outside the MATCH. (``E SEQ (F SEQ G)`` cannot be written:
     the lexer reads ``SEQ (`` as CQELS-CEP's ``SEQ(``.)"""
     leaves = draw(st.lists(st.sampled_from(EVENTS), min_size=2, max_size=3))
+    wraps = [draw(st.sampled_from(["", "", "FIRST", "LAST"])) for _ in leaves]
+    leaves = [f"{w}({leaf})" if w else leaf for w, leaf in zip(wraps, leaves, strict=True)]
     pattern = f"{leaves[0]} SEQ {leaves[1]}"
     if len(leaves) == 3:
         pattern = f"{pattern} SEQ {leaves[2]}"

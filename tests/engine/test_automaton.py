@@ -41,5 +41,13 @@ def test_automaton_agrees_with_reference_long(text, data):
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
 @given(event_queries(), streams())
 def test_rsepql_sequences_agree_with_reference(text, data):
-    """RSEP-QL: unrestricted SEQ chains of EVENTs over windows, pushed as they complete."""
+    """RSEP-QL: unrestricted SEQ chains of EVENTs (under FIRST / LAST or not) over windows,
+    pushed as they complete."""
+    assert_agrees(text, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=CHECKS)
+@given(event_queries(), streams())
+def test_rsepql_sequences_agree_with_reference_long(text, data):
     assert_agrees(text, data)

@@ -33,6 +33,15 @@ class EventLeaf:
 
 
 @dataclass(frozen=True, slots=True)
+class Extreme:
+    """``FIRST E`` / ``LAST E`` (Eqs. 5-6): the mappings of E no other precedes / follows,
+    in the order by end, then start."""
+
+    inner: EventTree
+    last: bool
+
+
+@dataclass(frozen=True, slots=True)
 class EventSeq:
     """``E1 SEQ E2`` (unrestricted): compatible pairs with end(E1) < start(E2)."""
 
@@ -40,7 +49,7 @@ class EventSeq:
     right: EventTree
 
 
-EventTree = EventLeaf | EventSeq
+EventTree = EventLeaf | EventSeq | Extreme
 
 Matcher = Callable[[po.PhysicalPlan, tuple[tuple[int, int, int], ...]], Iterable[Row]]
 """A pattern's plan over one event graph (given as its encoded triples)."""
@@ -50,29 +59,48 @@ def completed(
     tree: EventTree, t: int, windows: dict[ox.NamedNode, WindowState], match: Matcher
 ) -> set[EventMapping]:
     """The event mappings of ``tree`` at t that end at t."""
-    return _mappings(tree, windows, match, before=t, exact=t)
+    return _mappings(tree, windows, match, Scope(t, None), exact=t)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a sub-pattern is evaluated: events ending by ``before``, compatible with the
+    right partners' mapping ``mu`` (RSEP-QL Eq. 7's mu2(E1) under W^sqcup[0, t3 - 1])."""
+
+    before: int
+    mu: Row | None
 
 
 def _mappings(
     tree: EventTree,
     windows: dict[ox.NamedNode, WindowState],
     match: Matcher,
-    before: int,
+    scope: Scope,
     exact: int | None,
 ) -> set[EventMapping]:
-    """Event mappings ending at or before ``before`` (at ``exact``, when given)."""
+    """Event mappings within ``scope`` (ending at ``exact``, when given)."""
     match tree:
         case EventLeaf(window, plan):
             return {
                 (row, time, time)
                 for time, triples in windows[window].elements
-                if time <= before and (exact is None or time == exact)
+                if time <= scope.before and (exact is None or time == exact)
                 for row in match(plan, triples)
+                if scope.mu is None or compatible(row, scope.mu)
             }
         case EventSeq(left, right):
             found = set()
-            for b, b_from, b_to in _mappings(right, windows, match, before, exact):
-                for a, a_from, _ in _mappings(left, windows, match, b_from - 1, None):
+            for b, b_from, b_to in _mappings(right, windows, match, scope, exact):
+                mu = b if scope.mu is None else merge(scope.mu, b)
+                inner = Scope(min(b_from - 1, scope.before), mu)
+                for a, a_from, _ in _mappings(left, windows, match, inner, None):
                     if compatible(a, b):
                         found.add((merge(a, b), a_from, b_to))
             return found
+        case Extreme(inner, last):
+            every = _mappings(inner, windows, match, scope, None)
+            if not every:
+                return set()
+            pick = max if last else min
+            best = pick((m[2], m[1]) for m in every)
+            return {m for m in every if (m[2], m[1]) == best and exact in (None, m[2])}

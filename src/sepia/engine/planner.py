@@ -33,7 +33,7 @@ from sepia.engine.automaton import (
     split_filters,
     stream_of,
 )
-from sepia.engine.events import EventLeaf, EventSeq, EventTree
+from sepia.engine.events import EventLeaf, EventSeq, EventTree, Extreme
 from sepia.engine.expressions import ExpressionEvaluator, has_exists
 from sepia.engine.report import Schedule
 from sepia.engine.rows import BLANK, HIDDEN, Slots
@@ -193,6 +193,8 @@ class _Planner:
                 return EventLeaf(window, self._event_plan(pattern))
             case ev.Seq(left, right, ev.SelectionPolicy.UNRESTRICTED):
                 return EventSeq(self.event_tree(left), self.event_tree(right))
+            case ev.First(inner) | ev.Last(inner):
+                return Extreme(self.event_tree(inner), isinstance(e, ev.Last))
             case _:
                 raise Unsupported(
                     f"event patterns: {type(e).__name__} (only unrestricted SEQ of EVENT over "
