@@ -1,0 +1,68 @@
+"""What the Spark job asks of an engine: one pure step over state rows (style.md point 7).
+
+The host (`sepia.runtime.spark.host`) keeps one state per key in Spark's state store and calls
+`step` when the key gets new elements or a timer it asked for fires. Everything the engine
+remembers goes back out as rows of the tables it declares, so Spark checkpoints it and a
+restarted job resumes from the last committed batch (architecture principle 3). An engine
+holds no state of its own between calls; it may cache what it derives from its fixed inputs
+(queries, background).
+
+Time contract: `horizon` is the last instant whose input is complete (Spark's watermark
+minus one: every element stamped at or before it has arrived, later-stamped ones may still
+come). A step emits the results with t <= horizon it has not emitted before, and never
+again; `final` says the input has ended, so everything left is due. `wake_at` asks for a
+call, with no new input, once the horizon reaches that instant (window closes, pending
+matches); the host turns it into an event-time timer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import pyoxigraph as ox
+
+from sepia.io.results import Result
+from sepia.rdf.time import TimeKind
+from sepia.runtime.spark.elements import ElementRow
+from sepia.runtime.spark.units import Unit
+
+State = dict[str, list[tuple]]
+"""An engine's state: table name -> rows (tuples matching the table's declared schema)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one step returns: the new state, the results now due, when to call again."""
+
+    state: State
+    results: list[Result]
+    wake_at: int | None
+    time_kind: TimeKind
+    """How the results' times print (the kind of the elements the key has seen)."""
+
+
+class ContinuousEngine(Protocol):
+    """A unit's engine: one instance per unit and Python worker, shared by its keys."""
+
+    tables: Mapping[str, str]
+    """State table name -> Spark DDL schema of its rows."""
+
+    def step(
+        self,
+        key: str | None,
+        state: State,
+        elements: Sequence[ElementRow],
+        horizon: int,
+        final: bool,
+    ) -> Step:
+        """Take a key's new elements (possibly none) and the horizon; return the next state."""
+        ...
+
+
+class EngineFactory(Protocol):
+    """Builds a unit's engine on a worker; registered by name in `ENGINES` (host module)."""
+
+    def __call__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> ContinuousEngine:
+        ...

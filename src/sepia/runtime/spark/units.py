@@ -1,0 +1,99 @@
+"""How a run's queries split into independent units, and which keys an element goes to.
+
+A *unit* is what one engine instance evaluates per key: a single query, or a CONSTRUCT query
+network (language.md section 7: queries joined by a registered stream one produces and
+another reads), which must see its derived streams and so stays together. The key is the
+value of the unit's PARTITION BY variable (language.md 4b) when it has one, else nothing:
+the unit then runs on one partition (architecture principle 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyoxigraph as ox
+
+from sepia.algebra import query as qa
+from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import term_to_nt
+from sepia.semantics.partition import partitions
+
+
+@dataclass(frozen=True, slots=True)
+class RunQuery:
+    """A query of the run, the name its results carry, and its position (orders output)."""
+
+    name: str
+    query: qa.Query
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Queries evaluated together, the streams they read from outside, their partition key."""
+
+    queries: tuple[RunQuery, ...]
+    streams: tuple[str, ...]
+    """Streams named in the queries; none named (EP-SPARQL): the unit reads every stream."""
+
+    def reads(self, stream: str) -> bool:
+        return not self.streams or stream in self.streams
+
+    @property
+    def partition_by(self) -> str | None:
+        only = self.queries[0].query
+        return only.partition_by.value if len(self.queries) == 1 and only.partition_by else None
+
+    def partition_keys(
+        self, elements: Sequence[StreamElement], background: ox.Store | None, rdfs: bool
+    ) -> list[list[str | None]]:
+        """For each element, the partitions (values in N-Triples) it belongs to: an element
+        may bind several values of the PARTITION BY variable, or none."""
+        query = self.queries[0].query
+        streams: dict[str, list[StreamElement]] = {iri: [] for iri in self.streams}
+        for e in elements:
+            if self.reads(e.stream):
+                streams.setdefault(e.stream, []).append(e)
+        found: dict[int, list[str | None]] = {id(e): [] for e in elements}
+        for value, members in partitions(query, streams, background, rdfs).items():
+            for element in (e for es in members.values() for e in es):
+                found[id(element)].append(term_to_nt(value))
+        return [found[id(e)] for e in elements]
+
+
+def output_stream(query: qa.Query) -> str | None:
+    """The stream a registered CONSTRUCT query produces (RSTREAM / ISTREAM / DSTREAM <s>)."""
+    registration = query.registration
+    if registration is None or not isinstance(query.form, qa.Construct):
+        return None
+    return None if registration.kind is qa.RegistrationKind.QUERY else registration.name
+
+
+def units_of(queries: Sequence[tuple[str, qa.Query]]) -> list[Unit]:
+    """The run's queries grouped into units: connected through produced streams, or alone."""
+    run = [RunQuery(name, query, n) for n, (name, query) in enumerate(queries)]
+    produced = {s for q in run if (s := output_stream(q.query)) is not None}
+    groups: list[list[RunQuery]] = []
+    for q in run:
+        linked = [g for g in groups if any(_streams(o) & _streams(q) & produced for o in g)]
+        merged = [q, *(member for g in linked for member in g)]
+        groups = [g for g in groups if g not in linked] + [sorted(merged, key=_position)]
+    groups.sort(key=lambda g: g[0].position)
+    return [Unit(tuple(g), _inputs(g, produced)) for g in groups]
+
+
+def _position(q: RunQuery) -> int:
+    return q.position
+
+
+def _streams(q: RunQuery) -> set[str | None]:
+    return {d.iri.value for d in q.query.dataset.streams} | {output_stream(q.query)}
+
+
+def _inputs(group: list[RunQuery], produced: set[str]) -> tuple[str, ...]:
+    """Streams the group reads that no query of the run produces, in order of mention."""
+    seen = dict.fromkeys(
+        d.iri.value for q in group for d in q.query.dataset.streams if d.iri.value not in produced
+    )
+    return tuple(seen)
