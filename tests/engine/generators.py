@@ -210,4 +210,8 @@ def event_queries(draw) -> str:
         f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(event_windows)}"
         for i, w in enumerate(["w1", "w2"])
     )
-    return f"PREFIX : <{EX}>\nSELECT *\n{declared}\nWHERE {{ MATCH {{ {pattern} }} {outside} }}"
+    policy = draw(st.sampled_from(["", "", "EVENT POLICY NAIVE"]))
+    return (
+        f"PREFIX : <{EX}>\nSELECT *\n{declared}\n{policy}\n"
+        f"WHERE {{ MATCH {{ {pattern} }} {outside} }}"
+    )

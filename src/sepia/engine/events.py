@@ -43,10 +43,12 @@ class Extreme:
 
 @dataclass(frozen=True, slots=True)
 class EventSeq:
-    """``E1 SEQ E2`` (unrestricted): compatible pairs with end(E1) < start(E2)."""
+    """``E1 SEQ E2``: compatible pairs with end(E1) < start(E2), stamped [from1, to2];
+    ``naive`` is SEQ^n (Eq. 9): only the last mapping of each side."""
 
     left: EventTree
     right: EventTree
+    naive: bool = False
 
 
 EventTree = EventLeaf | EventSeq | Extreme
@@ -88,7 +90,16 @@ def _mappings(
                 for row in match(plan, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
-        case EventSeq(left, right):
+        case EventSeq(left, right, True):
+            lefts = _latest(_mappings(left, windows, match, scope, None))
+            rights = _latest(_mappings(right, windows, match, scope, None))
+            return {
+                (merge(a, b), a_from, b_to)
+                for a, a_from, a_to in lefts
+                for b, b_from, b_to in rights
+                if compatible(a, b) and a_to < b_from and exact in (None, b_to)
+            }
+        case EventSeq(left, right, False):
             found = set()
             for b, b_from, b_to in _mappings(right, windows, match, scope, exact):
                 mu = b if scope.mu is None else merge(scope.mu, b)
@@ -99,8 +110,20 @@ def _mappings(
             return found
         case Extreme(inner, last):
             every = _mappings(inner, windows, match, scope, None)
-            if not every:
-                return set()
-            pick = max if last else min
-            best = pick((m[2], m[1]) for m in every)
-            return {m for m in every if (m[2], m[1]) == best and exact in (None, m[2])}
+            chosen = _latest(every) if last else _earliest(every)
+            return {m for m in chosen if exact in (None, m[2])}
+
+
+def _order(m: EventMapping) -> tuple[int, int]:
+    """The order FIRST, LAST and the policies use: by end, then start."""
+    return (m[2], m[1])
+
+
+def _earliest(mappings: set[EventMapping]) -> set[EventMapping]:
+    least = min(map(_order, mappings), default=None)
+    return {m for m in mappings if _order(m) == least}
+
+
+def _latest(mappings: set[EventMapping]) -> set[EventMapping]:
+    greatest = max(map(_order, mappings), default=None)
+    return {m for m in mappings if _order(m) == greatest}

@@ -43,6 +43,9 @@ from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import has_nested_test
 from sepia.semantics.variables import pattern_variables
 
+NAIVE_OR_NOT = (ev.SelectionPolicy.UNRESTRICTED, ev.SelectionPolicy.NAIVE)
+"""The RSEP-QL event policies the engine evaluates (no consumption state)."""
+
 
 class Unsupported(ValueError):
     """A query the engine cannot run yet (the message says which construct)."""
@@ -102,9 +105,9 @@ def plan(
         return PhysicalQuery(query, slots, root, windows, schedule, default)
     event = matches[0].event
     if not is_sequence(event):
-        if query.event_policy is not ev.SelectionPolicy.UNRESTRICTED:
-            raise Unsupported("event patterns: EVENT POLICY other than UNRESTRICTED")
-        tree = planner.event_tree(event)
+        if query.event_policy not in NAIVE_OR_NOT:
+            raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
+        tree = planner.event_tree(event, query.event_policy)
         return PhysicalQuery(query, slots, root, windows, None, default, events=tree)
     automaton = planner.automaton(event)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
@@ -188,15 +191,19 @@ class _Planner:
             states.append(State(compiled, strategy, kleene, optional, negated, own, check))
         return Automaton(tuple(states))
 
-    def event_tree(self, e: ev.EventPattern) -> EventTree:
-        """An RSEP-QL pattern of unrestricted SEQ over EVENT w { P } leaves."""
+    def event_tree(self, e: ev.EventPattern, default: ev.SelectionPolicy) -> EventTree:
+        """An RSEP-QL pattern of unrestricted or naive SEQ, FIRST and LAST over EVENT w { P }
+        leaves; a SEQ that says UNRESTRICTED follows the query's EVENT POLICY."""
         match e:
             case ev.Event(pattern, ox.NamedNode() as window):
                 return EventLeaf(window, self._event_plan(pattern))
-            case ev.Seq(left, right, ev.SelectionPolicy.UNRESTRICTED):
-                return EventSeq(self.event_tree(left), self.event_tree(right))
+            case ev.Seq(left, right, policy) if policy in NAIVE_OR_NOT:
+                if policy is ev.SelectionPolicy.UNRESTRICTED:
+                    policy = default
+                sub = lambda x: self.event_tree(x, default)  # noqa: E731
+                return EventSeq(sub(left), sub(right), policy is ev.SelectionPolicy.NAIVE)
             case ev.First(inner) | ev.Last(inner):
-                return Extreme(self.event_tree(inner), isinstance(e, ev.Last))
+                return Extreme(self.event_tree(inner, default), isinstance(e, ev.Last))
             case _:
                 raise Unsupported(
                     f"event patterns: {type(e).__name__} (only unrestricted SEQ of EVENT over "
