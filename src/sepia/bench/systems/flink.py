@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -282,10 +284,17 @@ def run_job(data: Path, manifest: Manifest, variant: Variant, timeout: float) ->
         folder = Path(scratch)
         job = flink_job(data, manifest, variant, folder)
         (folder / "job.json").write_text(json.dumps(job))
-        done = subprocess.run([str(venv_python()), str(JOB), str(folder / "job.json")],
-                              cwd=scratch, capture_output=True, text=True, timeout=timeout,
-                              check=False)
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if "Exception" in line]
-        raise RuntimeError((lines or done.stderr.strip().splitlines() or ["?"])[-1])
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "rows": job["rows"]}
+        # its own session: on time-out the whole group goes, the JVM PyFlink started too
+        child = subprocess.Popen([str(venv_python()), str(JOB), str(folder / "job.json")],
+                                 cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise RuntimeError(f"the Flink job did not finish within {timeout:.0f} s") from None
+    if child.returncode != 0:
+        lines = [line for line in stderr.splitlines() if "Exception" in line]
+        raise RuntimeError((lines or stderr.strip().splitlines() or ["?"])[-1])
+    return {**json.loads(stdout.strip().splitlines()[-1]), "rows": job["rows"]}
