@@ -13,7 +13,10 @@ import typer
 
 from sepia.algebra import Query, to_json, to_sexpr, to_sparql, to_tree
 from sepia.cli.app import app, fail
+from sepia.engine import Unsupported, plan
+from sepia.engine import explain as engine_explain
 from sepia.lang import QueryError, parse_query
+from sepia.rdf.dictionary import Dictionary
 
 
 class ExplainFormat(enum.Enum):
@@ -32,7 +35,7 @@ def explain(
         ExplainFormat, typer.Option("--format", "-f", help="tree, json or sexpr.")
     ] = ExplainFormat.TREE,
 ) -> None:
-    """Print the algebra a query compiles to (the physical plan comes with the engine)."""
+    """Print the algebra a query compiles to, and the local engine's physical plan for it."""
     text, source = _read(query)
     try:
         compiled = parse_query(text, source=source)
@@ -49,6 +52,18 @@ def explain(
     else:
         typer.echo(_summary(compiled, prefixes))
         typer.echo(to_tree(compiled.expression, prefixes))
+        typer.echo("physical plan (--engine local):")
+        typer.echo(_physical_plan(compiled))
+
+
+def _physical_plan(query: Query) -> str:
+    """The incremental engine's plan, indented, or why the engine cannot run the query yet."""
+    dictionary = Dictionary()
+    try:
+        physical = plan(query, dictionary)
+    except Unsupported as error:
+        return f"  not runnable on the local engine yet: {error}"
+    return "\n".join("  " + line for line in engine_explain(physical, dictionary).splitlines())
 
 
 def _read(query: str) -> tuple[str, str]:

@@ -1,0 +1,34 @@
+"""`sepia explain` ends with the local engine's physical plan, or says why there is none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from sepia.cli import app
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def explain(query: Path) -> str:
+    result = CliRunner().invoke(app, ["explain", str(query)], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    return result.stdout.split("physical plan (--engine local):\n", 1)[1]
+
+
+def test_a_window_query_shows_windows_report_and_join_inputs() -> None:
+    plan = explain(EXAMPLES / "e1-shops-coupons" / "query.rq")
+    assert "S2R window <http://example.org/w1> on <http://example.org/nearby>" in plan
+    assert "Sliding(width=5, slide=2, t0=1)" in plan
+    assert plan.count("Scan ") == 3 and "MultiJoin" in plan
+
+
+def test_a_spaseq_query_shows_its_automaton() -> None:
+    plan = explain(EXAMPLES / "e4-spaseq-selection" / "seq-comma.rq")
+    assert "automaton: 2 states" in plan and "take -> 2 (,)" in plan
+
+
+def test_a_query_the_engine_cannot_run_says_why() -> None:
+    plan = explain(EXAMPLES / "e5-epsparql-drop-rise" / "query.rq")
+    assert plan.strip().startswith("not runnable on the local engine yet:")
