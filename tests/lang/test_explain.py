@@ -18,7 +18,7 @@ def test_tree_output_has_the_header_and_one_operator_per_line():
     assert lines[0] == "dialect: RSEP-QL"
     assert "report: (push-matches)" in lines
     assert "    windows[0]: WindowDecl name=:w1 stream=:s into_default=false" in lines
-    algebra = lines[lines.index("algebra:") + 1:]
+    algebra = lines[lines.index("algebra:") + 1 : lines.index("physical plan (--engine local):")]
     assert algebra == [
         "Project variables=(?x ?y ?z)",
         "  inner: Match",
