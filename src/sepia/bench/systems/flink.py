@@ -34,6 +34,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -258,6 +259,8 @@ class Flink:
                    "W8 counts start events (one match per start row)")
 
     def unavailable(self) -> str | None:
+        if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
+            return "Flink needs Java 11+ (17 here): no java on PATH and no JAVA_HOME"
         if not venv_python().exists():
             return f"apache-flink is not installed in {venv_python().parents[1]} ({INSTALL_HINT})"
         return None
