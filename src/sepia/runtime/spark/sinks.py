@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pyspark.sql import DataFrame
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming import DataStreamWriter
 
 from sepia.io.results import Result, result_from_json
 from sepia.io.writers import ResultWriter, writer_for
@@ -97,19 +97,18 @@ def journal_results(journal: Path) -> list[Result]:
     ]
 
 
-def file_sink(results: DataFrame, path: Path, checkpoint: Path) -> StreamingQuery:
+def file_sink(results: DataFrame, path: Path, checkpoint: Path) -> DataStreamWriter:
     """Spark's own file sink: the jsonl lines as text files under `path`, exactly-once through
     its `_spark_metadata` log (read them back with `spark.read.text(path)`; files are not
-    ordered by t)."""
+    ordered by t). Set a trigger if needed, then `start()`."""
     return (
         results.select("line")
         .writeStream.format("text")
         .option("path", str(path))
         .option("checkpointLocation", str(checkpoint))
-        .start()
     )
 
 
-def memory_sink(results: DataFrame, name: str) -> StreamingQuery:
-    """An in-memory table `name` of the result rows (tests, notebooks)."""
-    return results.writeStream.format("memory").queryName(name).outputMode("append").start()
+def memory_sink(results: DataFrame, name: str) -> DataStreamWriter:
+    """An in-memory table `name` of the result rows (tests, notebooks); then `start()`."""
+    return results.writeStream.format("memory").queryName(name).outputMode("append")

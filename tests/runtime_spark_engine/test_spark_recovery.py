@@ -1,0 +1,98 @@
+"""Kill a running Spark job (driver and JVM, SIGKILL) at random points and restart it from its
+checkpoint: the output file must equal an uninterrupted run's, line for line (nothing lost,
+nothing twice), and the reference evaluator's answer.
+
+The input is a watched folder of stream files, one element per file and one file per
+micro-batch, so the job is killed between and inside batches."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sepia.io.results import jsonl_line
+from sepia.io.streams import read_stream
+from sepia.runtime.inputs import load_query
+from sepia.runtime.spark.run import run_on_spark
+from sepia.semantics import evaluate
+
+from .child_run import STREAM
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+QUERY = """PREFIX : <http://example.org/>
+SELECT ?x (COUNT(*) AS ?n)
+FROM NAMED WINDOW :w ON :s [RANGE 6 STEP 3]
+WHERE { WINDOW :w { ?x :p ?y } }
+GROUP BY ?x
+"""
+FILES = 8
+KILLS = 2
+
+
+def write_stream(folder: Path) -> None:
+    folder.mkdir()
+    for n in range(FILES):  # one element per file, written one by one, oldest first
+        t = 2 * n + 1
+        path = folder / f"part-{n:02d}.trig"
+        path.write_text(
+            "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+            f":g{n} {{ :{'ab'[n % 2]} :p {n} . :c :p {n} . }} :g{n} prov:generatedAtTime {t} .\n"
+        )
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+
+
+def child(
+    query: Path, folder: Path, checkpoint: Path, out: Path, master: str = "local[2]"
+) -> subprocess.Popen:
+    """`child_run.py` in its own process session (so that killing it takes its JVM too)."""
+    script = Path(__file__).with_name("child_run.py")
+    args = [sys.executable, str(script), *map(str, (query, folder, checkpoint, out)), master]
+    env = {**os.environ, "PYTHONPATH": str(script.parents[2] / "src")}
+    return subprocess.Popen(args, start_new_session=True, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+
+def kill_after(process: subprocess.Popen, journal: Path, batches: int) -> bool:
+    """SIGKILL the child's whole session once `batches` batches are journaled; False if it
+    ended before."""
+    while process.poll() is None and len(list(journal.glob("*.jsonl"))) < batches:
+        time.sleep(0.2)
+    running = process.poll() is None
+    if running:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    return running
+
+
+def test_killed_and_restarted_run_equals_uninterrupted(spark, tmp_path):
+    query = tmp_path / "window.rq"
+    query.write_text(QUERY)
+    folder = tmp_path / "stream"
+    write_stream(folder)
+    checkpoint, out = tmp_path / "checkpoint", tmp_path / "out.jsonl"
+    seed = random.randrange(1_000)
+    chooser = random.Random(seed)
+    for _ in range(KILLS):
+        done = len(list((checkpoint / "results").glob("*.jsonl")))
+        killed = kill_after(child(query, folder, checkpoint, out), checkpoint / "results",
+                            done + chooser.randint(1, 3))  # fmt: skip
+        assert killed, f"the run ended before it could be killed (seed {seed})"
+    final = child(query, folder, checkpoint, out)
+    assert final.wait(timeout=600) == 0, f"restart failed (seed {seed})"
+
+    whole = tmp_path / "whole.jsonl"
+    run_on_spark([load_query(query)], {STREAM: str(folder)}, checkpoint=tmp_path / "ck2",
+                 output=str(whole), spark=spark)  # fmt: skip
+    elements = [e for p in sorted(folder.iterdir()) for e in read_stream(p, STREAM)]
+    answer = evaluate(load_query(query).query, {STREAM: elements}, name="window")
+    reference = [jsonl_line(r, elements[0].kind) for r in answer]
+    assert whole.read_text().splitlines() == reference
+    assert out.read_text().splitlines() == reference, f"seed {seed}"
