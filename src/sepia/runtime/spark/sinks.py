@@ -20,7 +20,7 @@ from typing import TextIO
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter
 
-from sepia.io.results import Result, result_from_json
+from sepia.io.results import result_from_json
 from sepia.io.writers import ResultWriter, writer_for
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.host import RESULT_ORDER
@@ -86,15 +86,6 @@ class ResultJournal:
     def close(self) -> None:
         if self.out is not sys.stdout:
             self.out.close()
-
-
-def journal_results(journal: Path) -> list[Result]:
-    """Every result a journal holds, in batch order (what the output was built from)."""
-    return [
-        result_from_json(json.loads(line))
-        for path in sorted(journal.glob("*.jsonl"))
-        for line in path.read_text(encoding="utf-8").splitlines()
-    ]
 
 
 def file_sink(results: DataFrame, path: Path, checkpoint: Path) -> DataStreamWriter:
