@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
+from sepia.runtime.spark.run import SparkRunError, SparkRunOptions, run_on_spark
 
 from .examples import NAMES, Example, canonical, example
 
@@ -47,3 +47,15 @@ def test_examples_give_the_reference_jsonl(spark, tmp_path, names):
         mine = [{**r, "query": r["query"].split("/")[1]} for r in got
                 if r["query"].startswith(name + "/")]  # fmt: skip
         assert canonical(mine) == canonical(example(name).expected()), name
+
+
+def test_a_bad_element_stops_the_run_with_its_place(spark, tmp_path):
+    run = example("e3-rsepql-landmark")
+    bad = tmp_path / "bad.trig"
+    bad.write_text(
+        "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+        ":G1 { :a1 :p :b1 . } :G1 prov:generatedAtTime 2 .\n:G2 { :b1 :q :c1 . }\n"
+    )
+    with pytest.raises(SparkRunError, match=r"bad\.trig:4 \(element .*G2\): no time"):
+        run_on_spark(run.queries, {"http://example.org/s": str(bad)}, spark=spark,
+                     output=str(tmp_path / "out.jsonl"))  # fmt: skip

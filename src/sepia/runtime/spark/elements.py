@@ -43,7 +43,7 @@ def element_rows(batches: Iterable[pa.RecordBatch], on_error: str) -> Iterator[E
         for row in batch.to_pylist():
             if row["error"] is not None:
                 if on_error == "stop":
-                    raise IngestError(f"{row['file']}:{row['line']}: {row['error']}")
+                    raise IngestError(_place(row) + row["error"])
                 continue
             identity = [row["stream"], row["file"], row["seq"], row["element"]]
             if current is not None and current[:4] != identity:
@@ -55,6 +55,11 @@ def element_rows(batches: Iterable[pa.RecordBatch], on_error: str) -> Iterator[E
                 lines.append(f"{row['s']} {row['p']} {row['o']} .")
     if current is not None:
         yield _finish(current, lines)
+
+
+def _place(row: dict) -> str:
+    element = f" (element {row['element']})" if row["element"] else ""
+    return f"{row['file']}:{row['line']}{element}: "
 
 
 def _finish(current: list, lines: list[str]) -> ElementRow:

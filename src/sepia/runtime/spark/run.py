@@ -9,15 +9,19 @@ Restarting with the same checkpoint resumes where the last committed batch ended
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from sepia.runtime.inputs import NamedQuery, background
+from sepia.runtime.spark.elements import IngestError
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
 from sepia.runtime.spark.job import end_folder, mark_end, results_frame
@@ -103,7 +107,8 @@ def _drive(
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
     if not finite:
-        _await(writer.trigger(processingTime=f"{options.trigger_seconds} seconds").start())
+        interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
+        _await(writer.trigger(processingTime=interval).start())
         return
     if any(Path(s).is_dir() for s in bindings.values()):
         _await(writer.trigger(availableNow=True).start())  # every file first, in order
@@ -112,10 +117,22 @@ def _drive(
     _await(writer.trigger(availableNow=True).start())
 
 
-def _await(query) -> None:
+class SparkRunError(RuntimeError):
+    """The streaming query failed; the message is the cause, without the JVM's stack."""
+
+
+def _await(query: StreamingQuery) -> None:
     """Wait for a streaming query; Ctrl-C stops it after the batch in progress."""
     try:
         query.awaitTermination()
     except KeyboardInterrupt:
         query.stop()
         raise
+    except StreamingQueryException as error:
+        raise SparkRunError(_cause(str(error))) from None
+
+
+def _cause(message: str) -> str:
+    """The Python error inside a failed query's message (a bad element), else its first line."""
+    found = re.search(rf"{IngestError.__name__}: (.*)", message)
+    return found.group(1).strip() if found else message.strip().splitlines()[0]
