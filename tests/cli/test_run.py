@@ -122,12 +122,14 @@ def test_an_unbound_stream_is_named() -> None:
     assert "no --stream given for <http://example.org/coupons>" in result.output
 
 
-def test_engines_not_built_yet_say_so_and_print_nothing() -> None:
+@pytest.mark.spark
+def test_the_default_spark_engine_gives_the_expected_jsonl(spark) -> None:
     folder = EXAMPLES / "e3-rsepql-landmark"
-    result = invoke(["run", str(folder / "query.rq"), "--stream", str(folder / "stream.trig")])
-    assert result.exit_code == 3
-    assert "not built yet" in result.output
-    assert "{" not in result.stdout
+    result = invoke([*run_args(folder, "query.rq"), "--format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    assert lines_as_multiset(result.stdout) == lines_as_multiset(
+        (folder / "expected.jsonl").read_text()
+    )
 
 
 def test_csv_columns_follow_the_select_clause() -> None:

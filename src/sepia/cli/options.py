@@ -114,6 +114,19 @@ class RunInputs(NamedTuple):
     background: ox.Store | None
 
 
+def compile_queries(
+    queries: list[Path],
+    event_policy: EventPolicy | None = None,
+    entailment: Entailment | None = None,
+) -> list[NamedQuery]:
+    """Compile every query, failing with the query error (line, column, caret) if one is bad."""
+    policy = SelectionPolicy(event_policy.value) if event_policy else None
+    try:
+        return [load_query(path, policy, entailment) for path in queries]
+    except QueryError as error:
+        fail(str(error))
+
+
 def load_inputs(
     queries: list[Path],
     stream: list[str],
@@ -123,11 +136,7 @@ def load_inputs(
     entailment: Entailment | None = None,
 ) -> RunInputs:
     """Compile the queries (errors before any data is read), then read streams and data."""
-    policy = SelectionPolicy(event_policy.value) if event_policy else None
-    try:
-        named = [load_query(path, policy, entailment) for path in queries]
-    except QueryError as error:
-        fail(str(error))
+    named = compile_queries(queries, event_policy, entailment)
     try:
         paths = bind_streams(named, existing_paths(stream))
         dataset = background(existing_paths(data))

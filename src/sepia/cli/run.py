@@ -24,14 +24,27 @@ from sepia.cli.options import (
     RunInputs,
     StreamOption,
     UntilOption,
+    compile_queries,
+    existing_paths,
     load_inputs,
+    split_binding,
 )
 from sepia.engine.planner import Unsupported
+from sepia.io.errors import InputError
 from sepia.io.results import Result
 from sepia.io.writers import WRITERS, writer_for
 from sepia.rdf.time import TimeKind
-from sepia.runtime.inputs import ReadOptions, feeding_queries, projected_variables
+from sepia.runtime.inputs import (
+    InputBindingError,
+    NamedQuery,
+    ReadOptions,
+    bind_sources,
+    feeding_queries,
+    projected_variables,
+)
 from sepia.runtime.local import run as local_run
+from sepia.runtime.spark.run import SparkRunError, SparkRunOptions, run_on_spark
+from sepia.runtime.spark.session import SparkUnavailable
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
 
@@ -67,10 +80,31 @@ def run(
             "first; drops are counted and reported (local engine).",
         ),
     ] = None,
+    master: Annotated[
+        str,
+        typer.Option(help="Spark master URL (--engine spark): local[*], spark://host:7077, ..."),
+    ] = "local[*]",
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(help="Spark checkpoint folder: a restarted run resumes from it exactly once."),
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option(help="Keep watching stream folders for new files (--engine spark).")
+    ] = False,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
 ) -> None:
-    """Run continuous queries over stream files and print their results."""
+    """Run continuous queries over stream files and print their results.
+
+    With --engine spark (the default) the run is a Spark Structured Streaming job; streams
+    may then also be live sources: mqtt://host:port/topic, tcp://host:port, gen:WORKLOAD?...,
+    kafka://brokers/topic (docs/spark.md).
+    """
+    if engine is Engine.spark:
+        named = compile_queries(queries, event_policy, entailment)
+        options = SparkRunOptions(allowed_lateness, on_error.value, follow=follow)
+        _run_spark(named, stream, data, options, master, checkpoint, output, format)
+        return
     inputs = load_inputs(
         queries,
         stream,
@@ -101,11 +135,28 @@ def _evaluate(
                 code=3,
             )
         return local_run(pairs, inputs.streams, inputs.background, until=until, max_runs=max_runs)
-    fail(
-        f"the {engine.value} engine is not built yet in this version of Sepia; "
-        "use --engine reference",
-        code=3,
-    )
+    raise AssertionError(f"unknown engine {engine}")
+
+
+def _run_spark(
+    named: list[NamedQuery],
+    stream: list[str],
+    data: list[str],
+    options: SparkRunOptions,
+    master: str,
+    checkpoint: Path | None,
+    output: str,
+    fmt: str | None,
+) -> None:
+    """The run as a Spark job (streams stay where they are: Spark reads them)."""
+    try:
+        bindings = bind_sources(named, [split_binding(text) for text in stream])
+        run_on_spark(
+            named, bindings, existing_paths(data), options, master=master, checkpoint=checkpoint,
+            output=output, fmt=fmt, variables=projected_variables(named),
+        )  # fmt: skip
+    except (InputBindingError, InputError, SparkUnavailable, SparkRunError, ValueError) as error:
+        fail(str(error))
 
 
 def _write(

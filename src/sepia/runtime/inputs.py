@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pyoxigraph as ox
 
@@ -21,6 +22,8 @@ from sepia.io.errors import StreamError
 from sepia.io.streams import OnError, read_stream
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
+
+T = TypeVar("T")
 
 
 class InputBindingError(ValueError):
@@ -107,24 +110,38 @@ def bind_streams(
     Queries that name no stream (EP-SPARQL reads the union of whatever streams it is given)
     take a bare path as a stream named by the file's URI.
     """
+    named = [(iri or _only_stream(queries, path), path) for iri, path in bindings]
+    return _complete(queries, named)
+
+
+def bind_sources(
+    queries: Sequence[NamedQuery], bindings: Sequence[tuple[str | None, str]]
+) -> dict[str, str]:
+    """Stream IRI -> path or source spec (mqtt://, tcp://, gen:, kafka://), as for files."""
+    named = [(iri or _only_stream(queries, Path(spec)), spec) for iri, spec in bindings]
+    return _complete(queries, named)
+
+
+def _only_stream(queries: Sequence[NamedQuery], path: Path) -> str:
     wanted = input_streams(queries)
-    bound: dict[str, Path] = {}
-    for iri, path in bindings:
-        if iri is None and not wanted:
-            iri = path.resolve().as_uri()
-        if iri is None:
-            if len(wanted) != 1:
-                names = ", ".join(f"<{w}>" for w in wanted) or "none"
-                raise InputBindingError(
-                    f"{path}: give the stream as IRI=PATH; the queries read {names}"
-                )
-            iri = wanted[0]
+    if not wanted:
+        return path.resolve().as_uri()
+    if len(wanted) != 1:
+        names = ", ".join(f"<{w}>" for w in wanted)
+        raise InputBindingError(f"{path}: give the stream as IRI=PATH; the queries read {names}")
+    return wanted[0]
+
+
+def _complete(queries: Sequence[NamedQuery], named: Sequence[tuple[str, T]]) -> dict[str, T]:
+    """The bindings as a map, refusing a stream bound twice or an input stream left unbound."""
+    bound: dict[str, T] = {}
+    for iri, value in named:
         if iri in bound:
-            raise InputBindingError(f"stream <{iri}> is bound twice ({bound[iri]} and {path})")
-        bound[iri] = path
-    missing = [iri for iri in wanted if iri not in bound]
+            raise InputBindingError(f"stream <{iri}> is bound twice ({bound[iri]} and {value})")
+        bound[iri] = value
+    missing = [iri for iri in input_streams(queries) if iri not in bound]
     if missing:
-        raise InputBindingError("no --stream given for " + ", ".join(f"<{iri}>" for iri in missing))
+        raise InputBindingError("no --stream given for " + ", ".join(f"<{i}>" for i in missing))
     return bound
 
 
