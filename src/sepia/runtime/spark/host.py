@@ -136,8 +136,14 @@ class EngineHost(StatefulProcessor):
                 table.clear()
 
     def _schedule(self, wake_at: int | None, final: bool) -> None:
-        """Keep exactly the timers wanted: the flush timer and the engine's wake-up."""
-        wanted = set() if final else {FLUSH_TIMER} | ({wake_at} if wake_at is not None else set())
+        """Keep exactly the timers wanted: the flush timer and the engine's wake-up.
+
+        Spark fires a timer once the watermark reaches it; the horizon reaches `wake_at`
+        when the watermark reaches `wake_at + 1`. (A timer at the watermark itself would fire
+        now and be removed after its handler, taking a re-registration with it.)
+        """
+        wake = {wake_at + 1} if wake_at is not None else set()
+        wanted = set() if final else {FLUSH_TIMER} | wake
         present = set(self.handle.listTimers())
         for stale in present - wanted:
             self.handle.deleteTimer(stale)
