@@ -1,6 +1,6 @@
-"""The registry of measured systems: baselines that run now, and slots for the engines and
-peers that do not exist yet. An engine plugs in by replacing its slot with a class that
-follows ``base.System``."""
+"""The registry of measured systems: baselines, peers and Sepia's runtimes, and slots for
+what does not exist yet. A system plugs in by replacing its slot with a class that follows
+``base.System``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ from pathlib import Path
 from sepia.bench.generators import Kind, Workload
 from sepia.bench.systems import naive_events, naive_intervals
 from sepia.bench.systems.base import RunOutcome, System
+from sepia.bench.systems.flink import Flink
 from sepia.bench.systems.floor import Floor
+from sepia.bench.systems.local_engine import LocalEngine
 from sepia.bench.systems.missing import SLOTS
 from sepia.bench.systems.naive_windows import run_windows
+from sepia.bench.systems.rspjs import RspJs
+from sepia.bench.systems.validate_spark import ValidateSpark
 from sepia.bench.workload import Manifest, Variant
 
 Matcher = Callable[[Path, Manifest, Variant, float], RunOutcome]
@@ -52,7 +56,10 @@ class Naive:
         return run_windows(data, manifest, variant, deadline)
 
 
-SYSTEMS: dict[str, System] = {s.name: s for s in (Floor(), Naive(), *SLOTS)}
+SYSTEMS: dict[str, System] = {
+    s.name: s
+    for s in (Floor(), Naive(), LocalEngine(), ValidateSpark(), RspJs(), Flink(), *SLOTS)
+}
 
 
 def system(name: str) -> System:
