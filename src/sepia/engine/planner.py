@@ -41,7 +41,7 @@ from sepia.engine.runs import Within
 from sepia.engine.windows import WindowOperator
 from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import has_nested_test
-from sepia.semantics.variables import pattern_variables
+from sepia.semantics.variables import bop_variables, pattern_variables
 
 NAIVE_OR_NOT = (ev.SelectionPolicy.UNRESTRICTED, ev.SelectionPolicy.NAIVE)
 """The RSEP-QL event policies the engine evaluates (no consumption state)."""
@@ -176,7 +176,7 @@ class _Planner:
         """Compile a SPAseq sequence into its automaton (one state per element)."""
         steps = elements(event)
         bops = [_unmodified(e) for _, e in steps]
-        variables = [_bop_variables(b) for b in bops]
+        variables = [bop_variables(b) for b in bops]
         states = []
         for i, ((strategy, element), bop) in enumerate(zip(steps, bops, strict=True)):
             others = set().union(*(v for j, v in enumerate(variables) if j != i))
@@ -315,16 +315,6 @@ def _default_graph(dataset: ds.Dataset) -> tuple[po.GraphRef, ...]:
 def _unmodified(e: ev.EventPattern) -> ev.EventPattern:
     """A sequence element without its modifier (+, ?, !)."""
     return e.inner if isinstance(e, ev.Kleene | ev.Optional | ev.Negation) else e
-
-
-def _bop_variables(p: ev.EventPattern) -> set[str]:
-    match p:
-        case ev.Event(pattern):
-            return pattern_variables(pattern)
-        case ev.And(left, right) | ev.Or(left, right):
-            return _bop_variables(left) | _bop_variables(right)
-        case _:
-            return set()
 
 
 def _conjunction(expressions: list) -> ex.Expression:

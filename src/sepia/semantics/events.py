@@ -37,7 +37,7 @@ from sepia.semantics.sparql import (
     time_literal,
     values_text,
 )
-from sepia.semantics.variables import expression_variables, pattern_variables
+from sepia.semantics.variables import bop_variables, expression_variables, pattern_variables
 
 Policy = ev.SelectionPolicy
 SPASEQ_POLICIES = {
@@ -301,7 +301,7 @@ class EventEvaluator:
             frozenset(candidates),
             operator,
             modifier,
-            frozenset(_bop_variables(bop)),
+            frozenset(bop_variables(bop)),
             self.check(deferred),
         )
 
@@ -358,13 +358,3 @@ def _split_filters(p: gp.GraphPattern, deferred: list[Expression]) -> gp.GraphPa
         deferred.append(p.expression)
         return inner
     return p
-
-
-def _bop_variables(p: ev.EventPattern) -> set[str]:
-    match p:
-        case ev.Event(pattern):
-            return pattern_variables(pattern)
-        case ev.And(left, right) | ev.Or(left, right):
-            return _bop_variables(left) | _bop_variables(right)
-        case _:
-            return set()

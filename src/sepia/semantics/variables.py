@@ -11,6 +11,7 @@ from typing import assert_never
 
 import pyoxigraph as ox
 
+from sepia.algebra import event as ev
 from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
 from sepia.algebra.scope import in_scope
@@ -40,3 +41,14 @@ def expression_variables(e: ex.Expression) -> set[str]:
             return set().union(*map(expression_variables, args))
         case _:
             assert_never(e)
+
+
+def bop_variables(p: ev.EventPattern) -> set[str]:
+    """Variables of a basic event pattern: an Event, or a conjunction / disjunction of them."""
+    match p:
+        case ev.Event(pattern):
+            return pattern_variables(pattern)
+        case ev.And(left, right) | ev.Or(left, right):
+            return bop_variables(left) | bop_variables(right)
+        case _:
+            return set()
