@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sepia.bench import report
+from sepia.bench import parsing, report
 from sepia.bench.generators import Workload, generate, workload
 from sepia.bench.measure import Measurement, measure
 from sepia.bench.systems import SYSTEMS, System
@@ -81,6 +81,7 @@ def bench_workload(spec: Workload, options: BenchOptions, root: Path,
     scale = options.scale_of(spec)
     with console.status(f"{spec.id}: generating scale {scale}"):
         data, manifest = dataset(spec, scale, options.seed, root)
+    parsing.print_parsing(console, spec.id, parsing.workload_parsing(data, manifest))
     names = options.systems or tuple(SYSTEMS)
     rows: list[Measurement] = []
     for name in ("floor", *[n for n in names if n != "floor"]):  # the floor first: ratios
