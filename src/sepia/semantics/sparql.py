@@ -19,6 +19,7 @@ import pyoxigraph as ox
 from sepia.algebra import expression as ex
 from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
+from sepia.algebra.text import QueryText
 from sepia.rdf.time import XSD, TimeKind, format_time
 
 FROM, TO = "__from", "__to"
@@ -88,27 +89,22 @@ def has_nested_test(path: pa.Path) -> bool:
 
 
 def path_text(path: pa.Path) -> str:
-    """A SPARQL 1.1 property path (no nested tests)."""
+    """A SPARQL 1.1 property path; nested tests (nSPARQL) are Sepia's, not pyoxigraph's."""
+    if _has_nested_test(path):
+        raise Unsupported("a nested path test cannot be printed as a SPARQL 1.1 path")
+    return QueryText().path(path)
+
+
+def _has_nested_test(path: pa.Path) -> bool:
     match path:
-        case pa.Link(iri):
-            return str(iri)
-        case pa.Inverse(inner):
-            return f"^({path_text(inner)})"
-        case pa.Sequence(left, right):
-            return f"({path_text(left)}/{path_text(right)})"
-        case pa.Alternative(left, right):
-            return f"({path_text(left)}|{path_text(right)})"
-        case pa.ZeroOrMore(inner):
-            return f"({path_text(inner)})*"
-        case pa.OneOrMore(inner):
-            return f"({path_text(inner)})+"
-        case pa.ZeroOrOne(inner):
-            return f"({path_text(inner)})?"
-        case pa.NegatedSet(forward, inverse):
-            steps = [str(i) for i in forward] + [f"^{i}" for i in inverse]
-            return f"!({'|'.join(steps)})"
         case pa.NestedTest():
-            raise Unsupported("a nested path test cannot be printed as a SPARQL 1.1 path")
+            return True
+        case pa.Link() | pa.NegatedSet():
+            return False
+        case pa.Sequence(left, right) | pa.Alternative(left, right):
+            return _has_nested_test(left) or _has_nested_test(right)
+        case pa.Inverse(inner) | pa.ZeroOrMore(inner) | pa.OneOrMore(inner) | pa.ZeroOrOne(inner):
+            return _has_nested_test(inner)
         case _:
             assert_never(path)
 
