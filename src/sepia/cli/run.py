@@ -43,7 +43,7 @@ from sepia.runtime.inputs import (
     projected_variables,
 )
 from sepia.runtime.local import run as local_run
-from sepia.runtime.spark.run import SparkRunError, SparkRunOptions, run_on_spark
+from sepia.runtime.spark.run import RunStopped, SparkRunError, SparkRunOptions, run_on_spark
 from sepia.runtime.spark.session import SparkUnavailable
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
@@ -91,6 +91,14 @@ def run(
     follow: Annotated[
         bool, typer.Option(help="Keep watching stream folders for new files (--engine spark).")
     ] = False,
+    progress: Annotated[
+        bool,
+        typer.Option(help="One line per Spark micro-batch on standard error (--engine spark)."),
+    ] = True,
+    metrics: Annotated[
+        Path | None,
+        typer.Option(help="Append one JSON object per Spark micro-batch to this file."),
+    ] = None,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
 ) -> None:
@@ -102,7 +110,10 @@ def run(
     """
     if engine is Engine.spark:
         named = compile_queries(queries, event_policy, entailment)
-        options = SparkRunOptions(allowed_lateness, on_error.value, follow=follow)
+        options = SparkRunOptions(
+            allowed_lateness, on_error.value, follow=follow, progress=progress,
+            metrics=metrics, dead_letter=dead_letter,
+        )  # fmt: skip
         _run_spark(named, stream, data, options, master, checkpoint, output, format)
         return
     inputs = load_inputs(
@@ -157,6 +168,13 @@ def _run_spark(
         )  # fmt: skip
     except (InputBindingError, InputError, SparkUnavailable, SparkRunError, ValueError) as error:
         fail(str(error))
+    except RunStopped as stopped:
+        resume = (
+            f"run again with --checkpoint {checkpoint} to resume"
+            if checkpoint is not None
+            else "without --checkpoint a new run starts over"
+        )
+        fail(f"{stopped}; the results of finished batches are written; {resume}", code=130)
 
 
 def _write(

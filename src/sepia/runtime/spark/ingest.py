@@ -15,6 +15,7 @@ one pass reports every bad element and loses no good one.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,10 @@ class IngestOptions:
 
     allowed_lateness: int = 0
     rows_per_batch: int = 65_536
+    dead_letters: str | None = None
+    """A folder every worker reaches: the rejected text of each document (file, message) with
+    errors goes to a file of its own there, named after the stream and document, so a
+    retried task rewrites the same file (`sinks.DeadLetterFile` gathers them)."""
 
 
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
@@ -159,6 +164,7 @@ def source_batches(
         fmt=fmt,
         on_error="skip",
         errors=errors.append,
+        dead_letter=dead_letter_part(options.dead_letters, stream, name),
         allowed_lateness=options.allowed_lateness,
     )
     for seq, element in enumerate(elements):
@@ -171,6 +177,15 @@ def source_batches(
         yield columns.take()
 
 
+def dead_letter_part(folder: str | None, stream: str, name: str) -> Path | None:
+    """Where a document's rejected text goes: one file per (stream, document), or nowhere."""
+    if folder is None:
+        return None
+    digest = hashlib.sha1(f"{stream}\n{name}".encode()).hexdigest()[:24]
+    return Path(folder) / f"{digest}{DEAD_LETTER_SUFFIX}"
+
+
+DEAD_LETTER_SUFFIX = ".rejected"
 ROW_COLUMNS = ("s", "p", "o")
 """Columns with a value per triple; every other column has one value per element or error."""
 ELEMENT_COLUMNS = tuple(name for name in INGEST_SCHEMA.names if name not in ROW_COLUMNS)

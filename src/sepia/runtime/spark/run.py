@@ -3,16 +3,23 @@
 Finite runs (every stream bound to a file or a folder, no `follow`) read what is there with
 `availableNow` triggers, then mark the end of input so every key flushes (job.py), and
 return. A followed run (live sources, or `follow=True` on folders) keeps going, emitting
-results as the watermark passes them, until it is stopped (Ctrl-C stops it gracefully).
-Restarting with the same checkpoint resumes where the last committed batch ended.
+results as the watermark passes them, until it is stopped. Restarting with the same
+checkpoint resumes where the last committed batch ended.
+
+Operations: the driver waits on the query in short slices, reporting each finished batch
+(`progress`); Ctrl-C (SIGINT) lets the batch in progress finish (a second Ctrl-C does not
+wait), stops the query, closes the sinks and raises `RunStopped`. With `--on-error skip`
+and a dead-letter file, the rejected text of bad elements is gathered after every batch.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +32,9 @@ from sepia.runtime.spark.elements import IngestError
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
 from sepia.runtime.spark.job import end_folder, mark_end, results_frame
+from sepia.runtime.spark.progress import ProgressLog
 from sepia.runtime.spark.session import SparkConfig, spark_session
-from sepia.runtime.spark.sinks import ResultJournal
+from sepia.runtime.spark.sinks import DeadLetterFile, ResultJournal
 from sepia.runtime.spark.sources import parse_spec, source_for
 from sepia.runtime.spark.units import units_of
 
@@ -41,6 +49,12 @@ class SparkRunOptions:
     follow: bool = False
     trigger_seconds: float = 1.0
     engine: str = "reference"
+    progress: bool = False
+    """Print the Spark UI's address and one line per micro-batch on standard error."""
+    metrics: Path | None = None
+    """Append one JSON object per micro-batch to this file (`progress.BatchProgress`)."""
+    dead_letter: Path | None = None
+    """With on_error="skip": where the rejected text of bad elements goes."""
 
 
 def run_on_spark(
@@ -60,6 +74,8 @@ def run_on_spark(
     and write their results to `output` ("-": standard output) in `fmt`."""
     options = options or SparkRunOptions()
     spark = spark or spark_session(SparkConfig(master=master))
+    if options.progress:
+        print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off'}", file=sys.stderr, flush=True)
     scratch = None if checkpoint is not None else Path(tempfile.mkdtemp(prefix="sepia-spark-"))
     home = checkpoint or scratch
     assert home is not None
@@ -72,17 +88,48 @@ def run_on_spark(
             units, background(background_paths),
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
         )  # fmt: skip
-        ingest = IngestOptions(allowed_lateness=options.allowed_lateness)
+        letters = _dead_letters(home, options)
+        ingest = IngestOptions(
+            allowed_lateness=options.allowed_lateness,
+            dead_letters=str(letters.parts) if letters else None,
+        )
         ends = {iri: end_folder(home, n) for n, iri in enumerate(bindings)}
         frames = [_stream(spark, iri, text, ends, ingest) for iri, text in bindings.items()]
         sink = ResultJournal(home / "results", output, fmt, variables)
+        log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
+                          sink.written.get)  # fmt: skip
         try:
-            _drive(results_frame(frames, spec), sink, home, bindings, ends, options)
+            batch = _with_dead_letters(sink, letters)
+            _drive(results_frame(frames, spec), batch, home, bindings, ends, options, log)
         finally:
             sink.close()
+            log.close()
+            if letters:
+                letters.close()
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _dead_letters(home: Path, options: SparkRunOptions) -> DeadLetterFile | None:
+    if options.dead_letter is None or options.on_error != "skip":
+        return None
+    return DeadLetterFile(home / "dead-letters", options.dead_letter)
+
+
+BatchFunction = Callable[[DataFrame, int], None]
+
+
+def _with_dead_letters(sink: ResultJournal, letters: DeadLetterFile | None) -> BatchFunction:
+    """The foreachBatch function: results, then (the batch has run) its dead letters."""
+    if letters is None:
+        return sink
+
+    def batch(frame: DataFrame, batch_id: int) -> None:
+        sink(frame, batch_id)
+        letters.gather()
+
+    return batch
 
 
 def _stream(
@@ -97,39 +144,66 @@ def _stream(
 
 def _drive(
     results: DataFrame,
-    sink: ResultJournal,
+    sink: BatchFunction,
     home: Path,
     bindings: Mapping[str, str],
     ends: dict[str, Path],
     options: SparkRunOptions,
+    log: ProgressLog,
 ) -> None:
     """Run the streaming query: to the end of a finite input, or until stopped."""
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
     if not finite:
         interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
-        _await(writer.trigger(processingTime=interval).start())
+        _await(writer.trigger(processingTime=interval).start(), log)
         return
     if any(Path(s).is_dir() for s in bindings.values()):
-        _await(writer.trigger(availableNow=True).start())  # every file first, in order
+        _await(writer.trigger(availableNow=True).start(), log)  # every file first, in order
     for folder in ends.values():
         mark_end(folder)
-    _await(writer.trigger(availableNow=True).start())
+    _await(writer.trigger(availableNow=True).start(), log)
 
 
 class SparkRunError(RuntimeError):
     """The streaming query failed; the message is the cause, without the JVM's stack."""
 
 
-def _await(query: StreamingQuery) -> None:
-    """Wait for a streaming query; Ctrl-C stops it after the batch in progress."""
+class RunStopped(Exception):
+    """The run was stopped by Ctrl-C (SIGINT); what was committed stays committed."""
+
+    def __init__(self, batches: int) -> None:
+        super().__init__(f"stopped by Ctrl-C after {batches} micro-batches")
+        self.batches = batches
+
+
+POLL_S = 0.5
+"""How often the driver looks at the query's progress while it runs."""
+
+
+def _await(query: StreamingQuery, log: ProgressLog) -> None:
+    """Wait for a streaming query, reporting its batches; Ctrl-C stops it gracefully."""
     try:
-        query.awaitTermination()
+        while not query.awaitTermination(POLL_S):
+            log.poll(query)
+        log.poll(query)
     except KeyboardInterrupt:
-        query.stop()
-        raise
+        _stop(query)
+        log.poll(query)
+        raise RunStopped(len(log.batches)) from None
     except StreamingQueryException as error:
         raise SparkRunError(_cause(str(error))) from None
+
+
+def _stop(query: StreamingQuery) -> None:
+    """Stop after the batch in progress, or at once on a second Ctrl-C."""
+    print("stopping after the batch in progress (Ctrl-C again: now) ...", file=sys.stderr)
+    try:
+        while query.isActive and query.status["isTriggerActive"]:
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        pass
+    query.stop()
 
 
 def _cause(message: str) -> str:

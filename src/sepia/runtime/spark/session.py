@@ -3,6 +3,14 @@
 The settings below come from measurements on 2-core machines (design/architecture.md):
 200 shuffle partitions were 6.5x slower than 2; keyed state needs the RocksDB provider;
 Python workers must run the driver's interpreter, not whatever `python3` is on PATH.
+
+Quiet: log4j2.properties keeps Spark's logs to errors, but some lines reach the JVM's
+standard error without log4j (the JVM's own start-up warning, the banner of the driver-side
+Python worker of transformWithState). The JVM Sepia starts gets a pipe as standard error,
+and a thread forwards everything except those lines.
+
+Failing fast: a `spark://` master that does not accept connections would leave Spark retrying
+its registration for a minute before giving up; it is tried first, with a short timeout.
 """
 
 from __future__ import annotations
@@ -10,11 +18,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyspark import SparkConf, SparkContext
+from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -22,6 +35,12 @@ JAVA_HELP = (
     "Install Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) "
     "and put `java` on PATH or set JAVA_HOME."
 )
+MASTER_TIMEOUT_S = 5.0
+NOISE = (
+    re.compile(r"^WARNING: Using incubator modules"),
+    re.compile(r"^(Starting )?Streaming TransformWithStateIn\w* Python worker"),
+)
+"""Lines of the JVM's standard error that are not log4j's and say nothing to a user."""
 
 
 class SparkUnavailable(RuntimeError):
@@ -59,29 +78,82 @@ def _prepare_environment() -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+def check_master(master: str, timeout: float = MASTER_TIMEOUT_S) -> None:
+    """Raise SparkUnavailable unless a `spark://` master (one of its hosts, for HA) accepts
+    connections; other masters are left to Spark."""
+    if not master.startswith("spark://"):
+        return
+    errors = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                return
+        except (OSError, ValueError) as error:
+            errors.append(f"{address}: {error}")
+    raise SparkUnavailable(
+        f"cannot reach the Spark master {master} ({'; '.join(errors)}). Start it "
+        "($SPARK_HOME/sbin/start-master.sh), check the address, or run locally with "
+        "--master 'local[*]'."
+    )
+
+
+def _settings(config: SparkConfig) -> dict[str, str]:
+    return {
+        "spark.master": config.master,
+        "spark.app.name": config.app_name,
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(config.shuffle_partitions),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.streaming.stateStore.providerClass":
+            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={LOG_CONFIG}",
+        **config.extra,
+    }  # fmt: skip
+
+
+def _launch_quiet_jvm(settings: dict[str, str]) -> None:
+    """Start the JVM gateway with its standard error filtered (once per Python process:
+    later sessions reuse the JVM). PYSPARK_GATEWAY_PORT set: a JVM exists already."""
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(
+        target=_forward, args=(gateway.proc.stderr,), name="sepia-jvm-stderr", daemon=True
+    ).start()
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+def _forward(lines: Iterable[bytes]) -> None:
+    """Copy the JVM's standard error to ours, without the NOISE lines (and the blank line
+    the Python worker prints after each)."""
+    dropped = False
+    for raw in lines:
+        text = raw.decode(errors="replace")
+        if any(p.match(text) for p in NOISE) or (dropped and not text.strip()):
+            dropped = True
+            continue
+        dropped = False
+        os.write(2, raw)
+
+
 def spark_session(config: SparkConfig | None = None) -> SparkSession:
-    """Start (or reuse) the SparkSession for a run, after checking that Java can run it."""
+    """Start (or reuse) the SparkSession for a run, after checking that Java can run it and
+    that a standalone master can be reached."""
     config = config or SparkConfig()
     major = java_major_version()
     if major < 17:
         raise SparkUnavailable(f"Spark 4 needs Java 17 or newer; found Java {major}. {JAVA_HELP}")
+    check_master(config.master)
     _prepare_environment()
-    builder = (
-        SparkSession.builder.master(config.master)
-        .appName(config.app_name)
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(config.shuffle_partitions))
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config(
-            "spark.sql.streaming.stateStore.providerClass",
-            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
-        )
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG}")
-    )
-    for key, value in config.extra.items():
+    settings = _settings(config)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
     try:
+        _launch_quiet_jvm(settings)
         session = builder.getOrCreate()
     except Exception as error:  # py4j / JVM start-up failures carry no common type
         raise SparkUnavailable(f"Spark could not start on {config.master}: {error}") from error

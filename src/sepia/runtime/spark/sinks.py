@@ -8,6 +8,11 @@ which Spark's checkpoint keeps stable across restarts. An output file is rebuilt
 journal when the run (re)starts, then extended batch by batch through one `sepia.io`
 writer, so it ends identical to an uninterrupted run's in every format. Standard output
 cannot be rewound: after a restart it continues with the batches not yet journaled.
+
+`DeadLetterFile` does the same for `--dead-letter`: the workers leave each document's
+rejected text in a file of its own (`ingest.dead_letter_part`); after each batch the driver
+appends the new ones to the user's file and lists them in an index, from which a restarted
+run rebuilds the file.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from sepia.io.results import result_from_json
 from sepia.io.writers import ResultWriter, writer_for
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.host import RESULT_ORDER
+from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX
 
 
 def sorted_lines(frame: DataFrame) -> list[str]:
@@ -55,6 +61,8 @@ class ResultJournal:
             sys.stdout if output == "-" else Path(output).open("w", encoding="utf-8")  # noqa: SIM115  (closed by close())
         )
         self.writer: ResultWriter | None = None
+        self.written: dict[int, int] = {}
+        """Result rows written per batch id by this run (progress reports read them)."""
         if output != "-":
             for path in sorted(self.journal.glob("*.jsonl")):
                 self._write(path.read_text(encoding="utf-8").splitlines())
@@ -64,6 +72,7 @@ class ResultJournal:
         if target.exists():
             return
         lines = sorted_lines(frame)
+        self.written[batch_id] = len(lines)
         partial = target.with_suffix(".tmp")
         partial.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         partial.rename(target)
@@ -86,6 +95,36 @@ class ResultJournal:
     def close(self) -> None:
         if self.out is not sys.stdout:
             self.out.close()
+
+
+class DeadLetterFile:
+    """The run's dead-letter file, gathered from the parts the workers wrote into `parts`."""
+
+    def __init__(self, parts: Path, target: Path) -> None:
+        parts.mkdir(parents=True, exist_ok=True)
+        self.parts = parts
+        self.index = parts / "gathered.txt"
+        self.gathered = self.index.read_text().split() if self.index.exists() else []
+        self.out = target.open("wb")
+        for name in self.gathered:
+            self.out.write((parts / name).read_bytes())
+        self.out.flush()
+
+    def gather(self) -> None:
+        """Append the parts written since the last call (call it once a batch has run)."""
+        done = set(self.gathered)
+        new = [p for p in self.parts.glob(f"*{DEAD_LETTER_SUFFIX}") if p.name not in done]
+        for part in sorted(new, key=lambda p: (p.stat().st_mtime_ns, p.name)):
+            self.out.write(part.read_bytes())
+            self.gathered.append(part.name)
+        if new:
+            self.out.flush()
+            partial = self.index.with_suffix(".tmp")
+            partial.write_text("".join(name + "\n" for name in self.gathered))
+            partial.rename(self.index)
+
+    def close(self) -> None:
+        self.out.close()
 
 
 def file_sink(results: DataFrame, path: Path, checkpoint: Path) -> DataStreamWriter:
