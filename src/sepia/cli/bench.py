@@ -22,7 +22,8 @@ def bench(
     engine: Annotated[
         list[str] | None,
         typer.Option(
-            help="systems to measure (repeat; default all): floor, naive, local, spark, ..."
+            help="systems to measure (repeat): floor, naive, local, spark, ...; default: all "
+            "but the Spark job's (spark, spark-1core, spark-passthrough: a JVM per run)"
         ),
     ] = None,
     scale: Annotated[int | None, typer.Option(help="stream elements for every workload")] = None,

@@ -13,9 +13,9 @@ from sepia.bench.systems.base import RunOutcome, System
 from sepia.bench.systems.flink import Flink
 from sepia.bench.systems.floor import Floor
 from sepia.bench.systems.local_engine import LocalEngine
-from sepia.bench.systems.missing import SLOTS
 from sepia.bench.systems.naive_windows import run_windows
 from sepia.bench.systems.rspjs import RspJs
+from sepia.bench.systems.spark import SYSTEMS as SPARK_SYSTEMS
 from sepia.bench.systems.validate_spark import ValidateSpark
 from sepia.bench.workload import Manifest, Variant
 
@@ -58,8 +58,12 @@ class Naive:
 
 SYSTEMS: dict[str, System] = {
     s.name: s
-    for s in (Floor(), Naive(), LocalEngine(), ValidateSpark(), RspJs(), Flink(), *SLOTS)
+    for s in (Floor(), Naive(), LocalEngine(), ValidateSpark(), RspJs(), Flink(), *SPARK_SYSTEMS)
 }
+
+
+DEFAULT_SYSTEMS = tuple(name for name, s in SYSTEMS.items() if not getattr(s, "opt_in", False))
+"""What a run without --engine measures: the systems that are not opt-in (a JVM per run)."""
 
 
 def system(name: str) -> System:

@@ -32,7 +32,7 @@ from sepia.runtime.spark.elements import IngestError
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
 from sepia.runtime.spark.job import end_folder, mark_end, results_frame
-from sepia.runtime.spark.progress import ProgressLog
+from sepia.runtime.spark.progress import BatchProgress, ProgressLog
 from sepia.runtime.spark.session import SparkConfig, spark_session
 from sepia.runtime.spark.sinks import DeadLetterFile, ResultJournal
 from sepia.runtime.spark.sources import parse_spec, source_for
@@ -69,9 +69,10 @@ def run_on_spark(
     fmt: str | None = None,
     variables: list[str] | None = None,
     spark: SparkSession | None = None,
-) -> None:
-    """Run `queries` over the streams `bindings` gives (IRI -> file, folder or source SPEC)
-    and write their results to `output` ("-": standard output) in `fmt`."""
+) -> list[BatchProgress]:
+    """Run `queries` over the streams `bindings` gives (IRI -> file, folder or source SPEC),
+    write their results to `output` ("-": standard output) in `fmt`, and return the run's
+    micro-batches."""
     options = options or SparkRunOptions()
     spark = spark or spark_session(SparkConfig(master=master))
     if options.progress:
@@ -101,6 +102,7 @@ def run_on_spark(
         try:
             batch = _with_dead_letters(sink, letters)
             _drive(results_frame(frames, spec), batch, home, bindings, ends, options, log)
+            return log.batches
         finally:
             sink.close()
             log.close()

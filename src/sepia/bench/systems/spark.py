@@ -1,0 +1,115 @@
+"""Sepia on Spark in the benchmark: the workload's stream files through the Spark job
+(`sepia run --engine spark`, the job's default engine), on `local[2]` and on `local[1]` (the
+speed-up from a second core, W4-W7), and Spark's own pass-through (the same files read,
+parsed and written by Spark, no query: the floor of any Spark job over them).
+
+What the columns mean for these rows: the harness times the whole run, the SparkSession's
+start included (a user of `sepia run` pays it: ~10 s on an idle 2-core machine); `p50 ms` and
+`p99 ms` are the durations of the job's micro-batches (from Spark's progress reports), not
+per-result latencies: a result leaves at the end of the batch whose watermark passes it. A
+Spark run reads its files to the end whatever the budget (a file source has no clean
+mid-batch stop). The systems are opt-in (`sepia bench --engine spark ...`): each run starts
+a JVM, too slow for every quick run of the suite.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sepia.bench.generators import Kind, Workload
+from sepia.bench.systems.base import RunOutcome
+from sepia.bench.systems.validate_spark import ValidateSpark
+from sepia.bench.workload import Manifest, Variant
+
+SPEED_UP_WORKLOADS = ("W4", "W5", "W6", "W7")
+
+
+@dataclass(frozen=True, slots=True)
+class SparkJob:
+    """The Spark job on a local master; `workloads` limits where it runs (None: all)."""
+
+    name: str
+    master: str
+    description: str
+    workloads: tuple[str, ...] | None = None
+    opt_in: bool = True
+
+    unavailable = ValidateSpark.unavailable
+
+    def cannot_express(self, workload: Workload, variant: Variant) -> str | None:
+        if workload.kind is Kind.INGEST or variant.query is None:
+            return "no query"
+        if self.workloads is not None and workload.id not in self.workloads:
+            return f"the {self.master} comparison runs on {', '.join(self.workloads)}"
+        return None
+
+    def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
+        from sepia.runtime.inputs import load_query
+        from sepia.runtime.spark.run import run_on_spark
+        from sepia.runtime.spark.session import SparkConfig, spark_session
+
+        assert variant.query is not None
+        spark = spark_session(SparkConfig(master=self.master))
+        streams = manifest.streams_of(variant)
+        with tempfile.TemporaryDirectory(prefix="sepia-bench-spark-") as scratch:
+            out = Path(scratch) / "results.jsonl"
+            batches = run_on_spark(
+                [load_query(data / variant.query)],
+                {s.iri: str(data / s.path) for s in streams},
+                [(None, data / path) for path in variant.background],
+                checkpoint=Path(scratch) / "checkpoint", output=str(out), fmt="jsonl",
+                spark=spark,
+            )  # fmt: skip
+            results = sum(1 for _ in out.open(encoding="utf-8")) if out.exists() else 0
+        durations = tuple(float(b.duration_ms) for b in batches)
+        elements, triples = sum(s.elements for s in streams), sum(s.triples for s in streams)
+        return RunOutcome(elements, triples, results, latencies_ms=durations)
+
+
+class SparkPassThrough:
+    """The variant's stream files read and parsed by Spark's ingest and written by Spark's
+    Parquet file sink (exactly-once, like the job's), with no query in between."""
+
+    name = "spark-passthrough"
+    description = "Spark alone: the same files read, parsed and written (Parquet), no query"
+    opt_in = True
+    unavailable = ValidateSpark.unavailable
+
+    def cannot_express(self, workload: Workload, variant: Variant) -> str | None:
+        return "no query" if workload.kind is Kind.INGEST or variant.query is None else None
+
+    def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
+        from sepia.runtime.spark.ingest import StreamSource, stream_rows
+        from sepia.runtime.spark.progress import ProgressLog
+        from sepia.runtime.spark.session import spark_session
+
+        spark = spark_session()
+        streams = manifest.streams_of(variant)
+        rows = stream_rows(spark, [StreamSource(s.iri, data / s.path) for s in streams])
+        log = ProgressLog()
+        with tempfile.TemporaryDirectory(prefix="sepia-bench-spark-") as scratch:
+            query = (
+                rows.writeStream.format("parquet")
+                .option("path", f"{scratch}/rows")
+                .option("checkpointLocation", f"{scratch}/checkpoint")
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination()
+            log.poll(query)
+            written = spark.read.parquet(f"{scratch}/rows").where("error is null").count()
+        triples = sum(s.triples for s in streams)
+        if written != triples:
+            raise RuntimeError(f"Spark wrote {written} triple rows of {triples}")
+        durations = tuple(float(b.duration_ms) for b in log.batches)
+        return RunOutcome(sum(s.elements for s in streams), triples, None, durations)
+
+
+SYSTEMS = (
+    SparkJob("spark", "local[2]", "Sepia on Spark Structured Streaming, local[2] (--engine spark)"),
+    SparkJob("spark-1core", "local[1]", "the same job on local[1] (speed-up from a 2nd core)",
+             SPEED_UP_WORKLOADS),
+    SparkPassThrough(),
+)  # fmt: skip
