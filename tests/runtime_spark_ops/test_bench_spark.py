@@ -28,6 +28,7 @@ def test_the_spark_systems_are_registered_and_opt_in() -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow  # two Spark runs: ~40 s on an idle machine, minutes on a busy one
 def test_the_job_and_the_pass_through_count_the_workload(
     spark: SparkSession, tmp_path: Path
 ) -> None:
