@@ -46,15 +46,15 @@ class SparkRunOptions:
     allowed_lateness: int = 0
     on_error: str = "stop"
     rdfs: bool = False
-    follow: bool = False
-    trigger_seconds: float = 1.0
-    engine: str = "reference"
     progress: bool = False
     """Print the Spark UI's address and one line per micro-batch on standard error."""
     metrics: Path | None = None
     """Append one JSON object per micro-batch to this file (`progress.BatchProgress`)."""
     dead_letter: Path | None = None
     """With on_error="skip": where the rejected text of bad elements goes."""
+    follow: bool = False
+    trigger_seconds: float = 1.0
+    engine: str = "reference"
 
 
 def run_on_spark(
