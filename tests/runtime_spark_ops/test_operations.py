@@ -75,6 +75,7 @@ def test_ctrl_c_stops_a_followed_run_and_the_checkpoint_resumes_it(tmp_path: Pat
         child.kill()
     told = errors.read_text()
     assert "stopping after the batch in progress" in told
+    assert "Python worker" not in told and "Setting default log level" not in told
     assert "stopped by Ctrl-C after" in told and f"--checkpoint {checkpoint}" in told
     expected = [json.loads(line) for line in (E1 / "expected.jsonl").read_text().splitlines()]
     before = [json.loads(line) for line in out.read_text().splitlines()]

@@ -175,6 +175,8 @@ def _run_spark(
             else "without --checkpoint a new run starts over"
         )
         fail(f"{stopped}; the results of finished batches are written; {resume}", code=130)
+    except KeyboardInterrupt:  # before the query started: nothing was run
+        fail("interrupted by Ctrl-C before the Spark job started", code=130)
 
 
 def _write(
