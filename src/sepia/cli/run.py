@@ -111,6 +111,7 @@ def run(
         data,
         ReadOptions(on_error.value, dead_letter, allowed_lateness),
         event_policy,
+        entailment,
     )
     results = _evaluate(engine, inputs, until, max_runs)
     variables = projected_variables(inputs.queries)
