@@ -128,6 +128,18 @@ class ContinuousQuery:
         self.clock = t
         return results
 
+    def watermark(self, t: int) -> list[Result]:
+        """No element stamped t or earlier arrives any more (a live input's clock): fire the
+        time-driven instants through t. Event queries report on arrival: nothing to do."""
+        if self.physical.automaton is not None or self.physical.events is not None:
+            return []
+        results = self._once()
+        if self.low is None or (self.clock is not None and t <= self.clock):
+            return results
+        results += self._between(t + 1)
+        self.clock = t
+        return results
+
     # --- event automata ---------------------------------------------------------------
     def _match(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """Push-based: feed the automaton the events stamped t; report what completes."""
