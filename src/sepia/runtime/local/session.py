@@ -51,6 +51,8 @@ class Session:
         self.horizon: int | None = None
         """The last watermark: elements stamped at or before it are late."""
         self.sources: list[Iterable[StreamElement]] = []
+        self.pushed = 0
+        """Elements given to ``push_graph`` (they are named after it)."""
 
     def register(self, query: str | Query, name: str = "query") -> ContinuousQuery:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements."""
@@ -72,6 +74,21 @@ class Session:
         results = self._release() if self.pending and element.time > self.pending[0].time else []
         self.pending.append(element)
         return self._emit(results)
+
+    def push_graph(
+        self,
+        stream: str,
+        t: int,
+        triples: Iterable[ox.Triple],
+        *,
+        graph: str | None = None,
+        kind: TimeKind = TimeKind.ABSTRACT,
+    ) -> list[Result]:
+        """``push`` an element of ``stream`` stamped ``t`` holding ``triples`` (named
+        ``graph``, else a fresh blank node; ``kind``: DATETIME for epoch milliseconds)."""
+        self.pushed += 1
+        name = graph if graph is not None else f"_:e{self.pushed}"
+        return self.push(StreamElement(stream, name, t, t, tuple(triples), kind))
 
     def watermark(self, t: int) -> list[Result]:
         """No element stamped t or earlier will arrive any more (a live input's clock): the
