@@ -2,22 +2,28 @@
 
 The public Python API is this flat set; everything else is internal and may move.
 
-    from sepia import Session, parse_query, read_stream
-    session = Session()
+    from sepia import Session, read_stream
+    session = Session(on_result=print)          # or read what push / flush return
     session.register(open("query.rq").read(), "q1")
-    for element in read_stream("stream.trig", "http://example.org/s"):
-        for result in session.push(element):
-            print(result)
-    print(session.flush())
+    session.push_graph("http://example.org/s", 3, triples)     # a graph stamped 3
+    session.attach(read_stream("stream.trig", "http://example.org/s"))
+    for result in session:                      # attached readers, merged in time order
+        ...
+
+docs/engine.md ("Using it") has a runnable example; ``Unsupported`` names what the engine
+cannot run, ``QueryError`` a bad query, ``StreamError`` bad stream input.
 """
 
 from importlib.metadata import version
 
+from sepia.engine.planner import Unsupported
 from sepia.io.background import load_background
+from sepia.io.errors import StreamError
 from sepia.io.results import Result
 from sepia.io.streams import read_stream
 from sepia.lang import QueryError, parse_query
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
 from sepia.runtime.local import run as run_local
 from sepia.semantics import evaluate as evaluate_reference
@@ -29,6 +35,9 @@ __all__ = [
     "Result",
     "Session",
     "StreamElement",
+    "StreamError",
+    "TimeKind",
+    "Unsupported",
     "__version__",
     "evaluate_reference",
     "load_background",

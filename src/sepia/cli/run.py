@@ -12,6 +12,7 @@ from typing import Annotated, TextIO
 import typer
 
 from sepia.cli.app import app, fail
+from sepia.cli.local import LocalRun, run_local
 from sepia.cli.options import (
     DataOption,
     DeadLetterOption,
@@ -21,7 +22,6 @@ from sepia.cli.options import (
     OnErrorChoice,
     OnErrorOption,
     QueriesArgument,
-    RunInputs,
     StreamOption,
     UntilOption,
     compile_queries,
@@ -29,7 +29,6 @@ from sepia.cli.options import (
     load_inputs,
     split_binding,
 )
-from sepia.engine.planner import Unsupported
 from sepia.io.errors import InputError
 from sepia.io.results import Result
 from sepia.io.writers import WRITERS, writer_for
@@ -39,10 +38,9 @@ from sepia.runtime.inputs import (
     NamedQuery,
     ReadOptions,
     bind_sources,
-    feeding_queries,
     projected_variables,
 )
-from sepia.runtime.local import run as local_run
+from sepia.runtime.local.feed import Feed
 from sepia.runtime.spark.run import RunStopped, SparkRunError, SparkRunOptions, run_on_spark
 from sepia.runtime.spark.session import SparkUnavailable
 from sepia.semantics.evaluator import time_kind
@@ -89,7 +87,10 @@ def run(
         typer.Option(help="Spark checkpoint folder: a restarted run resumes from it exactly once."),
     ] = None,
     follow: Annotated[
-        bool, typer.Option(help="Keep watching stream folders for new files (--engine spark).")
+        bool,
+        typer.Option(
+            help="Live: keep watching stream folders for new files until Ctrl-C (spark, local)."
+        ),
     ] = False,
     progress: Annotated[
         bool,
@@ -98,6 +99,27 @@ def run(
     metrics: Annotated[
         Path | None,
         typer.Option(help="Append one JSON object per Spark micro-batch to this file."),
+    ] = None,
+    wall_clock: Annotated[
+        bool,
+        typer.Option(
+            help="Live, xsd:dateTime streams: time also moves with the clock, so window closes "
+            "and periodic reports fire without waiting for an element (--engine local).",
+        ),
+    ] = False,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Pause instead of ending the input: save the state to this file at the end "
+            "or on Ctrl-C (and every --snapshot-every seconds) (--engine local).",
+        ),
+    ] = None,
+    snapshot_every: Annotated[
+        float | None, typer.Option(help="Also save --snapshot every this many seconds.")
+    ] = None,
+    restore: Annotated[
+        Path | None,
+        typer.Option(help="Resume from a --snapshot file (same queries and data).", exists=True),
     ] = None,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
@@ -116,37 +138,19 @@ def run(
         )  # fmt: skip
         _run_spark(named, stream, data, options, master, checkpoint, output, format)
         return
-    inputs = load_inputs(
-        queries,
-        stream,
-        data,
-        ReadOptions(on_error.value, dead_letter, allowed_lateness),
-        event_policy,
-    )
-    results = _evaluate(engine, inputs, until, max_runs)
-    variables = projected_variables(inputs.queries)
-    try:
-        _write(results, format, output, time_kind(inputs.streams), variables)
-    except Unsupported as error:  # raised when queries register, before any result is written
-        fail(f"the local engine cannot run this query yet: {error}; use --engine reference", 3)
-
-
-def _evaluate(
-    engine: Engine, inputs: RunInputs, until: int | None, max_runs: int | None
-) -> Iterable[Result]:
-    """The results of every query on the chosen engine, as they are produced."""
-    pairs = [(q.name, q.query) for q in inputs.queries]
-    if engine is Engine.reference:
-        return evaluate_network(pairs, inputs.streams, inputs.background, until=until)
+    read = ReadOptions(on_error.value, dead_letter, allowed_lateness)
     if engine is Engine.local:
-        if network := feeding_queries(inputs.queries):
-            fail(
-                f"{network} feeds other queries of the run (a query network); the local engine "
-                "does not run networks yet: use --engine reference",
-                code=3,
-            )
-        return local_run(pairs, inputs.streams, inputs.background, until=until, max_runs=max_runs)
-    raise AssertionError(f"unknown engine {engine}")
+        feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until)
+        local = LocalRun(queries, stream, data, feed, max_runs, restore, event_policy, entailment)
+        run_local(local, output, format)
+        return
+    if snapshot or restore or wall_clock:
+        fail("--snapshot, --restore and --wall-clock are for --engine local")
+    inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
+    pairs = [(q.name, q.query) for q in inputs.queries]
+    results = evaluate_network(pairs, inputs.streams, inputs.background, until=until)
+    variables = projected_variables(inputs.queries)
+    _write(results, format, output, time_kind(inputs.streams), variables)
 
 
 def _run_spark(

@@ -45,7 +45,7 @@ from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
-from sepia.semantics.entailment import schema_of
+from sepia.reasoning.elements import ElementClosure
 
 Snapshot = dict[str, list[tuple]]
 EVENT_CACHE = 1 << 16
@@ -71,6 +71,9 @@ class ContinuousQuery:
         if rdfs or query.entailment is qa.Entailment.RDFS:
             background = background.entailed()
         self.background = background
+        self._closure = (
+            None if background.schema is None else ElementClosure(background.schema, dictionary)
+        )
         named = tuple(g for g in background.graphs if g is not None)
         self.physical: PhysicalQuery = plan(query, dictionary, named)
         self.operator = r2s.operator_of(query)
@@ -122,6 +125,18 @@ class ContinuousQuery:
         arrived = self._insert(t, relevant)
         if self.physical.schedule is not None and self.physical.schedule.due_at(t, arrived):
             results += self._evaluate(t)
+        self.clock = t
+        return results
+
+    def watermark(self, t: int) -> list[Result]:
+        """No element stamped t or earlier arrives any more (a live input's clock): fire the
+        time-driven instants through t. Event queries report on arrival: nothing to do."""
+        if self.physical.automaton is not None or self.physical.events is not None:
+            return []
+        results = self._once()
+        if self.low is None or (self.clock is not None and t <= self.clock):
+            return results
+        results += self._between(t + 1)
         self.clock = t
         return results
 
@@ -281,11 +296,17 @@ class ContinuousQuery:
         return Arrivals(frozenset(admitted))
 
     def _element(self, element: StreamElement) -> tuple[tuple[int, int, int], ...]:
-        """An element's graph as ids; under RDFS, its closure under the background schema
-        (a derived triple then leaves a window with the element that supports it)."""
-        if self.background.schema is not None and schema_of(element.triples):
+        """An element's graph as ids; under RDFS, its closure under the background schema,
+        each triple expanded once by lookups (sepia.reasoning.elements): windows count
+        triples per element, so a derived triple leaves with its last supporting element."""
+        encode = self.dictionary.encode
+        triples = [(encode(s), encode(p), encode(o)) for s, p, o in element.triples]
+        closure = self._closure
+        if closure is None:
+            return tuple(triples)
+        if closure.foreign_schema(triples):
             raise Unsupported(f"schema triples inside stream element {element.graph} under RDFS")
-        return tuple(self.background.encode_triples(element.triples))
+        return closure.close(triples)
 
     # --- one evaluation ---------------------------------------------------------------
     def _evaluate(self, t: int) -> list[Result]:

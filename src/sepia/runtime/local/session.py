@@ -1,14 +1,19 @@
 """The push loop: elements in time order in, results out as soon as they are due.
 
 Elements may come one at a time; those stamped with the same time are gathered and handed
-to every query together once a later time shows up (or the input ends), because an
+to every query together once a later time shows up, a watermark passes their time (a live
+input's clock: nothing stamped at or before it will come) or the input ends, because an
 evaluation at t must see every element stamped t.
+
+Results are returned by each call, given to the ``on_result`` callback as they are made,
+or iterated from the readers ``attach``ed to the session (``results()``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import groupby
+from pathlib import Path
 
 import pyoxigraph as ox
 
@@ -21,10 +26,12 @@ from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.rdf.time import TimeKind
+from sepia.runtime.local.snapshots import read_snapshot, write_snapshot
 
 
 class Session:
-    """Queries registered over one background dataset, fed by ``push``."""
+    """Queries registered over one background dataset, fed by ``push`` or by attached
+    readers; ``on_result`` (if given) receives every result as it is made."""
 
     def __init__(
         self,
@@ -32,6 +39,7 @@ class Session:
         *,
         rdfs: bool = False,
         max_runs: int | None = None,
+        on_result: Callable[[Result], None] | None = None,
     ) -> None:
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
@@ -39,6 +47,12 @@ class Session:
         self.pending: list[StreamElement] = []
         self.max_runs = max_runs
         self.rdfs = rdfs
+        self.on_result = on_result
+        self.horizon: int | None = None
+        """The last watermark: elements stamped at or before it are late."""
+        self.sources: list[Iterable[StreamElement]] = []
+        self.pushed = 0
+        """Elements given to ``push_graph`` (they are named after it)."""
 
     def register(self, query: str | Query, name: str = "query") -> ContinuousQuery:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements."""
@@ -55,14 +69,65 @@ class Session:
             raise ValueError(
                 f"element at {element.time} arrived after one at {self.pending[0].time}"
             )
+        if self.horizon is not None and element.time <= self.horizon:
+            raise ValueError(f"element at {element.time} came after the watermark {self.horizon}")
         results = self._release() if self.pending and element.time > self.pending[0].time else []
         self.pending.append(element)
-        return results
+        return self._emit(results)
+
+    def push_graph(
+        self,
+        stream: str,
+        t: int,
+        triples: Iterable[ox.Triple],
+        *,
+        graph: str | None = None,
+        kind: TimeKind = TimeKind.ABSTRACT,
+    ) -> list[Result]:
+        """``push`` an element of ``stream`` stamped ``t`` holding ``triples`` (named
+        ``graph``, else a fresh blank node; ``kind``: DATETIME for epoch milliseconds)."""
+        self.pushed += 1
+        name = graph if graph is not None else f"_:e{self.pushed}"
+        return self.push(StreamElement(stream, name, t, t, tuple(triples), kind))
+
+    def watermark(self, t: int) -> list[Result]:
+        """No element stamped t or earlier will arrive any more (a live input's clock): the
+        results due through t. Only time-driven report policies have any between arrivals."""
+        if self.horizon is not None and t <= self.horizon:
+            return []
+        results = self._release() if self.pending and self.pending[0].time <= t else []
+        results += [r for q in self.queries for r in q.watermark(t)]
+        self.horizon = t
+        return self._emit(results)
 
     def flush(self, until: int | None = None) -> list[Result]:
         """The input ended: every result still due (through ``until`` if given)."""
         results = self._release()
-        return results + [r for q in self.queries for r in q.flush(until)]
+        return self._emit(results + [r for q in self.queries for r in q.flush(until)])
+
+    def attach(self, elements: Iterable[StreamElement]) -> None:
+        """A reader of stream elements in time order (``read_stream(path, iri)``, a list):
+        ``results()`` reads every attached reader, merged by time."""
+        self.sources.append(elements)
+
+    def results(self, until: int | None = None) -> Iterator[Result]:
+        """Push the attached readers' elements in time order (through ``until``) and yield
+        each result as it becomes due; the input ends when every reader does."""
+        merged = StreamSet({str(n): source for n, source in enumerate(self.sources)}).merged()
+        self.sources = []
+        for element in merged:
+            if until is not None and element.time > until:
+                break
+            yield from self.push(element)
+        yield from self.flush(until)
+
+    __iter__ = results
+
+    def _emit(self, results: list[Result]) -> list[Result]:
+        if self.on_result is not None:
+            for result in results:
+                self.on_result(result)
+        return results
 
     def _release(self) -> list[Result]:
         if not self.pending:
@@ -82,8 +147,7 @@ class Session:
     def snapshot(self) -> dict[str, Snapshot | list[tuple]]:
         """The whole session's state as rows: dictionary, elements not yet released
         (stream, graph, start, end, time kind, s, p, o; one row without s, p, o for an
-        element without triples), and
-        each query's rows."""
+        element without triples), the watermark, and each query's rows."""
         encode = self.dictionary.encode
         pending = [
             (e.stream, e.graph, e.start, e.end, e.kind.value, *(encode(x) for x in (t or ())))
@@ -92,15 +156,31 @@ class Session:
         ]
         state: dict[str, Snapshot | list[tuple]] = {"dictionary": list(self.dictionary.rows())}
         state["pending"] = pending
+        state["watermark"] = [] if self.horizon is None else [(self.horizon,)]
         state.update({f"query {q.name}": q.snapshot() for q in self.queries})
         return state
 
     def restore(self, state: Mapping[str, Snapshot | list[tuple]]) -> None:
         """Resume from ``snapshot()``, with the same queries registered under the same names."""
+        missing = [q.name for q in self.queries if f"query {q.name}" not in state]
+        if missing:
+            raise ValueError(f"the snapshot has no state for the queries {', '.join(missing)}")
         self.dictionary.extend(tuple(row) for row in state["dictionary"])  # type: ignore[misc]
         self.pending = _elements(state["pending"], self.dictionary)  # type: ignore[arg-type]
+        self.horizon = next((t for (t,) in state.get("watermark", ())), None)  # type: ignore[misc]
         for q in self.queries:
             q.restore(state[f"query {q.name}"])  # type: ignore[arg-type]
+
+    def save(self, path: str | Path, inputs: Mapping[str, int] | None = None) -> None:
+        """Write ``snapshot()`` to a file (JSON; replaced atomically, so a stop mid-write
+        leaves the previous snapshot), with the count of elements taken from each input."""
+        write_snapshot(path, [q.name for q in self.queries], self.snapshot(), inputs)
+
+    def load(self, path: str | Path) -> dict[str, int]:
+        """``restore`` from a file written by ``save``; the input counts saved with it."""
+        saved = read_snapshot(path, [q.name for q in self.queries])
+        self.restore(saved.state)
+        return saved.inputs
 
 
 def _elements(rows: list[tuple], dictionary: Dictionary) -> list[StreamElement]:
@@ -128,8 +208,5 @@ def run(
     session = Session(background, rdfs=rdfs, max_runs=max_runs)
     for name, query in queries:
         session.register(query, name)
-    for element in StreamSet(streams).merged():
-        if until is not None and element.time > until:
-            break
-        yield from session.push(element)
-    yield from session.flush(until)
+    session.attach(StreamSet(streams).merged())
+    yield from session.results(until)

@@ -1,0 +1,173 @@
+"""`sepia run --engine local`: the in-process engine fed by the local runtime's driver.
+
+Stream files and folders are replayed at full speed by default; `--follow` (or a stream read
+from standard input, `--stream IRI=-`) runs live until the inputs end or Ctrl-C. Results are
+written as they are made (the output is flushed after each batch). `--snapshot FILE` pauses
+the input instead of ending it and saves the state there; `--restore FILE` resumes it
+(sepia.runtime.local.feed says exactly how).
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+import typer
+
+from sepia.algebra.query import Entailment
+from sepia.cli.app import err_console, fail
+from sepia.cli.options import EventPolicy, compile_queries, existing_paths, split_binding
+from sepia.engine.planner import Unsupported
+from sepia.io.errors import InputError, StreamError
+from sepia.io.results import Result
+from sepia.io.writers import ResultWriter, writer_for
+from sepia.rdf.time import TimeKind
+from sepia.runtime.inputs import (
+    InputBindingError,
+    NamedQuery,
+    background,
+    bind_streams,
+    feeding_queries,
+    projected_variables,
+)
+from sepia.runtime.local import Session
+from sepia.runtime.local.feed import (
+    STDIN,
+    Driver,
+    Feed,
+    LateElement,
+    input_files,
+    sourced,
+    stdin_elements,
+)
+from sepia.runtime.local.snapshots import SnapshotError
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRun:
+    """The command line's choices for a local run."""
+
+    queries: list[Path]
+    stream: list[str]
+    data: list[str]
+    feed: Feed
+    max_runs: int | None = None
+    restore: Path | None = None
+    event_policy: EventPolicy | None = None
+    entailment: Entailment | None = None
+
+
+def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
+    """Compile, bind, register (a query the engine cannot run fails here, code 3), restore,
+    then drive the session and write its results as they come."""
+    named = compile_queries(run.queries, run.event_policy, run.entailment)
+    if network := feeding_queries(named):
+        fail(
+            f"{network} feeds other queries of the run (a query network); the local engine "
+            "does not run networks yet: use --engine reference",
+            code=3,
+        )
+    try:
+        bindings = _bindings(named, run.stream)
+        dataset = background(existing_paths(run.data))
+    except (InputBindingError, InputError) as error:
+        fail(str(error))
+    session = Session(dataset, max_runs=run.max_runs)
+    try:
+        for query in named:
+            session.register(query.query, query.name)
+    except Unsupported as error:
+        fail(f"the local engine cannot run this query yet: {error}; use --engine reference", 3)
+    taken: dict[str, int] = {}
+    if run.restore is not None:
+        try:
+            taken = session.load(run.restore)
+        except (SnapshotError, ValueError, KeyError) as error:
+            fail(f"cannot resume from {run.restore}: {error}")
+    feed = run.feed
+    if feed.read.on_error == "skip" and feed.read.errors is None:
+        feed = _reporting(feed)
+    with ExitStack() as stack:
+        out: TextIO = (
+            sys.stdout
+            if output == "-"
+            else stack.enter_context(Path(output).open("w", encoding="utf-8"))
+        )
+        sink = _Sink(out, fmt, projected_variables(named))
+        driver = Driver(session, sink.write, feed, taken)
+        sink.driver = driver
+        inputs = {
+            iri: stdin_elements(iri, feed.read)
+            if str(path) == STDIN
+            else sourced(iri, input_files(path, feed.follow, driver.stopping, feed.poll),
+                         feed.read, taken)
+            for iri, path in bindings.items()
+        }  # fmt: skip
+        live = feed.follow or any(str(path) == STDIN for path in bindings.values())
+        try:
+            driver.live(inputs) if live else driver.replay(inputs)
+        except Unsupported as error:
+            fail(f"the local engine cannot run this query yet: {error}; use --engine reference", 3)
+        except (InputError, LateElement, ValueError) as error:
+            sink.close()
+            fail(str(error))
+        finally:
+            driver.stopping.set()
+        sink.close()
+
+
+def _bindings(named: list[NamedQuery], stream: list[str]) -> dict[str, Path]:
+    """Stream IRI -> file, folder, or `-` (standard input)."""
+    pairs = [split_binding(text) for text in stream]
+    for _, path in pairs:
+        if path != STDIN and not Path(path).exists():
+            raise typer.BadParameter(f"{path}: no such file or directory")
+    return bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
+
+
+def _reporting(feed: Feed) -> Feed:
+    """With --on-error skip, each skipped element is also reported on standard error."""
+
+    def report(error: StreamError) -> None:
+        err_console.print(f"skipped: {error}", markup=False, highlight=False)
+
+    return replace(feed, read=replace(feed.read, errors=report))
+
+
+class _Sink:
+    """The result writer, made at the first result (when the inputs' kind of time is
+    known); the output is flushed after each batch so a live run's results show at once."""
+
+    def __init__(self, out: TextIO, fmt: str | None, variables: list[str] | None) -> None:
+        self.out = out
+        self.fmt = fmt or ("table" if out.isatty() else "jsonl")
+        self.variables = variables
+        self.driver: Driver | None = None
+        self.writer: ResultWriter | None = None
+        try:
+            writer_for(self.fmt, io.StringIO())  # a bad --format fails before any input
+        except ValueError as error:
+            fail(str(error))
+
+    def write(self, results: list[Result]) -> None:
+        if not results:
+            return
+        writer = self.writer or self._open()
+        for result in results:
+            writer.write(result)
+        self.out.flush()
+
+    def close(self) -> None:
+        (self.writer or self._open()).close()
+
+    def _open(self) -> ResultWriter:
+        kind = (self.driver.kind if self.driver else None) or TimeKind.ABSTRACT
+        try:
+            self.writer = writer_for(self.fmt, self.out, time_kind=kind, variables=self.variables)
+        except ValueError as error:
+            fail(str(error))
+        return self.writer

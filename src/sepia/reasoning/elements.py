@@ -1,0 +1,59 @@
+"""Stream elements closed on arrival, in the engine's dictionary ids, by schema lookups.
+
+Under a fixed schema the closure of a graph is the union of what each of its triples entails
+(:mod:`sepia.reasoning.rdfs`), so a window's closure is the union of its elements' closures.
+The engine closes each element once, when it arrives, and inserts the closed element into
+the windows that admit it: a window's graph is reference-counted per element
+(``sepia.engine.graph.TripleIndex``), so a derived triple is counted once per element whose
+expansion holds it and leaves the window with the last of them: the support count of
+:class:`sepia.reasoning.SupportCounter`, kept by the window itself. Nothing is re-derived
+when a window moves or a query evaluates.
+
+Each distinct triple is expanded once: its expansion is cached (a bounded cache, cleared
+when full, as the expansion is a pure function of the triple).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pyoxigraph as ox
+
+from sepia.rdf.dictionary import Dictionary
+from sepia.reasoning.rdfs import entailed
+from sepia.reasoning.schema import Schema, Triple, Vocabulary
+
+EXPANSION_CACHE = 1 << 16
+
+
+class ElementClosure:
+    """Closes encoded triples under the background's schema (``schema``: pyoxigraph schema
+    triples, closed here once into id lookups)."""
+
+    def __init__(self, schema: Iterable[ox.Triple], dictionary: Dictionary) -> None:
+        encode = dictionary.encode
+        ids = [(encode(t.subject), encode(t.predicate), encode(t.object)) for t in schema]
+        self.schema: Schema[int] = Schema.of(ids, Vocabulary.encoded(dictionary))
+        self._expansions: dict[Triple[int], frozenset[Triple[int]]] = {}
+
+    def foreign_schema(self, triples: Iterable[Triple[int]]) -> list[Triple[int]]:
+        """The schema triples among ``triples`` that the background's schema lacks: they
+        would change the rules for every graph they enter (semantics.md)."""
+        predicates, known = self.schema.vocabulary.schema_predicates, self.schema.triples
+        return [t for t in triples if t[1] in predicates and t not in known]
+
+    def close(self, triples: Iterable[Triple[int]]) -> tuple[Triple[int], ...]:
+        """The triples and everything they entail, each triple once."""
+        closed: set[Triple[int]] = set()
+        for triple in triples:
+            closed |= self.expansion(triple)
+        return tuple(closed)
+
+    def expansion(self, triple: Triple[int]) -> frozenset[Triple[int]]:
+        """What one triple entails (itself included), computed on its first arrival."""
+        found = self._expansions.get(triple)
+        if found is None:
+            if len(self._expansions) >= EXPANSION_CACHE:
+                self._expansions.clear()
+            found = self._expansions[triple] = entailed(triple, self.schema)
+        return found
