@@ -23,7 +23,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
-from sepia.engine.events import completed
+from sepia.engine.events import Consumption, EventMapping, completed, consumes
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.planner import PhysicalQuery, Unsupported, plan
@@ -92,6 +92,11 @@ class ContinuousQuery:
         """Matches of negated elements, by state, for the guards that look back at them."""
         self._completed: list[Row] = []
         self._event_cache: dict[tuple, list[Row]] = {}
+        events = self.physical.events
+        self.consumption = (
+            Consumption(self._serve_key) if events is not None and consumes(events) else None
+        )
+        """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
 
     @property
     def query(self) -> qa.Query:
@@ -149,13 +154,21 @@ class ContinuousQuery:
         assert tree is not None
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
-        if not relevant:
-            return []
         if any(not e.is_point for e in relevant):
             raise Unsupported("interval-stamped elements under an RSEP-QL event pattern")
-        self._insert(t, relevant)
+        if self.consumption is not None:  # re-evaluated at every instant, as the reference
+            self._insert(t, relevant)
+            for window in self.windows.values():
+                window.advance(t)
+            by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
+            self.consumption.admit(self.windows, by_window, relevant)
+            found = self.consumption.completed(tree, t, self.windows, self._event_rows)
+        elif not relevant:
+            return []
+        else:
+            self._insert(t, relevant)
+            found = completed(tree, t, self.windows, self._event_rows)
         self.clock = t
-        found = completed(tree, t, self.windows, self._event_rows)
         slots = self.physical.slots
         start, end = slots.index(FROM), slots.index(TO)
         self._completed = [
@@ -175,8 +188,19 @@ class ContinuousQuery:
                 self._event_cache.clear()
             reader = _Reader(self)
             reader.event_graph = TripleIndex(triples)
-            found = self._event_cache[key] = po.run(plan, reader)
+            names = self.physical.slots.names
+            hidden = [i for i, n in enumerate(names) if not self.physical.slots.visible(n)]
+            rows = {_without(row, hidden): None for row in po.run(plan, reader)}
+            found = self._event_cache[key] = list(rows)
         return found
+
+    def _serve_key(self, m: EventMapping) -> tuple:
+        """``sepia.semantics.rsepql.serve_key`` on an encoded mapping: the order consumption
+        serves mappings in (interval, then bindings by variable name and N-Triples text)."""
+        row, start, end = m
+        names, decode = self.physical.slots.names, self.dictionary.decode
+        bound = tuple((names[i], str(decode(v))) for i, v in enumerate(row) if v is not None)
+        return (end, start, bound)
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
         """A GPM's plan over one event's graph."""
@@ -366,6 +390,7 @@ class ContinuousQuery:
             "runs": [run_row(r) for r in self.runs],
             "history": [(i, t, *row) for i, seen in self.history.items() for t, row in seen],
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
+            "consumption": [] if self.consumption is None else self.consumption.rows(),
         }
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -384,6 +409,8 @@ class ContinuousQuery:
         for state, time, *row in snapshot["history"]:
             self.history.setdefault(state, []).append((time, tuple(row)))
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
+        if self.consumption is not None:
+            self.consumption.restore(snapshot["consumption"])
         self._fallback = None
 
 
@@ -427,6 +454,11 @@ def _result(
     interval = None if start is None or end is None else (start, end)
     match = None if number is None else f"m{number}"
     return Result(name, t, op, binding, interval=interval, match=match)
+
+
+def _without(row: Row, slots: list[int]) -> Row:
+    """A row with ``slots`` unbound (an event mapping binds only the query's variables)."""
+    return tuple(None if i in slots else v for i, v in enumerate(row))
 
 
 def _order(match: Completed) -> tuple:

@@ -43,8 +43,13 @@ from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import has_nested_test
 from sepia.semantics.variables import bop_variables, pattern_variables
 
-NAIVE_OR_NOT = (ev.SelectionPolicy.UNRESTRICTED, ev.SelectionPolicy.NAIVE)
-"""The RSEP-QL event policies the engine evaluates (no consumption state)."""
+RSEPQL_POLICIES = (
+    ev.SelectionPolicy.UNRESTRICTED,
+    ev.SelectionPolicy.NAIVE,
+    ev.SelectionPolicy.CHRONOLOGICAL,
+    ev.SelectionPolicy.RECENT,
+)
+"""The RSEP-QL event policies (CHRONOLOGICAL and RECENT consume: ``events.Consumption``)."""
 
 
 class Unsupported(ValueError):
@@ -105,7 +110,7 @@ def plan(
         return PhysicalQuery(query, slots, root, windows, schedule, default)
     event = matches[0].event
     if not is_sequence(event):
-        if query.event_policy not in NAIVE_OR_NOT:
+        if query.event_policy not in RSEPQL_POLICIES:
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
         tree = planner.event_tree(event, query.event_policy)
         return PhysicalQuery(query, slots, root, windows, None, default, events=tree)
@@ -192,16 +197,16 @@ class _Planner:
         return Automaton(tuple(states))
 
     def event_tree(self, e: ev.EventPattern, default: ev.SelectionPolicy) -> EventTree:
-        """An RSEP-QL pattern of unrestricted or naive SEQ, FIRST and LAST over EVENT w { P }
-        leaves; a SEQ that says UNRESTRICTED follows the query's EVENT POLICY."""
+        """An RSEP-QL pattern of SEQ, FIRST and LAST over EVENT w { P } leaves; a SEQ that
+        says UNRESTRICTED follows the query's EVENT POLICY."""
         match e:
             case ev.Event(pattern, ox.NamedNode() as window):
                 return EventLeaf(window, self._event_plan(pattern))
-            case ev.Seq(left, right, policy) if policy in NAIVE_OR_NOT:
+            case ev.Seq(left, right, policy) if policy in RSEPQL_POLICIES:
                 if policy is ev.SelectionPolicy.UNRESTRICTED:
                     policy = default
                 sub = lambda x: self.event_tree(x, default)  # noqa: E731
-                return EventSeq(sub(left), sub(right), policy is ev.SelectionPolicy.NAIVE)
+                return EventSeq(sub(left), sub(right), policy)
             case ev.First(inner) | ev.Last(inner):
                 return Extreme(self.event_tree(inner, default), isinstance(e, ev.Last))
             case _:
