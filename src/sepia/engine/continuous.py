@@ -24,6 +24,7 @@ from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
 from sepia.engine.events import Consumption, EventMapping, completed, consumes
+from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.planner import PhysicalQuery, Unsupported, plan
@@ -44,8 +45,9 @@ from sepia.engine.windows import WindowState
 from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
-from sepia.rdf.terms import Term
+from sepia.rdf.terms import Term, term_to_nt
 from sepia.semantics.entailment import schema_of
+from sepia.semantics.sparql import TIMESTAMP, integer_literal
 
 Snapshot = dict[str, list[tuple]]
 EVENT_CACHE = 1 << 16
@@ -72,7 +74,10 @@ class ContinuousQuery:
             background = background.entailed()
         self.background = background
         named = tuple(g for g in background.graphs if g is not None)
-        self.physical: PhysicalQuery = plan(query, dictionary, named)
+        if background.schema is not None and calls(query.pattern, "TIMESTAMP"):
+            raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
+        functions = {TIMESTAMP: self._timestamp}
+        self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
         self.operator = r2s.operator_of(query)
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
         self.previous: Counter[tuple] = Counter()
@@ -193,6 +198,18 @@ class ContinuousQuery:
             rows = {_without(row, hidden): None for row in po.run(plan, reader)}
             found = self._event_cache[key] = list(rows)
         return found
+
+    def _timestamp(self, s: Term, p: Term, o: Term) -> ox.Literal | None:
+        """C-SPARQL timestamp(?s, ?p, ?o): the time of the most recent element, among the
+        query's windows at the evaluation instant, that holds the triple."""
+        lookup = self.dictionary.lookup
+        triple = tuple(lookup(term_to_nt(x)) for x in (s, p, o))
+        times = [
+            next((time for time, triples in reversed(w.elements) if triple in triples), None)
+            for w in self.windows.values()
+        ]
+        latest = max((x for x in times if x is not None), default=None)
+        return None if latest is None else integer_literal(latest)
 
     def _serve_key(self, m: EventMapping) -> tuple:
         """``sepia.semantics.rsepql.serve_key`` on an encoded mapping: the order consumption

@@ -10,6 +10,7 @@ for yet becomes a ``Fallback`` node that pyoxigraph evaluates; ``explain`` shows
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -34,7 +35,7 @@ from sepia.engine.automaton import (
     stream_of,
 )
 from sepia.engine.events import EventLeaf, EventSeq, EventTree, Extreme
-from sepia.engine.expressions import ExpressionEvaluator, has_exists
+from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists
 from sepia.engine.report import Schedule
 from sepia.engine.rows import BLANK, HIDDEN, Slots
 from sepia.engine.runs import Within
@@ -50,6 +51,10 @@ RSEPQL_POLICIES = (
     ev.SelectionPolicy.RECENT,
 )
 """The RSEP-QL event policies (CHRONOLOGICAL and RECENT consume: ``events.Consumption``)."""
+
+
+Functions = dict[ox.NamedNode, Callable[..., ox.Literal | None]]
+"""Extension functions by IRI, as pyoxigraph's ``custom_functions`` takes them."""
 
 
 class Unsupported(ValueError):
@@ -72,11 +77,15 @@ class PhysicalQuery:
 
 
 def plan(
-    query: qa.Query, dictionary: Dictionary, named_graphs: tuple[ox.NamedNode, ...] = ()
+    query: qa.Query,
+    dictionary: Dictionary,
+    named_graphs: tuple[ox.NamedNode, ...] = (),
+    functions: Functions | None = None,
 ) -> PhysicalQuery:
     """Compile a query; raises ``Unsupported`` for what the engine cannot run.
     ``named_graphs`` are the background's named graphs (what GRAPH ?g ranges over when the
-    query has no FROM / FROM NAMED)."""
+    query has no FROM / FROM NAMED); ``functions`` answer the extension functions that read
+    the engine's state (C-SPARQL timestamp())."""
     matches = _nodes(query.pattern, gp.Match)
     if len(matches) > 1:
         raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
@@ -86,8 +95,8 @@ def plan(
         raise Unsupported("DESCRIBE")
     if query.partition_by is not None:
         raise Unsupported("PARTITION BY is not in the engine yet")
-    if any(c.function == "TIMESTAMP" for c in _nodes(query.pattern, ex.Call)):
-        raise Unsupported("C-SPARQL timestamp() is not in the engine yet")
+    if matches and calls(query.pattern, "TIMESTAMP"):
+        raise Unsupported("C-SPARQL timestamp() in an event query")
     if isinstance(query.form, qa.Construct) and any(
         isinstance(term, ox.BlankNode) for t in query.form.template for term in _terms(t)
     ):
@@ -103,7 +112,7 @@ def plan(
     visible = named_graphs
     if dataset.default_graphs or dataset.named_graphs:
         visible = dataset.named_graphs
-    planner = _Planner(slots, dictionary, default, dataset, tuple(visible))
+    planner = _Planner(slots, dictionary, default, dataset, tuple(visible), functions or {})
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
     if not matches:
@@ -126,6 +135,7 @@ class _Planner:
     default: tuple[po.GraphRef, ...]
     dataset: ds.Dataset
     named: tuple[ox.NamedNode, ...]
+    functions: Functions
 
     def plan(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.PhysicalPlan:
         """The physical operator for ``p`` read in the active graph ``graphs``."""
@@ -281,6 +291,8 @@ class _Planner:
         if graphs != self.default:
             (ref,) = graphs
             p = gp.Window(ref.name, p) if isinstance(ref, po.WindowGraph) else gp.Graph(ref.name, p)  # type: ignore[arg-type]
+        if calls(p, "TIMESTAMP"):
+            raise Unsupported("C-SPARQL timestamp() inside a sub-pattern only pyoxigraph runs")
         named = {n.name for n in _nodes(p, gp.Window)}  # type: ignore[attr-defined]
         named |= {g.name for g in self.default if isinstance(g, po.WindowGraph)}
         return po.Fallback(p, tuple(sorted(named, key=str)))
@@ -299,7 +311,9 @@ class _Planner:
                 return po.Constant(self.dictionary.encode(term))  # type: ignore[arg-type]
 
     def _expression(self, e, boolean: bool) -> ExpressionEvaluator:
-        return ExpressionEvaluator(e, self.slots, self.dictionary, boolean=boolean)
+        return ExpressionEvaluator(
+            e, self.slots, self.dictionary, boolean=boolean, functions=self.functions
+        )
 
     def _values_row(self, variables: tuple[ox.Variable, ...], row: tuple) -> tuple:
         values: list[int | None] = [None] * len(self.slots.names)
