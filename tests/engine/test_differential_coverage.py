@@ -1,5 +1,6 @@
 """Differential tests for the constructs issue #5 brought into the engine: RSEP-QL
-CHRONOLOGICAL / RECENT consumption, C-SPARQL timestamp(), ... Each compares the engine with the reference evaluator
+CHRONOLOGICAL / RECENT consumption, C-SPARQL timestamp(), property paths with nested tests
+(over windows and background graphs), ... Each compares the engine with the reference evaluator
 on generated streams (equal times, bursts, gaps) and queries using the construct."""
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sepia.lang import parse_query
+from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
-
-from sepia.rdf.stream import StreamElement
 
 from .generators import EVENTS, EX, S1, S2, event_windows, gaps, report, streams, window_specs
 from .support import background
@@ -143,4 +143,49 @@ def test_timestamp_agrees_with_reference(text, data):
 @settings(max_examples=2000, deadline=None, suppress_health_check=CHECKS)
 @given(timestamp_queries(), stamped_streams)
 def test_timestamp_agrees_with_reference_long(text, data):
+    assert_agrees(text, data)
+
+
+NESTED_PATHS = [
+    "WINDOW :w1 { ?x (:p/[:q])+ ?y }",
+    "WINDOW :w1 { ?x (:p/[:q :a])* ?y }",
+    "?x (:r/[:label])+ ?y",
+    "WINDOW :w1 { ?x :p ?y } ?y (:r/[:r :a])+ ?z",
+    "GRAPH :g { ?x ([:r]/:r)+ ?y }",
+    "GRAPH ?g { ?x ([:r :c]/:r)* ?y }",
+    "WINDOW :w1 { ?x ^:p/[:q]/:p ?y }",
+    "WINDOW :w1 { :a (:p|[^:q])+ ?y }",
+    "WINDOW :w1 { ?x (:p/[:q])+ ?x }",
+    "WINDOW :w1 { ?x ([:q 2]/:p)? ?y }",
+    "WINDOW :w1 { ?x (:p/[:q]) :b }",
+    "WINDOW :w1 { ?x :p ?y } WINDOW :w2 { ?y (:q/[:p])+ ?z }",
+    "WINDOW :w1 { ?x (:p/[:q])+ ?y } OPTIONAL { ?y (:r/[:r])+ ?z }",
+]
+
+
+@st.composite
+def nested_path_queries(draw) -> str:
+    """RSP-QL queries whose property paths hold nested tests, over windows and background."""
+    declared = "\n".join(
+        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}"
+        for i, w in enumerate(["w1", "w2"])
+    )
+    operator = draw(st.sampled_from(["RSTREAM", "ISTREAM", "DSTREAM"]))
+    head = draw(st.sampled_from(["SELECT *", "SELECT *", "ASK", "CONSTRUCT { ?x :seen ?y }"]))
+    return (
+        f"PREFIX : <{EX}>\nREGISTER {operator} :out AS\n{head}\n{declared}\n"
+        f"{draw(report(['w1', 'w2']))}\nWHERE {{ {draw(st.sampled_from(NESTED_PATHS))} }}"
+    )
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=CHECKS)
+@given(nested_path_queries(), st.one_of(streams(), stamped_streams))
+def test_nested_paths_agree_with_reference(text, data):
+    assert_agrees(text, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=2500, deadline=None, suppress_health_check=CHECKS)
+@given(nested_path_queries(), st.one_of(streams(), stamped_streams))
+def test_nested_paths_agree_with_reference_long(text, data):
     assert_agrees(text, data)

@@ -27,6 +27,7 @@ from sepia.engine.events import Consumption, EventMapping, completed, consumes
 from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
+from sepia.engine.paths import PathRelations
 from sepia.engine.planner import PhysicalQuery, Unsupported, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
@@ -87,6 +88,7 @@ class ContinuousQuery:
         """The last instant whose evaluations are done."""
         self.last_arrival: dict[str, int] = {}
         self._fallback: FallbackStore | None = None
+        self._paths: PathRelations | None = None
         automaton = self.physical.automaton
         width = len(self.physical.slots.names)
         self.permanent = frozenset() if automaton is None else initial(automaton, width)
@@ -429,6 +431,7 @@ class ContinuousQuery:
         if self.consumption is not None:
             self.consumption.restore(snapshot["consumption"])
         self._fallback = None
+        self._paths = None
 
 
 class _Reader:
@@ -448,6 +451,17 @@ class _Reader:
         if isinstance(ref, po.WindowGraph):
             return self.engine.windows[ref.name].graph
         return self.engine.background.graph(ref.name)
+
+    def path(self, node: po.NestedPath) -> list[Row]:
+        engine = self.engine
+        if engine._paths is None:
+            engine._paths = PathRelations(engine.dictionary, self.width)
+        graphs = [self.graph(g) for g in node.graphs]
+        version = tuple(
+            engine.windows[g.name].version if isinstance(g, po.WindowGraph) else None
+            for g in node.graphs
+        )
+        return engine._paths.rows(node, graphs, version)
 
     def fallback(self, node: po.Fallback) -> list[Row]:
         engine = self.engine

@@ -182,10 +182,18 @@ class _Planner:
                 return po.Table(())  # not a graph of the query's dataset: no solutions
             case gp.Graph(ox.Variable() as variable, inner):
                 return self._graph_variable(variable, inner)
-            case gp.PathPattern(_, path, _) if has_nested_test(path):
-                raise Unsupported("paths with nested tests are not in the engine yet")
+            case gp.PathPattern(subject, path, obj) if has_nested_test(path):
+                return self._nested_path(subject, path, obj, graphs)
             case _:
                 return self._fallback(p, graphs)
+
+    def _nested_path(self, subject, path, obj, graphs: tuple[po.GraphRef, ...]) -> po.NestedPath:
+        """A path with nested tests over the active graph (``engine.paths``)."""
+        if any(isinstance(g, po.EventGraph) for g in graphs):
+            raise Unsupported("a path with nested tests inside an event pattern")
+        if isinstance(subject, ox.BlankNode) or isinstance(obj, ox.BlankNode):
+            raise Unsupported("a blank node at an end of a path with nested tests")
+        return po.NestedPath(graphs, self._position(subject), path, self._position(obj))
 
     def automaton(self, event: ev.EventPattern) -> Automaton:
         """Compile a SPAseq sequence into its automaton (one state per element)."""
@@ -364,6 +372,8 @@ def certain(node: po.PhysicalPlan) -> frozenset[int]:
         case po.Table(rows):
             width = len(rows[0]) if rows else 0
             return frozenset(i for i in range(width) if all(r[i] is not None for r in rows))
+        case po.NestedPath(_, subject, _, obj):
+            return frozenset(p.index for p in (subject, obj) if isinstance(p, po.Slot))
         case po.Fallback() | po.Matches():
             return frozenset()
 
