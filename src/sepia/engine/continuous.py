@@ -28,7 +28,7 @@ from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.paths import PathRelations
-from sepia.engine.planner import PhysicalQuery, Unsupported, plan
+from sepia.engine.planner import PhysicalQuery, Unsupported, fallbacks, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
 from sepia.engine.runs import (
@@ -74,11 +74,15 @@ class ContinuousQuery:
         if rdfs or query.entailment is qa.Entailment.RDFS:
             background = background.entailed()
         self.background = background
-        named = tuple(g for g in background.graphs if g is not None)
+        named = background.names
         if background.schema is not None and calls(query.pattern, "TIMESTAMP"):
             raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
         functions = {TIMESTAMP: self._timestamp}
         self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
+        if background.varying and fallbacks(self.physical):
+            raise Unsupported("a sub-pattern only pyoxigraph runs, over time-varying background")
+        self.now = 0
+        """The instant being evaluated: the background graphs are read as they are then."""
         self.operator = r2s.operator_of(query)
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
         self.previous: Counter[tuple] = Counter()
@@ -186,14 +190,15 @@ class ContinuousQuery:
         self._completed = []
         return results
 
-    def _event_rows(self, plan: po.PhysicalPlan, triples: tuple) -> list[Row]:
-        """A pattern over one event graph, cached: the answer depends on nothing else."""
-        key = (id(plan), triples)
+    def _event_rows(self, plan: po.PhysicalPlan, time: int, triples: tuple) -> list[Row]:
+        """A pattern over one event graph stamped ``time``, cached: the answer depends on
+        nothing else (but the versions of the background graphs in force then)."""
+        key = (id(plan), self.background.state(time), triples)
         found = self._event_cache.get(key)
         if found is None:
             if len(self._event_cache) > EVENT_CACHE:
                 self._event_cache.clear()
-            reader = _Reader(self)
+            reader = _Reader(self, time)
             reader.event_graph = TripleIndex(triples)
             names = self.physical.slots.names
             hidden = [i for i, n in enumerate(names) if not self.physical.slots.visible(n)]
@@ -222,8 +227,8 @@ class ContinuousQuery:
         return (end, start, bound)
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
-        """A GPM's plan over one event's graph."""
-        reader = _Reader(self)
+        """A GPM's plan over one event's graph (background graphs as they were then)."""
+        reader = _Reader(self, event.time)
         reader.event_graph = TripleIndex(self._element(event))
         return po.run(plan, reader)
 
@@ -332,6 +337,7 @@ class ContinuousQuery:
 
     # --- one evaluation ---------------------------------------------------------------
     def _evaluate(self, t: int) -> list[Result]:
+        self.now = t
         for window in self.windows.values():
             window.advance(t)
         schedule = self.physical.schedule
@@ -437,8 +443,9 @@ class ContinuousQuery:
 class _Reader:
     """The plan's view of the query's data at an evaluation instant."""
 
-    def __init__(self, engine: ContinuousQuery) -> None:
+    def __init__(self, engine: ContinuousQuery, time: int | None = None) -> None:
         self.engine = engine
+        self.time = engine.now if time is None else time
         self.width = len(engine.physical.slots.names)
         self.event_graph = TripleIndex()
 
@@ -450,7 +457,7 @@ class _Reader:
             return self.event_graph
         if isinstance(ref, po.WindowGraph):
             return self.engine.windows[ref.name].graph
-        return self.engine.background.graph(ref.name)
+        return self.engine.background.graph(ref.name, self.time)
 
     def path(self, node: po.NestedPath) -> list[Row]:
         engine = self.engine
@@ -458,7 +465,9 @@ class _Reader:
             engine._paths = PathRelations(engine.dictionary, self.width)
         graphs = [self.graph(g) for g in node.graphs]
         version = tuple(
-            engine.windows[g.name].version if isinstance(g, po.WindowGraph) else None
+            engine.windows[g.name].version
+            if isinstance(g, po.WindowGraph)
+            else engine.background.version(g.name, self.time)  # type: ignore[union-attr]
             for g in node.graphs
         )
         return engine._paths.rows(node, graphs, version)

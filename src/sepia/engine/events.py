@@ -64,8 +64,8 @@ class EventSeq:
 
 EventTree = EventLeaf | EventSeq | Extreme
 
-Matcher = Callable[[po.PhysicalPlan, tuple[tuple[int, int, int], ...]], Iterable[Row]]
-"""A pattern's plan over one event graph (given as its encoded triples)."""
+Matcher = Callable[[po.PhysicalPlan, int, tuple[tuple[int, int, int], ...]], Iterable[Row]]
+"""A pattern's plan over one event graph (given as its time and encoded triples)."""
 
 
 def completed(
@@ -98,7 +98,7 @@ def _mappings(
                 (row, time, time)
                 for time, triples in windows[window].elements
                 if time <= scope.before and (exact is None or time == exact)
-                for row in match(plan, triples)
+                for row in match(plan, time, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
         case EventSeq(left, right, SelectionPolicy.NAIVE):
@@ -211,7 +211,7 @@ class Consumption:
                 ):
                     if time > scope.before:
                         continue
-                    for row in match(plan, triples):
+                    for row in match(plan, time, triples):
                         if scope.mu is None or compatible(row, scope.mu):
                             found.setdefault((row, time, time), frozenset({(window.value, label)}))
                 return found
