@@ -1,6 +1,7 @@
 """Differential tests for the constructs issue #5 brought into the engine: RSEP-QL
 CHRONOLOGICAL / RECENT consumption, C-SPARQL timestamp(), property paths with nested tests
-(over windows and background graphs), time-varying background graphs. Each compares the
+(over windows and background graphs), time-varying background graphs, event patterns under
+CONSTRUCT and ASK and every streaming operator. Each compares the
 engine with the reference evaluator on generated streams (equal times, bursts, gaps) and
 queries using the construct."""
 
@@ -258,3 +259,33 @@ def test_time_varying_background_agrees_with_reference(text, data, trig):
 @given(background_readers, streams(), versioned_background())
 def test_time_varying_background_agrees_with_reference_long(text, data, trig):
     assert_agrees_over(text, data, trig)
+
+
+@st.composite
+def event_forms(draw) -> str:
+    """An RSEP-QL or SPAseq query (consuming or not) as CONSTRUCT, ASK or SELECT, streamed
+    by RStream, IStream or DStream."""
+    text = draw(st.one_of(event_queries(), consuming_queries(), sequence_queries()))
+    form = draw(st.sampled_from(["SELECT *", "ASK", "CONSTRUCT { ?x :seen ?y . ?y :by ?z }"]))
+    operator = draw(st.sampled_from(["", "REGISTER RSTREAM :out AS", "REGISTER ISTREAM :out AS",
+                                     "REGISTER DSTREAM :out AS"]))
+    return text.replace("SELECT *", f"{operator}\n{form}", 1)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=CHECKS)
+@given(event_forms(), streams())
+def test_event_forms_agree_with_reference(text, data):
+    query = parse_query(text)
+    expected = evaluate(query, data, background(), name="q")
+    got = list(run([("q", query)], data, background()))
+    assert canonical(got) == canonical(expected), text
+
+
+@pytest.mark.slow
+@settings(max_examples=2500, deadline=None, suppress_health_check=CHECKS)
+@given(event_forms(), streams())
+def test_event_forms_agree_with_reference_long(text, data):
+    query = parse_query(text)
+    expected = evaluate(query, data, background(), name="q")
+    got = list(run([("q", query)], data, background()))
+    assert canonical(got) == canonical(expected), text

@@ -84,6 +84,13 @@ class ContinuousQuery:
         self.now = 0
         """The instant being evaluated: the background graphs are read as they are then."""
         self.operator = r2s.operator_of(query)
+        self.events_query = bool(self.physical.automaton or self.physical.events)
+        """Push-based: only solutions carrying a match reported at t count at t."""
+        self.dense = self.events_query and (
+            isinstance(query.form, qa.Ask) or self.operator is not qa.RStream
+        )
+        """Evaluated at every arrival, matches or not (as the reference): an ASK answers
+        false, an IStream / DStream compares with an empty answer."""
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
         self.previous: Counter[tuple] = Counter()
         self.low: int | None = None
@@ -156,7 +163,7 @@ class ContinuousQuery:
         self._remember(t, candidates)
         if streamset_event:
             self.clock = t
-        return self._report(completed)
+        return self._report(completed, t)
 
     def _push(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """RSEP-QL patterns: after the elements stamped t enter the windows, report the event
@@ -175,7 +182,7 @@ class ContinuousQuery:
             self.consumption.admit(self.windows, by_window, relevant)
             found = self.consumption.completed(tree, t, self.windows, self._event_rows)
         elif not relevant:
-            return []
+            found = set()
         else:
             self._insert(t, relevant)
             found = completed(tree, t, self.windows, self._event_rows)
@@ -186,7 +193,7 @@ class ContinuousQuery:
             tuple(a if i == start else b if i == end else v for i, v in enumerate(row))
             for row, a, b in found
         ]
-        results = self._evaluate(t) if found else []
+        results = self._evaluate(t) if found or self.dense else []
         self._completed = []
         return results
 
@@ -244,10 +251,14 @@ class ContinuousQuery:
                 if within is not None:
                     self.history[i] = [(s, r) for s, r in seen if s >= t - within.width - 1]
 
-    def _report(self, completed: list[Completed]) -> list[Result]:
-        """Evaluate the query over the matches completed, per report time, in time order."""
+    def _report(self, completed: list[Completed], now: int | None = None) -> list[Result]:
+        """Evaluate the query over the matches completed, per report time, in time order
+        (and at ``now`` with none, when the answer is not empty without a match: ``dense``)."""
         results: list[Result] = []
-        for reported_at in sorted({c.reported_at for c in completed}):
+        times = {c.reported_at for c in completed}
+        if self.dense and now is not None:
+            times.add(now)
+        for reported_at in sorted(times):
             due = sorted((c for c in completed if c.reported_at == reported_at), key=_order)
             self._completed = [row for c in due for row in self._rows(c)]
             results += self._evaluate(reported_at)
@@ -345,7 +356,11 @@ class ContinuousQuery:
             any(self.windows[w] for w in schedule.scope(c)) for c in schedule.conditions
         ):
             return []
-        now = self._answer(po.run(self.physical.root, _Reader(self)))
+        rows = po.run(self.physical.root, _Reader(self))
+        if self.events_query:  # a solution without a match at t is not pushed at t
+            matched = self.physical.slots.index(TO)
+            rows = [r for r in rows if r[matched] is not None]
+        now = self._answer(rows)
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
 
@@ -355,7 +370,12 @@ class ContinuousQuery:
             case qa.Ask():
                 return Counter({(bool(rows),): 1})
             case qa.Construct(template):
-                return Counter(t for row in rows for t in self._instantiate(template, row))
+                at = [self.physical.slots.index(h) for h in (FROM, TO)] if self.events_query else []
+                return Counter(
+                    (*t, *(row[i] for i in at))
+                    for row in rows
+                    for t in self._instantiate(template, row)
+                )
             case _:
                 slots = self.physical.slots
                 kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
@@ -385,8 +405,14 @@ class ContinuousQuery:
             case qa.Ask():
                 return [Result(self.name, t, op, boolean=b) for (b,) in bag.elements()]
             case qa.Construct():
-                triples = sorted((ox.Triple(*map(decode, k)) for k in +bag), key=str)  # type: ignore[misc]
-                return [Result(self.name, t, op, triples=tuple(triples))] if triples else []
+                graphs: dict[tuple, list[ox.Triple]] = {}
+                for key in +bag:
+                    graphs.setdefault(tuple(key[3:]), []).append(ox.Triple(*map(decode, key[:3])))  # type: ignore[misc]
+                return [
+                    Result(self.name, t, op, triples=tuple(sorted(g, key=str)),
+                           interval=(at[0], at[1]) if at else None)
+                    for at, g in sorted(graphs.items(), key=repr)
+                ]
         slots = self.physical.slots
         names = [n for n in slots.names if slots.visible(n) or n in HIDDEN]
         return [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)

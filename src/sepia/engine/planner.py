@@ -89,8 +89,6 @@ def plan(
     matches = _nodes(query.pattern, gp.Match)
     if len(matches) > 1:
         raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
-    if matches and not isinstance(query.form, qa.Select):
-        raise Unsupported("event patterns under CONSTRUCT or ASK are not in the engine yet")
     if isinstance(query.form, qa.Describe):
         raise Unsupported("DESCRIBE")
     if query.partition_by is not None:
