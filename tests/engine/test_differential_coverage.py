@@ -272,20 +272,26 @@ def event_forms(draw) -> str:
     return text.replace("SELECT *", f"{operator}\n{form}", 1)
 
 
+def assert_forms_agree(text: str, data: dict) -> None:
+    """Engine == reference; the one refused case (a tail negation under a form evaluated at
+    every arrival) is not counted."""
+    query = parse_query(text)
+    try:
+        got = list(run([("q", query)], data, background()))
+    except Unsupported:
+        assume(False)
+    expected = evaluate(query, data, background(), name="q")
+    assert canonical(got) == canonical(expected), text
+
+
 @settings(max_examples=250, deadline=None, suppress_health_check=CHECKS)
 @given(event_forms(), streams())
 def test_event_forms_agree_with_reference(text, data):
-    query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert canonical(got) == canonical(expected), text
+    assert_forms_agree(text, data)
 
 
 @pytest.mark.slow
 @settings(max_examples=2500, deadline=None, suppress_health_check=CHECKS)
 @given(event_forms(), streams())
 def test_event_forms_agree_with_reference_long(text, data):
-    query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert canonical(got) == canonical(expected), text
+    assert_forms_agree(text, data)

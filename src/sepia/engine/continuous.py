@@ -91,6 +91,12 @@ class ContinuousQuery:
         )
         """Evaluated at every arrival, matches or not (as the reference): an ASK answers
         false, an IStream / DStream compares with an empty answer."""
+        automaton = self.physical.automaton
+        if self.dense and automaton is not None and automaton.states[-1].negated:
+            raise Unsupported(
+                "ASK, IStream or DStream over a SPAseq sequence ending in a negation (its "
+                "matches are reported at a horizon, after that instant was evaluated)"
+            )
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
         self.previous: Counter[tuple] = Counter()
         self.low: int | None = None
