@@ -3,6 +3,12 @@
 The pyoxigraph store is kept as well: ``Fallback`` sub-patterns are evaluated over it. Under
 RDFS entailment (semantics.md) every graph is read as its own closure under the background's
 schema: ``entailed()`` gives that view once, with the schema for closing stream elements.
+
+Time-varying graphs (RSP-QL Definition 10, ``prov:generatedAtTime`` versions, read by
+:class:`sepia.semantics.background.Background` exactly as the reference reads them) are
+snapshots: G(t) is G's unversioned triples plus the latest version stamped at or before t.
+Each G(t) is indexed the first time some evaluation reads it and kept (one index per version),
+so ``graph(name, t)`` is a lookup; ``state(t)`` names the versions in force (cache keys).
 """
 
 from __future__ import annotations
@@ -13,35 +19,36 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from sepia.engine.graph import TripleIndex
-from sepia.engine.planner import Unsupported
 from sepia.rdf.dictionary import Dictionary
+from sepia.semantics.background import Background as Versions
+from sepia.semantics.background import TimeVaryingGraph
 from sepia.semantics.entailment import rdfs_closure, schema_of
-
-GENERATED_AT = ox.NamedNode("http://www.w3.org/ns/prov#generatedAtTime")
-"""Background graphs stamped with this are versioned (semantics/background.py)."""
 
 GraphName = ox.NamedNode | None
 
 
 @dataclass(slots=True)
 class Background:
-    """Background graphs by name (None: the default graph) as triple indexes."""
+    """Background graphs by name (None: the default graph) as triple indexes; the graphs
+    with versions in ``varying``."""
 
     store: ox.Store
     dictionary: Dictionary
     graphs: dict[GraphName, TripleIndex] = field(default_factory=dict)
     schema: frozenset[ox.Triple] | None = None
     """The RDFS schema every graph is closed under (None: no entailment)."""
+    varying: dict[GraphName, TimeVaryingGraph] = field(default_factory=dict)
+    _versions: dict[tuple[GraphName, int], TripleIndex] = field(default_factory=dict)
     _entailed: Background | None = None
 
     @classmethod
     def encode(cls, store: ox.Store | None, dictionary: Dictionary) -> Background:
-        """Encode every quad of ``store`` (none when there is no background data)."""
+        """Encode every graph of ``store`` (none when there is no background data); the
+        versions of time-varying graphs are encoded when first read."""
         store = store if store is not None else ox.Store()
-        if next(store.quads_for_pattern(None, GENERATED_AT, None, None), None) is not None:
-            raise Unsupported("time-varying background graphs (prov:generatedAtTime versions)")
-        background = cls(store, dictionary)
-        background._index(_graphs(store))
+        split = Versions.of(store)
+        background = cls(store, dictionary, varying={_name(g): v for g, v in split.varying.items()})
+        background._index({_name(g): ts for g, ts in split.static.items()})
         return background
 
     def _index(self, graphs: dict[GraphName, list[ox.Triple]]) -> None:
@@ -56,30 +63,50 @@ class Background:
         return [(encode(t.subject), encode(t.predicate), encode(t.object)) for t in triples]
 
     def entailed(self) -> Background:
-        """The same background read under RDFS entailment (built once)."""
+        """The same background read under RDFS entailment (built once): the schema is that
+        of the unversioned triples; each G(t) is closed under it and its own schema."""
         if self.schema is not None:
             return self
         if self._entailed is None:
-            graphs = _graphs(self.store)
-            schema = frozenset(schema_of(t for ts in graphs.values() for t in ts))
-            closed = Background(ox.Store(), self.dictionary, schema=schema)
-            closed._index(graphs)
+            split = Versions.of(self.store)
+            static = {_name(g): ts for g, ts in split.static.items()}
+            schema = frozenset(schema_of(t for ts in static.values() for t in ts))
+            closed = Background(ox.Store(), self.dictionary, schema=schema, varying=self.varying)
+            closed._index(static)
             closed.store.extend(
                 ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph() if g is None else g)
-                for g, ts in graphs.items()
+                for g, ts in static.items()
                 for t in rdfs_closure(ts, schema)
             )
             self._entailed = closed
         return self._entailed
 
-    def graph(self, name: GraphName) -> TripleIndex:
-        """A background graph (an empty one when there is no such graph)."""
-        return self.graphs.get(name) or TripleIndex()
+    @property
+    def names(self) -> tuple[ox.NamedNode, ...]:
+        """The named graphs (time-varying ones included, whatever their content at t)."""
+        return tuple(g for g in [*self.graphs, *self.varying] if g is not None)
+
+    def state(self, t: int) -> tuple[int, ...]:
+        """Which version of each time-varying graph holds at t (equal states: same data)."""
+        return tuple(g.version_at(t) for g in self.varying.values())
+
+    def version(self, name: GraphName, t: int) -> int | None:
+        """The version of graph ``name`` in force at t (None: the graph has no versions)."""
+        graph = self.varying.get(name)
+        return None if graph is None else graph.version_at(t)
+
+    def graph(self, name: GraphName, t: int = 0) -> TripleIndex:
+        """A background graph as it is at t (an empty one when there is no such graph)."""
+        n = self.version(name, t)
+        if n is None:
+            return self.graphs.get(name) or TripleIndex()
+        found = self._versions.get((name, n))
+        if found is None:
+            found = TripleIndex(self.encode_triples(self.varying[name].at(t)))
+            self._versions[(name, n)] = found
+        return found
 
 
-def _graphs(store: ox.Store) -> dict[GraphName, list[ox.Triple]]:
-    graphs: dict[GraphName, list[ox.Triple]] = {}
-    for quad in store.quads_for_pattern(None, None, None, None):
-        name = None if isinstance(quad.graph_name, ox.DefaultGraph) else quad.graph_name
-        graphs.setdefault(name, []).append(quad.triple)  # type: ignore[arg-type]
-    return graphs
+def _name(graph: object) -> GraphName:
+    """The engine's name of a graph: None for the default graph."""
+    return None if isinstance(graph, ox.DefaultGraph) else graph  # type: ignore[return-value]

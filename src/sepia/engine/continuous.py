@@ -23,10 +23,12 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
-from sepia.engine.events import completed
+from sepia.engine.events import Consumption, EventMapping, completed, consumes
+from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
-from sepia.engine.planner import PhysicalQuery, Unsupported, plan
+from sepia.engine.paths import PathRelations
+from sepia.engine.planner import PhysicalQuery, Unsupported, fallbacks, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
 from sepia.engine.runs import (
@@ -44,8 +46,9 @@ from sepia.engine.windows import WindowState
 from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
-from sepia.rdf.terms import Term
+from sepia.rdf.terms import Term, term_to_nt
 from sepia.reasoning.elements import ElementClosure
+from sepia.semantics.sparql import TIMESTAMP, integer_literal
 
 Snapshot = dict[str, list[tuple]]
 EVENT_CACHE = 1 << 16
@@ -74,9 +77,29 @@ class ContinuousQuery:
         self._closure = (
             None if background.schema is None else ElementClosure(background.schema, dictionary)
         )
-        named = tuple(g for g in background.graphs if g is not None)
-        self.physical: PhysicalQuery = plan(query, dictionary, named)
+        named = background.names
+        if background.schema is not None and calls(query.pattern, "TIMESTAMP"):
+            raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
+        functions = {TIMESTAMP: self._timestamp}
+        self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
+        if background.varying and fallbacks(self.physical):
+            raise Unsupported("a sub-pattern only pyoxigraph runs, over time-varying background")
+        self.now = 0
+        """The instant being evaluated: the background graphs are read as they are then."""
         self.operator = r2s.operator_of(query)
+        self.events_query = bool(self.physical.automaton or self.physical.events)
+        """Push-based: only solutions carrying a match reported at t count at t."""
+        self.dense = self.events_query and (
+            isinstance(query.form, qa.Ask) or self.operator is not qa.RStream
+        )
+        """Evaluated at every arrival, matches or not (as the reference): an ASK answers
+        false, an IStream / DStream compares with an empty answer."""
+        automaton = self.physical.automaton
+        if self.dense and automaton is not None and automaton.states[-1].negated:
+            raise Unsupported(
+                "ASK, IStream or DStream over a SPAseq sequence ending in a negation (its "
+                "matches are reported at a horizon, after that instant was evaluated)"
+            )
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
         self.previous: Counter[tuple] = Counter()
         self.low: int | None = None
@@ -85,6 +108,7 @@ class ContinuousQuery:
         """The last instant whose evaluations are done."""
         self.last_arrival: dict[str, int] = {}
         self._fallback: FallbackStore | None = None
+        self._paths: PathRelations | None = None
         automaton = self.physical.automaton
         width = len(self.physical.slots.names)
         self.permanent = frozenset() if automaton is None else initial(automaton, width)
@@ -95,6 +119,11 @@ class ContinuousQuery:
         """Matches of negated elements, by state, for the guards that look back at them."""
         self._completed: list[Row] = []
         self._event_cache: dict[tuple, list[Row]] = {}
+        events = self.physical.events
+        self.consumption = (
+            Consumption(self._serve_key) if events is not None and consumes(events) else None
+        )
+        """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
 
     @property
     def query(self) -> qa.Query:
@@ -155,7 +184,7 @@ class ContinuousQuery:
         self._remember(t, candidates)
         if streamset_event:
             self.clock = t
-        return self._report(completed)
+        return self._report(completed, t)
 
     def _push(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """RSEP-QL patterns: after the elements stamped t enter the windows, report the event
@@ -164,38 +193,70 @@ class ContinuousQuery:
         assert tree is not None
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
-        if not relevant:
-            return []
         if any(not e.is_point for e in relevant):
             raise Unsupported("interval-stamped elements under an RSEP-QL event pattern")
-        self._insert(t, relevant)
+        if self.consumption is not None:  # re-evaluated at every instant, as the reference
+            self._insert(t, relevant)
+            for window in self.windows.values():
+                window.advance(t)
+            by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
+            self.consumption.admit(self.windows, by_window, relevant)
+            found = self.consumption.completed(tree, t, self.windows, self._event_rows)
+        elif not relevant:
+            found = set()
+        else:
+            self._insert(t, relevant)
+            found = completed(tree, t, self.windows, self._event_rows)
         self.clock = t
-        found = completed(tree, t, self.windows, self._event_rows)
         slots = self.physical.slots
         start, end = slots.index(FROM), slots.index(TO)
         self._completed = [
             tuple(a if i == start else b if i == end else v for i, v in enumerate(row))
             for row, a, b in found
         ]
-        results = self._evaluate(t) if found else []
+        results = self._evaluate(t) if found or self.dense else []
         self._completed = []
         return results
 
-    def _event_rows(self, plan: po.PhysicalPlan, triples: tuple) -> list[Row]:
-        """A pattern over one event graph, cached: the answer depends on nothing else."""
-        key = (id(plan), triples)
+    def _event_rows(self, plan: po.PhysicalPlan, time: int, triples: tuple) -> list[Row]:
+        """A pattern over one event graph stamped ``time``, cached: the answer depends on
+        nothing else (but the versions of the background graphs in force then)."""
+        key = (id(plan), self.background.state(time), triples)
         found = self._event_cache.get(key)
         if found is None:
             if len(self._event_cache) > EVENT_CACHE:
                 self._event_cache.clear()
-            reader = _Reader(self)
+            reader = _Reader(self, time)
             reader.event_graph = TripleIndex(triples)
-            found = self._event_cache[key] = po.run(plan, reader)
+            names = self.physical.slots.names
+            hidden = [i for i, n in enumerate(names) if not self.physical.slots.visible(n)]
+            rows = {_without(row, hidden): None for row in po.run(plan, reader)}
+            found = self._event_cache[key] = list(rows)
         return found
 
+    def _timestamp(self, s: Term, p: Term, o: Term) -> ox.Literal | None:
+        """C-SPARQL timestamp(?s, ?p, ?o): the time of the most recent element, among the
+        query's windows at the evaluation instant, that holds the triple."""
+        lookup = self.dictionary.lookup
+        triple = tuple(lookup(term_to_nt(x)) for x in (s, p, o))
+        times = [
+            next((time for time, triples in reversed(w.elements) if triple in triples), None)
+            for w in self.windows.values()
+        ]
+        latest = max((x for x in times if x is not None), default=None)
+        return None if latest is None else integer_literal(latest)
+
+    def _serve_key(self, m: EventMapping) -> tuple:
+        """``sepia.semantics.rsepql.serve_key`` on an encoded mapping: the order consumption
+        serves mappings in (interval, then bindings by variable name and N-Triples text)."""
+        row, start, end = m
+        names, decode = self.physical.slots.names, self.dictionary.decode
+        bound = tuple((names[i], str(decode(v))) for i, v in enumerate(row) if v is not None)
+        return (end, start, bound)
+
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
-        """A GPM's plan over one event's graph."""
-        reader = _Reader(self)
+        """A GPM's plan over one event's graph (background graphs as they were then)."""
+        reader = _Reader(self, event.time)
         reader.event_graph = TripleIndex(self._element(event))
         return po.run(plan, reader)
 
@@ -211,10 +272,14 @@ class ContinuousQuery:
                 if within is not None:
                     self.history[i] = [(s, r) for s, r in seen if s >= t - within.width - 1]
 
-    def _report(self, completed: list[Completed]) -> list[Result]:
-        """Evaluate the query over the matches completed, per report time, in time order."""
+    def _report(self, completed: list[Completed], now: int | None = None) -> list[Result]:
+        """Evaluate the query over the matches completed, per report time, in time order
+        (and at ``now`` with none, when the answer is not empty without a match: ``dense``)."""
         results: list[Result] = []
-        for reported_at in sorted({c.reported_at for c in completed}):
+        times = {c.reported_at for c in completed}
+        if self.dense and now is not None:
+            times.add(now)
+        for reported_at in sorted(times):
             due = sorted((c for c in completed if c.reported_at == reported_at), key=_order)
             self._completed = [row for c in due for row in self._rows(c)]
             results += self._evaluate(reported_at)
@@ -310,6 +375,7 @@ class ContinuousQuery:
 
     # --- one evaluation ---------------------------------------------------------------
     def _evaluate(self, t: int) -> list[Result]:
+        self.now = t
         for window in self.windows.values():
             window.advance(t)
         schedule = self.physical.schedule
@@ -317,7 +383,11 @@ class ContinuousQuery:
             any(self.windows[w] for w in schedule.scope(c)) for c in schedule.conditions
         ):
             return []
-        now = self._answer(po.run(self.physical.root, _Reader(self)))
+        rows = po.run(self.physical.root, _Reader(self))
+        if self.events_query:  # a solution without a match at t is not pushed at t
+            matched = self.physical.slots.index(TO)
+            rows = [r for r in rows if r[matched] is not None]
+        now = self._answer(rows)
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
 
@@ -327,7 +397,12 @@ class ContinuousQuery:
             case qa.Ask():
                 return Counter({(bool(rows),): 1})
             case qa.Construct(template):
-                return Counter(t for row in rows for t in self._instantiate(template, row))
+                at = [self.physical.slots.index(h) for h in (FROM, TO)] if self.events_query else []
+                return Counter(
+                    (*t, *(row[i] for i in at))
+                    for row in rows
+                    for t in self._instantiate(template, row)
+                )
             case _:
                 slots = self.physical.slots
                 kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
@@ -357,8 +432,14 @@ class ContinuousQuery:
             case qa.Ask():
                 return [Result(self.name, t, op, boolean=b) for (b,) in bag.elements()]
             case qa.Construct():
-                triples = sorted((ox.Triple(*map(decode, k)) for k in +bag), key=str)  # type: ignore[misc]
-                return [Result(self.name, t, op, triples=tuple(triples))] if triples else []
+                graphs: dict[tuple, list[ox.Triple]] = {}
+                for key in +bag:
+                    graphs.setdefault(tuple(key[3:]), []).append(ox.Triple(*map(decode, key[:3])))  # type: ignore[misc]
+                return [
+                    Result(self.name, t, op, triples=tuple(sorted(g, key=str)),
+                           interval=(at[0], at[1]) if at else None)
+                    for at, g in sorted(graphs.items(), key=repr)
+                ]
         slots = self.physical.slots
         names = [n for n in slots.names if slots.visible(n) or n in HIDDEN]
         return [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
@@ -387,6 +468,7 @@ class ContinuousQuery:
             "runs": [run_row(r) for r in self.runs],
             "history": [(i, t, *row) for i, seen in self.history.items() for t, row in seen],
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
+            "consumption": [] if self.consumption is None else self.consumption.rows(),
         }
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -405,14 +487,18 @@ class ContinuousQuery:
         for state, time, *row in snapshot["history"]:
             self.history.setdefault(state, []).append((time, tuple(row)))
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
+        if self.consumption is not None:
+            self.consumption.restore(snapshot["consumption"])
         self._fallback = None
+        self._paths = None
 
 
 class _Reader:
     """The plan's view of the query's data at an evaluation instant."""
 
-    def __init__(self, engine: ContinuousQuery) -> None:
+    def __init__(self, engine: ContinuousQuery, time: int | None = None) -> None:
         self.engine = engine
+        self.time = engine.now if time is None else time
         self.width = len(engine.physical.slots.names)
         self.event_graph = TripleIndex()
 
@@ -424,7 +510,20 @@ class _Reader:
             return self.event_graph
         if isinstance(ref, po.WindowGraph):
             return self.engine.windows[ref.name].graph
-        return self.engine.background.graph(ref.name)
+        return self.engine.background.graph(ref.name, self.time)
+
+    def path(self, node: po.NestedPath) -> list[Row]:
+        engine = self.engine
+        if engine._paths is None:
+            engine._paths = PathRelations(engine.dictionary, self.width)
+        graphs = [self.graph(g) for g in node.graphs]
+        version = tuple(
+            engine.windows[g.name].version
+            if isinstance(g, po.WindowGraph)
+            else engine.background.version(g.name, self.time)  # type: ignore[union-attr]
+            for g in node.graphs
+        )
+        return engine._paths.rows(node, graphs, version)
 
     def fallback(self, node: po.Fallback) -> list[Row]:
         engine = self.engine
@@ -448,6 +547,11 @@ def _result(
     interval = None if start is None or end is None else (start, end)
     match = None if number is None else f"m{number}"
     return Result(name, t, op, binding, interval=interval, match=match)
+
+
+def _without(row: Row, slots: list[int]) -> Row:
+    """A row with ``slots`` unbound (an event mapping binds only the query's variables)."""
+    return tuple(None if i in slots else v for i, v in enumerate(row))
 
 
 def _order(match: Completed) -> tuple:

@@ -7,18 +7,28 @@ the reference pushes them). So the right spine of the tree is matched against th
 stamped t only, and each left side against the window events that end before its right
 partner starts (Eq. 7's W^sqcup[0, t3 - 1]). Each element's matches of a pattern are cached
 by its triples: a pattern over one event graph never changes its answer.
+
+CHRONOLOGICAL and RECENT (SEQ^c / SEQ^r with consumption) cannot be computed from the events
+ending at t alone: the reference re-evaluates the whole pattern over the windows at every
+instant, and consumption is a side effect of each evaluation (a right mapping that ended
+earlier can take a partner later). ``Consumption`` does the same, step for step, over the
+windows' encoded contents, and keeps the consumed occurrences (window, element graph name)
+as rows; each element's graph name is kept beside the window's own deque.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from sepia.algebra.event import SelectionPolicy
 from sepia.engine import operators as po
 from sepia.engine.rows import Row, compatible, merge
 from sepia.engine.windows import WindowState
+from sepia.rdf.stream import StreamElement
 
 EventMapping = tuple[Row, int, int]
 """(mapping, from, to) of one event mapping."""
@@ -44,17 +54,18 @@ class Extreme:
 @dataclass(frozen=True, slots=True)
 class EventSeq:
     """``E1 SEQ E2``: compatible pairs with end(E1) < start(E2), stamped [from1, to2];
-    ``naive`` is SEQ^n (Eq. 9): only the last mapping of each side."""
+    NAIVE is SEQ^n (Eq. 9): only the last mapping of each side; CHRONOLOGICAL and RECENT
+    consume (``Consumption``)."""
 
     left: EventTree
     right: EventTree
-    naive: bool = False
+    policy: SelectionPolicy = SelectionPolicy.UNRESTRICTED
 
 
 EventTree = EventLeaf | EventSeq | Extreme
 
-Matcher = Callable[[po.PhysicalPlan, tuple[tuple[int, int, int], ...]], Iterable[Row]]
-"""A pattern's plan over one event graph (given as its encoded triples)."""
+Matcher = Callable[[po.PhysicalPlan, int, tuple[tuple[int, int, int], ...]], Iterable[Row]]
+"""A pattern's plan over one event graph (given as its time and encoded triples)."""
 
 
 def completed(
@@ -87,10 +98,10 @@ def _mappings(
                 (row, time, time)
                 for time, triples in windows[window].elements
                 if time <= scope.before and (exact is None or time == exact)
-                for row in match(plan, triples)
+                for row in match(plan, time, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
-        case EventSeq(left, right, True):
+        case EventSeq(left, right, SelectionPolicy.NAIVE):
             lefts = _latest(_mappings(left, windows, match, scope, None))
             rights = _latest(_mappings(right, windows, match, scope, None))
             return {
@@ -99,7 +110,7 @@ def _mappings(
                 for b, b_from, b_to in rights
                 if compatible(a, b) and a_to < b_from and exact in (None, b_to)
             }
-        case EventSeq(left, right, False):
+        case EventSeq(left, right, _):
             found = set()
             for b, b_from, b_to in _mappings(right, windows, match, scope, exact):
                 mu = b if scope.mu is None else merge(scope.mu, b)
@@ -127,3 +138,135 @@ def _earliest(mappings: set[EventMapping]) -> set[EventMapping]:
 def _latest(mappings: set[EventMapping]) -> set[EventMapping]:
     greatest = max(map(_order, mappings), default=None)
     return {m for m in mappings if _order(m) == greatest}
+
+
+Occurrence = tuple[str, str]
+"""(window, element graph name): what consumption uses up (RSEP-QL Definition 10)."""
+Supported = dict[EventMapping, frozenset[Occurrence]]
+"""Event mappings with the occurrences behind them; equal mappings keep the first support
+found, as the reference's sets of ``EventMapping`` do."""
+ServeKey = Callable[[EventMapping], tuple]
+"""The reference's ``rsepql.serve_key`` on encoded mappings (the caller decodes terms)."""
+
+
+def consumes(tree: EventTree) -> bool:
+    """Whether a pattern has a SEQ with a consumption policy."""
+    match tree:
+        case EventLeaf():
+            return False
+        case EventSeq(left, right, policy):
+            consuming = policy in (SelectionPolicy.CHRONOLOGICAL, SelectionPolicy.RECENT)
+            return consuming or consumes(left) or consumes(right)
+        case Extreme(inner):
+            return consumes(inner)
+
+
+class Consumption:
+    """RSEP-QL SEQ^c / SEQ^r: the pattern re-evaluated over the windows at every instant,
+    as the reference does (``sepia.semantics.events.EventEvaluator.seq_consuming``), with the
+    consumed occurrences carried from one instant to the next."""
+
+    def __init__(self, key: ServeKey) -> None:
+        self.key = key
+        self.consumed: frozenset[Occurrence] = frozenset()
+        self.labels: dict[ox.NamedNode, deque[str]] = {}
+        """Each window's element graph names, aligned with its deque of elements."""
+        self._nesting = 0
+
+    def admit(
+        self, windows: dict[ox.NamedNode, WindowState], streams: dict[ox.NamedNode, str],
+        elements: Sequence[StreamElement],
+    ) -> None:
+        """Name the elements the windows just admitted (call after inserting them), and
+        forget the names, and consumed occurrences, of the elements that left."""
+        for e in elements:
+            for name, window in windows.items():
+                if streams[name] == e.stream and window.operator.admits(e.time):
+                    self.labels.setdefault(name, deque()).append(e.graph)
+        shown = set()
+        for name, window in windows.items():
+            labels = self.labels.setdefault(name, deque())
+            while len(labels) > len(window.elements):
+                labels.popleft()
+            shown |= {(name.value, label) for label in labels}
+        self.consumed &= shown  # graph names are unique in a stream: gone for good
+
+    def completed(
+        self, tree: EventTree, t: int, windows: dict[ox.NamedNode, WindowState], match: Matcher
+    ) -> list[EventMapping]:
+        """The pattern's mappings at t that end at t; consumption done at t is kept."""
+        every = self._evaluate(tree, windows, match, Scope(t, None))
+        return [m for m in every if m[2] == t]
+
+    def _evaluate(
+        self, tree: EventTree, windows: dict[ox.NamedNode, WindowState], match: Matcher,
+        scope: Scope,
+    ) -> Supported:
+        sub = lambda x: self._evaluate(x, windows, match, scope)  # noqa: E731
+        match tree:
+            case EventLeaf(window, plan):
+                found: Supported = {}
+                for (time, triples), label in zip(
+                    windows[window].elements, self.labels.get(window, ()), strict=True
+                ):
+                    if time > scope.before:
+                        continue
+                    for row in match(plan, time, triples):
+                        if scope.mu is None or compatible(row, scope.mu):
+                            found.setdefault((row, time, time), frozenset({(window.value, label)}))
+                return found
+            case EventSeq(policy=SelectionPolicy.CHRONOLOGICAL | SelectionPolicy.RECENT):
+                return self._seq_consuming(tree, windows, match, scope)
+            case EventSeq():
+                raise ValueError("a pattern mixing consuming and other SEQ policies")
+            case Extreme(inner, last):
+                every = sub(inner)
+                chosen = set(_latest(set(every)) if last else _earliest(set(every)))
+                return {m: s for m, s in every.items() if m in chosen}
+
+    def _seq_consuming(
+        self, tree: EventSeq, windows: dict[ox.NamedNode, WindowState], match: Matcher,
+        scope: Scope,
+    ) -> Supported:
+        """Right mappings in serve order each take the earliest (CHRONOLOGICAL) or latest
+        (RECENT) compatible, earlier, unconsumed left mapping; both are consumed. A nested
+        consuming SEQ consumes on a trial copy; only the outermost commits."""
+        committed = self.consumed
+        self._nesting += 1
+        rights = self._evaluate(tree.right, windows, match, scope)
+        consumed, found = committed, {}
+        for b in sorted(rights, key=self.key):
+            self.consumed = consumed
+            if rights[b] & consumed:
+                continue
+            row, b_from, b_to = b
+            mu = row if scope.mu is None else merge(scope.mu, row)
+            inner = Scope(min(b_from - 1, scope.before), mu)
+            lefts = self._evaluate(tree.left, windows, match, inner)
+            partners = sorted(
+                (a for a in lefts if compatible(a[0], row) and a[2] < b_from
+                 and not lefts[a] & consumed),
+                key=self.key,
+            )
+            if partners:
+                a = partners[-1] if tree.policy is SelectionPolicy.RECENT else partners[0]
+                found.setdefault((merge(a[0], row), a[1], b_to), lefts[a] | rights[b])
+                consumed = consumed | lefts[a] | rights[b]
+        self._nesting -= 1
+        self.consumed = consumed if self._nesting == 0 else committed
+        return found
+
+    def rows(self) -> list[tuple]:
+        """State rows: ("label", window, graph name) in window order, ("consumed", window,
+        graph name)."""
+        labels = [("label", w.value, g) for w, names in self.labels.items() for g in names]
+        return labels + [("consumed", w, g) for w, g in sorted(self.consumed)]
+
+    def restore(self, rows: Iterable[Sequence]) -> None:
+        self.labels, consumed = {}, set()
+        for kind, window, graph in rows:
+            if kind == "label":
+                self.labels.setdefault(ox.NamedNode(window), deque()).append(graph)
+            else:
+                consumed.add((window, graph))
+        self.consumed = frozenset(consumed)

@@ -89,6 +89,11 @@ def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: in
             return [f"{pad}Table ({len(rows)} rows)"]
         case po.Matches():
             return [f"{pad}Matches (rows of the matches the automaton completes)"]
+        case po.NestedPath(graphs, subject, path, obj):
+            ends = [_position(x, slots, dictionary) for x in (subject, obj)]
+            where = " + ".join(map(_graph, graphs))
+            return [f"{pad}NestedPath {where} {ends[0]} {to_sexpr(path)} {ends[1]} "
+                    "(pairs cached per graph version)"]
         case po.Fallback(pattern, _):
             return [f"{pad}FALLBACK pyoxigraph {to_sexpr(pattern)}"]
         case _:

@@ -5,12 +5,15 @@ library) is long and subtle, so the engine does not re-implement it: it hands py
 whole batch of rows at once, as one ``VALUES`` block, and reads the values back. Results are
 cached by the ids of the expression's variables, so each distinct input is computed once
 (expressions are functions of their variables; the cache is bounded and holds no engine
-state: dropping it changes nothing but speed).
+state: dropping it changes nothing but speed). C-SPARQL's ``timestamp()`` is the exception:
+it reads the windows at the evaluation instant, so an expression calling it is answered by
+the caller's ``functions`` and recomputed at every call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -41,6 +44,17 @@ def variables_of(e: ex.Expression) -> set[str]:
             return set()
 
 
+def calls(e: object, name: str) -> bool:
+    """Whether an expression (or any algebra tree) calls the builtin ``name``."""
+    if isinstance(e, ex.Call) and e.function == name:
+        return True
+    if isinstance(e, tuple):
+        return any(calls(x, name) for x in e)
+    if dataclasses.is_dataclass(e) and not isinstance(e, type):
+        return any(calls(getattr(e, f.name), name) for f in dataclasses.fields(e))
+    return False
+
+
 def has_exists(e: ex.Expression) -> bool:
     """Whether an expression holds EXISTS / NOT EXISTS or an aggregate (not row-local)."""
     match e:
@@ -68,8 +82,12 @@ class ExpressionEvaluator:
         dictionary: Dictionary,
         *,
         boolean: bool = False,
+        functions: Mapping[ox.NamedNode, Callable[..., ox.Literal | None]] | None = None,
     ) -> None:
         text = expression_text(expression)
+        self.functions = dict(functions or {})
+        self.volatile = calls(expression, "TIMESTAMP")
+        """Reads the windows (C-SPARQL timestamp()): never answered from the cache."""
         self.text = f"IF({text}, true, false)" if boolean else text
         self.truth = dictionary.encode(TRUE)
         self.names = sorted(variables_of(expression) & set(slots.names))
@@ -81,6 +99,8 @@ class ExpressionEvaluator:
     def values(self, rows: Sequence[Row]) -> list[int | None]:
         """The expression's value on each row (None where it raises an error)."""
         keys = [tuple(row[i] for i in self.positions) for row in rows]
+        if self.volatile:
+            self.cache.clear()
         missing = list({k for k in keys if k not in self.cache})
         if missing:
             if len(self.cache) + len(missing) > CACHE_LIMIT:
@@ -101,7 +121,7 @@ class ExpressionEvaluator:
         ]
         block = values_text([_KEY, *self.names], table)
         query = f"SELECT ?{_KEY} ?{_VALUE} WHERE {{ {block} BIND(({self.text}) AS ?{_VALUE}) }}"
-        solutions = self._store.query(query)
+        solutions = self._store.query(query, custom_functions=self.functions or None)
         assert isinstance(solutions, ox.QuerySolutions)
         found: list[int | None] = [None] * len(keys)
         for solution in solutions:

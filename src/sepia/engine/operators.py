@@ -17,6 +17,7 @@ from typing import Protocol, assert_never
 
 import pyoxigraph as ox
 
+from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
 from sepia.engine.expressions import ExpressionEvaluator
 from sepia.engine.graph import EncodedTriple, TripleIndex
@@ -165,13 +166,24 @@ class Fallback:
 
 
 @dataclass(frozen=True, slots=True)
+class NestedPath:
+    """``s path o`` where the path holds a nested test (CQELS-CEP): the pairs the path
+    relates in the union of ``graphs`` (:mod:`sepia.engine.paths`)."""
+
+    graphs: tuple[GraphRef, ...]
+    subject: Position
+    path: pa.Path
+    object: Position
+
+
+@dataclass(frozen=True, slots=True)
 class Matches:
     """MATCH: the rows of the matches the event automaton completed at this instant."""
 
 
 PhysicalPlan = (
     Scan | HashJoin | MultiJoin | LeftOuterJoin | UnionAll | AntiJoin | Select | Bind | Keep
-    | Dedup | Table | Fallback | Matches
+    | Dedup | Table | Fallback | Matches | NestedPath
 )
 
 
@@ -185,6 +197,8 @@ class Context(Protocol):
     def fallback(self, node: Fallback) -> list[Row]: ...
 
     def matches(self) -> list[Row]: ...
+
+    def path(self, node: NestedPath) -> list[Row]: ...
 
 
 def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
@@ -225,6 +239,8 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return ctx.fallback(plan)
         case Matches():
             return ctx.matches()
+        case NestedPath():
+            return ctx.path(plan)
         case _:
             assert_never(plan)
 

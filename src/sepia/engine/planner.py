@@ -10,6 +10,7 @@ for yet becomes a ``Fallback`` node that pyoxigraph evaluates; ``explain`` shows
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -34,7 +35,7 @@ from sepia.engine.automaton import (
     stream_of,
 )
 from sepia.engine.events import EventLeaf, EventSeq, EventTree, Extreme
-from sepia.engine.expressions import ExpressionEvaluator, has_exists
+from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists
 from sepia.engine.report import Schedule
 from sepia.engine.rows import BLANK, HIDDEN, Slots
 from sepia.engine.runs import Within
@@ -43,8 +44,17 @@ from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import has_nested_test
 from sepia.semantics.variables import bop_variables, pattern_variables
 
-NAIVE_OR_NOT = (ev.SelectionPolicy.UNRESTRICTED, ev.SelectionPolicy.NAIVE)
-"""The RSEP-QL event policies the engine evaluates (no consumption state)."""
+RSEPQL_POLICIES = (
+    ev.SelectionPolicy.UNRESTRICTED,
+    ev.SelectionPolicy.NAIVE,
+    ev.SelectionPolicy.CHRONOLOGICAL,
+    ev.SelectionPolicy.RECENT,
+)
+"""The RSEP-QL event policies (CHRONOLOGICAL and RECENT consume: ``events.Consumption``)."""
+
+
+Functions = dict[ox.NamedNode, Callable[..., ox.Literal | None]]
+"""Extension functions by IRI, as pyoxigraph's ``custom_functions`` takes them."""
 
 
 class Unsupported(ValueError):
@@ -67,22 +77,24 @@ class PhysicalQuery:
 
 
 def plan(
-    query: qa.Query, dictionary: Dictionary, named_graphs: tuple[ox.NamedNode, ...] = ()
+    query: qa.Query,
+    dictionary: Dictionary,
+    named_graphs: tuple[ox.NamedNode, ...] = (),
+    functions: Functions | None = None,
 ) -> PhysicalQuery:
     """Compile a query; raises ``Unsupported`` for what the engine cannot run.
     ``named_graphs`` are the background's named graphs (what GRAPH ?g ranges over when the
-    query has no FROM / FROM NAMED)."""
+    query has no FROM / FROM NAMED); ``functions`` answer the extension functions that read
+    the engine's state (C-SPARQL timestamp())."""
     matches = _nodes(query.pattern, gp.Match)
     if len(matches) > 1:
         raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
-    if matches and not isinstance(query.form, qa.Select):
-        raise Unsupported("event patterns under CONSTRUCT or ASK are not in the engine yet")
     if isinstance(query.form, qa.Describe):
         raise Unsupported("DESCRIBE")
     if query.partition_by is not None:
         raise Unsupported("PARTITION BY is not in the engine yet")
-    if any(c.function == "TIMESTAMP" for c in _nodes(query.pattern, ex.Call)):
-        raise Unsupported("C-SPARQL timestamp() is not in the engine yet")
+    if matches and calls(query.pattern, "TIMESTAMP"):
+        raise Unsupported("C-SPARQL timestamp() in an event query")
     if isinstance(query.form, qa.Construct) and any(
         isinstance(term, ox.BlankNode) for t in query.form.template for term in _terms(t)
     ):
@@ -98,14 +110,14 @@ def plan(
     visible = named_graphs
     if dataset.default_graphs or dataset.named_graphs:
         visible = dataset.named_graphs
-    planner = _Planner(slots, dictionary, default, dataset, tuple(visible))
+    planner = _Planner(slots, dictionary, default, dataset, tuple(visible), functions or {})
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
     if not matches:
         return PhysicalQuery(query, slots, root, windows, schedule, default)
     event = matches[0].event
     if not is_sequence(event):
-        if query.event_policy not in NAIVE_OR_NOT:
+        if query.event_policy not in RSEPQL_POLICIES:
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
         tree = planner.event_tree(event, query.event_policy)
         return PhysicalQuery(query, slots, root, windows, None, default, events=tree)
@@ -121,6 +133,7 @@ class _Planner:
     default: tuple[po.GraphRef, ...]
     dataset: ds.Dataset
     named: tuple[ox.NamedNode, ...]
+    functions: Functions
 
     def plan(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.PhysicalPlan:
         """The physical operator for ``p`` read in the active graph ``graphs``."""
@@ -167,10 +180,18 @@ class _Planner:
                 return po.Table(())  # not a graph of the query's dataset: no solutions
             case gp.Graph(ox.Variable() as variable, inner):
                 return self._graph_variable(variable, inner)
-            case gp.PathPattern(_, path, _) if has_nested_test(path):
-                raise Unsupported("paths with nested tests are not in the engine yet")
+            case gp.PathPattern(subject, path, obj) if has_nested_test(path):
+                return self._nested_path(subject, path, obj, graphs)
             case _:
                 return self._fallback(p, graphs)
+
+    def _nested_path(self, subject, path, obj, graphs: tuple[po.GraphRef, ...]) -> po.NestedPath:
+        """A path with nested tests over the active graph (``engine.paths``)."""
+        if any(isinstance(g, po.EventGraph) for g in graphs):
+            raise Unsupported("a path with nested tests inside an event pattern")
+        if isinstance(subject, ox.BlankNode) or isinstance(obj, ox.BlankNode):
+            raise Unsupported("a blank node at an end of a path with nested tests")
+        return po.NestedPath(graphs, self._position(subject), path, self._position(obj))
 
     def automaton(self, event: ev.EventPattern) -> Automaton:
         """Compile a SPAseq sequence into its automaton (one state per element)."""
@@ -192,16 +213,16 @@ class _Planner:
         return Automaton(tuple(states))
 
     def event_tree(self, e: ev.EventPattern, default: ev.SelectionPolicy) -> EventTree:
-        """An RSEP-QL pattern of unrestricted or naive SEQ, FIRST and LAST over EVENT w { P }
-        leaves; a SEQ that says UNRESTRICTED follows the query's EVENT POLICY."""
+        """An RSEP-QL pattern of SEQ, FIRST and LAST over EVENT w { P } leaves; a SEQ that
+        says UNRESTRICTED follows the query's EVENT POLICY."""
         match e:
             case ev.Event(pattern, ox.NamedNode() as window):
                 return EventLeaf(window, self._event_plan(pattern))
-            case ev.Seq(left, right, policy) if policy in NAIVE_OR_NOT:
+            case ev.Seq(left, right, policy) if policy in RSEPQL_POLICIES:
                 if policy is ev.SelectionPolicy.UNRESTRICTED:
                     policy = default
                 sub = lambda x: self.event_tree(x, default)  # noqa: E731
-                return EventSeq(sub(left), sub(right), policy is ev.SelectionPolicy.NAIVE)
+                return EventSeq(sub(left), sub(right), policy)
             case ev.First(inner) | ev.Last(inner):
                 return Extreme(self.event_tree(inner, default), isinstance(e, ev.Last))
             case _:
@@ -276,6 +297,8 @@ class _Planner:
         if graphs != self.default:
             (ref,) = graphs
             p = gp.Window(ref.name, p) if isinstance(ref, po.WindowGraph) else gp.Graph(ref.name, p)  # type: ignore[arg-type]
+        if calls(p, "TIMESTAMP"):
+            raise Unsupported("C-SPARQL timestamp() inside a sub-pattern only pyoxigraph runs")
         named = {n.name for n in _nodes(p, gp.Window)}  # type: ignore[attr-defined]
         named |= {g.name for g in self.default if isinstance(g, po.WindowGraph)}
         return po.Fallback(p, tuple(sorted(named, key=str)))
@@ -294,7 +317,9 @@ class _Planner:
                 return po.Constant(self.dictionary.encode(term))  # type: ignore[arg-type]
 
     def _expression(self, e, boolean: bool) -> ExpressionEvaluator:
-        return ExpressionEvaluator(e, self.slots, self.dictionary, boolean=boolean)
+        return ExpressionEvaluator(
+            e, self.slots, self.dictionary, boolean=boolean, functions=self.functions
+        )
 
     def _values_row(self, variables: tuple[ox.Variable, ...], row: tuple) -> tuple:
         values: list[int | None] = [None] * len(self.slots.names)
@@ -345,8 +370,15 @@ def certain(node: po.PhysicalPlan) -> frozenset[int]:
         case po.Table(rows):
             width = len(rows[0]) if rows else 0
             return frozenset(i for i in range(width) if all(r[i] is not None for r in rows))
+        case po.NestedPath(_, subject, _, obj):
+            return frozenset(p.index for p in (subject, obj) if isinstance(p, po.Slot))
         case po.Fallback() | po.Matches():
             return frozenset()
+
+
+def fallbacks(physical: PhysicalQuery) -> list[po.Fallback]:
+    """The sub-patterns of a plan that pyoxigraph evaluates."""
+    return _nodes((physical.root, physical.automaton, physical.events), po.Fallback)
 
 
 def _join_operands(p: gp.GraphPattern) -> list[gp.GraphPattern]:

@@ -177,10 +177,13 @@ class StreamingDataset:
 
     def visible_named_graphs(self) -> list[ox.NamedNode]:
         """The named graphs of the query's dataset, the ones a GRAPH variable ranges over:
-        the FROM NAMED graphs, else (with FROM alone) none, else every background graph."""
+        the FROM NAMED graphs, else (with FROM alone) none, else every background graph (a
+        time-varying one even while it is empty: whether pyoxigraph still lists a graph it
+        emptied must not decide it)."""
         if self.has_dataset_clause():
             return list(self.declared.named_graphs)
-        graphs = self.store.named_graphs()
+        varying = [g for g in self.background.varying if isinstance(g, ox.NamedNode)]
+        graphs = dict.fromkeys([*self.store.named_graphs(), *varying])
         return [g for g in graphs if not g.value.startswith(OWN_GRAPHS)]  # type: ignore[union-attr]
 
     def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:

@@ -108,6 +108,8 @@ class EventEvaluator:
         self.data = data
         self.special = special
         self.consumed: frozenset[tuple[str, str]] = frozenset()
+        self.nesting = 0
+        """How many consuming SEQs enclose the one being evaluated."""
         self.sequences: dict[int, list[MatchRow]] = {}
         self.leaves: dict[tuple[int, int], set[EventMapping]] = {}
 
@@ -193,23 +195,37 @@ class EventEvaluator:
         so FIRST and LAST inside it pick among the compatible, earlier events only."""
         if policy is Policy.UNRESTRICTED:
             policy = self.query.event_policy
-        rhs = sorted(self.evaluate(right, t, scope), key=rsepql.order_key)
+        if policy in (Policy.CHRONOLOGICAL, Policy.RECENT):
+            return self.seq_consuming(left, right, policy is Policy.RECENT, t, scope)
+        rhs = sorted(self.evaluate(right, t, scope), key=rsepql.serve_key)
         partners = lambda b: self.evaluate(left, t, Scope.of(b, scope))  # noqa: E731
         match policy:
             case Policy.UNRESTRICTED:
                 return set().union(*(unrestricted(partners(b), {b}) for b in rhs))
             case Policy.NAIVE:
                 return rsepql.seq_naive(self.evaluate(left, t, scope), rhs)
-            case Policy.CHRONOLOGICAL | Policy.RECENT:
-                found: set[EventMapping] = set()
-                for b in rhs:
-                    matched, self.consumed = rsepql.seq_consuming(
-                        partners(b), {b}, self.consumed, recent=policy is Policy.RECENT
-                    )
-                    found |= matched
-                return found
             case _:
                 raise ValueError(f"policy {policy.value} belongs to SPAseq sequences")
+
+    def seq_consuming(
+        self, left: ev.EventPattern, right: ev.EventPattern, recent: bool, t: int, scope
+    ) -> set[EventMapping]:
+        """SEQ^c / SEQ^r: right mappings in ``serve_key`` order each take a partner and
+        consume both. Only the outermost consuming SEQ commits what it consumed: a nested one
+        (an operand of another) consumes on a trial copy, so the occurrences behind its
+        intermediate matches stay free for the enclosing SEQ to take (or not)."""
+        committed = self.consumed
+        self.nesting += 1
+        rhs = sorted(self.evaluate(right, t, scope), key=rsepql.serve_key)
+        consumed, found = committed, set()
+        for b in rhs:
+            self.consumed = consumed  # what nested SEQs inside the left side start from
+            lefts = self.evaluate(left, t, Scope.of(b, scope))
+            matched, consumed = rsepql.seq_consuming(lefts, {b}, consumed, recent)
+            found |= matched
+        self.nesting -= 1
+        self.consumed = consumed if self.nesting == 0 else committed
+        return found
 
     # --- leaves -----------------------------------------------------------------------
     def visible(self, e: ev.Event, t: int) -> tuple[str, list[StreamElement]]:

@@ -8,7 +8,8 @@ as CQELS-CEP's SEQ, so ``seq`` is that function. CHRONOLOGICAL and RECENT follow
 ETALIS as semantics.md says: each right mapping, in order, takes the earliest (resp. latest)
 compatible earlier left mapping whose occurrences are not consumed, and both are consumed.
 Occurrences are (window, element graph) pairs: the consumption policy works on the input of
-each window (Definition 10).
+each window (Definition 10). Mappings with equal intervals are served in the order of their
+bindings (``serve_key``), so which one is taken never depends on set iteration order.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from sepia.rdf.stream import StreamElement
 from sepia.semantics.cqels_cep import seq
 from sepia.semantics.mappings import EventMapping, Mu
 
-__all__ = ["event", "first", "last", "order_key", "seq", "seq_consuming", "seq_naive"]
+__all__ = [
+    "event", "first", "last", "order_key", "seq", "seq_consuming", "seq_naive", "serve_key"
+]
 
 Omega = Iterable[EventMapping]
 Occurrence = tuple[str, str]
@@ -28,6 +31,13 @@ Occurrence = tuple[str, str]
 def order_key(m: EventMapping) -> tuple[int, int]:
     """The position of an event mapping in the order used by FIRST, LAST and the policies."""
     return (m.end, m.start)
+
+
+def serve_key(m: EventMapping) -> tuple:
+    """The total order consumption serves mappings in: by (end, start), then by the bindings
+    (variable names in order, each term compared by its N-Triples text). Two distinct event
+    mappings of one set never tie (they differ in mu when their intervals are equal)."""
+    return (m.end, m.start, tuple(sorted((k, str(v)) for k, v in m.mu.items())))
 
 
 def event(
@@ -71,9 +81,9 @@ def seq_consuming(
     Returns the matches and the occurrences consumed so far (the state carried from one
     evaluation to the next).
     """
-    left = sorted(left, key=order_key)
+    left = sorted(left, key=serve_key)
     results: set[EventMapping] = set()
-    for b in sorted(right, key=order_key):
+    for b in sorted(right, key=serve_key):
         if b.support & consumed:
             continue
         partners = [
