@@ -212,8 +212,8 @@ class ContinuousQuery:
         start, end = slots.index(FROM), slots.index(TO)
         self._completed = [
             tuple(a if i == start else b if i == end else v for i, v in enumerate(row))
-            for row, a, b in found
-        ]
+            for row, a, b in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
+        ]  # by interval, then mapping: the order of results at t does not vary between runs
         results = self._evaluate(t) if found or self.dense else []
         self._completed = []
         return results
@@ -556,5 +556,9 @@ def _without(row: Row, slots: list[int]) -> Row:
 
 def _order(match: Completed) -> tuple:
     """Matches reported at one instant are numbered by start, mapping, then iterations."""
-    key = lambda row: tuple(-1 if v is None else v for v in row)  # noqa: E731
-    return (match.start, key(match.mu), tuple(key(it) for it in match.iterations))
+    return (match.start, _row_key(match.mu), tuple(_row_key(it) for it in match.iterations))
+
+
+def _row_key(row: Row) -> tuple[int, ...]:
+    """A row as a sortable key (unbound first)."""
+    return tuple(-1 if v is None else v for v in row)
