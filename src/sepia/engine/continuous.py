@@ -145,9 +145,26 @@ class ContinuousQuery:
         assert partition is not None
         if partition.slot is None:
             return set()
-        slot = partition.slot
-        found = (row[slot] for plan in partition.leaves for row in self._gpm(plan, element))
-        return {v for v in found if v is not None}
+        found: set[int] = set()
+        for leaf in partition.leaves:
+            found |= self._new_values(leaf, element, partition.slot, found)
+        return found
+
+    def _new_values(
+        self, leaf: po.PhysicalPlan, element: StreamElement, slot: int, found: set[int]
+    ) -> set[int]:
+        """The values a leaf binds at ``slot`` besides ``found``: its outer FILTERs (often
+        reading other elements' variables, so false here) are only evaluated on rows that
+        would add a value."""
+        conditions = []
+        while isinstance(leaf, po.Select):
+            conditions.append(leaf.condition)
+            leaf = leaf.inner
+        rows = [r for r in self._gpm(leaf, element) if r[slot] is not None and r[slot] not in found]
+        for condition in conditions:
+            if rows:
+                rows = [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
+        return {r[slot] for r in rows}
 
     def _in_partition(self, rows: list[Row]) -> list[Row]:
         """In one partition, only the matches binding its value count."""
@@ -492,6 +509,22 @@ class ContinuousQuery:
             "runs": len(self.runs),
             "dropped_runs": self.dropped,
         }
+
+    def deadline(self) -> int | None:
+        """Under WITHIN, the first instant at which a step with no event could change the
+        state: a run reaching its horizon (a tail negation completes, others expire) or
+        the oldest negated match a guard keeps falling out of reach. A match waiting on a
+        final ``, !B`` needs the query's own next event, not time."""
+        within, automaton = self.physical.within, self.physical.automaton
+        if within is None or automaton is None:
+            return None
+        starts = [
+            r.start
+            for r in self.runs - self.permanent
+            if r.start is not None and r.position < len(automaton)  # not a ", !B" wait
+        ]
+        seen = [t + 2 for kept in self.history.values() for t, _ in kept]  # see _remember
+        return min((x + within.width for x in starts + seen), default=None)
 
     def idle(self) -> bool:
         """Whether the query holds nothing a fresh one would not: no window content, runs

@@ -10,11 +10,12 @@ indexed by partition key that SPAseq's optimisations ask for.
 
 Time is the whole input's, as in the reference: a sequence ending in a negation completes
 at its WITHIN horizon or when the whole input ends, even in a partition whose own events
-stopped earlier. So under WITHIN every partition is told each instant of the streamset
-(``pass_time``; strict contiguity does not count it): horizons fire on time, results leave
-in time order, and runs expire, so a partition left with nothing is dropped (a fresh one
-is the same) and the live partitions are those of the last WITHIN. At the end of input,
-partitions waiting on a tail negation are told when the whole input ended.
+stopped earlier. So under WITHIN a partition is told of the first instant of the
+streamset at or after its deadline (``pass_time``; strict contiguity does not count it):
+horizons fire then, results leave in time order, and runs expire, so a partition left
+with nothing is dropped (a fresh one is the same) and the live partitions are those of the
+last WITHIN. At the end of input, partitions waiting on a tail negation are told when the
+whole input ended.
 
 Match numbers are ``p<n>.m<k>``: partition n (in order of creation), its k-th match; the
 reference numbers partitions in value order, so they agree up to renaming.
@@ -23,6 +24,7 @@ reference numbers partitions in value order, so they agree up to renaming.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Sequence
 
 from sepia.algebra import query as qa
@@ -62,6 +64,11 @@ class PartitionedQuery:
         """Under WITHIN, every partition steps through each instant of the streamset: its
         runs expire (so it can be dropped) and tail negations fire at their horizons."""
         self.declared = {s.iri.value for s in query.dataset.streams}
+        self.deadlines: dict[int, int] = {}
+        """Under WITHIN, when each partition must step next though no event of its own
+        comes (``ContinuousQuery.deadline``); ``queue`` orders them (stale entries are
+        skipped)."""
+        self.queue: list[tuple[int, int]] = []
 
     @property
     def query(self) -> qa.Query:
@@ -85,17 +92,42 @@ class PartitionedQuery:
         for value in members:
             self._part(value)
         streamset = any(not self.declared or e.stream in self.declared for e in elements)
+        touched = set(members) | (self._due(t) if streamset and self.ticks else set())
         results = []
-        for value, (n, part) in list(self.parts.items()):
+        for value in sorted(touched, key=lambda v: self.parts[v][0]):
+            n, part = self.parts[value]
             if value in members:
                 results += self._named(n, part.advance(t, members[value]))
             if streamset and self.ticks:
                 results += self._named(n, part.pass_time(t))
-            if part.idle():
-                del self.parts[value]
+            self._settle(value, part)
         if streamset:
             self.clock = t
         return _in_time_order(results)
+
+    def _due(self, t: int) -> set[int]:
+        """The partitions whose deadline has come by t."""
+        due = set()
+        while self.queue and self.queue[0][0] <= t:
+            deadline, value = heapq.heappop(self.queue)
+            if self.deadlines.get(value) == deadline:
+                del self.deadlines[value]
+                due.add(value)
+        return due
+
+    def _settle(self, value: int, part: ContinuousQuery) -> None:
+        """After a step: drop the partition if it holds nothing, else note when it must
+        next step even without events of its own (WITHIN expiry, a tail's horizon)."""
+        if part.idle():
+            del self.parts[value]
+            self.deadlines.pop(value, None)
+            return
+        deadline = part.deadline() if self.ticks else None
+        if deadline is None:
+            self.deadlines.pop(value, None)
+        elif self.deadlines.get(value) != deadline:
+            self.deadlines[value] = deadline
+            heapq.heappush(self.queue, (deadline, value))
 
     def watermark(self, t: int) -> list[Result]:
         """Event queries report on arrival: a watermark brings nothing due."""
@@ -137,7 +169,7 @@ class PartitionedQuery:
 
     def restore(self, snapshot: Snapshot) -> None:
         """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
-        self.parts = {}
+        self.parts, self.deadlines, self.queue = {}, {}, []
         for value, n in snapshot["partitions"]:
             if value is None:
                 self.made = n
@@ -147,7 +179,9 @@ class PartitionedQuery:
                 for table, rows in snapshot.items()
                 if table != "partitions"
             }
-            self._part(value, n).restore(tables)
+            part = self._part(value, n)
+            part.restore(tables)
+            self._settle(value, part)
 
 
 RegisteredQuery = ContinuousQuery | PartitionedQuery
