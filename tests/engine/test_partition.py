@@ -123,3 +123,39 @@ def test_partitions_whose_runs_expired_are_dropped():
     assert peak <= 8
     late += session.flush()
     assert [(dict(r.binding)["c"], r.interval) for r in late] == [(card0, (3_000, 3_001))]
+
+
+WAIT = f"""PREFIX : <{EX}>
+SELECT ?c FROM STREAM S1 :s PARTITION BY ?c
+WHERE {{ SEQ(A , !B , C?) DEFINE GPM A ON S1 {{ ?c :price ?p }}
+         DEFINE GPM B ON S1 {{ ?c :halt ?h }} DEFINE GPM C ON S1 {{ ?c :never ?n }} }}"""
+# x: price @0, next x event @5 (a price: no halt, so x's match [0, 0] is settled at 5);
+# y: price @1, price @2 (settles [1, 1]), halt @3 (kills [2, 2]); the input ends at 6.
+TIMELINE = [(0, "x", "price"), (1, "y", "price"), (2, "y", "price"), (3, "y", "halt"),
+            (5, "x", "price"), (6, "y", "price")]
+
+
+def push_timeline(session: Session, events: list[tuple[int, str, str]]) -> list:
+    out = []
+    for t, company, what in events:
+        triple = ox.Triple(ox.NamedNode(EX + company), ox.NamedNode(EX + what), ox.Literal(t))
+        out += session.push_graph(EX + "s", t, [triple])
+    return out
+
+
+def test_results_wait_for_an_older_match_waiting_on_its_partitions_next_event(tmp_path):
+    """y's match [1, 1] is known at 2, but x's [0, 0] only when x's next event comes at 5:
+    results leave in time order, so y's waits for x's."""
+    session = Session()
+    session.register(WAIT, "q")
+    early = push_timeline(session, TIMELINE[:4])
+    assert early == []  # y's [1, 1] is held behind x's [0, 0]
+    session.save(tmp_path / "held.json")
+    resumed = Session()
+    resumed.register(WAIT, "q")
+    resumed.load(tmp_path / "held.json")
+    results = push_timeline(resumed, TIMELINE[4:]) + resumed.flush()
+    company = lambda r: dict(r.binding)["c"].value.removeprefix(EX)  # noqa: E731
+    assert [(r.t, company(r), r.interval) for r in results] == [
+        (0, "x", (0, 0)), (1, "y", (1, 1)), (5, "x", (5, 5)), (6, "y", (6, 6)),
+    ]

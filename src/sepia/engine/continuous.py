@@ -526,6 +526,15 @@ class ContinuousQuery:
         seen = [t + 2 for kept in self.history.values() for t, _ in kept]  # see _remember
         return min((x + within.width for x in starts + seen), default=None)
 
+    def waiting_since(self) -> int | None:
+        """The end of the oldest match waiting on a final ``, !B`` for the next event: it
+        will be reported at that time, once that event comes."""
+        automaton = self.physical.automaton
+        if automaton is None:
+            return None
+        ends = [r.last for r in self.runs if r.position == len(automaton) and r.last is not None]
+        return min(ends, default=None)
+
     def idle(self) -> bool:
         """Whether the query holds nothing a fresh one would not: no window content, runs
         beyond the initial ones, negated matches, previous answer or consumed events."""

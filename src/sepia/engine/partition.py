@@ -17,6 +17,12 @@ with nothing is dropped (a fresh one is the same) and the live partitions are th
 last WITHIN. At the end of input, partitions waiting on a tail negation are told when the
 whole input ended.
 
+One match can only be confirmed late: a sequence ending ``, !B`` waits for its partition's
+next event (the streamset's next event time, within the partition) and is reported at its
+own end. Results are printed in time order (io.md), so results of other partitions later
+than the oldest such waiting match are held back until it is settled (``held``); a
+partition that never gets another event holds them to the end of input.
+
 Match numbers are ``p<n>.m<k>``: partition n (in order of creation), its k-th match; the
 reference numbers partitions in value order, so they agree up to renaming.
 """
@@ -27,12 +33,15 @@ import dataclasses
 import heapq
 from collections.abc import Sequence
 
+import pyoxigraph as ox
+
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.continuous import ContinuousQuery, Snapshot
 from sepia.io.results import Result
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import parse_term, term_to_nt
 
 
 class PartitionedQuery:
@@ -69,6 +78,10 @@ class PartitionedQuery:
         comes (``ContinuousQuery.deadline``); ``queue`` orders them (stale entries are
         skipped)."""
         self.queue: list[tuple[int, int]] = []
+        self.waiting: dict[int, int] = {}
+        """Partitions with a match waiting on a final ``, !B``: the oldest one's end."""
+        self.held: list[Result] = []
+        """Results later than the oldest waiting match, in time order."""
 
     @property
     def query(self) -> qa.Query:
@@ -103,7 +116,17 @@ class PartitionedQuery:
             self._settle(value, part)
         if streamset:
             self.clock = t
-        return _in_time_order(results)
+        return self._release(results)
+
+    def _release(self, results: list[Result]) -> list[Result]:
+        """The results no waiting match can precede; the others are held."""
+        ready = _in_time_order(self.held + results)
+        floor = min(self.waiting.values(), default=None)
+        cut = len(ready)
+        if floor is not None:
+            cut = next((i for i, r in enumerate(ready) if r.t > floor), len(ready))
+        self.held = ready[cut:]
+        return ready[:cut]
 
     def _due(self, t: int) -> set[int]:
         """The partitions whose deadline has come by t."""
@@ -118,6 +141,11 @@ class PartitionedQuery:
     def _settle(self, value: int, part: ContinuousQuery) -> None:
         """After a step: drop the partition if it holds nothing, else note when it must
         next step even without events of its own (WITHIN expiry, a tail's horizon)."""
+        waiting = part.waiting_since()
+        if waiting is None:
+            self.waiting.pop(value, None)
+        else:
+            self.waiting[value] = waiting
         if part.idle():
             del self.parts[value]
             self.deadlines.pop(value, None)
@@ -140,7 +168,8 @@ class PartitionedQuery:
             if self.clock is not None and self.waits:
                 results += self._named(n, part.pass_time(self.clock))
             results += self._named(n, part.flush(until))
-        return _in_time_order(results)
+        self.waiting = {}
+        return self._release(results)
 
     @staticmethod
     def _named(n: int, results: list[Result]) -> list[Result]:
@@ -160,7 +189,7 @@ class PartitionedQuery:
     def snapshot(self) -> Snapshot:
         """Each partition's rows, led by its value id; ``partitions`` lists (value id,
         number) and the count made so far, so match names go on where they were."""
-        state: Snapshot = {"partitions": [(None, self.made)]}
+        state: Snapshot = {"partitions": [(None, self.made)], "held": held_rows(self.held)}
         state["partitions"] += [(value, n) for value, (n, _) in self.parts.items()]
         for value, (_, part) in self.parts.items():
             for table, rows in part.snapshot().items():
@@ -169,7 +198,8 @@ class PartitionedQuery:
 
     def restore(self, snapshot: Snapshot) -> None:
         """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
-        self.parts, self.deadlines, self.queue = {}, {}, []
+        self.parts, self.deadlines, self.queue, self.waiting = {}, {}, [], {}
+        self.held = held_results(self.name, snapshot.get("held", []))
         for value, n in snapshot["partitions"]:
             if value is None:
                 self.made = n
@@ -177,7 +207,7 @@ class PartitionedQuery:
             tables = {
                 table: [tuple(row[1:]) for row in rows if row[0] == value]
                 for table, rows in snapshot.items()
-                if table != "partitions"
+                if table not in ("partitions", "held")
             }
             part = self._part(value, n)
             part.restore(tables)
@@ -185,6 +215,36 @@ class PartitionedQuery:
 
 
 RegisteredQuery = ContinuousQuery | PartitionedQuery
+
+
+def held_rows(results: list[Result]) -> list[tuple]:
+    """Held results as rows: t, op, interval, match, boolean, then (name, N-Triples) pairs
+    of the binding or the N-Triples of each constructed triple."""
+    rows = []
+    for r in results:
+        start, end = r.interval if r.interval is not None else (None, None)
+        if r.binding is not None:
+            body = ["binding", *(x for name, term in r.binding for x in (name, term_to_nt(term)))]
+        elif r.triples is not None:
+            body = ["triples", *(" ".join(map(term_to_nt, tr)) for tr in r.triples)]
+        else:
+            body = ["boolean"]
+        rows.append((r.t, r.op, start, end, r.match, r.boolean, *body))
+    return rows
+
+
+def held_results(name: str, rows: Sequence[Sequence]) -> list[Result]:
+    """``held_rows`` back into results of query ``name``."""
+    results = []
+    for t, op, start, end, match, boolean, kind, *body in rows:
+        interval = None if start is None else (start, end)
+        binding = triples = None
+        if kind == "binding":
+            binding = tuple((body[i], parse_term(body[i + 1])) for i in range(0, len(body), 2))
+        elif kind == "triples":
+            triples = tuple(ox.Triple(*map(parse_term, text.split(" ", 2))) for text in body)
+        results.append(Result(name, t, op, binding, triples, boolean, interval, match))
+    return results
 
 
 def _in_time_order(results: list[Result]) -> list[Result]:
