@@ -34,7 +34,17 @@ from sepia.engine.automaton import (
     split_filters,
     stream_of,
 )
-from sepia.engine.events import EventLeaf, EventSeq, EventTree, Extreme
+from sepia.engine.epsparql import OccurrenceLeaf
+from sepia.engine.events import (
+    Combined,
+    EventFilter,
+    EventLeaf,
+    EventSeq,
+    EventTree,
+    Extreme,
+    Negated,
+    OptionalJoin,
+)
 from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists
 from sepia.engine.report import Schedule
 from sepia.engine.rows import BLANK, HIDDEN, Slots
@@ -51,6 +61,13 @@ RSEPQL_POLICIES = (
     ev.SelectionPolicy.RECENT,
 )
 """The RSEP-QL event policies (CHRONOLOGICAL and RECENT consume: ``events.Consumption``)."""
+COMBINED = {
+    ev.Or: "or",
+    ev.IntervalJoin: "join",
+    ev.EventJoin: "covering-join",
+    ev.EqJoin: "eq-join",
+}
+"""The binary event operators ``events.Combined`` applies, by their algebra node."""
 
 
 Functions = dict[ox.NamedNode, Callable[..., ox.Literal | None]]
@@ -74,6 +91,8 @@ class PhysicalQuery:
     automaton: Automaton | None = None
     within: Within | None = None
     events: EventTree | None = None
+    occurrences: tuple[OccurrenceLeaf, ...] = ()
+    """EP-SPARQL's BGPs over triple occurrences in ``events``."""
 
 
 def plan(
@@ -119,8 +138,17 @@ def plan(
     if not is_sequence(event):
         if query.event_policy not in RSEPQL_POLICIES:
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
-        tree = planner.event_tree(event, query.event_policy)
-        return PhysicalQuery(query, slots, root, windows, None, default, events=tree)
+        leaves: list[OccurrenceLeaf] = []
+        tree = planner.event_tree(event, query.event_policy, leaves)
+        others = _nodes(tree, Combined | Negated | EventFilter | OptionalJoin)
+        consuming = (ev.SelectionPolicy.CHRONOLOGICAL, ev.SelectionPolicy.RECENT)
+        if (leaves or others) and any(s.policy in consuming for s in _nodes(tree, EventSeq)):
+            raise Unsupported(
+                "CHRONOLOGICAL / RECENT consumption over CQELS-CEP or EP-SPARQL operators"
+            )
+        return PhysicalQuery(
+            query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves)
+        )
     automaton = planner.automaton(event)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
     return PhysicalQuery(query, slots, root, windows, None, default, automaton, within)
@@ -212,23 +240,51 @@ class _Planner:
             states.append(State(compiled, strategy, kleene, optional, negated, own, check))
         return Automaton(tuple(states))
 
-    def event_tree(self, e: ev.EventPattern, default: ev.SelectionPolicy) -> EventTree:
-        """An RSEP-QL pattern of SEQ, FIRST and LAST over EVENT w { P } leaves; a SEQ that
-        says UNRESTRICTED follows the query's EVENT POLICY."""
+    def event_tree(
+        self, e: ev.EventPattern, default: ev.SelectionPolicy, leaves: list[OccurrenceLeaf]
+    ) -> EventTree:
+        """An RSEP-QL, CQELS-CEP or EP-SPARQL event pattern; a SEQ that says UNRESTRICTED
+        follows the query's EVENT POLICY. EP-SPARQL's occurrence BGPs are numbered into
+        ``leaves`` (their solutions are kept by ``epsparql.Occurrences``)."""
+        sub = lambda x: self.event_tree(x, default, leaves)  # noqa: E731
         match e:
             case ev.Event(pattern, ox.NamedNode() as window):
                 return EventLeaf(window, self._event_plan(pattern))
-            case ev.Seq(left, right, policy) if policy in RSEPQL_POLICIES:
+            case ev.Event():
+                raise Unsupported("event patterns: an EVENT over a stream rather than a window")
+            case ev.OccurrencePattern(bgp):
+                plans = tuple(self._event_plan(gp.Bgp((t,))) for t in bgp.triples)
+                leaves.append(OccurrenceLeaf(plans, len(leaves)))
+                return leaves[-1]
+            case ev.Seq(left, right, policy) | ev.SeqJoin(left, right, policy) if (
+                policy in RSEPQL_POLICIES
+            ):
                 if policy is ev.SelectionPolicy.UNRESTRICTED:
                     policy = default
-                sub = lambda x: self.event_tree(x, default)  # noqa: E731
                 return EventSeq(sub(left), sub(right), policy)
             case ev.First(inner) | ev.Last(inner):
-                return Extreme(self.event_tree(inner, default), isinstance(e, ev.Last))
+                return Extreme(sub(inner), isinstance(e, ev.Last))
+            case ev.Or(left, right) | ev.IntervalJoin(left, right) | ev.EventJoin(
+                left, right
+            ) | ev.EqJoin(left, right):
+                return Combined(COMBINED[type(e)], sub(left), sub(right))
+            case ev.SeqWithout(left, negated, right):
+                return Negated(sub(left), sub(negated), sub(right))
+            case ev.NoHead(negated, right):
+                return Negated(None, sub(negated), sub(right))
+            case ev.NoTail(left, negated):
+                return Negated(sub(left), sub(negated), None)
+            case ev.EventFilter(condition, inner):
+                return EventFilter(self._expression(condition, True), sub(inner))
+            case ev.SeqRightJoin(optional, required, condition):
+                test = None if condition is None else self._expression(condition, True)
+                return OptionalJoin(sub(required), sub(optional), test, equal=False)
+            case ev.EqLeftJoin(left, right, condition):
+                test = None if condition is None else self._expression(condition, True)
+                return OptionalJoin(sub(left), sub(right), test, equal=True)
             case _:
                 raise Unsupported(
-                    f"event patterns: {type(e).__name__} (only unrestricted SEQ of EVENT over "
-                    "a window is in the engine yet)"
+                    f"event patterns: {type(e).__name__} outside a SPAseq sequence"
                 )
 
     def _event_plan(self, pattern: gp.GraphPattern) -> po.PhysicalPlan:
