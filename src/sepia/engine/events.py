@@ -25,16 +25,16 @@ as rows; each element's graph name is kept beside the window's own deque.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 
 import pyoxigraph as ox
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine import cqels_cep, epsparql
 from sepia.engine import operators as po
-from sepia.engine.epsparql import Matcher, OccurrenceLeaf, Occurrences
+from sepia.engine.epsparql import EncodedTriple, Matcher, OccurrenceLeaf, Occurrences
 from sepia.engine.expressions import ExpressionEvaluator
 from sepia.engine.intervals import EventMapping, ending
 from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
@@ -149,14 +149,19 @@ def interval_filter(
     hidden slots as the reference's filters see it (integers, or xsd:dateTime so that
     getDURATION() is a duration)."""
     start, end = slots.index(FROM), slots.index(TO)
-    encode = dictionary.encode
+
+    @lru_cache(maxsize=1 << 12)
+    def stamp(time: int) -> int:
+        return dictionary.encode(time_literal(time, kind))
 
     def keep(condition: Condition, mappings: list[EventMapping]) -> set[EventMapping]:
-        rows = []
-        for row, a, b in mappings:
-            values = list(row)
-            values[start], values[end] = (encode(time_literal(x, kind)) for x in (a, b))
-            rows.append(tuple(values))
+        rows = [row for row, _, _ in mappings]
+        if start in condition.positions or end in condition.positions:
+            rows = [
+                tuple(stamp(a) if i == start else stamp(b) if i == end else v
+                      for i, v in enumerate(row))
+                for row, a, b in mappings
+            ]
         return {m for m, ok in zip(mappings, condition.truths(rows), strict=True) if ok}
 
     return keep
@@ -187,8 +192,7 @@ def _mappings(
         case EventLeaf(window, plan):
             return {
                 (row, time, time)
-                for time, triples in inputs.windows[window].elements
-                if time <= scope.before and (exact is None or time == exact)
+                for time, triples in _shown(inputs.windows[window], scope.before, exact)
                 for row in inputs.match(plan, time, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
@@ -227,6 +231,8 @@ def _mappings(
             return OPERATORS[operator](list(sub(left, exact)), list(sub(right, exact)))
         case Negated(None, negated, right):
             return cqels_cep.no_head(sub(negated), sub(right, exact))  # type: ignore[arg-type]
+        case Negated(left, _, None) if exact == inputs.t:
+            return sub(left, exact)  # nothing lies in (t, t]: NO_TAIL keeps all that ends at t
         case Negated(left, negated, None):
             return cqels_cep.no_tail(sub(left, exact), sub(negated), inputs.t)  # type: ignore[arg-type]
         case Negated(left, negated, right):
@@ -239,6 +245,18 @@ def _mappings(
             if equal:
                 return epsparql.eq_left_join(sub(required, exact), sub(optional, exact), keep)
             return epsparql.seq_right_join(sub(optional), sub(required, exact), keep)
+
+
+def _shown(
+    window: WindowState, before: int, exact: int | None
+) -> Iterator[tuple[int, tuple[EncodedTriple, ...]]]:
+    """The window's elements stamped by ``before`` (at ``exact``, when given), read from
+    the newest back: an arrival's own elements are at the end of the window."""
+    for time, triples in reversed(window.elements):
+        if exact is not None and time < exact:
+            return
+        if time <= before and (exact is None or time == exact):
+            yield time, triples
 
 
 def _order(m: EventMapping) -> tuple[int, int]:

@@ -45,9 +45,9 @@ from sepia.engine.events import (
     Negated,
     OptionalJoin,
 )
-from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists
+from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists, variables_of
 from sepia.engine.report import Schedule
-from sepia.engine.rows import BLANK, HIDDEN, Slots
+from sepia.engine.rows import BLANK, FROM, HIDDEN, TO, Slots
 from sepia.engine.runs import Within
 from sepia.engine.windows import WindowOperator
 from sepia.rdf.dictionary import Dictionary
@@ -275,7 +275,7 @@ class _Planner:
             case ev.NoTail(left, negated):
                 return Negated(sub(left), sub(negated), None)
             case ev.EventFilter(condition, inner):
-                return EventFilter(self._expression(condition, True), sub(inner))
+                return self._event_filter(_conjuncts(condition), sub(inner))
             case ev.SeqRightJoin(optional, required, condition):
                 test = None if condition is None else self._expression(condition, True)
                 return OptionalJoin(sub(required), sub(optional), test, equal=False)
@@ -286,6 +286,42 @@ class _Planner:
                 raise Unsupported(
                     f"event patterns: {type(e).__name__} outside a SPAseq sequence"
                 )
+
+    def _event_filter(self, conjuncts: list[ex.Expression], tree: EventTree) -> EventTree:
+        """Filter(F, Psi), each conjunct of F that reads no interval sunk to the deepest
+        operand that binds all its variables through SEQ and the joins, whose mappings pass
+        on unchanged into their results: it then prunes before pairing (exact, as A && B
+        holds exactly when both hold)."""
+        kept = []
+        for conjunct in conjuncts:
+            names = variables_of(conjunct)
+            sunk = None
+            if not has_exists(conjunct) and names <= set(self.slots.names) - {FROM, TO}:
+                sunk = self._sink(tree, conjunct, {self.slots.index(n) for n in names})
+            if sunk is None:
+                kept.append(conjunct)
+            else:
+                tree = sunk
+        if not kept:
+            return tree
+        return EventFilter(self._expression(_conjunction(kept), True), tree)
+
+    def _sink(self, tree: EventTree, conjunct: ex.Expression, slots: set[int]) -> EventTree | None:
+        """``tree`` with ``conjunct`` applied inside it, or None where it must stay above."""
+        match tree:
+            case EventSeq(left, right, ev.SelectionPolicy.UNRESTRICTED) | Combined(
+                "covering-join" | "eq-join" | "join", left, right
+            ):
+                for field, side in (("left", left), ("right", right)):
+                    if slots <= bound_slots(side):
+                        inner = self._sink(side, conjunct, slots) or EventFilter(
+                            self._expression(conjunct, True), side
+                        )
+                        return dataclasses.replace(tree, **{field: inner})
+            case EventFilter(_, inner) if slots <= bound_slots(inner):
+                sunk = self._sink(inner, conjunct, slots)
+                return dataclasses.replace(tree, inner=sunk) if sunk is not None else None
+        return None
 
     def _event_plan(self, pattern: gp.GraphPattern) -> po.PhysicalPlan:
         """A pattern over one event graph (a GPM or an EVENT's pattern), fully native."""
@@ -430,6 +466,30 @@ def certain(node: po.PhysicalPlan) -> frozenset[int]:
             return frozenset(p.index for p in (subject, obj) if isinstance(p, po.Slot))
         case po.Fallback() | po.Matches():
             return frozenset()
+
+
+def bound_slots(tree: EventTree) -> frozenset[int]:
+    """The slots every event mapping of ``tree`` binds."""
+    match tree:
+        case EventLeaf(_, plan):
+            return certain(plan)
+        case OccurrenceLeaf(patterns):
+            return frozenset().union(*(certain(p) for p in patterns))
+        case EventSeq(left, right) | Combined("covering-join" | "eq-join" | "join", left, right):
+            return bound_slots(left) | bound_slots(right)
+        case Combined(_, left, right):
+            return bound_slots(left) & bound_slots(right)
+        case Extreme(inner) | EventFilter(_, inner) | OptionalJoin(inner):
+            return bound_slots(inner)
+        case Negated(left, _, right):
+            return frozenset().union(*(bound_slots(x) for x in (left, right) if x is not None))
+
+
+def _conjuncts(e: ex.Expression) -> list[ex.Expression]:
+    """The operands of a chain of &&."""
+    if isinstance(e, ex.Binary) and e.operator is ex.BinaryOperator.AND:
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
 
 
 def fallbacks(physical: PhysicalQuery) -> list[po.Fallback]:
