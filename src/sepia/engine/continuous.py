@@ -23,7 +23,15 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
-from sepia.engine.events import Consumption, EventMapping, completed, consumes
+from sepia.engine.epsparql import Occurrences
+from sepia.engine.events import (
+    Consumption,
+    EventMapping,
+    Inputs,
+    completed,
+    consumes,
+    interval_filter,
+)
 from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
@@ -127,6 +135,9 @@ class ContinuousQuery:
             Consumption(self._serve_key) if events is not None and consumes(events) else None
         )
         """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
+        leaves = self.physical.occurrences
+        self.occurrences = Occurrences(leaves) if leaves else None
+        """EP-SPARQL: every element so far, and each occurrence BGP's solutions."""
 
     @property
     def query(self) -> qa.Query:
@@ -241,14 +252,18 @@ class ContinuousQuery:
         return results
 
     def _push(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
-        """RSEP-QL patterns: after the elements stamped t enter the windows, report the event
-        mappings that end at t."""
+        """Event patterns: after the elements stamped t enter the windows (EP-SPARQL: the
+        occurrences), report the event mappings that end at t."""
         tree = self.physical.events
         assert tree is not None
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
         if any(not e.is_point for e in relevant):
-            raise Unsupported("interval-stamped elements under an RSEP-QL event pattern")
+            raise Unsupported("interval-stamped elements in a window of an event pattern")
+        if self.occurrences is not None:  # EP-SPARQL reads every stream
+            relevant = list(elements)
+            self.occurrences.add([(e.start, e.end, self._element(e)) for e in relevant],
+                                 self._event_rows)
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             self._insert(t, relevant)
             for window in self.windows.values():
@@ -260,7 +275,9 @@ class ContinuousQuery:
             found = set()
         else:
             self._insert(t, relevant)
-            found = completed(tree, t, self.windows, self._event_rows)
+            keep = interval_filter(self.physical.slots, self.dictionary, relevant[0].kind)
+            inputs = Inputs(t, self.windows, self._event_rows, self.occurrences, keep)
+            found = completed(tree, inputs)
         self.clock = t
         slots = self.physical.slots
         start, end = slots.index(FROM), slots.index(TO)
@@ -559,6 +576,7 @@ class ContinuousQuery:
             "history": [(i, t, *row) for i, seen in self.history.items() for t, row in seen],
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
             "consumption": [] if self.consumption is None else self.consumption.rows(),
+            "occurrences": [] if self.occurrences is None else self.occurrences.rows(),
         }
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -579,6 +597,8 @@ class ContinuousQuery:
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         if self.consumption is not None:
             self.consumption.restore(snapshot["consumption"])
+        if self.occurrences is not None:
+            self.occurrences.restore(snapshot.get("occurrences", []), self._event_rows)
         self._fallback = None
         self._paths = None
 

@@ -22,7 +22,7 @@ from itertools import groupby
 
 from sepia.algebra import dataset as ds
 from sepia.engine.graph import EncodedTriple, TripleIndex
-from sepia.semantics.windows import last_close_holding, present_window, windows_for
+from sepia.semantics.windows import last_close_holding, present_window
 
 WindowRow = tuple[int, int, int | None, int | None, int | None]
 """(element number, time, s, p, o); an element without triples is one row of Nones."""
@@ -39,7 +39,7 @@ class WindowOperator:
         """Whether an element stamped ``time`` ever enters the window (content change)."""
         match self.spec:
             case ds.Sliding(width, slide, t0):
-                return bool(windows_for(time, width, slide, t0))
+                return present_window(time, width, slide, t0) is not None
             case ds.Landmark(t0):
                 return time >= t0
             case ds.Interval(start, end):
