@@ -12,10 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sepia.lang import parse_query
+from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
-from .generators import event_queries, sequence_queries, streams
+from .generators import S1, S2, event_queries, sequence_queries, streams
 from .support import background, canonical
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -159,3 +160,22 @@ def test_results_wait_for_an_older_match_waiting_on_its_partitions_next_event(tm
     assert [(r.t, company(r), r.interval) for r in results] == [
         (0, "x", (0, 0)), (1, "y", (1, 1)), (5, "x", (5, 5)), (6, "y", (6, 6)),
     ]
+
+
+def test_a_guarded_tail_negation_holds_later_results():
+    """Found by the long differential test: x=b's run (A at 0) waits for b's next event to
+    check ``, !B``, then its tail ``!D`` would complete at its horizon 1; b has no next
+    event, so it completes when the input ends, and x=a's results at 2 wait for it."""
+    query = (
+        "PREFIX : <http://example.org/>\nSELECT * WITHIN 1\nFROM STREAM S1 :s1\n"
+        "FROM STREAM S2 :s2\nPARTITION BY ?x\nWHERE { SEQ(A , !B , !D)\n"
+        "DEFINE GPM A ON S1 { ?x :p ?y }\nDEFINE GPM B ON S2 { ?y ?k ?z }\n"
+        "DEFINE GPM D ON S2 { ?x ?j ?v } }"
+    )
+    a, b, p = (ox.NamedNode(EX + x) for x in "abp")
+    elements = [(0, b), (1, a), (2, None), (2, None), (2, a)]
+    s1 = [
+        StreamElement(S1, f"_:g{n}", t, t, () if x is None else (ox.Triple(x, p, a),))
+        for n, (t, x) in enumerate(elements)
+    ]
+    assert_agrees(query, {S1: s1, S2: [StreamElement(S2, "_:g0", 0, 0, ())]})

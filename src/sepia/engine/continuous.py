@@ -544,12 +544,21 @@ class ContinuousQuery:
         return min((x + within.width for x in starts + seen), default=None)
 
     def waiting_since(self) -> int | None:
-        """The end of the oldest match waiting on a final ``, !B`` for the next event: it
-        will be reported at that time, once that event comes."""
+        """The end of the oldest run that waits for the next event (a ``, !B`` guard) to
+        complete a match reported at or after its end, possibly before that event: a match
+        past a final ``, !B``, or a tail negation still guarded by one."""
         automaton = self.physical.automaton
         if automaton is None:
             return None
-        ends = [r.last for r in self.runs if r.position == len(automaton) and r.last is not None]
+        ends = [
+            r.last
+            for r in self.runs
+            if r.last is not None
+            and (
+                r.position == len(automaton)
+                or (automaton.states[r.position].negated and r.guard is not None)
+            )
+        ]
         return min(ends, default=None)
 
     def idle(self) -> bool:
