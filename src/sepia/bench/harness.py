@@ -3,6 +3,7 @@ variant in a fresh process, and write the table, the JSON and the plots."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sepia.bench import parsing, report
+from sepia.bench import check, parsing, report
 from sepia.bench.generators import Workload, generate, workload
 from sepia.bench.measure import Measurement, measure
 from sepia.bench.systems import DEFAULT_SYSTEMS, SYSTEMS, System
@@ -18,6 +19,7 @@ from sepia.bench.workload import MANIFEST, Manifest
 
 QUICK_BUDGET_S = 3.0  # per run in --quick: enough for the smoke test, bounded in total
 FULL_BUDGET_S = 300.0
+QUICK_CHECK_BUDGET_S = 10.0  # per evaluation of the check data in --quick
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +33,17 @@ class BenchOptions:
     data_dir: Path | None = None  # None: a temporary directory, removed afterwards
     budget_s: float | None = None
     repeat: int = 1  # runs per measurement; the one with the best throughput is kept
+    check: bool = True  # result counts against the reference evaluator's on the check data
 
     @property
     def budget(self) -> float:
         if self.budget_s is not None:
             return self.budget_s
         return QUICK_BUDGET_S if self.quick else FULL_BUDGET_S
+
+    @property
+    def check_budget(self) -> float:
+        return QUICK_CHECK_BUDGET_S if self.quick else check.CHECK_BUDGET_S
 
     def scale_of(self, spec: Workload) -> int:
         if self.scale is not None:
@@ -87,7 +94,32 @@ def bench_workload(spec: Workload, options: BenchOptions, root: Path,
     for name in ("floor", *[n for n in names if n != "floor"]):  # the floor first: ratios
         with console.status(f"{spec.id}: {name}"):
             rows += _rows_for(spec, SYSTEMS[name], data, manifest, options)
+    if options.check:
+        with console.status(f"{spec.id}: result counts against the reference evaluator"):
+            rows = checked_rows(spec, manifest, options, root, rows)
     return rows
+
+
+def checked_rows(spec: Workload, measured: Manifest, options: BenchOptions, root: Path,
+                 rows: list[Measurement]) -> list[Measurement]:
+    """The rows with their ``checked`` verdict (sepia.bench.check), and a note where the
+    system's count differs from the reference's by design."""
+    verdicts: dict[tuple[str, str], check.Verdict] = {}
+    if spec.check_scale is not None:
+        ran = sorted({row.system for row in rows if row.ran and row.system != "floor"})
+        data, manifest = dataset(spec, spec.check_scale, options.seed, root)
+        verdicts = check.check_workload(data, manifest, ran, options.check_budget)
+    out = []
+    for row in rows:
+        if not row.ran or row.system == "floor":
+            out.append(row)
+            continue
+        verdict = verdicts.get((row.system, row.variant))
+        text = verdict.text if verdict else f"not checked: {spec.unchecked or 'no count'}"
+        why = SYSTEMS[row.system].counts_differ(spec, measured.variant(row.variant))
+        note = "; ".join(part for part in (row.note, why) if part)
+        out.append(dataclasses.replace(row, checked=text, note=note))
+    return out
 
 
 def write_outputs(spec: Workload, options: BenchOptions, rows: list[Measurement],

@@ -48,6 +48,7 @@ class Measurement:
     start_rss_mib: float | None = None
     x: float | None = None
     series: str | None = None
+    checked: str = ""  # the count against the reference evaluator's (sepia.bench.check)
 
     @property
     def ran(self) -> bool:

@@ -50,15 +50,16 @@ def _number(value: float | None, digits: int = 0) -> str:
 
 def print_table(console: Console, workload: str, rows: list[Measurement]) -> None:
     table = Table(title=f"{workload}", title_justify="left")
-    texts = ("variant", "system", "status")
-    for header in (*texts[:2], "triples/s", "events/s", "x floor", "results", "p50 ms",
-                   "p99 ms", "peak MiB", texts[2]):
+    texts = ("variant", "system", "checked", "status")
+    for header in (*texts[:2], "triples/s", "events/s", "x floor", "results", texts[2],
+                   "p50 ms", "p99 ms", "peak MiB", texts[3]):
         table.add_column(header, justify="left" if header in texts else "right")
     for row in rows:
         status = row.status if not row.note else f"{row.status}: {row.note}"
         table.add_row(row.variant, row.system, _number(row.triples_per_s),
                       _number(row.events_per_s), _number(floor_ratio(row, rows), 3),
-                      _number(row.results), _number(row.p50_ms, 2), _number(row.p99_ms, 2),
+                      _number(row.results), row.checked, _number(row.p50_ms, 2),
+                      _number(row.p99_ms, 2),
                       _number(row.peak_rss_mib, 1), status)
     console.print(table)
 
@@ -148,7 +149,7 @@ def plot_growth(path: Path, title: str, axis: str, rows: list[Measurement]) -> b
 def summary_markdown(paths: list[Path]) -> str:
     """One Markdown table over the JSON files of a run, for docs/benchmarks.md."""
     lines = ["| workload | variant | system | triples/s | events/s | x floor | results "
-             "| p50 ms | p99 ms | peak MiB | status |", "|" + "---|" * 11]
+             "| checked | p50 ms | p99 ms | peak MiB | status |", "|" + "---|" * 12]
     for path in paths:
         document = json.loads(path.read_text())
         for run in document["runs"]:
@@ -156,7 +157,8 @@ def summary_markdown(paths: list[Path]) -> str:
             lines.append("| " + " | ".join((
                 document["workload"]["id"], run["variant"], run["system"],
                 _number(run["triples_per_s"]), _number(run["events_per_s"]),
-                _number(run["floor_ratio"], 3), _number(run["results"]), _number(run["p50_ms"], 2),
+                _number(run["floor_ratio"], 3), _number(run["results"]), run.get("checked", ""),
+                _number(run["p50_ms"], 2),
                 _number(run["p99_ms"], 2), _number(run["peak_rss_mib"], 1), status)) + " |")
     return "\n".join(lines) + "\n"
 

@@ -40,6 +40,11 @@ def bench(
     repeat: Annotated[
         int, typer.Option(min=1, help="runs per measurement; the fastest is reported")
     ] = 1,
+    check: Annotated[
+        bool,
+        typer.Option(help="check result counts against the reference evaluator's on a small "
+                     "prefix of each workload (the `checked` column)"),
+    ] = True,
 ) -> None:
     """Run the benchmark: table on the terminal, bench-results/<date>-<workload>.json, plots."""
     options = BenchOptions(
@@ -52,6 +57,7 @@ def bench(
         data_dir,
         budget,
         repeat,
+        check,
     )
     console = Console()
     try:

@@ -125,6 +125,12 @@ class RspJs:
             return "rsp-js keeps each window in its own graph: no merged windows"
         return None
 
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        if len(variant.params.get("windows", ())) > 1:
+            return ("rsp-js reads the other window as it is at the reporting arrival, windows "
+                    "as [o, c), and reports the latest closed window only (module docstring)")
+        return None
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         budget = max(0.0, deadline - time.perf_counter())
         with tempfile.TemporaryDirectory(prefix="sepia-rspjs-") as scratch:
