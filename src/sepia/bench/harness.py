@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sepia.bench import check, parsing, report
+from sepia.bench import check, parsing, reasoning, report
 from sepia.bench.generators import Workload, generate, workload
 from sepia.bench.measure import Measurement, measure
 from sepia.bench.systems import DEFAULT_SYSTEMS, SYSTEMS, System
@@ -122,17 +122,27 @@ def checked_rows(spec: Workload, measured: Manifest, options: BenchOptions, root
     return out
 
 
-def write_outputs(spec: Workload, options: BenchOptions, rows: list[Measurement],
+@dataclass(frozen=True, slots=True)
+class Described:
+    """What the outputs say a workload or section was."""
+
+    id: str
+    title: str
+    source: str
+    scale: int
+
+
+def write_outputs(spec: Described, options: BenchOptions, rows: list[Measurement],
                   console: Console) -> list[Path]:
     """The table on the console; the JSON and the plots under ``options.out``."""
     report.print_table(console, f"{spec.id}: {spec.title} ({spec.source})", rows)
     stem = options.out / f"{datetime.now(UTC):%Y-%m-%d}-{spec.id}"
     described = {"id": spec.id, "title": spec.title, "source": spec.source,
-                 "scale": options.scale_of(spec), "seed": options.seed, "quick": options.quick,
+                 "scale": spec.scale, "seed": options.seed, "quick": options.quick,
                  "budget_s": options.budget, "repeat": options.repeat}
     written = [stem.with_suffix(".json")]
     report.write_json(written[0], described, rows, report.machine())
-    title = f"{spec.id} ({spec.source}), scale {options.scale_of(spec)}"
+    title = f"{spec.id} ({spec.source}), scale {spec.scale}"
     report.plot_throughput(stem.with_name(stem.name + "-throughput.png"), title, rows)
     written.append(stem.with_name(stem.name + "-throughput.png"))
     latency = stem.with_name(stem.name + "-latency.png")
@@ -145,18 +155,30 @@ def write_outputs(spec: Workload, options: BenchOptions, rows: list[Measurement]
     return written
 
 
+def bench_reasoning(options: BenchOptions, console: Console) -> list[Path]:
+    """The stream-reasoning section (sepia.bench.reasoning): its own rows, JSON and plots."""
+    size = reasoning.QUICK if options.quick else reasoning.FULL
+    with console.status(f"{reasoning.ID}: {size.classes:,} classes, {size.triples:,} triples"):
+        rows = reasoning.rows(size)
+    spec = Described(reasoning.ID, reasoning.TITLE, reasoning.SOURCE, size.triples)
+    return write_outputs(spec, options, rows, console)
+
+
 def run_bench(options: BenchOptions, console: Console) -> list[Path]:
     """Every workload of ``options``, in order; returns the files written."""
     unknown = [n for n in options.systems or () if n not in SYSTEMS]
     if unknown:
         raise KeyError(f"unknown system(s) {', '.join(unknown)}; known: {', '.join(SYSTEMS)}")
-    specs = [workload(w) for w in options.workloads]
+    specs = [workload(w) for w in options.workloads if w.lower() != reasoning.ID]
     written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="sepia-bench-") as scratch:
         root = options.data_dir or Path(scratch)
         for spec in specs:
             rows = bench_workload(spec, options, root, console)
-            written += write_outputs(spec, options, rows, console)
+            described = Described(spec.id, spec.title, spec.source, options.scale_of(spec))
+            written += write_outputs(described, options, rows, console)
+    if reasoning.ID in (w.lower() for w in options.workloads):
+        written += bench_reasoning(options, console)
     documents = [p for p in written if p.suffix == ".json"]
     summary = options.out / f"{datetime.now(UTC):%Y-%m-%d}-summary.md"
     summary.write_text(report.summary_markdown(documents))

@@ -48,6 +48,11 @@ def _number(value: float | None, digits: int = 0) -> str:
     return "" if value is None else f"{value:,.{digits}f}"
 
 
+def _peak(own: float | None, peer: float | None) -> str:
+    """The measuring process's peak, and a peer's process tree's after a '+'."""
+    return _number(own, 1) + (f" + {peer:,.1f}" if peer is not None else "")
+
+
 def print_table(console: Console, workload: str, rows: list[Measurement]) -> None:
     table = Table(title=f"{workload}", title_justify="left")
     texts = ("variant", "system", "checked", "status")
@@ -59,8 +64,7 @@ def print_table(console: Console, workload: str, rows: list[Measurement]) -> Non
         table.add_row(row.variant, row.system, _number(row.triples_per_s),
                       _number(row.events_per_s), _number(floor_ratio(row, rows), 3),
                       _number(row.results), row.checked, _number(row.p50_ms, 2),
-                      _number(row.p99_ms, 2),
-                      _number(row.peak_rss_mib, 1), status)
+                      _number(row.p99_ms, 2), _peak(row.peak_rss_mib, row.peer_rss_mib), status)
     console.print(table)
 
 
@@ -159,7 +163,8 @@ def summary_markdown(paths: list[Path]) -> str:
                 _number(run["triples_per_s"]), _number(run["events_per_s"]),
                 _number(run["floor_ratio"], 3), _number(run["results"]), run.get("checked", ""),
                 _number(run["p50_ms"], 2),
-                _number(run["p99_ms"], 2), _number(run["peak_rss_mib"], 1), status)) + " |")
+                _number(run["p99_ms"], 2), _peak(run["peak_rss_mib"], run.get("peer_rss_mib")),
+                status)) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -20,7 +20,8 @@ class RunOutcome:
     ``results`` counts result rows (matches for event workloads: a Kleene match counts once);
     ``latencies_ms`` holds, per result, the wall time from the arrival of the element that
     completed it to the result being produced, when the system can tell; ``complete`` is
-    False when the run hit its time budget, and the counts then cover the prefix it read.
+    False when the run hit its time budget, and the counts then cover the prefix it read;
+    ``peer_rss_mib`` is the peak memory of the processes a peer system ran in.
     """
 
     elements: int
@@ -28,6 +29,7 @@ class RunOutcome:
     results: int | None
     latencies_ms: tuple[float, ...] = ()
     complete: bool = True
+    peer_rss_mib: float | None = None  # a peer's own processes (sepia.bench.memory)
 
 
 class ResultCount:
