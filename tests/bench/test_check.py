@@ -44,3 +44,16 @@ def test_bench_rows_carry_the_check(tmp_path: Path) -> None:
     assert checked == {("floor", ""), ("naive", "ok")}
     (naive,) = [r for r in documents["W9.json"]["runs"] if r["system"] == "naive"]
     assert naive["checked"].startswith("not checked: the reference takes over")
+
+
+def test_w10_variants_named_after_their_scale_are_checked(tmp_path: Path) -> None:
+    """W10's variants are named after the KB size, which follows the scale: the check data's
+    variants (kb60...) stand for the measured ones (kb100...) by position."""
+    options = BenchOptions(("W10",), systems=("naive",), scale=100, out=tmp_path / "results",
+                           data_dir=tmp_path / "data")
+    written = run_bench(options, Console(file=open("/dev/null", "w")))  # noqa: SIM115
+    (path,) = [p for p in written if p.suffix == ".json"]
+    runs = json.loads(path.read_text())["runs"]
+    assert {r["variant"]: r["checked"] for r in runs if r["system"] == "naive"} == {
+        "big-after-small-kb100": "ok", "big-after-small-kb1000": "ok",
+        "big-after-small-kb10000": "ok"}

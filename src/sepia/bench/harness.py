@@ -108,7 +108,11 @@ def checked_rows(spec: Workload, measured: Manifest, options: BenchOptions, root
     if spec.check_scale is not None:
         ran = sorted({row.system for row in rows if row.ran and row.system != "floor"})
         data, manifest = dataset(spec, spec.check_scale, options.seed, root)
-        verdicts = check.check_workload(data, manifest, ran, options.check_budget)
+        # the same variants in the same order; names may carry the scale (W10's KB size)
+        names = {c.name: m.name for c, m in zip(manifest.variants, measured.variants,
+                                                  strict=True)}
+        verdicts = {(system, names[variant]): verdict for (system, variant), verdict
+                    in check.check_workload(data, manifest, ran, options.check_budget).items()}
     out = []
     for row in rows:
         if not row.ran or row.system == "floor":
