@@ -35,14 +35,12 @@ class Verdict:
     """One system's count on one variant of the check data, next to the reference's."""
 
     reference: int | str  # the count, or why there is none
-    system: int | str | None  # None: the system did not run on it
+    system: int | str  # the same for the system (not run when the reference has none)
 
     @property
     def text(self) -> str:
         if isinstance(self.reference, str):
             return f"not checked: {self.reference}"
-        if self.system is None:
-            return ""
         if isinstance(self.system, str):
             return f"not checked: {self.system}"
         if self.system == self.reference:
@@ -107,7 +105,7 @@ def check_workload(data: Path, manifest: Manifest, systems: list[str],
             # a peer's own start (a JVM) is allowed on top, and its own time-out (which ends
             # its processes) comes first
             allowed = budget + getattr(chosen, "startup_s", 0.0)
-            count = None if isinstance(reference, str) else _bounded(
+            count = "" if isinstance(reference, str) else _bounded(
                 lambda c=chosen, v=variant: _complete_count(c, data, manifest, v, budget),
                 allowed + STOP_GRACE_S)
             verdicts[name, variant.name] = Verdict(reference, count)
