@@ -52,6 +52,11 @@ class Variant:
     x: float | None = None
     params: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def rdfs(self) -> bool:
+        """Whether the query is read under RDFS entailment (the EP-SPARQL variant of W8)."""
+        return self.params.get("entailment") == "rdfs"
+
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
@@ -68,12 +73,6 @@ class Manifest:
     def elements(self) -> int:
         return sum(stream.elements for stream in self.streams)
 
-    def graphs_of(self, variant: Variant) -> list[tuple[str | None, str]]:
-        """(graph name, path) of each background file the variant reads: a query's
-        GRAPH <kb> finds its data only in the graph the generator named."""
-        named = {b.path: b.graph for b in self.background}
-        return [(named.get(path), path) for path in variant.background]
-
     @property
     def triples(self) -> int:
         """Triples inside the stream elements (the time statements are not counted)."""
@@ -82,6 +81,12 @@ class Manifest:
     def streams_of(self, variant: Variant) -> tuple[StreamFile, ...]:
         chosen = variant.params.get("streams")
         return tuple(s for s in self.streams if chosen is None or s.name in chosen)
+
+    def background_of(self, variant: Variant) -> list[tuple[str | None, Path]]:
+        """(graph, path) of the variant's background files, relative to the data folder: the
+        graph each is loaded into (None: the default graph), as its queries name it."""
+        graphs = {item.path: item.graph for item in self.background}
+        return [(graphs.get(path), Path(path)) for path in variant.background]
 
     def variant(self, name: str) -> Variant:
         for variant in self.variants:
