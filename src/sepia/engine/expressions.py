@@ -110,9 +110,10 @@ class ExpressionEvaluator:
         if self.volatile:
             self.cache.clear()
         missing = list({k for k in keys if k not in self.cache})
+        if missing and len(self.cache) + len(missing) > CACHE_LIMIT:
+            self.cache.clear()  # every key of this batch is computed afresh
+            missing = list(dict.fromkeys(keys))
         if missing:
-            if len(self.cache) + len(missing) > CACHE_LIMIT:
-                self.cache.clear()
             self.cache.update(zip(missing, self._compute(missing), strict=True))
         return [self.cache[k] for k in keys]
 
