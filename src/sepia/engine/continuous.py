@@ -23,6 +23,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
+from sepia.engine.delta import MaintainedAnswer, plan_of
 from sepia.engine.events import Consumption, EventMapping, completed, consumes
 from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
@@ -124,6 +125,7 @@ class ContinuousQuery:
             Consumption(self._serve_key) if events is not None and consumes(events) else None
         )
         """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
+        self._delta = self._maintained()
 
     @property
     def query(self) -> qa.Query:
@@ -383,6 +385,9 @@ class ContinuousQuery:
             any(self.windows[w] for w in schedule.scope(c)) for c in schedule.conditions
         ):
             return []
+        if self._delta is not None:
+            self.previous, out = self._delta_step(_Reader(self))
+            return self._results(t, out)
         rows = po.run(self.physical.root, _Reader(self))
         if self.events_query:  # a solution without a match at t is not pushed at t
             matched = self.physical.slots.index(TO)
@@ -390,6 +395,25 @@ class ContinuousQuery:
         now = self._answer(rows)
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
+
+    def _maintained(self) -> MaintainedAnswer | None:
+        """The answer maintained by delta evaluation (``engine.delta``), where it applies."""
+        physical = self.physical
+        delta = plan_of(self.query.form, physical.root, self.events_query)
+        if isinstance(delta, str) or self.background.varying:
+            return None
+        slots = physical.slots
+        kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
+        return MaintainedAnswer(delta, kept, len(slots.names))
+
+    def _delta_step(self, reader: _Reader) -> tuple[Counter[tuple], Counter[tuple]]:
+        """(state, output) of the streaming operator from the maintained answer's change."""
+        delta = self._delta
+        assert delta is not None
+        change = delta.update(reader.graph, lambda node: po.run(node, reader))
+        if change is None:  # rebuilt by a full evaluation: compare whole answers
+            return r2s.step(self.operator, self.previous, delta.answer)
+        return r2s.delta_step(self.operator, delta.answer, *change)
 
     def _answer(self, rows: list[Row]) -> Counter[tuple]:
         """The bag the query form makes of the solutions."""

@@ -2,16 +2,18 @@
 
 A ``Fallback`` node is printed back to SPARQL (``sepia.semantics.sparql``) and run on a
 pyoxigraph store holding the background data and, in named graphs, the windows it reads;
-a window graph is refilled only when the window changed since it was last written. The
-store is a cache of the windows' rows, not state: it is rebuilt from them on demand.
+a window graph is written whole once, then kept up to date from its journal (the triples
+that entered or left since the last evaluation). The store is a cache of the windows' rows,
+not state: it is rebuilt from them on demand (a restored window is a new graph).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
 
+from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.operators import Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
 from sepia.engine.windows import WindowState
@@ -37,7 +39,7 @@ class FallbackStore:
         ]
         self.slots = slots
         self.dictionary = dictionary
-        self.written: dict[ox.NamedNode, int] = {}
+        self.written: dict[ox.NamedNode, tuple[TripleIndex, Journal]] = {}
 
     def rows(self, node: Fallback, windows: Mapping[ox.NamedNode, WindowState]) -> list[Row]:
         """The solutions of the node's pattern over the current window contents."""
@@ -61,14 +63,23 @@ class FallbackStore:
         return out
 
     def _refresh(self, name: ox.NamedNode, window: WindowState) -> None:
-        if self.written.get(name) == window.version:
-            return
         graph = window_graph(name)
-        if self.store.contains_named_graph(graph):
-            self.store.remove_graph(graph)
+        written = self.written.get(name)
+        if written is None or written[0] is not window.graph:
+            if self.store.contains_named_graph(graph):
+                self.store.remove_graph(graph)
+            self.store.extend(self._quads(window.graph.match(None, None, None), graph))
+            self.written[name] = (window.graph, window.graph.watch())
+            return
+        journal = written[1]
+        for quad in self._quads((t for t, sign in journal.items() if sign < 0), graph):
+            self.store.remove(quad)
+        self.store.extend(self._quads((t for t, sign in journal.items() if sign > 0), graph))
+        journal.clear()
+
+    def _quads(self, triples: Iterable[EncodedTriple], graph: ox.NamedNode) -> list[ox.Quad]:
         decode = self.dictionary.decode
-        self.store.extend(
+        return [
             ox.Quad(decode(s), decode(p), decode(o), graph)  # type: ignore[arg-type]
-            for s, p, o in window.graph.match(None, None, None)
-        )
-        self.written[name] = window.version
+            for s, p, o in triples
+        ]

@@ -225,12 +225,9 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
         case Bind(inner, slot, value):
             rows = run(inner, ctx)
-            values = value.values(rows)
-            return [(*r[:slot], v, *r[slot + 1 :]) for r, v in zip(rows, values, strict=True)]
+            return bound(rows, slot, value.values(rows))
         case Keep(inner, slots):
-            kept = set(slots)
-            rows = run(inner, ctx)
-            return [tuple(v if i in kept else None for i, v in enumerate(r)) for r in rows]
+            return kept(run(inner, ctx), slots)
         case Dedup(inner):
             return list(Counter(run(inner, ctx)))
         case Table(rows):
@@ -245,33 +242,52 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             assert_never(plan)
 
 
+def bound(rows: list[Row], slot: int, values: list[int | None]) -> list[Row]:
+    """BIND: each row with ``slot`` set to its value."""
+    return [(*r[:slot], v, *r[slot + 1 :]) for r, v in zip(rows, values, strict=True)]
+
+
+def kept(rows: list[Row], slots: tuple[int, ...]) -> list[Row]:
+    """Projection: the slots outside ``slots`` unbound."""
+    keep = set(slots)
+    return [tuple(v if i in keep else None for i, v in enumerate(r)) for r in rows]
+
+
 def scan(graphs: list[TripleIndex], patterns: tuple[EncodedPattern, ...], width: int) -> list[Row]:
     """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins."""
-    rows: list[Row] = [(None,) * width]
-    remaining = list(patterns)
-    bound: set[int] = set()
+    return extend_all([(None,) * width], [(p, graphs) for p in patterns], set())
+
+
+Atom = tuple[EncodedPattern, list[TripleIndex]]
+"""A triple pattern and the graphs (their union) it is matched in."""
+
+
+def extend_all(rows: list[Row], atoms: list[Atom], bound: set[int]) -> list[Row]:
+    """Rows (each binding ``bound``) joined with every atom by index nested loops, the most
+    selective connected atom next. Atoms may read different graphs (delta evaluation)."""
+    remaining = list(atoms)
+    bound = set(bound)
     while remaining and rows:
-        pattern = _most_selective(remaining, bound, graphs)
-        remaining.remove(pattern)
-        rows = _extend(rows, pattern, graphs, bound)
+        pattern, graphs = remaining.pop(_most_selective(remaining, bound))
+        rows = extend(rows, pattern, graphs, bound)
         bound |= {p.index for p in pattern if isinstance(p, Slot)}
     return rows
 
 
-def _most_selective(
-    patterns: list[EncodedPattern], bound: set[int], graphs: list[TripleIndex]
-) -> EncodedPattern:
-    """Next pattern: connected to what is bound (no cross product) and smallest by index."""
+def _most_selective(atoms: list[Atom], bound: set[int]) -> int:
+    """Next atom (its index): connected to what is bound (no cross product) and smallest by
+    index size."""
 
-    def cost(pattern: EncodedPattern) -> tuple[bool, int]:
+    def cost(i: int) -> tuple[bool, int]:
+        pattern, graphs = atoms[i]
         connected = not bound or any(isinstance(p, Slot) and p.index in bound for p in pattern)
         consts = [p.id if isinstance(p, Constant) else None for p in pattern]
         return (not connected, sum(g.estimate(*consts) for g in graphs))
 
-    return min(patterns, key=cost)
+    return min(range(len(atoms)), key=cost)
 
 
-def _extend(
+def extend(
     rows: list[Row], pattern: EncodedPattern, graphs: list[TripleIndex], bound: set[int]
 ) -> list[Row]:
     """Each row extended by each triple matching the pattern under it. Every row of a BGP
@@ -308,7 +324,10 @@ def _matches(
 
 
 def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterator[Row]:
-    """Compatible pairs, merged; hashed on ``keys`` (bound on every row of both sides)."""
+    """Compatible pairs, merged; the smaller side hashed on ``keys`` (bound on every row of
+    both sides), the larger one probing it (merging is symmetric)."""
+    if len(right) > len(left):
+        left, right = right, left
     table = _hashed(right, keys)
     for l_row in left:
         for r in table.get(tuple(l_row[k] for k in keys), ()):

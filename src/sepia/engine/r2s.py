@@ -31,6 +31,23 @@ def step(
     assert_never(operator)  # type: ignore[arg-type]
 
 
+def delta_step(
+    operator: type[qa.RStream] | type[qa.IStream] | type[qa.DStream],
+    now: Counter[Key],
+    added: Counter[Key],
+    removed: Counter[Key],
+) -> tuple[Counter[Key], Counter[Key]]:
+    """``step`` given the answer's change (``now`` = previous + added - removed): the bag
+    difference needs only the change, max(0, added - removed) per row (delta evaluation)."""
+    if operator is qa.RStream:
+        return Counter(), now
+    if operator is qa.IStream:
+        return now, added - removed
+    if operator is qa.DStream:
+        return now, removed - added
+    assert_never(operator)  # type: ignore[arg-type]
+
+
 def operator_of(query: qa.Query) -> type[qa.RStream] | type[qa.IStream] | type[qa.DStream]:
     """The query's streaming operator; a bare graph pattern streams like RStream."""
     match query.expression:
