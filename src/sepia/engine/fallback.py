@@ -20,6 +20,8 @@ from sepia.engine.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import select_text, window_graph
 
+Quads = dict[EncodedTriple, ox.Quad]
+
 
 class FallbackStore:
     """The store one query's fallback nodes read."""
@@ -39,13 +41,18 @@ class FallbackStore:
         ]
         self.slots = slots
         self.dictionary = dictionary
-        self.written: dict[ox.NamedNode, tuple[TripleIndex, Journal]] = {}
+        self.written: dict[ox.NamedNode, tuple[TripleIndex, Journal, Quads]] = {}
+        """Per window: the graph written, its journal, and the quads written (to remove)."""
+        self._texts: dict[int, str] = {}
 
     def rows(self, node: Fallback, windows: Mapping[ox.NamedNode, WindowState]) -> list[Row]:
         """The solutions of the node's pattern over the current window contents."""
         for name in node.windows:
             self._refresh(name, windows[name])
-        solutions = self.store.query(select_text(node.pattern), default_graph=self.default_graph)
+        text = self._texts.get(id(node))
+        if text is None:
+            text = self._texts[id(node)] = select_text(node.pattern)
+        solutions = self.store.query(text, default_graph=self.default_graph)
         assert isinstance(solutions, ox.QuerySolutions)
         columns = [
             (v.value, self.slots.index(v.value))
@@ -68,18 +75,23 @@ class FallbackStore:
         if written is None or written[0] is not window.graph:
             if self.store.contains_named_graph(graph):
                 self.store.remove_graph(graph)
-            self.store.extend(self._quads(window.graph.match(None, None, None), graph))
-            self.written[name] = (window.graph, window.graph.watch())
+            quads = self._quads(window.graph.match(None, None, None), graph)
+            self.store.extend(quads.values())
+            self.written[name] = (window.graph, window.graph.watch(), quads)
             return
-        journal = written[1]
-        for quad in self._quads((t for t, sign in journal.items() if sign < 0), graph):
-            self.store.remove(quad)
-        self.store.extend(self._quads((t for t, sign in journal.items() if sign > 0), graph))
+        _, journal, quads = written
+        for triple in [t for t, sign in journal.items() if sign < 0]:
+            self.store.remove(quads.pop(triple))
+        entered = self._quads((t for t, sign in journal.items() if sign > 0), graph)
+        self.store.extend(entered.values())
+        quads.update(entered)
         journal.clear()
 
-    def _quads(self, triples: Iterable[EncodedTriple], graph: ox.NamedNode) -> list[ox.Quad]:
+    def _quads(
+        self, triples: Iterable[EncodedTriple], graph: ox.NamedNode
+    ) -> Quads:
         decode = self.dictionary.decode
-        return [
-            ox.Quad(decode(s), decode(p), decode(o), graph)  # type: ignore[arg-type]
+        return {
+            (s, p, o): ox.Quad(decode(s), decode(p), decode(o), graph)  # type: ignore[arg-type]
             for s, p, o in triples
-        ]
+        }
