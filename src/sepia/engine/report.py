@@ -55,9 +55,18 @@ class Schedule:
     def conditions(self) -> tuple[rp.NonEmpty, ...]:
         return tuple(s for s in self.policy.strategies if isinstance(s, rp.NonEmpty))
 
-    def scope(self, strategy: rp.Strategy) -> list[ox.NamedNode]:
-        """The windows a strategy reads: the one ``OF`` names, else all of the query's."""
-        return list(self.windows) if strategy.window is None else [strategy.window]
+    def scope(self, strategy: rp.Strategy) -> tuple[ox.NamedNode, ...]:
+        """The windows a strategy reads: the one ``OF`` names, else all of the query's
+        (memoised: asked at every arrival)."""
+        found = self._scopes.get(strategy)
+        if found is None:
+            found = tuple(self.windows) if strategy.window is None else (strategy.window,)
+            self._scopes[strategy] = found
+        return found
+
+    @cached_property
+    def _scopes(self) -> dict[rp.Strategy, tuple[ox.NamedNode, ...]]:
+        return {}
 
     def fires(self, strategy: rp.Strategy, t: int, arrived: Arrivals) -> bool:
         """Whether one triggering strategy fires at t."""
