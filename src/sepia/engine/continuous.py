@@ -450,6 +450,8 @@ class ContinuousQuery:
         return not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)
 
     def _results(self, t: int, bag: Counter[tuple]) -> list[Result]:
+        if not bag:
+            return []
         op = "-" if self.operator is qa.DStream else "+"
         decode = self.dictionary.decode
         match self.query.form:

@@ -284,7 +284,7 @@ def _most_selective(atoms: list[Atom], bound: set[int]) -> int:
         consts = [p.id if isinstance(p, Constant) else None for p in pattern]
         return (not connected, sum(g.estimate(*consts) for g in graphs))
 
-    return min(range(len(atoms)), key=cost)
+    return 0 if len(atoms) == 1 else min(range(len(atoms)), key=cost)
 
 
 def extend(
