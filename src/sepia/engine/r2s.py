@@ -21,14 +21,9 @@ def step(
     previous: Counter[Key],
     now: Counter[Key],
 ) -> tuple[Counter[Key], Counter[Key]]:
-    """(new state, output) of one evaluation."""
-    if operator is qa.RStream:
-        return Counter(), now
-    if operator is qa.IStream:
-        return now, now - previous
-    if operator is qa.DStream:
-        return now, previous - now
-    assert_never(operator)  # type: ignore[arg-type]
+    """(new state, output) of one evaluation: the change from ``previous`` to ``now``
+    seen as all of ``now`` added and all of ``previous`` removed."""
+    return delta_step(operator, now, now, previous)
 
 
 def delta_step(
