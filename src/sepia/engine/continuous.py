@@ -411,7 +411,8 @@ class ContinuousQuery:
         delta = self._delta
         assert delta is not None
         change = delta.update(reader.graph, lambda node: po.run(node, reader))
-        if change is None:  # rebuilt by a full evaluation: compare whole answers
+        restored = self.operator is not qa.RStream and self.previous is not delta.answer
+        if change is None or restored:  # rebuilt, or another previous answer: compare whole
             return r2s.step(self.operator, self.previous, delta.answer)
         return r2s.delta_step(self.operator, delta.answer, *change)
 

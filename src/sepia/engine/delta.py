@@ -127,6 +127,7 @@ class MaintainedAnswer:
         """Every mapping of the join, with its output row (None: filtered out)."""
         self._using: dict[tuple[po.WindowGraph, EncodedTriple], set[Row]] = {}
         self._watched: dict[po.WindowGraph, tuple[TripleIndex, Journal]] = {}
+        self._built = False
         self._atoms: list[po.Atom] = []
         """Each pattern with its graph (the background's do not change: see
         ``ContinuousQuery._maintained``), resolved at each rebuild."""
@@ -142,7 +143,9 @@ class MaintainedAnswer:
         of what they hold (a sliding window's whole step: a hash join of the windows then
         costs less than index nested loops from every changed triple)."""
         watched = self._watched
-        if any(watched.get(w, (None,))[0] is not graph(w) for w in self.plan.windows):
+        if not self._built or any(
+            watched.get(w, (None,))[0] is not graph(w) for w in self.plan.windows
+        ):
             self._rebuild(graph, run)
             return None
         changed = sum(len(journal) for _, journal in watched.values())
@@ -172,6 +175,7 @@ class MaintainedAnswer:
             else:
                 self._watched[window] = (index, index.watch())
         self._atoms = [(pattern, [graph(g)]) for g, pattern in self.plan.atoms]
+        self._built = True
         self._apply(self._remember(run(self.plan.core)), [])
 
     def _new_mappings(self, entered: dict[po.WindowGraph, list[EncodedTriple]]) -> list[Row]:
