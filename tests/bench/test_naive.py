@@ -106,3 +106,40 @@ def test_kleene_counts_every_iteration_count_as_a_match() -> None:
 
     pattern = SeqExpression((Step((is_("a"),)), Step((is_("b"),), ",", kleene=True)), within=10)
     assert pattern.count_matches(events, time.perf_counter() + LATER) == (2, 5)
+
+
+def test_a_later_step_is_never_at_the_same_instant() -> None:
+    """SPAseq Q5's SEQ(A; (B & C)) over three sensors reporting at the same minutes (W7),
+    threshold 3. Minute 1: A=5, B=6, C=7 (B & C at A's own instant: not a match, a sequence
+    moves forward in time); minute 2: A=2 (not above 3), B=4 (< 5: no); minute 3: B=8, C=5
+    (both >= 5: the match; skip-till-next takes this first later instant). Up to minute 2:
+    no match (the old matcher counted minute 1's); up to minute 3: one."""
+    values = {1: (5, 6, 7), 2: (2, 4, 9), 3: (1, 8, 5)}
+    events = [Event(minute, stream, {"v": value})
+              for minute, triple in values.items()
+              for stream, value in zip(("S1", "S2", "S3"), triple, strict=True)]
+
+    def sensor(stream: str, test):
+        return lambda e, b: [{**b, stream: e.fields["v"]}] if e.stream == stream and test(
+            e.fields["v"], b) else []
+
+    a = sensor("S1", lambda v, b: v > 3)
+    b_gpm = sensor("S2", lambda v, b: v >= b["S1"])
+    c_gpm = sensor("S3", lambda v, b: v >= b["S1"])
+    pattern = SeqExpression((Step((a,)), Step((b_gpm, c_gpm), ";")), within=10)
+    forever = time.perf_counter() + LATER
+    assert pattern.count_matches(events[:6], forever) == (0, 6)
+    assert pattern.count_matches(events, forever) == (1, 9)
+
+
+def test_kleene_iterations_are_at_strictly_later_instants() -> None:
+    """SEQ(A, B+) on a@0, b@1, b@1, b@2: the iterations after a take one b of instant 1
+    (either: two runs), then the b of instant 2 is strictly next (two more); two b of one
+    instant are never consecutive iterations."""
+    events = [Event(t, "S", {"kind": k}) for t, k in ((0, "a"), (1, "b"), (1, "b"), (2, "b"))]
+
+    def is_(kind: str):
+        return lambda event, bindings: [bindings] if event.fields["kind"] == kind else []
+
+    pattern = SeqExpression((Step((is_("a"),)), Step((is_("b"),), ",", kleene=True)), within=10)
+    assert pattern.count_matches(events, time.perf_counter() + LATER) == (4, 4)

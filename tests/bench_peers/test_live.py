@@ -38,6 +38,7 @@ def test_rspjs_single_window_aggregate_equals_naive(tmp_path: Path) -> None:
     assert (peer.elements, peer.triples) == (manifest.elements, manifest.triples)
     assert peer.results == naive.results > 0
     assert len(peer.latencies_ms) == peer.results and peer.complete
+    assert peer.peer_rss_mib is not None and peer.peer_rss_mib > 30  # Node alone is ~40 MiB
 
 
 @needs_rspjs
@@ -57,6 +58,7 @@ def test_flink_big_after_small_iterations_equal_naive(tmp_path: Path) -> None:
     peer = FLINK.run(tmp_path, manifest, variant, _deadline())
     naive = naive_events.credit_card(tmp_path, manifest, variant, _deadline())
     assert peer.results == naive.results > 0
+    assert peer.peer_rss_mib is not None and peer.peer_rss_mib > 200  # PyFlink and a JVM
 
 
 @needs_flink

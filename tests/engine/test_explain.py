@@ -53,3 +53,15 @@ def test_automaton_states_and_edges():
         "state 1: guard on state 2",
         "state 2: take -> 3 (,); skip -> 3",
     ]
+
+
+def test_partition_key_and_routing_patterns():
+    text = """PREFIX : <http://example.org/>
+    SELECT * FROM STREAM S1 :s1 PARTITION BY ?x
+    WHERE { SEQ(A , B) DEFINE GPM A ON S1 { ?x :p ?k }
+            DEFINE GPM B ON S1 { ?x :p ?j FILTER(?j > ?k) } }"""
+    lines = shown(text).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("partition by"))
+    assert lines[start].startswith("partition by ?x: one run buffer per value")
+    assert "these 2 patterns" in lines[start]
+    assert [line.strip().split(" ")[0] for line in lines[start + 1 :]] == ["Scan", "Select", "Scan"]

@@ -46,8 +46,10 @@ class Measurement:
     latency_quantiles_ms: tuple[float, ...] = ()
     peak_rss_mib: float | None = None
     start_rss_mib: float | None = None
+    peer_rss_mib: float | None = None  # the peer's process tree (Node, JVM), sampled
     x: float | None = None
     series: str | None = None
+    checked: str = ""  # the count against the reference evaluator's (sepia.bench.check)
 
     @property
     def ran(self) -> bool:
@@ -94,6 +96,7 @@ def run_child(system_name: str, data: Path, variant_name: str, budget: float) ->
     return {"status": "ok" if outcome.complete else "partial", "seconds": seconds,
             "elements": outcome.elements, "triples": outcome.triples,
             "results": outcome.results, "peak_rss_mib": _rss_mib(),
+            "peer_rss_mib": outcome.peer_rss_mib,
             "start_rss_mib": start_rss, **_latency_summary(outcome.latencies_ms)}
 
 

@@ -48,18 +48,23 @@ def _number(value: float | None, digits: int = 0) -> str:
     return "" if value is None else f"{value:,.{digits}f}"
 
 
+def _peak(own: float | None, peer: float | None) -> str:
+    """The measuring process's peak, and a peer's process tree's after a '+'."""
+    return _number(own, 1) + (f" + {peer:,.1f}" if peer is not None else "")
+
+
 def print_table(console: Console, workload: str, rows: list[Measurement]) -> None:
     table = Table(title=f"{workload}", title_justify="left")
-    texts = ("variant", "system", "status")
-    for header in (*texts[:2], "triples/s", "events/s", "x floor", "results", "p50 ms",
-                   "p99 ms", "peak MiB", texts[2]):
+    texts = ("variant", "system", "checked", "status")
+    for header in (*texts[:2], "triples/s", "events/s", "x floor", "results", texts[2],
+                   "p50 ms", "p99 ms", "peak MiB", texts[3]):
         table.add_column(header, justify="left" if header in texts else "right")
     for row in rows:
         status = row.status if not row.note else f"{row.status}: {row.note}"
         table.add_row(row.variant, row.system, _number(row.triples_per_s),
                       _number(row.events_per_s), _number(floor_ratio(row, rows), 3),
-                      _number(row.results), _number(row.p50_ms, 2), _number(row.p99_ms, 2),
-                      _number(row.peak_rss_mib, 1), status)
+                      _number(row.results), row.checked, _number(row.p50_ms, 2),
+                      _number(row.p99_ms, 2), _peak(row.peak_rss_mib, row.peer_rss_mib), status)
     console.print(table)
 
 
@@ -148,7 +153,7 @@ def plot_growth(path: Path, title: str, axis: str, rows: list[Measurement]) -> b
 def summary_markdown(paths: list[Path]) -> str:
     """One Markdown table over the JSON files of a run, for docs/benchmarks.md."""
     lines = ["| workload | variant | system | triples/s | events/s | x floor | results "
-             "| p50 ms | p99 ms | peak MiB | status |", "|" + "---|" * 11]
+             "| checked | p50 ms | p99 ms | peak MiB | status |", "|" + "---|" * 12]
     for path in paths:
         document = json.loads(path.read_text())
         for run in document["runs"]:
@@ -156,8 +161,10 @@ def summary_markdown(paths: list[Path]) -> str:
             lines.append("| " + " | ".join((
                 document["workload"]["id"], run["variant"], run["system"],
                 _number(run["triples_per_s"]), _number(run["events_per_s"]),
-                _number(run["floor_ratio"], 3), _number(run["results"]), _number(run["p50_ms"], 2),
-                _number(run["p99_ms"], 2), _number(run["peak_rss_mib"], 1), status)) + " |")
+                _number(run["floor_ratio"], 3), _number(run["results"]), run.get("checked", ""),
+                _number(run["p50_ms"], 2),
+                _number(run["p99_ms"], 2), _peak(run["peak_rss_mib"], run.get("peer_rss_mib")),
+                status)) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -52,6 +52,11 @@ class Variant:
     x: float | None = None
     params: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def rdfs(self) -> bool:
+        """Whether the query is read under RDFS entailment (the EP-SPARQL variant of W8)."""
+        return self.params.get("entailment") == "rdfs"
+
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
@@ -76,6 +81,12 @@ class Manifest:
     def streams_of(self, variant: Variant) -> tuple[StreamFile, ...]:
         chosen = variant.params.get("streams")
         return tuple(s for s in self.streams if chosen is None or s.name in chosen)
+
+    def background_of(self, variant: Variant) -> list[tuple[str | None, Path]]:
+        """(graph, path) of the variant's background files, relative to the data folder: the
+        graph each is loaded into (None: the default graph), as its queries name it."""
+        graphs = {item.path: item.graph for item in self.background}
+        return [(graphs.get(path), Path(path)) for path in variant.background]
 
     def variant(self, name: str) -> Variant:
         for variant in self.variants:

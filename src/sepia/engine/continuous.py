@@ -24,7 +24,15 @@ from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
 from sepia.engine.delta import MaintainedAnswer, plan_of
-from sepia.engine.events import Consumption, EventMapping, completed, consumes
+from sepia.engine.epsparql import Occurrences
+from sepia.engine.events import (
+    Consumption,
+    EventMapping,
+    Inputs,
+    completed,
+    consumes,
+    interval_filter,
+)
 from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
@@ -66,6 +74,7 @@ class ContinuousQuery:
         background: Background,
         max_runs: int | None = None,
         rdfs: bool = False,
+        partition: Term | None = None,
     ) -> None:
         self.name = name
         self.max_runs = max_runs
@@ -83,6 +92,8 @@ class ContinuousQuery:
             raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
         functions = {TIMESTAMP: self._timestamp}
         self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
+        self.member = None if partition is None else self._member(partition)
+        """PARTITION BY: (slot, id) every event pattern's match must bind (one partition)."""
         if background.varying and fallbacks(self.physical):
             raise Unsupported("a sub-pattern only pyoxigraph runs, over time-varying background")
         self.now = 0
@@ -125,11 +136,55 @@ class ContinuousQuery:
             Consumption(self._serve_key) if events is not None and consumes(events) else None
         )
         """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
+        leaves = self.physical.occurrences
+        self.occurrences = Occurrences(leaves) if leaves else None
+        """EP-SPARQL: every element so far, and each occurrence BGP's solutions."""
         self._delta = self._maintained()
 
     @property
     def query(self) -> qa.Query:
         return self.physical.query
+
+    def _member(self, value: Term) -> tuple[int, int]:
+        partition = self.physical.partition
+        if partition is None or partition.slot is None:
+            raise ValueError(f"query {self.name} has no PARTITION BY variable to fix")
+        return partition.slot, self.dictionary.encode(value)
+
+    def partitions_of(self, element: StreamElement) -> set[int]:
+        """PARTITION BY: the values (ids) some basic event pattern binds to the variable
+        on this element's graph, the partitions it joins (language.md 4b)."""
+        partition = self.physical.partition
+        assert partition is not None
+        if partition.slot is None:
+            return set()
+        found: set[int] = set()
+        for leaf in partition.leaves:
+            found |= self._new_values(leaf, element, partition.slot, found)
+        return found
+
+    def _new_values(
+        self, leaf: po.PhysicalPlan, element: StreamElement, slot: int, found: set[int]
+    ) -> set[int]:
+        """The values a leaf binds at ``slot`` besides ``found``: its outer FILTERs (often
+        reading other elements' variables, so false here) are only evaluated on rows that
+        would add a value."""
+        conditions = []
+        while isinstance(leaf, po.Select):
+            conditions.append(leaf.condition)
+            leaf = leaf.inner
+        rows = [r for r in self._gpm(leaf, element) if r[slot] is not None and r[slot] not in found]
+        for condition in conditions:
+            if rows:
+                rows = [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
+        return {r[slot] for r in rows}
+
+    def _in_partition(self, rows: list[Row]) -> list[Row]:
+        """In one partition, only the matches binding its value count."""
+        if self.member is None:
+            return rows
+        slot, value = self.member
+        return [row for row in rows if row[slot] == value]
 
     # --- time -------------------------------------------------------------------------
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
@@ -188,15 +243,29 @@ class ContinuousQuery:
             self.clock = t
         return self._report(completed, t)
 
+    def pass_time(self, t: int) -> list[Result]:
+        """Time reaches t on the streamset with no event of this query's own (a partition
+        hearing of the others'): a tail negation may complete at its horizon, and the input
+        now ends no earlier than t. Strict contiguity does not count such instants."""
+        if self.physical.automaton is None or (self.clock is not None and t <= self.clock):
+            return []
+        results = self._match(t, [])
+        self.clock = t
+        return results
+
     def _push(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
-        """RSEP-QL patterns: after the elements stamped t enter the windows, report the event
-        mappings that end at t."""
+        """Event patterns: after the elements stamped t enter the windows (EP-SPARQL: the
+        occurrences), report the event mappings that end at t."""
         tree = self.physical.events
         assert tree is not None
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
         if any(not e.is_point for e in relevant):
-            raise Unsupported("interval-stamped elements under an RSEP-QL event pattern")
+            raise Unsupported("interval-stamped elements in a window of an event pattern")
+        if self.occurrences is not None:  # EP-SPARQL reads every stream
+            relevant = list(elements)
+            self.occurrences.add([(e.start, e.end, self._element(e)) for e in relevant],
+                                 self._event_rows)
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             self._insert(t, relevant)
             for window in self.windows.values():
@@ -208,7 +277,9 @@ class ContinuousQuery:
             found = set()
         else:
             self._insert(t, relevant)
-            found = completed(tree, t, self.windows, self._event_rows)
+            keep = interval_filter(self.physical.slots, self.dictionary, relevant[0].kind)
+            inputs = Inputs(t, self.windows, self._event_rows, self.occurrences, keep)
+            found = completed(tree, inputs)
         self.clock = t
         slots = self.physical.slots
         start, end = slots.index(FROM), slots.index(TO)
@@ -233,7 +304,7 @@ class ContinuousQuery:
             names = self.physical.slots.names
             hidden = [i for i, n in enumerate(names) if not self.physical.slots.visible(n)]
             rows = {_without(row, hidden): None for row in po.run(plan, reader)}
-            found = self._event_cache[key] = list(rows)
+            found = self._event_cache[key] = self._in_partition(list(rows))
         return found
 
     def _timestamp(self, s: Term, p: Term, o: Term) -> ox.Literal | None:
@@ -260,7 +331,7 @@ class ContinuousQuery:
         """A GPM's plan over one event's graph (background graphs as they were then)."""
         reader = _Reader(self, event.time)
         reader.event_graph = TripleIndex(self._element(event))
-        return po.run(plan, reader)
+        return self._in_partition(po.run(plan, reader))
 
     def _remember(self, t: int, candidates: list[list[Row]]) -> None:
         """Keep the B matches a ``; !B ;`` guard may look back at, for as long as WITHIN
@@ -483,6 +554,51 @@ class ContinuousQuery:
             "dropped_runs": self.dropped,
         }
 
+    def deadline(self) -> int | None:
+        """Under WITHIN, the first instant at which a step with no event could change the
+        state: a run reaching its horizon (a tail negation completes, others expire) or
+        the oldest negated match a guard keeps falling out of reach. A match waiting on a
+        final ``, !B`` needs the query's own next event, not time."""
+        within, automaton = self.physical.within, self.physical.automaton
+        if within is None or automaton is None:
+            return None
+        starts = [
+            r.start
+            for r in self.runs - self.permanent
+            if r.start is not None and r.position < len(automaton)  # not a ", !B" wait
+        ]
+        seen = [t + 2 for kept in self.history.values() for t, _ in kept]  # see _remember
+        return min((x + within.width for x in starts + seen), default=None)
+
+    def waiting_since(self) -> int | None:
+        """The end of the oldest run that waits for the next event (a ``, !B`` guard) to
+        complete a match reported at or after its end, possibly before that event: a match
+        past a final ``, !B``, or a tail negation still guarded by one."""
+        automaton = self.physical.automaton
+        if automaton is None:
+            return None
+        ends = [
+            r.last
+            for r in self.runs
+            if r.last is not None
+            and (
+                r.position == len(automaton)
+                or (automaton.states[r.position].negated and r.guard is not None)
+            )
+        ]
+        return min(ends, default=None)
+
+    def idle(self) -> bool:
+        """Whether the query holds nothing a fresh one would not: no window content, runs
+        beyond the initial ones, negated matches, previous answer or consumed events."""
+        return (
+            self.runs == self.permanent
+            and not any(self.history.values())
+            and not any(len(w) for w in self.windows.values())
+            and not self.previous
+            and (self.consumption is None or not self.consumption.rows())
+        )
+
     def snapshot(self) -> Snapshot:
         """Every piece of state, as rows of plain values (JSON or Arrow can hold them):
         window contents, the previous answer (count first), the automaton's runs and the B
@@ -496,6 +612,7 @@ class ContinuousQuery:
             "history": [(i, t, *row) for i, seen in self.history.items() for t, row in seen],
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
             "consumption": [] if self.consumption is None else self.consumption.rows(),
+            "occurrences": [] if self.occurrences is None else self.occurrences.rows(),
         }
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -516,6 +633,8 @@ class ContinuousQuery:
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         if self.consumption is not None:
             self.consumption.restore(snapshot["consumption"])
+        if self.occurrences is not None:
+            self.occurrences.restore(snapshot.get("occurrences", []), self._event_rows)
         self._fallback = None
         self._paths = None
 

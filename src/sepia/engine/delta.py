@@ -232,9 +232,9 @@ class MaintainedAnswer:
                     alive = [i for i, ok in zip(alive, truths, strict=True) if ok]
                     rows = [r for r, ok in zip(rows, truths, strict=True) if ok]
                 case po.Bind(_, slot, value):
-                    rows = po.bound(rows, slot, value.values(rows))
+                    rows = po.bind_rows(rows, slot, value.values(rows))
                 case po.Keep(_, slots):
-                    rows = po.kept(rows, slots)
+                    rows = po.keep_rows(rows, slots)
         keys: list[Key | None] = [None] * len(mappings)
         for i, row in zip(alive, rows, strict=True):
             keys[i] = tuple(row[k] for k in self.kept)

@@ -1,12 +1,18 @@
-"""RSEP-QL event patterns over windows, pushed as they complete (seed 001, section 4).
+"""Event patterns of RSEP-QL, CQELS-CEP and EP-SPARQL, pushed as they complete (seed 001
+section 4, seed 000 section 4.2, seed 003 section 4.2).
 
-The supported fragment is a tree of unrestricted ``SEQ`` over basic event patterns
-``EVENT w { P }``: at an arrival instant t, <<E>>^t is computed over the windows' contents at
-t, and only the event mappings that end at t are new (they are reported at their end, as
-the reference pushes them). So the right spine of the tree is matched against the events
-stamped t only, and each left side against the window events that end before its right
-partner starts (Eq. 7's W^sqcup[0, t3 - 1]). Each element's matches of a pattern are cached
-by its triples: a pattern over one event graph never changes its answer.
+The tree's leaves are basic event patterns ``EVENT w { P }`` (RSEP-QL, and CQELS-CEP's
+sequence elements, over a window's event graphs) and EP-SPARQL's BGPs over triple
+occurrences (``epsparql.Occurrences``). At an arrival instant t, <<E>>^t is computed over the
+windows' contents at t (and the occurrences so far), and only the event mappings that end at
+t are new (they are reported at their end, as the reference pushes them). So each operator
+passes "ends at t" on to the operands whose end its result's end is (the right of a SEQ, both
+sides of an EqJoin or an interval JOIN, ...): the right spine is matched against the events
+stamped t only, and each left side of a SEQ against the events that end before its right
+partner starts (Eq. 7's W^sqcup[0, t3 - 1]). Negations (CQELS-CEP SEQ_WO, NO_HEAD, NO_TAIL,
+EP-SPARQL's optional joins) read their negated operand over the whole scope. Each element's
+matches of a pattern are cached by its triples: a pattern over one event graph never
+changes its answer.
 
 CHRONOLOGICAL and RECENT (SEQ^c / SEQ^r with consumption) cannot be computed from the events
 ending at t alone: the reference re-evaluates the whole pattern over the windows at every
@@ -19,19 +25,27 @@ as rows; each element's graph name is kept beside the window's own deque.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache, partial
 
 import pyoxigraph as ox
 
 from sepia.algebra.event import SelectionPolicy
+from sepia.engine import cqels_cep, epsparql
 from sepia.engine import operators as po
-from sepia.engine.rows import Row, compatible, merge
+from sepia.engine.epsparql import EncodedTriple, Matcher, OccurrenceLeaf, Occurrences
+from sepia.engine.expressions import ExpressionEvaluator
+from sepia.engine.intervals import EventMapping, ending
+from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
 from sepia.engine.windows import WindowState
+from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
+from sepia.semantics.sparql import time_literal
 
-EventMapping = tuple[Row, int, int]
-"""(mapping, from, to) of one event mapping."""
+Condition = ExpressionEvaluator
+"""A FILTER over event mappings, compiled with the interval in the hidden slots."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,55 +69,139 @@ class Extreme:
 class EventSeq:
     """``E1 SEQ E2``: compatible pairs with end(E1) < start(E2), stamped [from1, to2];
     NAIVE is SEQ^n (Eq. 9): only the last mapping of each side; CHRONOLOGICAL and RECENT
-    consume (``Consumption``)."""
+    consume (``Consumption``). CQELS-CEP's SEQ and EP-SPARQL's SeqJoin are the same set."""
 
     left: EventTree
     right: EventTree
     policy: SelectionPolicy = SelectionPolicy.UNRESTRICTED
 
 
-EventTree = EventLeaf | EventSeq | Extreme
+@dataclass(frozen=True, slots=True)
+class Combined:
+    """A binary operator applied to its operands' sets: CQELS-CEP OR and JOIN (interval
+    intersection), EP-SPARQL Join (covering interval) and EqJoin (``OPERATORS``)."""
 
-Matcher = Callable[[po.PhysicalPlan, int, tuple[tuple[int, int, int], ...]], Iterable[Row]]
-"""A pattern's plan over one event graph (given as its time and encoded triples)."""
+    operator: str
+    left: EventTree
+    right: EventTree
 
 
-def completed(
-    tree: EventTree, t: int, windows: dict[ox.NamedNode, WindowState], match: Matcher
-) -> set[EventMapping]:
+@dataclass(frozen=True, slots=True)
+class Negated:
+    """CQELS-CEP SEQ_WO(O1, !O2, O3), NO_HEAD(!O2, O3) and NO_TAIL(O1, !O2): ``left`` or
+    ``right`` is None where the sequence has no element."""
+
+    left: EventTree | None
+    negated: EventTree
+    right: EventTree | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """EP-SPARQL Filter(F, Psi): F reads each mapping's interval through getDURATION(),
+    getSTARTTIME() and getENDTIME()."""
+
+    condition: Condition
+    inner: EventTree
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalJoin:
+    """EP-SPARQL OPTIONALSEQ (SeqRightJoin: the optional part first, ending before the
+    required one starts) or EQUALSOPTIONAL (EqLeftJoin: the optional part over the same
+    interval), with the optional part's FILTER as condition."""
+
+    required: EventTree
+    optional: EventTree
+    condition: Condition | None
+    equal: bool
+
+
+EventTree = (
+    EventLeaf | OccurrenceLeaf | EventSeq | Extreme | Combined | Negated | EventFilter
+    | OptionalJoin
+)
+
+OPERATORS: dict[str, Callable[[list[EventMapping], list[EventMapping]], set[EventMapping]]] = {
+    "or": lambda a, b: set(a) | set(b),
+    "join": cqels_cep.join,
+    "covering-join": epsparql.join,
+    "eq-join": epsparql.eq_join,
+}
+
+
+@dataclass(slots=True)
+class Inputs:
+    """What an event pattern reads at instant t: the windows, each occurrence BGP's
+    solutions, a pattern's rows over one event graph, and how to apply a FILTER."""
+
+    t: int
+    windows: dict[ox.NamedNode, WindowState]
+    match: Matcher
+    occurrences: Occurrences | None = None
+    keep: Callable[[Condition, list[EventMapping]], set[EventMapping]] | None = None
+
+
+def interval_filter(
+    slots: Slots, dictionary: Dictionary, kind: TimeKind
+) -> Callable[[Condition, list[EventMapping]], set[EventMapping]]:
+    """FILTER over event mappings, with sigma applied: each mapping's interval is put in the
+    hidden slots as the reference's filters see it (integers, or xsd:dateTime so that
+    getDURATION() is a duration)."""
+    start, end = slots.index(FROM), slots.index(TO)
+
+    @lru_cache(maxsize=1 << 12)
+    def stamp(time: int) -> int:
+        return dictionary.encode(time_literal(time, kind))
+
+    def keep(condition: Condition, mappings: list[EventMapping]) -> set[EventMapping]:
+        rows = [row for row, _, _ in mappings]
+        if start in condition.positions or end in condition.positions:
+            rows = [
+                tuple(stamp(a) if i == start else stamp(b) if i == end else v
+                      for i, v in enumerate(row))
+                for row, a, b in mappings
+            ]
+        return {m for m, ok in zip(mappings, condition.truths(rows), strict=True) if ok}
+
+    return keep
+
+
+def completed(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
     """The event mappings of ``tree`` at t that end at t."""
-    return _mappings(tree, windows, match, Scope(t, None), exact=t)
+    return _mappings(tree, inputs, Scope(inputs.t, None), exact=inputs.t)
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Where a sub-pattern is evaluated: events ending by ``before``, compatible with the
-    right partners' mapping ``mu`` (RSEP-QL Eq. 7's mu2(E1) under W^sqcup[0, t3 - 1])."""
+    right partners' mapping ``mu`` (RSEP-QL Eq. 7's mu2(E1) under W^sqcup[0, t3 - 1]). As in
+    the reference, the scope restricts the leaves; the operators combine what is left."""
 
     before: int
     mu: Row | None
 
 
 def _mappings(
-    tree: EventTree,
-    windows: dict[ox.NamedNode, WindowState],
-    match: Matcher,
-    scope: Scope,
-    exact: int | None,
+    tree: EventTree, inputs: Inputs, scope: Scope, exact: int | None
 ) -> set[EventMapping]:
-    """Event mappings within ``scope`` (ending at ``exact``, when given)."""
+    """Event mappings within ``scope`` (ending at ``exact``, when given: every operator
+    passes it on to the operands whose end its result's end is)."""
+    sub = lambda x, at=None: _mappings(x, inputs, scope, at)  # noqa: E731
     match tree:
         case EventLeaf(window, plan):
             return {
                 (row, time, time)
-                for time, triples in windows[window].elements
-                if time <= scope.before and (exact is None or time == exact)
-                for row in match(plan, time, triples)
+                for time, triples in _shown(inputs.windows[window], scope.before, exact)
+                for row in inputs.match(plan, time, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
+        case OccurrenceLeaf():
+            assert inputs.occurrences is not None
+            return set(inputs.occurrences.select(tree, scope.before, scope.mu, exact))
         case EventSeq(left, right, SelectionPolicy.NAIVE):
-            lefts = _latest(_mappings(left, windows, match, scope, None))
-            rights = _latest(_mappings(right, windows, match, scope, None))
+            lefts = _latest(sub(left))
+            rights = _latest(sub(right))
             return {
                 (merge(a, b), a_from, b_to)
                 for a, a_from, a_to in lefts
@@ -112,17 +210,53 @@ def _mappings(
             }
         case EventSeq(left, right, _):
             found = set()
-            for b, b_from, b_to in _mappings(right, windows, match, scope, exact):
+            for b, b_from, b_to in sub(right, exact):
                 mu = b if scope.mu is None else merge(scope.mu, b)
                 inner = Scope(min(b_from - 1, scope.before), mu)
-                for a, a_from, _ in _mappings(left, windows, match, inner, None):
+                for a, a_from, _ in _mappings(left, inputs, inner, None):
                     if compatible(a, b):
                         found.add((merge(a, b), a_from, b_to))
             return found
         case Extreme(inner, last):
-            every = _mappings(inner, windows, match, scope, None)
+            every = sub(inner)
             chosen = _latest(every) if last else _earliest(every)
             return {m for m in chosen if exact in (None, m[2])}
+        case Combined("covering-join", left, right) if exact is not None:
+            lefts, rights = sub(left), sub(right)  # one of the two ends at t
+            return epsparql.join(ending(lefts, exact), rights) | epsparql.join(
+                lefts, ending(rights, exact)
+            )
+        case Combined(operator, left, right):
+            # OR, JOIN (intersection) and EqJoin end where both operands (or either) end
+            return OPERATORS[operator](list(sub(left, exact)), list(sub(right, exact)))
+        case Negated(None, negated, right):
+            return cqels_cep.no_head(sub(negated), sub(right, exact))  # type: ignore[arg-type]
+        case Negated(left, _, None) if exact == inputs.t:
+            return sub(left, exact)  # nothing lies in (t, t]: NO_TAIL keeps all that ends at t
+        case Negated(left, negated, None):
+            return cqels_cep.no_tail(sub(left, exact), sub(negated), inputs.t)  # type: ignore[arg-type]
+        case Negated(left, negated, right):
+            return cqels_cep.seq_wo(sub(left), sub(negated), sub(right, exact))  # type: ignore[arg-type]
+        case EventFilter(condition, inner):
+            assert inputs.keep is not None
+            return inputs.keep(condition, list(sub(inner, exact)))
+        case OptionalJoin(required, optional, condition, equal):
+            keep = None if condition is None else partial(inputs.keep, condition)  # type: ignore[arg-type]
+            if equal:
+                return epsparql.eq_left_join(sub(required, exact), sub(optional, exact), keep)
+            return epsparql.seq_right_join(sub(optional), sub(required, exact), keep)
+
+
+def _shown(
+    window: WindowState, before: int, exact: int | None
+) -> Iterator[tuple[int, tuple[EncodedTriple, ...]]]:
+    """The window's elements stamped by ``before`` (at ``exact``, when given), read from
+    the newest back: an arrival's own elements are at the end of the window."""
+    for time, triples in reversed(window.elements):
+        if exact is not None and time < exact:
+            return
+        if time <= before and (exact is None or time == exact):
+            yield time, triples
 
 
 def _order(m: EventMapping) -> tuple[int, int]:

@@ -24,6 +24,8 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     lines += _tree(physical.root, physical.slots, dictionary, 0)
     if physical.automaton is not None:
         lines += _automaton(physical, dictionary)
+    if physical.partition is not None:
+        lines += _partition(physical, dictionary)
     return "\n".join(lines)
 
 
@@ -34,6 +36,21 @@ def _evaluation(physical: PhysicalQuery) -> str:
     if isinstance(found, str):
         return f"evaluation: full at each instant (delta evaluation does not cover {found})"
     return "evaluation: delta (CQELS): only mappings using window triples that entered or left"
+
+
+def _partition(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:
+    """PARTITION BY: the key, and the leaf plans that route each event to partitions."""
+    partition, slots = physical.partition, physical.slots
+    assert partition is not None
+    if partition.slot is None:
+        return ["partition by a variable no event pattern binds: no event joins a partition"]
+    lines = [
+        f"partition by ?{slots.names[partition.slot]}: one run buffer per value; an event "
+        f"joins the partitions these {len(partition.leaves)} patterns bind on it"
+    ]
+    for leaf in partition.leaves:
+        lines += _tree(leaf, slots, dictionary, 1)
+    return lines
 
 
 def _automaton(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:

@@ -20,7 +20,13 @@ import pyoxigraph as ox
 from sepia.algebra import expression as ex
 from sepia.engine.rows import Row, Slots
 from sepia.rdf.dictionary import Dictionary
-from sepia.semantics.sparql import expression_text, values_text
+from sepia.semantics.sparql import (
+    FROM,
+    INTERVAL_ACCESSORS,
+    TO,
+    expression_text,
+    values_text,
+)
 
 CACHE_LIMIT = 1 << 16
 FRESH = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
@@ -40,6 +46,8 @@ def variables_of(e: ex.Expression) -> set[str]:
             return variables_of(operand)
         case ex.In(value, options, _):
             return variables_of(value).union(*(variables_of(o) for o in options))
+        case ex.Call(name, _) if name in INTERVAL_ACCESSORS:
+            return {FROM, TO}  # EP-SPARQL's getDURATION() etc. read the interval
         case ex.Call(_, args) | ex.FunctionCall(_, args, _):
             return set().union(*(variables_of(a) for a in args))
         case _:

@@ -209,7 +209,7 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
         case HashJoin(left, right, keys):
             return list(_joined(run(left, ctx), run(right, ctx), keys))
         case MultiJoin(inputs, certain):
-            return _multi_join([run(i, ctx) for i in inputs], list(certain))
+            return _multi_join(inputs, list(certain), ctx)
         case LeftOuterJoin(left, right, keys, condition):
             return _left_outer(run(left, ctx), run(right, ctx), keys, condition)
         case UnionAll(left, right):
@@ -225,9 +225,9 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
         case Bind(inner, slot, value):
             rows = run(inner, ctx)
-            return bound(rows, slot, value.values(rows))
+            return bind_rows(rows, slot, value.values(rows))
         case Keep(inner, slots):
-            return kept(run(inner, ctx), slots)
+            return keep_rows(run(inner, ctx), slots)
         case Dedup(inner):
             return list(Counter(run(inner, ctx)))
         case Table(rows):
@@ -242,20 +242,28 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             assert_never(plan)
 
 
-def bound(rows: list[Row], slot: int, values: list[int | None]) -> list[Row]:
+def bind_rows(rows: list[Row], slot: int, values: list[int | None]) -> list[Row]:
     """BIND: each row with ``slot`` set to its value."""
     return [(*r[:slot], v, *r[slot + 1 :]) for r, v in zip(rows, values, strict=True)]
 
 
-def kept(rows: list[Row], slots: tuple[int, ...]) -> list[Row]:
+def keep_rows(rows: list[Row], slots: tuple[int, ...]) -> list[Row]:
     """Projection: the slots outside ``slots`` unbound."""
     keep = set(slots)
     return [tuple(v if i in keep else None for i, v in enumerate(r)) for r in rows]
 
 
-def scan(graphs: list[TripleIndex], patterns: tuple[EncodedPattern, ...], width: int) -> list[Row]:
-    """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins."""
-    return extend_all([(None,) * width], [(p, graphs) for p in patterns], set())
+def scan(
+    graphs: list[TripleIndex],
+    patterns: tuple[EncodedPattern, ...],
+    width: int,
+    seeds: list[Row] | None = None,
+    seeded: frozenset[int] = frozenset(),
+) -> list[Row]:
+    """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins, from
+    ``seeds`` (rows binding exactly the slots ``seeded`` among the BGP's) if given."""
+    rows: list[Row] = [(None,) * width] if seeds is None else seeds
+    return extend_all(rows, [(p, graphs) for p in patterns], set(seeded))
 
 
 Atom = tuple[EncodedPattern, list[TripleIndex]]
@@ -335,9 +343,43 @@ def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterato
                 yield merge(l_row, r)
 
 
-def _multi_join(inputs: list[list[Row]], certain: list[frozenset[int]]) -> list[Row]:
-    """Join every input, smallest connected input next (see ``MultiJoin``)."""
-    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+def _multi_join(
+    inputs: tuple[PhysicalPlan, ...], certain: list[frozenset[int]], ctx: Context
+) -> list[Row]:
+    """Join every input (see ``MultiJoin``): BGPs over background graphs only, whose size
+    does not shrink with the stream, are probed with the rows joined from the others (a
+    bound join: a GPM's few rows look up the knowledge base instead of reading all of it);
+    the rest are evaluated and hash-joined, smallest connected input next."""
+    probed = [i for i, p in enumerate(inputs) if _background_scan(p)]
+    if len(probed) == len(inputs):
+        probed = []
+    evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if i not in probed}
+    rows, bound = _hash_joins(evaluated, certain)
+    while probed and rows:
+        chosen = next((i for i in probed if certain[i] & bound), probed[0])
+        probed.remove(chosen)
+        plan = inputs[chosen]
+        assert isinstance(plan, Scan)
+        free = certain[chosen] - bound
+        if certain[chosen] & bound and not any(r[i] is not None for r in rows for i in free):
+            graphs = [ctx.graph(g) for g in plan.graphs]
+            rows = scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+        else:
+            keys = tuple(sorted(bound & certain[chosen]))
+            rows = list(_joined(rows, run(plan, ctx), keys))
+        bound |= certain[chosen]
+    return rows if not probed else []
+
+
+def _background_scan(plan: PhysicalPlan) -> bool:
+    return isinstance(plan, Scan) and all(isinstance(g, BackgroundGraph) for g in plan.graphs)
+
+
+def _hash_joins(
+    inputs: dict[int, list[Row]], certain: list[frozenset[int]]
+) -> tuple[list[Row], set[int]]:
+    """Hash-join evaluated inputs, smallest connected next; (rows, slots bound in all)."""
+    order = sorted(inputs, key=lambda i: len(inputs[i]))
     first = order.pop(0)
     rows, bound = inputs[first], set(certain[first])
     while order and rows:
@@ -347,7 +389,7 @@ def _multi_join(inputs: list[list[Row]], certain: list[frozenset[int]]) -> list[
         keys = tuple(sorted(bound & certain[chosen]))
         rows = list(_joined(rows, inputs[chosen], keys))
         bound |= certain[chosen]
-    return rows if not order else []
+    return (rows if not order else []), bound
 
 
 def _left_outer(

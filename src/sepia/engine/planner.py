@@ -34,13 +34,24 @@ from sepia.engine.automaton import (
     split_filters,
     stream_of,
 )
-from sepia.engine.events import EventLeaf, EventSeq, EventTree, Extreme
-from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists
+from sepia.engine.epsparql import OccurrenceLeaf
+from sepia.engine.events import (
+    Combined,
+    EventFilter,
+    EventLeaf,
+    EventSeq,
+    EventTree,
+    Extreme,
+    Negated,
+    OptionalJoin,
+)
+from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists, variables_of
 from sepia.engine.report import Schedule
-from sepia.engine.rows import BLANK, HIDDEN, Slots
+from sepia.engine.rows import BLANK, FROM, HIDDEN, TO, Slots
 from sepia.engine.runs import Within
 from sepia.engine.windows import WindowOperator
 from sepia.rdf.dictionary import Dictionary
+from sepia.semantics.partition import event_leaves
 from sepia.semantics.sparql import has_nested_test
 from sepia.semantics.variables import bop_variables, pattern_variables
 
@@ -51,6 +62,13 @@ RSEPQL_POLICIES = (
     ev.SelectionPolicy.RECENT,
 )
 """The RSEP-QL event policies (CHRONOLOGICAL and RECENT consume: ``events.Consumption``)."""
+COMBINED = {
+    ev.Or: "or",
+    ev.IntervalJoin: "join",
+    ev.EventJoin: "covering-join",
+    ev.EqJoin: "eq-join",
+}
+"""The binary event operators ``events.Combined`` applies, by their algebra node."""
 
 
 Functions = dict[ox.NamedNode, Callable[..., ox.Literal | None]]
@@ -59,6 +77,17 @@ Functions = dict[ox.NamedNode, Callable[..., ox.Literal | None]]
 
 class Unsupported(ValueError):
     """A query the engine cannot run yet (the message says which construct)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """PARTITION BY ?v (language.md 4b): the variable's slot, and the plan of every basic
+    event pattern of the query in full (FILTERs on other elements' variables included, as
+    the reference reads them): an event joins partition x when one of them binds ?v = x."""
+
+    slot: int | None
+    """None when no pattern mentions ?v: no event joins any partition."""
+    leaves: tuple[po.PhysicalPlan, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +103,9 @@ class PhysicalQuery:
     automaton: Automaton | None = None
     within: Within | None = None
     events: EventTree | None = None
+    occurrences: tuple[OccurrenceLeaf, ...] = ()
+    """EP-SPARQL's BGPs over triple occurrences in ``events``."""
+    partition: Partition | None = None
 
 
 def plan(
@@ -91,8 +123,8 @@ def plan(
         raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
     if isinstance(query.form, qa.Describe):
         raise Unsupported("DESCRIBE")
-    if query.partition_by is not None:
-        raise Unsupported("PARTITION BY is not in the engine yet")
+    if query.partition_by is not None and not matches:
+        raise Unsupported("PARTITION BY on a query without an event pattern")
     if matches and calls(query.pattern, "TIMESTAMP"):
         raise Unsupported("C-SPARQL timestamp() in an event query")
     if isinstance(query.form, qa.Construct) and any(
@@ -116,14 +148,29 @@ def plan(
     if not matches:
         return PhysicalQuery(query, slots, root, windows, schedule, default)
     event = matches[0].event
+    partition = planner.partition(query.partition_by, event)
     if not is_sequence(event):
         if query.event_policy not in RSEPQL_POLICIES:
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
-        tree = planner.event_tree(event, query.event_policy)
-        return PhysicalQuery(query, slots, root, windows, None, default, events=tree)
+        leaves: list[OccurrenceLeaf] = []
+        tree = planner.event_tree(event, query.event_policy, leaves)
+        others = _nodes(tree, Combined | Negated | EventFilter | OptionalJoin)
+        consuming = (ev.SelectionPolicy.CHRONOLOGICAL, ev.SelectionPolicy.RECENT)
+        if (leaves or others) and any(s.policy in consuming for s in _nodes(tree, EventSeq)):
+            raise Unsupported(
+                "CHRONOLOGICAL / RECENT consumption over CQELS-CEP or EP-SPARQL operators"
+            )
+        if (leaves or others) and partition is not None:
+            raise Unsupported("PARTITION BY over CQELS-CEP or EP-SPARQL operators")
+        return PhysicalQuery(
+            query, slots, root, windows, None, default, events=tree,
+            occurrences=tuple(leaves), partition=partition,
+        )
     automaton = planner.automaton(event)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
-    return PhysicalQuery(query, slots, root, windows, None, default, automaton, within)
+    return PhysicalQuery(
+        query, slots, root, windows, None, default, automaton, within, partition=partition
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,24 +259,97 @@ class _Planner:
             states.append(State(compiled, strategy, kleene, optional, negated, own, check))
         return Automaton(tuple(states))
 
-    def event_tree(self, e: ev.EventPattern, default: ev.SelectionPolicy) -> EventTree:
-        """An RSEP-QL pattern of SEQ, FIRST and LAST over EVENT w { P } leaves; a SEQ that
-        says UNRESTRICTED follows the query's EVENT POLICY."""
+    def event_tree(
+        self, e: ev.EventPattern, default: ev.SelectionPolicy, leaves: list[OccurrenceLeaf]
+    ) -> EventTree:
+        """An RSEP-QL, CQELS-CEP or EP-SPARQL event pattern; a SEQ that says UNRESTRICTED
+        follows the query's EVENT POLICY. EP-SPARQL's occurrence BGPs are numbered into
+        ``leaves`` (their solutions are kept by ``epsparql.Occurrences``)."""
+        sub = lambda x: self.event_tree(x, default, leaves)  # noqa: E731
         match e:
             case ev.Event(pattern, ox.NamedNode() as window):
                 return EventLeaf(window, self._event_plan(pattern))
-            case ev.Seq(left, right, policy) if policy in RSEPQL_POLICIES:
+            case ev.Event():
+                raise Unsupported("event patterns: an EVENT over a stream rather than a window")
+            case ev.OccurrencePattern(bgp):
+                plans = tuple(self._event_plan(gp.Bgp((t,))) for t in bgp.triples)
+                leaves.append(OccurrenceLeaf(plans, len(leaves)))
+                return leaves[-1]
+            case ev.Seq(left, right, policy) | ev.SeqJoin(left, right, policy) if (
+                policy in RSEPQL_POLICIES
+            ):
                 if policy is ev.SelectionPolicy.UNRESTRICTED:
                     policy = default
-                sub = lambda x: self.event_tree(x, default)  # noqa: E731
                 return EventSeq(sub(left), sub(right), policy)
             case ev.First(inner) | ev.Last(inner):
-                return Extreme(self.event_tree(inner, default), isinstance(e, ev.Last))
+                return Extreme(sub(inner), isinstance(e, ev.Last))
+            case ev.Or(left, right) | ev.IntervalJoin(left, right) | ev.EventJoin(
+                left, right
+            ) | ev.EqJoin(left, right):
+                return Combined(COMBINED[type(e)], sub(left), sub(right))
+            case ev.SeqWithout(left, negated, right):
+                return Negated(sub(left), sub(negated), sub(right))
+            case ev.NoHead(negated, right):
+                return Negated(None, sub(negated), sub(right))
+            case ev.NoTail(left, negated):
+                return Negated(sub(left), sub(negated), None)
+            case ev.EventFilter(condition, inner):
+                return self._event_filter(_conjuncts(condition), sub(inner))
+            case ev.SeqRightJoin(optional, required, condition):
+                test = None if condition is None else self._expression(condition, True)
+                return OptionalJoin(sub(required), sub(optional), test, equal=False)
+            case ev.EqLeftJoin(left, right, condition):
+                test = None if condition is None else self._expression(condition, True)
+                return OptionalJoin(sub(left), sub(right), test, equal=True)
             case _:
                 raise Unsupported(
-                    f"event patterns: {type(e).__name__} (only unrestricted SEQ of EVENT over "
-                    "a window is in the engine yet)"
+                    f"event patterns: {type(e).__name__} outside a SPAseq sequence"
                 )
+
+    def partition(self, variable: ox.Variable | None, e: ev.EventPattern) -> Partition | None:
+        """The plans that say which partitions an event joins (None: not partitioned)."""
+        if variable is None:
+            return None
+        if variable.value not in self.slots.names:
+            return Partition(None, ())
+        leaves = tuple(self._event_plan(p) for p in event_leaves(e))
+        return Partition(self.slots.index(variable.value), leaves)
+
+    def _event_filter(self, conjuncts: list[ex.Expression], tree: EventTree) -> EventTree:
+        """Filter(F, Psi), each conjunct of F that reads no interval sunk to the deepest
+        operand that binds all its variables through SEQ and the joins, whose mappings pass
+        on unchanged into their results: it then prunes before pairing (exact, as A && B
+        holds exactly when both hold)."""
+        kept = []
+        for conjunct in conjuncts:
+            names = variables_of(conjunct)
+            sunk = None
+            if not has_exists(conjunct) and names <= set(self.slots.names) - {FROM, TO}:
+                sunk = self._sink(tree, conjunct, {self.slots.index(n) for n in names})
+            if sunk is None:
+                kept.append(conjunct)
+            else:
+                tree = sunk
+        if not kept:
+            return tree
+        return EventFilter(self._expression(_conjunction(kept), True), tree)
+
+    def _sink(self, tree: EventTree, conjunct: ex.Expression, slots: set[int]) -> EventTree | None:
+        """``tree`` with ``conjunct`` applied inside it, or None where it must stay above."""
+        match tree:
+            case EventSeq(left, right, ev.SelectionPolicy.UNRESTRICTED) | Combined(
+                "covering-join" | "eq-join" | "join", left, right
+            ):
+                for field, side in (("left", left), ("right", right)):
+                    if slots <= bound_slots(side):
+                        inner = self._sink(side, conjunct, slots) or EventFilter(
+                            self._expression(conjunct, True), side
+                        )
+                        return dataclasses.replace(tree, **{field: inner})
+            case EventFilter(_, inner) if slots <= bound_slots(inner):
+                sunk = self._sink(inner, conjunct, slots)
+                return dataclasses.replace(tree, inner=sunk) if sunk is not None else None
+        return None
 
     def _event_plan(self, pattern: gp.GraphPattern) -> po.PhysicalPlan:
         """A pattern over one event graph (a GPM or an EVENT's pattern), fully native."""
@@ -374,6 +494,30 @@ def certain(node: po.PhysicalPlan) -> frozenset[int]:
             return frozenset(p.index for p in (subject, obj) if isinstance(p, po.Slot))
         case po.Fallback() | po.Matches():
             return frozenset()
+
+
+def bound_slots(tree: EventTree) -> frozenset[int]:
+    """The slots every event mapping of ``tree`` binds."""
+    match tree:
+        case EventLeaf(_, plan):
+            return certain(plan)
+        case OccurrenceLeaf(patterns):
+            return frozenset().union(*(certain(p) for p in patterns))
+        case EventSeq(left, right) | Combined("covering-join" | "eq-join" | "join", left, right):
+            return bound_slots(left) | bound_slots(right)
+        case Combined(_, left, right):
+            return bound_slots(left) & bound_slots(right)
+        case Extreme(inner) | EventFilter(_, inner) | OptionalJoin(inner):
+            return bound_slots(inner)
+        case Negated(left, _, right):
+            return frozenset().union(*(bound_slots(x) for x in (left, right) if x is not None))
+
+
+def _conjuncts(e: ex.Expression) -> list[ex.Expression]:
+    """The operands of a chain of &&."""
+    if isinstance(e, ex.Binary) and e.operator is ex.BinaryOperator.AND:
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
 
 
 def fallbacks(physical: PhysicalQuery) -> list[po.Fallback]:

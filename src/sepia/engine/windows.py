@@ -22,6 +22,7 @@ from itertools import groupby
 
 from sepia.algebra import dataset as ds
 from sepia.engine.graph import EncodedTriple, TripleIndex
+from sepia.semantics.windows import last_close_holding, present_window
 
 ON_ARRIVAL = (ds.Landmark, ds.Now, ds.CountBased)
 """The window kinds that close at every element they admit (a tuple, built once: this is
@@ -41,7 +42,7 @@ class WindowOperator:
         """Whether an element stamped ``time`` ever enters the window (content change)."""
         match self.spec:
             case ds.Sliding(width, slide, t0):
-                return _holding(time, width, slide, t0) is not None
+                return present_window(time, width, slide, t0) is not None
             case ds.Landmark(t0):
                 return time >= t0
             case ds.Interval(start, end):
@@ -53,8 +54,8 @@ class WindowOperator:
         """The window shows elements stamped in (lower, t]; None: no time bound."""
         match self.spec:
             case ds.Sliding(width, slide, t0):
-                holding = _holding(t, width, slide, t0)
-                return t if holding is None else t0 + holding[0] * slide
+                present = present_window(t, width, slide, t0)
+                return t if present is None else present[0]
             case ds.Landmark(t0):
                 return t0 - 1
             case ds.Interval(start, _):
@@ -102,8 +103,7 @@ class WindowOperator:
         """Where the end-of-input flush stops for this window, given its last element."""
         match self.spec:
             case ds.Sliding(width, slide, t0):
-                holding = _holding(last, width, slide, t0)
-                return last if holding is None else t0 + holding[1] * slide + width
+                return last_close_holding(last, width, slide, t0) or last
             case _:
                 return last
 
@@ -117,15 +117,6 @@ class WindowOperator:
                 return start
             case _:
                 return 0
-
-
-def _holding(t: int, width: int, slide: int, t0: int) -> tuple[int, int] | None:
-    """The first and last k whose window (t0 + k*slide, t0 + k*slide + width] holds t, None
-    when none does: ``sepia.semantics.windows.windows_for`` in constant time (a CQELS
-    ``[RANGE 5m]`` slides by 1 ms, so t lies in 300,000 windows)."""
-    first = max(0, -((t - width - t0) // -slide))
-    last = -((t - t0) // -slide) - 1
-    return (first, last) if first <= last else None
 
 
 class WindowState:

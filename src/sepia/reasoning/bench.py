@@ -127,7 +127,8 @@ def stream_reasoning_delays(
         ("sparql_path", sparql_path, stream),
         ("reclose", reclose, stream[:reclose_sample]),
     ]:
-        results[name], answers[name] = _delays(check, sample)
+        stats, answers[name] = _delays(check, sample)
+        results[name] = {**stats, "triples": len(sample), "found": answers[name]}
     results["instances_of_concern"] = answers["expansion"]
     fast = ("expansion", "support_counter", "sparql_path")
     results["agree"] = len({answers[name] for name in fast}) == 1
@@ -217,6 +218,16 @@ def background_timings(triples: int = 100_000, seed: int = 0) -> dict:
     }
 
 
+def main(arguments: Sequence[str]) -> dict:
+    """``python -m sepia.reasoning.bench``: both measurements; with ``stream CLASSES TRIPLES
+    RECLOSE``, the stream test alone at that size (what `sepia bench reasoning` runs)."""
+    if arguments and arguments[0] == "stream":
+        classes, triples, reclose = (int(a) for a in arguments[1:4])
+        return stream_reasoning_delays(classes, triples=triples, reclose_sample=reclose)
+    return {"stream": stream_reasoning_delays(), "background": background_timings()}
+
+
 if __name__ == "__main__":
-    print(json.dumps({"stream": stream_reasoning_delays(),
-                      "background": background_timings()}, indent=2))
+    import sys
+
+    print(json.dumps(main(sys.argv[1:]), indent=2))

@@ -50,6 +50,9 @@ class Naive:
             return f"no nested-loop matcher written for {workload.id}"
         return None
 
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        return None
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         if manifest.workload in EVENT_MATCHERS:
             return EVENT_MATCHERS[manifest.workload](data, manifest, variant, deadline)

@@ -3,12 +3,14 @@ plugs into the harness by adding one class to the registry in ``systems/__init__
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from sepia.bench.generators import Workload
 from sepia.bench.workload import Manifest, Variant
+from sepia.io.results import Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +20,8 @@ class RunOutcome:
     ``results`` counts result rows (matches for event workloads: a Kleene match counts once);
     ``latencies_ms`` holds, per result, the wall time from the arrival of the element that
     completed it to the result being produced, when the system can tell; ``complete`` is
-    False when the run hit its time budget, and the counts then cover the prefix it read.
+    False when the run hit its time budget, and the counts then cover the prefix it read;
+    ``peer_rss_mib`` is the peak memory of the processes a peer system ran in.
     """
 
     elements: int
@@ -26,6 +29,38 @@ class RunOutcome:
     results: int | None
     latencies_ms: tuple[float, ...] = ()
     complete: bool = True
+    peer_rss_mib: float | None = None  # a peer's own processes (sepia.bench.memory)
+
+
+class ResultCount:
+    """Results as the benchmark counts them: rows, except that the rows of one SPAseq match
+    (one per Kleene iteration, sharing a ``match`` id) count once, so an engine's count and
+    the naive matchers' (one per match) measure the same thing. Counted as they come: a run
+    keeps no results."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.matches: set[str] = set()
+
+    def add(self, results: Iterable[Result]) -> int:
+        """Count ``results``; returns how many rows they were."""
+        before = self.rows
+        for result in results:
+            if result.match is None:
+                self.rows += 1
+            else:
+                self.matches.add(result.match)
+        return self.rows - before
+
+    @property
+    def total(self) -> int:
+        return self.rows + len(self.matches)
+
+
+def count_results(results: Iterable[Result]) -> int:
+    counter = ResultCount()
+    counter.add(results)
+    return counter.total
 
 
 class System(Protocol):
@@ -40,6 +75,11 @@ class System(Protocol):
 
     def cannot_express(self, workload: Workload, variant: Variant) -> str | None:
         """Why the system cannot run this workload's query, else None."""
+        ...
+
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        """Why the system's result count differs from the reference evaluator's by design
+        (it counts something else, or reads the query differently), else None."""
         ...
 
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:

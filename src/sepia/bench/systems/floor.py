@@ -25,6 +25,9 @@ class Floor:
     def cannot_express(self, workload: Workload, variant: Variant) -> str | None:
         return None
 
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        return None
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         """Parses the streams, then the background; the counts are the manifest's (checked
         against the files by the generator tests), prorated when the budget cuts it short."""

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from sepia.bench.generators import Kind, Workload
-from sepia.bench.systems.base import RunOutcome
+from sepia.bench.systems.base import ResultCount, RunOutcome
 from sepia.bench.workload import Manifest, Variant
 
 
@@ -24,30 +24,34 @@ class LocalEngine:
         engine's reason (the query text lives with the generated data, not known here)."""
         return "no query" if workload.kind is Kind.INGEST or variant.query is None else None
 
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        return None
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         from sepia.io.background import load_background
         from sepia.io.streams import read_stream
         from sepia.rdf.stream import StreamSet
         from sepia.runtime.local import Session
 
-        background = load_background([(None, data / p) for p in variant.background]) or None
-        session = Session(background)
+        graphs = manifest.background_of(variant)
+        background = load_background([(g, data / p) for g, p in graphs]) or None
+        session = Session(background, rdfs=variant.rdfs)
         assert variant.query is not None
         session.register((data / variant.query).read_text(encoding="utf-8"), variant.name)
         streams = manifest.streams_of(variant)
         merged = StreamSet({s.iri: read_stream(data / s.path, s.iri) for s in streams}).merged()
-        elements = triples = results = 0
-        latencies: list[float] = []
+        elements = triples = 0
+        counted, latencies = ResultCount(), []
         for element in merged:
             arrived = time.perf_counter()
-            out = session.push(element)
+            due = session.push(element)
             done = time.perf_counter()
-            results += len(out)
-            latencies += [(done - arrived) * 1000] * len(out)
+            latencies += [(done - arrived) * 1000] * len(due)
+            counted.add(due)
             elements += 1
             triples += len(element.triples)
             if done > deadline:
-                return RunOutcome(elements, triples, results, tuple(latencies), complete=False)
-        results += len(session.flush())
-        return RunOutcome(elements, triples, results, tuple(latencies))
-
+                return RunOutcome(elements, triples, counted.total, tuple(latencies),
+                                  complete=False)
+        counted.add(session.flush())
+        return RunOutcome(elements, triples, counted.total, tuple(latencies))

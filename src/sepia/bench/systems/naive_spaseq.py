@@ -6,7 +6,8 @@ partition and try each step of the sequence, with the semantics of spec/semantic
 - `;` skip-till-next: the first later event that matches the step is taken, others skipped;
 - `B+` after another element: the first iteration follows the operator before it, later
   iterations are strictly contiguous, and every iteration count is its own match;
-- a conjunction step (`B & C`) matches events of one timestamp, one per GPM;
+- a later step matches events of a strictly later instant than the step before it; a
+  conjunction step (`B & C`) matches events of one instant, one per GPM;
 - `WITHIN w`: the last event of a match is at most w after its first.
 
 GPMs are hand-written per workload as Python functions of an event and the bindings so far,
@@ -80,13 +81,11 @@ class SeqExpression:
 
     def _candidates(self, events: Sequence[Event], pos: int, step: Step, bindings: Bindings,
                     t0: int) -> list[tuple[int, Bindings]]:
-        """(index of the step's last event, bindings) for the events the operator selects."""
-        start = pos + 1
+        """(index of the step's last event, bindings) for the events the operator selects:
+        the first later instant (``,``: the very next one) with events matching the step."""
+        start = _later(events, pos)
         while start < len(events) and events[start].time - t0 <= self.within:
-            end = start + 1
-            if len(step.gpms) > 1:
-                while end < len(events) and events[end].time == events[start].time:
-                    end += 1
+            end = _later(events, start)
             found = _match_group(step, events[start:end], bindings)
             if found or step.operator == ",":
                 return [(end - 1, matched) for matched in found]
@@ -96,14 +95,25 @@ class SeqExpression:
     def _iterate(self, events: Sequence[Event], last: int, k: int, outer: Bindings,
                  matched: Bindings, t0: int) -> int:
         """A Kleene iteration ended at ``last``: complete the match here, and/or go on
-        iterating with the strictly next event (each iteration binds its own variables)."""
+        iterating with an event of the strictly next instant (each iteration binds its own
+        variables)."""
         total = self._advance(events, last, k + 1, matched, t0)
-        following = last + 1
+        following = _later(events, last)
         if following < len(events) and events[following].time - t0 <= self.within:
             gpm = self.steps[k].gpms[0]
-            for again in gpm(events[following], outer):
-                total += self._iterate(events, following, k, outer, again, t0)
+            for index in range(following, _later(events, following)):
+                for again in gpm(events[index], outer):
+                    total += self._iterate(events, index, k, outer, again, t0)
         return total
+
+
+def _later(events: Sequence[Event], pos: int) -> int:
+    """The index of the first event after ``pos`` with a later time: a sequence's next
+    element is strictly later (SPAseq Definitions 11-12), never at the same instant."""
+    after = pos + 1
+    while after < len(events) and events[after].time == events[pos].time:
+        after += 1
+    return after
 
 
 def _match_group(step: Step, group: Sequence[Event], bindings: Bindings) -> list[Bindings]:

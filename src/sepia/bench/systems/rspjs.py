@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sepia.bench.generators import Kind, Workload
+from sepia.bench.memory import TreePeak
 from sepia.bench.peers import INSTALL_HINT, PEERS_DIR, install_root
 from sepia.bench.systems.base import RunOutcome
 from sepia.bench.workload import Manifest, Variant
@@ -125,19 +126,28 @@ class RspJs:
             return "rsp-js keeps each window in its own graph: no merged windows"
         return None
 
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        if len(variant.params.get("windows", ())) > 1:
+            return ("rsp-js reads the other window as it is at the reporting arrival, windows "
+                    "as [o, c), and reports the latest closed window only (module docstring)")
+        return None
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         budget = max(0.0, deadline - time.perf_counter())
         with tempfile.TemporaryDirectory(prefix="sepia-rspjs-") as scratch:
             job = Path(scratch) / "job.json"
             job.write_text(json.dumps(driver_job(data, manifest, variant, budget)))
             # cwd: rsp-js's logger appends to ./logs/*.log when that folder exists
-            done = subprocess.run(
-                ["node", str(DRIVER), str(job)], cwd=scratch, capture_output=True, text=True,
-                env={**os.environ, "NODE_PATH": str(node_modules())}, check=False,
+            node = subprocess.Popen(
+                ["node", str(DRIVER), str(job)], cwd=scratch, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "NODE_PATH": str(node_modules())},
             )
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip()
-                               else f"rsp-js driver exited with {done.returncode}")
-        raw = json.loads(done.stdout.strip().splitlines()[-1])
+            with TreePeak(node) as peak:
+                stdout, stderr = node.communicate()
+        if node.returncode != 0:
+            raise RuntimeError(stderr.strip().splitlines()[-1] if stderr.strip()
+                               else f"rsp-js driver exited with {node.returncode}")
+        raw = json.loads(stdout.strip().splitlines()[-1])
         return RunOutcome(raw["elements"], raw["triples"], raw["results"],
-                          tuple(raw["latencies_ms"]), raw["complete"])
+                          tuple(raw["latencies_ms"]), raw["complete"], peak.mib)

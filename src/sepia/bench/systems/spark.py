@@ -45,6 +45,9 @@ class SparkJob:
             return f"the {self.master} comparison runs on {', '.join(self.workloads)}"
         return None
 
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        return None
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         from sepia.runtime.inputs import load_query
         from sepia.runtime.spark.run import run_on_spark
@@ -58,7 +61,7 @@ class SparkJob:
             batches = run_on_spark(
                 [load_query(data / variant.query)],
                 {s.iri: str(data / s.path) for s in streams},
-                [(None, data / path) for path in variant.background],
+                [(graph, data / path) for graph, path in manifest.background_of(variant)],
                 checkpoint=Path(scratch) / "checkpoint", output=str(out), fmt="jsonl",
                 spark=spark,
             )  # fmt: skip
@@ -79,6 +82,9 @@ class SparkPassThrough:
 
     def cannot_express(self, workload: Workload, variant: Variant) -> str | None:
         return "no query" if workload.kind is Kind.INGEST or variant.query is None else None
+
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        return None
 
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         from sepia.runtime.spark.ingest import StreamSource, stream_rows

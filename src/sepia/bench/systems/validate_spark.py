@@ -30,6 +30,9 @@ class ValidateSpark:
     def cannot_express(self, workload: Workload, variant: Variant) -> str | None:
         return None if workload.kind is Kind.INGEST else "measures ingest only"
 
+    def counts_differ(self, workload: Workload, variant: Variant) -> str | None:
+        return None
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         from sepia.runtime.spark.ingest import StreamSource
         from sepia.runtime.spark.session import spark_session

@@ -1,0 +1,265 @@
+"""PARTITION BY ?v (language.md 4b): an event query matched separately within each value.
+
+``PartitionedQuery`` keeps one ``ContinuousQuery`` per value of ?v, made when an event first
+joins that partition, and hands each the events of its own partition only: an event joins
+partition x when some basic event pattern of the query binds ?v = x on it (the planner's
+``Partition.leaves``), so one event may join several partitions, or none. Strict contiguity,
+skip-till-next, consumption, FIRST / LAST and windows then see one partition's events, as
+in the reference (``sepia.semantics.partition``). The runs of all partitions are the runs
+indexed by partition key that SPAseq's optimisations ask for.
+
+Time is the whole input's, as in the reference: a sequence ending in a negation completes
+at its WITHIN horizon or when the whole input ends, even in a partition whose own events
+stopped earlier. So under WITHIN a partition is told of the first instant of the
+streamset at or after its deadline (``pass_time``; strict contiguity does not count it):
+horizons fire then, results leave in time order, and runs expire, so a partition left
+with nothing is dropped (a fresh one is the same) and the live partitions are those of the
+last WITHIN. At the end of input, partitions waiting on a tail negation are told when the
+whole input ended.
+
+One match can only be confirmed late: a sequence ending ``, !B`` waits for its partition's
+next event (the streamset's next event time, within the partition) and is reported at its
+own end. Results are printed in time order (io.md), so results of other partitions later
+than the oldest such waiting match are held back until it is settled (``held``); a
+partition that never gets another event holds them to the end of input.
+
+Match numbers are ``p<n>.m<k>``: partition n (in order of creation), its k-th match; the
+reference numbers partitions in value order, so they agree up to renaming.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Sequence
+
+import pyoxigraph as ox
+
+from sepia.algebra import query as qa
+from sepia.engine.background import Background
+from sepia.engine.continuous import ContinuousQuery, Snapshot
+from sepia.io.results import Result
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import parse_term, term_to_nt
+
+
+class PartitionedQuery:
+    """A PARTITION BY query: its live partitions, by value id, each a number (for match
+    names) and a ContinuousQuery."""
+
+    def __init__(
+        self,
+        query: qa.Query,
+        name: str,
+        dictionary: Dictionary,
+        background: Background,
+        max_runs: int | None = None,
+        rdfs: bool = False,
+    ) -> None:
+        self.name = name
+        self._settings = (query, name, dictionary, background, max_runs, rdfs)
+        self.router = ContinuousQuery(*self._settings)
+        """Plans the query once; finds the partitions each event joins (never fed)."""
+        self.parts: dict[int, tuple[int, ContinuousQuery]] = {}
+        self.made = 0
+        """Partitions made so far: the next one's number."""
+        self.clock: int | None = None
+        """The last instant of the streamset."""
+        automaton, within = self.router.physical.automaton, self.router.physical.within
+        self.waits = automaton is not None and automaton.states[-1].negated
+        """A tail negation: every partition waits for the whole input's end."""
+        self.ticks = automaton is not None and within is not None
+        """Under WITHIN, every partition steps through each instant of the streamset: its
+        runs expire (so it can be dropped) and tail negations fire at their horizons."""
+        self.declared = {s.iri.value for s in query.dataset.streams}
+        self.deadlines: dict[int, int] = {}
+        """Under WITHIN, when each partition must step next though no event of its own
+        comes (``ContinuousQuery.deadline``); ``queue`` orders them (stale entries are
+        skipped)."""
+        self.queue: list[tuple[int, int]] = []
+        self.waiting: dict[int, int] = {}
+        """Partitions with a match waiting on a final ``, !B``: the oldest one's end."""
+        self.held: list[Result] = []
+        """Results later than the oldest waiting match, in time order."""
+
+    @property
+    def query(self) -> qa.Query:
+        return self.router.query
+
+    def _part(self, value: int, number: int | None = None) -> ContinuousQuery:
+        if value not in self.parts:
+            decode = self.router.dictionary.decode
+            if number is None:
+                number, self.made = self.made, self.made + 1
+            self.parts[value] = (number, ContinuousQuery(*self._settings, decode(value)))
+        return self.parts[value][1]
+
+    def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
+        """The elements stamped t, each to the partitions it joins; what falls due. A
+        partition left holding nothing (``idle``) is dropped: a fresh one is the same."""
+        members: dict[int, list[StreamElement]] = {}
+        for element in elements:
+            for value in sorted(self.router.partitions_of(element)):
+                members.setdefault(value, []).append(element)
+        for value in members:
+            self._part(value)
+        streamset = any(not self.declared or e.stream in self.declared for e in elements)
+        touched = set(members) | (self._due(t) if streamset and self.ticks else set())
+        results = []
+        for value in sorted(touched, key=lambda v: self.parts[v][0]):
+            n, part = self.parts[value]
+            if value in members:
+                results += self._named(n, part.advance(t, members[value]))
+            if streamset and self.ticks:
+                results += self._named(n, part.pass_time(t))
+            self._settle(value, part)
+        if streamset:
+            self.clock = t
+        return self._release(results)
+
+    def _release(self, results: list[Result]) -> list[Result]:
+        """The results no waiting match can precede; the others are held."""
+        ready = _in_time_order(self.held + results)
+        floor = min(self.waiting.values(), default=None)
+        cut = len(ready)
+        if floor is not None:
+            cut = next((i for i, r in enumerate(ready) if r.t > floor), len(ready))
+        self.held = ready[cut:]
+        return ready[:cut]
+
+    def _due(self, t: int) -> set[int]:
+        """The partitions whose deadline has come by t."""
+        due = set()
+        while self.queue and self.queue[0][0] <= t:
+            deadline, value = heapq.heappop(self.queue)
+            if self.deadlines.get(value) == deadline:
+                del self.deadlines[value]
+                due.add(value)
+        return due
+
+    def _settle(self, value: int, part: ContinuousQuery) -> None:
+        """After a step: drop the partition if it holds nothing, else note when it must
+        next step even without events of its own (WITHIN expiry, a tail's horizon)."""
+        waiting = part.waiting_since()
+        if waiting is None:
+            self.waiting.pop(value, None)
+        else:
+            self.waiting[value] = waiting
+        if part.idle():
+            del self.parts[value]
+            self.deadlines.pop(value, None)
+            return
+        deadline = part.deadline() if self.ticks else None
+        if deadline is None:
+            self.deadlines.pop(value, None)
+        elif self.deadlines.get(value) != deadline:
+            self.deadlines[value] = deadline
+            heapq.heappush(self.queue, (deadline, value))
+
+    def watermark(self, t: int) -> list[Result]:
+        """Event queries report on arrival: a watermark brings nothing due."""
+        return []
+
+    def flush(self, until: int | None = None) -> list[Result]:
+        """End of input, for every partition."""
+        results = []
+        for n, part in self.parts.values():
+            if self.clock is not None and self.waits:
+                results += self._named(n, part.pass_time(self.clock))
+            results += self._named(n, part.flush(until))
+        self.waiting = {}
+        return self._release(results)
+
+    @staticmethod
+    def _named(n: int, results: list[Result]) -> list[Result]:
+        return [
+            r if r.match is None else dataclasses.replace(r, match=f"p{n}.{r.match}")
+            for r in results
+        ]
+
+    def state_size(self) -> dict[str, int]:
+        """The partitions' counters summed, and how many partitions are live."""
+        total = {"partitions": len(self.parts)}
+        for _, part in self.parts.values():
+            for key, value in part.state_size().items():
+                total[key] = total.get(key, 0) + value
+        return total
+
+    def snapshot(self) -> Snapshot:
+        """Each partition's rows, led by its value id; ``partitions`` lists (value id,
+        number) and the count made so far, so match names go on where they were."""
+        state: Snapshot = {"partitions": [(None, self.made)], "held": held_rows(self.held)}
+        state["partitions"] += [(value, n) for value, (n, _) in self.parts.items()]
+        for value, (_, part) in self.parts.items():
+            for table, rows in part.snapshot().items():
+                state.setdefault(table, []).extend((value, *row) for row in rows)
+        return state
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
+        self.parts, self.deadlines, self.queue, self.waiting = {}, {}, [], {}
+        self.held = held_results(self.name, snapshot.get("held", []))
+        for value, n in snapshot["partitions"]:
+            if value is None:
+                self.made = n
+                continue
+            tables = {
+                table: [tuple(row[1:]) for row in rows if row[0] == value]
+                for table, rows in snapshot.items()
+                if table not in ("partitions", "held")
+            }
+            part = self._part(value, n)
+            part.restore(tables)
+            self._settle(value, part)
+
+
+RegisteredQuery = ContinuousQuery | PartitionedQuery
+
+
+def held_rows(results: list[Result]) -> list[tuple]:
+    """Held results as rows: t, op, interval, match, boolean, then (name, N-Triples) pairs
+    of the binding or the N-Triples of each constructed triple."""
+    rows = []
+    for r in results:
+        start, end = r.interval if r.interval is not None else (None, None)
+        if r.binding is not None:
+            body = ["binding", *(x for name, term in r.binding for x in (name, term_to_nt(term)))]
+        elif r.triples is not None:
+            body = ["triples", *(" ".join(map(term_to_nt, tr)) for tr in r.triples)]
+        else:
+            body = ["boolean"]
+        rows.append((r.t, r.op, start, end, r.match, r.boolean, *body))
+    return rows
+
+
+def held_results(name: str, rows: Sequence[Sequence]) -> list[Result]:
+    """``held_rows`` back into results of query ``name``."""
+    results = []
+    for t, op, start, end, match, boolean, kind, *body in rows:
+        interval = None if start is None else (start, end)
+        binding = triples = None
+        if kind == "binding":
+            binding = tuple((body[i], parse_term(body[i + 1])) for i in range(0, len(body), 2))
+        elif kind == "triples":
+            triples = tuple(ox.Triple(*map(parse_term, text.split(" ", 2))) for text in body)
+        results.append(Result(name, t, op, binding, triples, boolean, interval, match))
+    return results
+
+
+def _in_time_order(results: list[Result]) -> list[Result]:
+    """Partitions' results merged by time (each partition's are in time order already)."""
+    return sorted(results, key=lambda r: r.t)
+
+
+def continuous_query(
+    query: qa.Query,
+    name: str,
+    dictionary: Dictionary,
+    background: Background,
+    max_runs: int | None = None,
+    rdfs: bool = False,
+) -> RegisteredQuery:
+    """The engine for one registered query: partitioned when it says PARTITION BY."""
+    engine = PartitionedQuery if query.partition_by is not None else ContinuousQuery
+    return engine(query, name, dictionary, background, max_runs, rdfs)
