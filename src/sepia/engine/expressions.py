@@ -116,7 +116,8 @@ class ExpressionEvaluator:
         missing = list({k for k in keys if k not in self.cache})
         if missing:
             if len(self.cache) + len(missing) > CACHE_LIMIT:
-                self.cache.clear()
+                self.cache.clear()  # this batch's cached keys go too: compute them all
+                missing = list(set(keys))
             self.cache.update(zip(missing, self._compute(missing), strict=True))
         return [self.cache[k] for k in keys]
 
