@@ -349,47 +349,50 @@ def _multi_join(
     """Join every input (see ``MultiJoin``): BGPs over background graphs only, whose size
     does not shrink with the stream, are probed with the rows joined from the others (a
     bound join: a GPM's few rows look up the knowledge base instead of reading all of it);
-    the rest are evaluated and hash-joined, smallest connected input next."""
+    the rest are evaluated and hash-joined, smallest first, then always a connected input
+    next: the smallest evaluated one, else a probed one (no cross product while a connected
+    input remains, e.g. W1's two unrelated windows joined through the background)."""
     probed = [i for i, p in enumerate(inputs) if _background_scan(p)]
     if len(probed) == len(inputs):
         probed = []
     evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if i not in probed}
-    rows, bound = _hash_joins(evaluated, certain)
-    while probed and rows:
-        chosen = next((i for i in probed if certain[i] & bound), probed[0])
-        probed.remove(chosen)
-        plan = inputs[chosen]
-        assert isinstance(plan, Scan)
-        free = certain[chosen] - bound
-        if certain[chosen] & bound and not any(r[i] is not None for r in rows for i in free):
-            graphs = [ctx.graph(g) for g in plan.graphs]
-            rows = scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+    order = sorted(evaluated, key=lambda i: len(evaluated[i]))
+    first = order.pop(0)
+    rows, bound = evaluated[first], set(certain[first])
+    while (order or probed) and rows:
+        connected = [i for i in order if certain[i] & bound]
+        reachable = [i for i in probed if certain[i] & bound]
+        if connected or not reachable:
+            chosen = min(connected or order or probed, key=lambda i: len(evaluated.get(i, ())))
         else:
+            chosen = reachable[0]
+        if chosen in evaluated:
+            order.remove(chosen)
             keys = tuple(sorted(bound & certain[chosen]))
-            rows = list(_joined(rows, run(plan, ctx), keys))
+            rows = list(_joined(rows, evaluated[chosen], keys))
+        else:
+            probed.remove(chosen)
+            rows = _probe(rows, inputs[chosen], certain[chosen], bound, ctx)
         bound |= certain[chosen]
-    return rows if not probed else []
+    return rows if not order and not probed else []
+
+
+def _probe(
+    rows: list[Row], plan: PhysicalPlan, certain: frozenset[int], bound: set[int], ctx: Context
+) -> list[Row]:
+    """A background BGP joined to ``rows``: looked up from each row when they share a slot
+    and the BGP's other slots are unbound in every row, else evaluated and hash-joined."""
+    assert isinstance(plan, Scan)
+    free = certain - bound
+    if certain & bound and not any(r[i] is not None for r in rows for i in free):
+        graphs = [ctx.graph(g) for g in plan.graphs]
+        return scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+    keys = tuple(sorted(bound & certain))
+    return list(_joined(rows, run(plan, ctx), keys))
 
 
 def _background_scan(plan: PhysicalPlan) -> bool:
     return isinstance(plan, Scan) and all(isinstance(g, BackgroundGraph) for g in plan.graphs)
-
-
-def _hash_joins(
-    inputs: dict[int, list[Row]], certain: list[frozenset[int]]
-) -> tuple[list[Row], set[int]]:
-    """Hash-join evaluated inputs, smallest connected next; (rows, slots bound in all)."""
-    order = sorted(inputs, key=lambda i: len(inputs[i]))
-    first = order.pop(0)
-    rows, bound = inputs[first], set(certain[first])
-    while order and rows:
-        connected = [i for i in order if certain[i] & bound] or order
-        chosen = min(connected, key=lambda i: len(inputs[i]))
-        order.remove(chosen)
-        keys = tuple(sorted(bound & certain[chosen]))
-        rows = list(_joined(rows, inputs[chosen], keys))
-        bound |= certain[chosen]
-    return (rows if not order else []), bound
 
 
 def _left_outer(
