@@ -2,8 +2,9 @@
 
 ``Dictionary.encode`` goes through a term's N-Triples text and ``decode`` parses it back;
 per triple on entry and per output term that cost more than the engine's own work. This
-subclass remembers term -> id and id -> term for the terms it has seen; its rows are the
-dictionary's, so state is unchanged.
+subclass remembers term -> id and id -> term for the terms it has seen (a term encoded is
+remembered both ways, so the terms of the input are never parsed back from their text);
+its rows are the dictionary's, so state is unchanged.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Codec(Dictionary):
         found = self._encoded.get(term)
         if found is None:
             found = self._encoded[term] = super().encode(term)
+            self._decoded.setdefault(found, term)
         return found
 
     def decode(self, term_id: int) -> Term:

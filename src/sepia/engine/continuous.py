@@ -23,6 +23,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
+from sepia.engine.delta import MaintainedAnswer, plan_of
 from sepia.engine.epsparql import Occurrences
 from sepia.engine.events import (
     Consumption,
@@ -138,6 +139,7 @@ class ContinuousQuery:
         leaves = self.physical.occurrences
         self.occurrences = Occurrences(leaves) if leaves else None
         """EP-SPARQL: every element so far, and each occurrence BGP's solutions."""
+        self._delta = self._maintained()
 
     @property
     def query(self) -> qa.Query:
@@ -454,6 +456,9 @@ class ContinuousQuery:
             any(self.windows[w] for w in schedule.scope(c)) for c in schedule.conditions
         ):
             return []
+        if self._delta is not None:
+            self.previous, out = self._delta_step(_Reader(self))
+            return self._results(t, out)
         rows = po.run(self.physical.root, _Reader(self))
         if self.events_query:  # a solution without a match at t is not pushed at t
             matched = self.physical.slots.index(TO)
@@ -461,6 +466,26 @@ class ContinuousQuery:
         now = self._answer(rows)
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
+
+    def _maintained(self) -> MaintainedAnswer | None:
+        """The answer maintained by delta evaluation (``engine.delta``), where it applies."""
+        physical = self.physical
+        delta = plan_of(self.query.form, physical.root, self.events_query)
+        if isinstance(delta, str) or self.background.varying:
+            return None
+        slots = physical.slots
+        kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
+        return MaintainedAnswer(delta, kept, len(slots.names))
+
+    def _delta_step(self, reader: _Reader) -> tuple[Counter[tuple], Counter[tuple]]:
+        """(state, output) of the streaming operator from the maintained answer's change."""
+        delta = self._delta
+        assert delta is not None
+        change = delta.update(reader.graph, lambda node: po.run(node, reader))
+        restored = self.operator is not qa.RStream and self.previous is not delta.answer
+        if change is None or restored:  # rebuilt, or another previous answer: compare whole
+            return r2s.step(self.operator, self.previous, delta.answer)
+        return r2s.delta_step(self.operator, delta.answer, *change)
 
     def _answer(self, rows: list[Row]) -> Counter[tuple]:
         """The bag the query form makes of the solutions."""
@@ -497,6 +522,8 @@ class ContinuousQuery:
         return not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)
 
     def _results(self, t: int, bag: Counter[tuple]) -> list[Result]:
+        if not bag:
+            return []
         op = "-" if self.operator is qa.DStream else "+"
         decode = self.dictionary.decode
         match self.query.form:

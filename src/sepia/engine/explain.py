@@ -7,6 +7,7 @@ from typing import assert_never
 from sepia.algebra import to_sexpr
 from sepia.engine import operators as po
 from sepia.engine.automaton import Bop, Conj, Disj, Gpm
+from sepia.engine.delta import plan_of
 from sepia.engine.planner import PhysicalQuery
 from sepia.engine.r2s import operator_of
 from sepia.engine.rows import Slots
@@ -19,12 +20,22 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     windows = physical.windows.items()
     lines += [f"S2R window {name} on <{stream}>: {op.spec}" for name, (stream, op) in windows]
     lines.append(f"report {physical.query.report}")
+    lines.append(_evaluation(physical))
     lines += _tree(physical.root, physical.slots, dictionary, 0)
     if physical.automaton is not None:
         lines += _automaton(physical, dictionary)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)
     return "\n".join(lines)
+
+
+def _evaluation(physical: PhysicalQuery) -> str:
+    """Whether each evaluation maintains the answer from the windows' changes (``delta``)."""
+    events = physical.automaton is not None or physical.events is not None
+    found = plan_of(physical.query.form, physical.root, events)
+    if isinstance(found, str):
+        return f"evaluation: full at each instant (delta evaluation does not cover {found})"
+    return "evaluation: delta (CQELS): only mappings using window triples that entered or left"
 
 
 def _partition(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:

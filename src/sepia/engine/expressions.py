@@ -29,6 +29,8 @@ from sepia.semantics.sparql import (
 )
 
 CACHE_LIMIT = 1 << 16
+FRESH = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
+"""Builtins whose value is not a function of the row (a new value at each call)."""
 TRUE = ox.Literal("true", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 _KEY, _VALUE = "__key", "__value"
 
@@ -96,6 +98,8 @@ class ExpressionEvaluator:
         self.functions = dict(functions or {})
         self.volatile = calls(expression, "TIMESTAMP")
         """Reads the windows (C-SPARQL timestamp()): never answered from the cache."""
+        self.row_local = not self.volatile and not any(calls(expression, f) for f in FRESH)
+        """A function of the row alone: a row's value may be kept (delta evaluation)."""
         self.text = f"IF({text}, true, false)" if boolean else text
         self.truth = dictionary.encode(TRUE)
         self.names = sorted(variables_of(expression) & set(slots.names))

@@ -2,21 +2,25 @@
 
 A ``Fallback`` node is printed back to SPARQL (``sepia.semantics.sparql``) and run on a
 pyoxigraph store holding the background data and, in named graphs, the windows it reads;
-a window graph is refilled only when the window changed since it was last written. The
-store is a cache of the windows' rows, not state: it is rebuilt from them on demand.
+a window graph is written whole once, then kept up to date from its journal (the triples
+that entered or left since the last evaluation). The store is a cache of the windows' rows,
+not state: it is rebuilt from them on demand (a restored window is a new graph).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
 
+from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.operators import Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
 from sepia.engine.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import select_text, window_graph
+
+Quads = dict[EncodedTriple, ox.Quad]
 
 
 class FallbackStore:
@@ -37,13 +41,18 @@ class FallbackStore:
         ]
         self.slots = slots
         self.dictionary = dictionary
-        self.written: dict[ox.NamedNode, int] = {}
+        self.written: dict[ox.NamedNode, tuple[TripleIndex, Journal, Quads]] = {}
+        """Per window: the graph written, its journal, and the quads written (to remove)."""
+        self._texts: dict[int, str] = {}
 
     def rows(self, node: Fallback, windows: Mapping[ox.NamedNode, WindowState]) -> list[Row]:
         """The solutions of the node's pattern over the current window contents."""
         for name in node.windows:
             self._refresh(name, windows[name])
-        solutions = self.store.query(select_text(node.pattern), default_graph=self.default_graph)
+        text = self._texts.get(id(node))
+        if text is None:
+            text = self._texts[id(node)] = select_text(node.pattern)
+        solutions = self.store.query(text, default_graph=self.default_graph)
         assert isinstance(solutions, ox.QuerySolutions)
         columns = [
             (v.value, self.slots.index(v.value))
@@ -61,14 +70,28 @@ class FallbackStore:
         return out
 
     def _refresh(self, name: ox.NamedNode, window: WindowState) -> None:
-        if self.written.get(name) == window.version:
-            return
         graph = window_graph(name)
-        if self.store.contains_named_graph(graph):
-            self.store.remove_graph(graph)
+        written = self.written.get(name)
+        if written is None or written[0] is not window.graph:
+            if self.store.contains_named_graph(graph):
+                self.store.remove_graph(graph)
+            quads = self._quads(window.graph.match(None, None, None), graph)
+            self.store.extend(quads.values())
+            self.written[name] = (window.graph, window.graph.watch(), quads)
+            return
+        _, journal, quads = written
+        for triple in [t for t, sign in journal.items() if sign < 0]:
+            self.store.remove(quads.pop(triple))
+        entered = self._quads((t for t, sign in journal.items() if sign > 0), graph)
+        self.store.extend(entered.values())
+        quads.update(entered)
+        journal.clear()
+
+    def _quads(
+        self, triples: Iterable[EncodedTriple], graph: ox.NamedNode
+    ) -> Quads:
         decode = self.dictionary.decode
-        self.store.extend(
-            ox.Quad(decode(s), decode(p), decode(o), graph)  # type: ignore[arg-type]
-            for s, p, o in window.graph.match(None, None, None)
-        )
-        self.written[name] = window.version
+        return {
+            (s, p, o): ox.Quad(decode(s), decode(p), decode(o), graph)  # type: ignore[arg-type]
+            for s, p, o in triples
+        }

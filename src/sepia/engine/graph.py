@@ -4,7 +4,9 @@ A window's instantaneous graph is the *set* of the triples of the elements it sh
 same triple carried by two elements must stay until both have left: every triple keeps a
 reference count, and it enters or leaves the indexes only when that count crosses zero.
 Indexes by subject, predicate and object (each a dict of sets) let a triple pattern with
-any bound position be answered without scanning the graph.
+any bound position be answered without scanning the graph. Consumers that maintain
+something derived from the graph (delta evaluation, the fallback's store) ``watch`` it: a
+journal of the triples that became visible (+1) or invisible (-1) since they last read it.
 """
 
 from __future__ import annotations
@@ -12,16 +14,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 EncodedTriple = tuple[int, int, int]
+Journal = dict[EncodedTriple, int]
+"""Net changes of a graph's visible triples since the watcher last cleared it: +1 entered,
+-1 left (a triple that left and came back, or the reverse, is not in it)."""
 
 
 class TripleIndex:
     """A multiset of encoded triples seen as a set, indexed on each position."""
 
-    __slots__ = ("_by", "_counts")
+    __slots__ = ("_by", "_counts", "_journals")
 
     def __init__(self, triples: Iterable[EncodedTriple] = ()) -> None:
         self._counts: dict[EncodedTriple, int] = {}
         self._by: tuple[dict[int, set[EncodedTriple]], ...] = ({}, {}, {})
+        self._journals: list[Journal] = []
         for triple in triples:
             self.add(triple)
 
@@ -38,6 +44,9 @@ class TripleIndex:
         if count == 0:
             for position, index in enumerate(self._by):
                 index.setdefault(triple[position], set()).add(triple)
+            for journal in self._journals:
+                if journal.pop(triple, None) is None:
+                    journal[triple] = 1
 
     def remove(self, triple: EncodedTriple) -> None:
         """One occurrence fewer; the triple leaves the indexes with its last one."""
@@ -51,6 +60,15 @@ class TripleIndex:
             bucket.discard(triple)
             if not bucket:
                 del index[triple[position]]
+        for journal in self._journals:
+            if journal.pop(triple, None) is None:
+                journal[triple] = -1
+
+    def watch(self) -> Journal:
+        """A new journal of this graph's changes from now on (the caller clears it)."""
+        journal: Journal = {}
+        self._journals.append(journal)
+        return journal
 
     def match(self, s: int | None, p: int | None, o: int | None) -> Iterator[EncodedTriple]:
         """The triples that agree with the bound positions (None is a wildcard), read from

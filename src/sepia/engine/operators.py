@@ -225,12 +225,9 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
         case Bind(inner, slot, value):
             rows = run(inner, ctx)
-            values = value.values(rows)
-            return [(*r[:slot], v, *r[slot + 1 :]) for r, v in zip(rows, values, strict=True)]
+            return bind_rows(rows, slot, value.values(rows))
         case Keep(inner, slots):
-            kept = set(slots)
-            rows = run(inner, ctx)
-            return [tuple(v if i in kept else None for i, v in enumerate(r)) for r in rows]
+            return keep_rows(run(inner, ctx), slots)
         case Dedup(inner):
             return list(Counter(run(inner, ctx)))
         case Table(rows):
@@ -245,6 +242,17 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             assert_never(plan)
 
 
+def bind_rows(rows: list[Row], slot: int, values: list[int | None]) -> list[Row]:
+    """BIND: each row with ``slot`` set to its value."""
+    return [(*r[:slot], v, *r[slot + 1 :]) for r, v in zip(rows, values, strict=True)]
+
+
+def keep_rows(rows: list[Row], slots: tuple[int, ...]) -> list[Row]:
+    """Projection: the slots outside ``slots`` unbound."""
+    keep = set(slots)
+    return [tuple(v if i in keep else None for i, v in enumerate(r)) for r in rows]
+
+
 def scan(
     graphs: list[TripleIndex],
     patterns: tuple[EncodedPattern, ...],
@@ -255,30 +263,39 @@ def scan(
     """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins, from
     ``seeds`` (rows binding exactly the slots ``seeded`` among the BGP's) if given."""
     rows: list[Row] = [(None,) * width] if seeds is None else seeds
-    remaining = list(patterns)
-    bound: set[int] = set(seeded)
+    return extend_all(rows, [(p, graphs) for p in patterns], set(seeded))
+
+
+Atom = tuple[EncodedPattern, list[TripleIndex]]
+"""A triple pattern and the graphs (their union) it is matched in."""
+
+
+def extend_all(rows: list[Row], atoms: list[Atom], bound: set[int]) -> list[Row]:
+    """Rows (each binding ``bound``) joined with every atom by index nested loops, the most
+    selective connected atom next. Atoms may read different graphs (delta evaluation)."""
+    remaining = list(atoms)
+    bound = set(bound)
     while remaining and rows:
-        pattern = _most_selective(remaining, bound, graphs)
-        remaining.remove(pattern)
-        rows = _extend(rows, pattern, graphs, bound)
+        pattern, graphs = remaining.pop(_most_selective(remaining, bound))
+        rows = extend(rows, pattern, graphs, bound)
         bound |= {p.index for p in pattern if isinstance(p, Slot)}
     return rows
 
 
-def _most_selective(
-    patterns: list[EncodedPattern], bound: set[int], graphs: list[TripleIndex]
-) -> EncodedPattern:
-    """Next pattern: connected to what is bound (no cross product) and smallest by index."""
+def _most_selective(atoms: list[Atom], bound: set[int]) -> int:
+    """Next atom (its index): connected to what is bound (no cross product) and smallest by
+    index size."""
 
-    def cost(pattern: EncodedPattern) -> tuple[bool, int]:
+    def cost(i: int) -> tuple[bool, int]:
+        pattern, graphs = atoms[i]
         connected = not bound or any(isinstance(p, Slot) and p.index in bound for p in pattern)
         consts = [p.id if isinstance(p, Constant) else None for p in pattern]
         return (not connected, sum(g.estimate(*consts) for g in graphs))
 
-    return min(patterns, key=cost)
+    return 0 if len(atoms) == 1 else min(range(len(atoms)), key=cost)
 
 
-def _extend(
+def extend(
     rows: list[Row], pattern: EncodedPattern, graphs: list[TripleIndex], bound: set[int]
 ) -> list[Row]:
     """Each row extended by each triple matching the pattern under it. Every row of a BGP
@@ -315,7 +332,10 @@ def _matches(
 
 
 def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterator[Row]:
-    """Compatible pairs, merged; hashed on ``keys`` (bound on every row of both sides)."""
+    """Compatible pairs, merged; the smaller side hashed on ``keys`` (bound on every row of
+    both sides), the larger one probing it (merging is symmetric)."""
+    if len(right) > len(left):
+        left, right = right, left
     table = _hashed(right, keys)
     for l_row in left:
         for r in table.get(tuple(l_row[k] for k in keys), ()):
@@ -329,47 +349,50 @@ def _multi_join(
     """Join every input (see ``MultiJoin``): BGPs over background graphs only, whose size
     does not shrink with the stream, are probed with the rows joined from the others (a
     bound join: a GPM's few rows look up the knowledge base instead of reading all of it);
-    the rest are evaluated and hash-joined, smallest connected input next."""
+    the rest are evaluated and hash-joined, smallest first, then always a connected input
+    next: the smallest evaluated one, else a probed one (no cross product while a connected
+    input remains, e.g. W1's two unrelated windows joined through the background)."""
     probed = [i for i, p in enumerate(inputs) if _background_scan(p)]
     if len(probed) == len(inputs):
         probed = []
     evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if i not in probed}
-    rows, bound = _hash_joins(evaluated, certain)
-    while probed and rows:
-        chosen = next((i for i in probed if certain[i] & bound), probed[0])
-        probed.remove(chosen)
-        plan = inputs[chosen]
-        assert isinstance(plan, Scan)
-        free = certain[chosen] - bound
-        if certain[chosen] & bound and not any(r[i] is not None for r in rows for i in free):
-            graphs = [ctx.graph(g) for g in plan.graphs]
-            rows = scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+    order = sorted(evaluated, key=lambda i: len(evaluated[i]))
+    first = order.pop(0)
+    rows, bound = evaluated[first], set(certain[first])
+    while (order or probed) and rows:
+        connected = [i for i in order if certain[i] & bound]
+        reachable = [i for i in probed if certain[i] & bound]
+        if connected or not reachable:
+            chosen = min(connected or order or probed, key=lambda i: len(evaluated.get(i, ())))
         else:
+            chosen = reachable[0]
+        if chosen in evaluated:
+            order.remove(chosen)
             keys = tuple(sorted(bound & certain[chosen]))
-            rows = list(_joined(rows, run(plan, ctx), keys))
+            rows = list(_joined(rows, evaluated[chosen], keys))
+        else:
+            probed.remove(chosen)
+            rows = _probe(rows, inputs[chosen], certain[chosen], bound, ctx)
         bound |= certain[chosen]
-    return rows if not probed else []
+    return rows if not order and not probed else []
+
+
+def _probe(
+    rows: list[Row], plan: PhysicalPlan, certain: frozenset[int], bound: set[int], ctx: Context
+) -> list[Row]:
+    """A background BGP joined to ``rows``: looked up from each row when they share a slot
+    and the BGP's other slots are unbound in every row, else evaluated and hash-joined."""
+    assert isinstance(plan, Scan)
+    free = certain - bound
+    if certain & bound and not any(r[i] is not None for r in rows for i in free):
+        graphs = [ctx.graph(g) for g in plan.graphs]
+        return scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+    keys = tuple(sorted(bound & certain))
+    return list(_joined(rows, run(plan, ctx), keys))
 
 
 def _background_scan(plan: PhysicalPlan) -> bool:
     return isinstance(plan, Scan) and all(isinstance(g, BackgroundGraph) for g in plan.graphs)
-
-
-def _hash_joins(
-    inputs: dict[int, list[Row]], certain: list[frozenset[int]]
-) -> tuple[list[Row], set[int]]:
-    """Hash-join evaluated inputs, smallest connected next; (rows, slots bound in all)."""
-    order = sorted(inputs, key=lambda i: len(inputs[i]))
-    first = order.pop(0)
-    rows, bound = inputs[first], set(certain[first])
-    while order and rows:
-        connected = [i for i in order if certain[i] & bound] or order
-        chosen = min(connected, key=lambda i: len(inputs[i]))
-        order.remove(chosen)
-        keys = tuple(sorted(bound & certain[chosen]))
-        rows = list(_joined(rows, inputs[chosen], keys))
-        bound |= certain[chosen]
-    return (rows if not order else []), bound
 
 
 def _left_outer(

@@ -21,13 +21,25 @@ def step(
     previous: Counter[Key],
     now: Counter[Key],
 ) -> tuple[Counter[Key], Counter[Key]]:
-    """(new state, output) of one evaluation."""
+    """(new state, output) of one evaluation: the change from ``previous`` to ``now``
+    seen as all of ``now`` added and all of ``previous`` removed."""
+    return delta_step(operator, now, now, previous)
+
+
+def delta_step(
+    operator: type[qa.RStream] | type[qa.IStream] | type[qa.DStream],
+    now: Counter[Key],
+    added: Counter[Key],
+    removed: Counter[Key],
+) -> tuple[Counter[Key], Counter[Key]]:
+    """``step`` given the answer's change (``now`` = previous + added - removed): the bag
+    difference needs only the change, max(0, added - removed) per row (delta evaluation)."""
     if operator is qa.RStream:
         return Counter(), now
     if operator is qa.IStream:
-        return now, now - previous
+        return now, added - removed
     if operator is qa.DStream:
-        return now, previous - now
+        return now, removed - added
     assert_never(operator)  # type: ignore[arg-type]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import pyoxigraph as ox
 
@@ -32,7 +33,7 @@ class Arrivals:
     windows: frozenset[ox.NamedNode] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Schedule:
     """A report policy bound to the query's windows (name -> (stream IRI, operator))."""
 
@@ -44,19 +45,28 @@ class Schedule:
             if strategy.window is not None and strategy.window not in self.windows:
                 raise ValueError(f"report policy names an unknown window {strategy.window}")
 
-    @property
+    @cached_property
     def triggers(self) -> tuple[rp.Strategy, ...]:
         """The strategies that make instants (NON EMPTY only filters them)."""
         found = tuple(s for s in self.policy.strategies if not isinstance(s, rp.NonEmpty))
         return found or (rp.ContentChange(),)
 
-    @property
+    @cached_property
     def conditions(self) -> tuple[rp.NonEmpty, ...]:
         return tuple(s for s in self.policy.strategies if isinstance(s, rp.NonEmpty))
 
-    def scope(self, strategy: rp.Strategy) -> list[ox.NamedNode]:
-        """The windows a strategy reads: the one ``OF`` names, else all of the query's."""
-        return list(self.windows) if strategy.window is None else [strategy.window]
+    def scope(self, strategy: rp.Strategy) -> tuple[ox.NamedNode, ...]:
+        """The windows a strategy reads: the one ``OF`` names, else all of the query's
+        (memoised: asked at every arrival)."""
+        found = self._scopes.get(strategy)
+        if found is None:
+            found = tuple(self.windows) if strategy.window is None else (strategy.window,)
+            self._scopes[strategy] = found
+        return found
+
+    @cached_property
+    def _scopes(self) -> dict[rp.Strategy, tuple[ox.NamedNode, ...]]:
+        return {}
 
     def fires(self, strategy: rp.Strategy, t: int, arrived: Arrivals) -> bool:
         """Whether one triggering strategy fires at t."""

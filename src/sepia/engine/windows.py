@@ -24,6 +24,9 @@ from sepia.algebra import dataset as ds
 from sepia.engine.graph import EncodedTriple, TripleIndex
 from sepia.semantics.windows import last_close_holding, present_window
 
+ON_ARRIVAL = (ds.Landmark, ds.Now, ds.CountBased)
+"""The window kinds that close at every element they admit (a tuple, built once: this is
+asked at every arrival)."""
 WindowRow = tuple[int, int, int | None, int | None, int | None]
 """(element number, time, s, p, o); an element without triples is one row of Nones."""
 
@@ -65,7 +68,7 @@ class WindowOperator:
     def closes_on_arrival(self) -> bool:
         """Landmark, NOW and count-based windows move with every element they admit: each
         such arrival ends one extent of the window (a close) and starts the next."""
-        return isinstance(self.spec, ds.Landmark | ds.Now | ds.CountBased)
+        return isinstance(self.spec, ON_ARRIVAL)
 
     def closes_at(self, t: int) -> bool:
         """Whether a window (o, c] of a time-based window closes at t (c = t)."""
@@ -119,7 +122,7 @@ class WindowOperator:
 class WindowState:
     """The elements a window shows, oldest first, and their triples' index."""
 
-    __slots__ = ("elements", "graph", "operator", "version")
+    __slots__ = ("advanced", "elements", "graph", "operator", "version")
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
@@ -127,6 +130,8 @@ class WindowState:
         self.graph = TripleIndex()
         self.version = 0
         """Counts changes, so caches of the content know when they are stale."""
+        self.advanced: int | None = None
+        """The last time ``advance`` evicted up to (asked once per window per element)."""
 
     def __len__(self) -> int:
         return len(self.elements)
@@ -146,6 +151,9 @@ class WindowState:
 
     def advance(self, t: int) -> None:
         """Evict what the window no longer shows at evaluation time t."""
+        if t == self.advanced:
+            return
+        self.advanced = t
         lower = self.operator.lower(t)
         if lower is None:
             return
