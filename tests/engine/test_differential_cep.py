@@ -2,7 +2,8 @@
 EP-SPARQL (SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL, UNION of groups, BGPs over triple
 occurrences from different elements, getDURATION() / getSTARTTIME() / getENDTIME(), streams
 with interval-stamped elements) and CQELS-CEP (triple sequence patterns inside a window with
-a negated head, middle or tail element, and event clauses over windows). Each compares the
+a negated head, middle or tail element, paths with nested tests in the elements, and event
+clauses over windows). Each compares the
 engine with the reference evaluator on generated streams (equal times, bursts, gaps) and
 queries of the family; snapshots taken mid-stream must resume exactly."""
 
@@ -126,7 +127,11 @@ def test_epsparql_resumes_from_a_snapshot(text, data, split):
 
 # --- CQELS-CEP ------------------------------------------------------------------------
 
-ELEMENTS = ["{ ?x :p ?y }", "{ ?y ?k ?z }", "{ ?x :q ?w }", "{ ?x ?j ?v }", "{ ?u ?i ?n }"]
+ELEMENTS = [
+    "{ ?x :p ?y }", "{ ?y ?k ?z }", "{ ?x :q ?w }", "{ ?x ?j ?v }", "{ ?u ?i ?n }",
+    "{ ?x (:p/[:q])+ ?y }",  # a path with a nested test over one event's graph
+    "{ ?x ([:q :a]/:p)* ?w }",
+]
 
 
 @st.composite

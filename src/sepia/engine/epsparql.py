@@ -132,22 +132,23 @@ class Occurrences:
             for triple in (triples or ((None, None, None),))
         ]
 
-    def restore(self, rows: Iterable[Sequence], match: Matcher) -> None:
-        """Rebuild from ``rows()``: the elements are added again, in order, by end."""
-        grouped: dict[int, tuple[int, int, list[EncodedTriple]]] = {}
-        for number, start, end, *triple in rows:
-            entry = grouped.setdefault(number, (start, end, []))
-            if triple[0] is not None:
-                entry[2].append(tuple(triple))  # type: ignore[arg-type]
+    def clear(self) -> None:
         self.__init__(list(self.leaves.values()))  # type: ignore[misc]
-        batch: list[tuple[int, int, tuple[EncodedTriple, ...]]] = []
-        for _, (start, end, triples) in sorted(grouped.items()):
-            if batch and batch[-1][1] != end:
-                self.add(batch, match)
-                batch = []
-            batch.append((start, end, tuple(triples)))
-        if batch:
-            self.add(batch, match)
+
+
+def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[EncodedTriple, ...]]]]:
+    """``Occurrences.rows()`` back into the batches of elements that ended together."""
+    grouped: dict[int, tuple[int, int, list[EncodedTriple]]] = {}
+    for number, start, end, *triple in rows:
+        entry = grouped.setdefault(number, (start, end, []))
+        if triple[0] is not None:
+            entry[2].append(tuple(triple))  # type: ignore[arg-type]
+    found: list[list[tuple[int, int, tuple[EncodedTriple, ...]]]] = []
+    for _, (start, end, triples) in sorted(grouped.items()):
+        if not found or found[-1][-1][1] != end:
+            found.append([])
+        found[-1].append((start, end, tuple(triples)))
+    return found
 
 
 def _delta_join(

@@ -34,7 +34,13 @@ import pyoxigraph as ox
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine import cqels_cep, epsparql
 from sepia.engine import operators as po
-from sepia.engine.epsparql import EncodedTriple, Matcher, OccurrenceLeaf, Occurrences
+from sepia.engine.epsparql import (
+    EncodedTriple,
+    Matcher,
+    OccurrenceLeaf,
+    Occurrences,
+    Solutions,
+)
 from sepia.engine.expressions import ExpressionEvaluator
 from sepia.engine.intervals import EventMapping, ending
 from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
@@ -138,7 +144,7 @@ class Inputs:
     t: int
     windows: dict[ox.NamedNode, WindowState]
     match: Matcher
-    occurrences: Occurrences | None = None
+    occurrences: OccurrenceHistory | None = None
     keep: Callable[[Condition, list[EventMapping]], set[EventMapping]] | None = None
 
 
@@ -187,6 +193,16 @@ def _mappings(
 ) -> set[EventMapping]:
     """Event mappings within ``scope`` (ending at ``exact``, when given: every operator
     passes it on to the operands whose end its result's end is)."""
+    history = inputs.occurrences
+    kept = None if history is None else history.materialized.get(id(tree))
+    if kept is not None:
+        return set(kept.select(scope.before, scope.mu, exact))
+    return _evaluate(tree, inputs, scope, exact)
+
+
+def _evaluate(
+    tree: EventTree, inputs: Inputs, scope: Scope, exact: int | None
+) -> set[EventMapping]:
     sub = lambda x, at=None: _mappings(x, inputs, scope, at)  # noqa: E731
     match tree:
         case EventLeaf(window, plan):
@@ -198,7 +214,7 @@ def _mappings(
             }
         case OccurrenceLeaf():
             assert inputs.occurrences is not None
-            return set(inputs.occurrences.select(tree, scope.before, scope.mu, exact))
+            return set(inputs.occurrences.seen.select(tree, scope.before, scope.mu, exact))
         case EventSeq(left, right, SelectionPolicy.NAIVE):
             lefts = _latest(sub(left))
             rights = _latest(sub(right))
@@ -245,6 +261,91 @@ def _mappings(
             if equal:
                 return epsparql.eq_left_join(sub(required, exact), sub(optional, exact), keep)
             return epsparql.seq_right_join(sub(optional), sub(required, exact), keep)
+
+
+class OccurrenceHistory:
+    """EP-SPARQL's state: every occurrence so far (``epsparql.Occurrences``) and the
+    solutions so far of each SEQ's left operand over them, indexed like a leaf's. Over
+    occurrences, SEQ, the joins, UNION and FILTER only ever add mappings, each ending at the
+    arrival that made it, and a scope (end by a time, compatible with a mapping) selects the
+    same mappings from their result as from their leaves: so a left operand, read once per
+    right mapping, is kept as its result and grows by what ends at each arrival."""
+
+    def __init__(self, tree: EventTree, leaves: Sequence[OccurrenceLeaf]) -> None:
+        self.seen = Occurrences(leaves)
+        self.kind: TimeKind | None = None
+        self.lefts = _kept_lefts(tree)
+        self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
+
+    def add(self, batch: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], kind: TimeKind,
+            inputs: Inputs) -> None:
+        """The elements ending at ``inputs.t``; then each kept operand's mappings ending
+        then (inner operands first: an outer one reads them)."""
+        self.kind = kind
+        self.seen.add(batch, inputs.match)
+        for node in self.lefts:
+            found = _evaluate(node, inputs, Scope(inputs.t, None), inputs.t)
+            solutions = self.materialized[id(node)]
+            for m in sorted(found, key=lambda m: (m[1], _row_key(m[0]))):
+                solutions.add(m)
+
+    def rows(self) -> list[tuple]:
+        """State rows: ``Occurrences.rows()`` with the time kind; the kept operands are
+        derived, rebuilt on restore by replaying the batches."""
+        kind = None if self.kind is None else self.kind.value
+        return [(*row, kind) for row in self.seen.rows()]
+
+    def clear(self) -> None:
+        self.seen.clear()
+        self.materialized = {id(n): Solutions() for n in self.lefts}
+
+
+def _kept_lefts(tree: EventTree) -> list[EventTree]:
+    """The left operands of SEQ worth keeping (not a leaf: those are kept already) whose
+    result only grows, innermost first."""
+    found = []
+    match tree:
+        case EventSeq(left, right, SelectionPolicy.UNRESTRICTED):
+            found = _kept_lefts(left) + _kept_lefts(right)
+            if _grows(left) and not isinstance(left, OccurrenceLeaf):
+                found.append(left)
+        case _:
+            for child in _children(tree):
+                found += _kept_lefts(child)
+    return found
+
+
+def _grows(tree: EventTree) -> bool:
+    """Over occurrences only, and every operator monotone and end-preserving."""
+    match tree:
+        case OccurrenceLeaf():
+            return True
+        case EventSeq(left, right, SelectionPolicy.UNRESTRICTED) | Combined(
+            "or" | "covering-join" | "eq-join", left, right
+        ):
+            return _grows(left) and _grows(right)
+        case EventFilter(_, inner):
+            return _grows(inner)
+        case _:
+            return False
+
+
+def _children(tree: EventTree) -> list[EventTree]:
+    match tree:
+        case EventSeq(left, right) | Combined(_, left, right):
+            return [left, right]
+        case Extreme(inner) | EventFilter(_, inner):
+            return [inner]
+        case Negated(left, negated, right):
+            return [x for x in (left, negated, right) if x is not None]
+        case OptionalJoin(required, optional):
+            return [required, optional]
+        case _:
+            return []
+
+
+def _row_key(row: Row) -> tuple[int, ...]:
+    return tuple(-1 if v is None else v for v in row)
 
 
 def _shown(

@@ -214,9 +214,8 @@ class _Planner:
                 return self._fallback(p, graphs)
 
     def _nested_path(self, subject, path, obj, graphs: tuple[po.GraphRef, ...]) -> po.NestedPath:
-        """A path with nested tests over the active graph (``engine.paths``)."""
-        if any(isinstance(g, po.EventGraph) for g in graphs):
-            raise Unsupported("a path with nested tests inside an event pattern")
+        """A path with nested tests over the active graph (``engine.paths``): a window, a
+        background graph or one event's graph."""
         if isinstance(subject, ox.BlankNode) or isinstance(obj, ox.BlankNode):
             raise Unsupported("a blank node at an end of a path with nested tests")
         return po.NestedPath(graphs, self._position(subject), path, self._position(obj))

@@ -30,8 +30,11 @@ class LocalEngine:
         from sepia.rdf.stream import StreamSet
         from sepia.runtime.local import Session
 
-        background = load_background([(None, data / p) for p in variant.background]) or None
-        session = Session(background)
+        graphs = {b.path: b.graph for b in manifest.background}  # FROM :g reads its graph
+        background = load_background(
+            [(graphs.get(p), data / p) for p in variant.background]
+        ) or None
+        session = Session(background, rdfs=variant.params.get("entailment") == "rdfs")
         assert variant.query is not None
         session.register((data / variant.query).read_text(encoding="utf-8"), variant.name)
         streams = manifest.streams_of(variant)
