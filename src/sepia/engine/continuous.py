@@ -28,6 +28,7 @@ from sepia.engine.events import (
     Consumption,
     EventMapping,
     Inputs,
+    Notes,
     OccurrenceHistory,
     completed,
     consumes,
@@ -139,6 +140,8 @@ class ContinuousQuery:
             events, leaves
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
+        self.starts = Notes(lambda e: e.start)
+        """Event patterns over windows: where each element shown starts (its interval)."""
 
     @property
     def query(self) -> qa.Query:
@@ -208,8 +211,9 @@ class ContinuousQuery:
         assert tree is not None
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
-        if any(not e.is_point for e in relevant):
-            raise Unsupported("interval-stamped elements in a window of an event pattern")
+        by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
+        if self.consumption is not None and any(not e.is_point for e in relevant):
+            raise Unsupported("interval-stamped elements under CHRONOLOGICAL / RECENT")
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
             batch = [(e.start, e.end, self._element(e)) for e in relevant]
@@ -218,13 +222,13 @@ class ContinuousQuery:
             self._insert(t, relevant)
             for window in self.windows.values():
                 window.advance(t)
-            by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
             self.consumption.admit(self.windows, by_window, relevant)
             found = self.consumption.completed(tree, t, self.windows, self._event_rows)
         elif not relevant:
             found = set()
         else:
             self._insert(t, relevant)
+            self.starts.admit(self.windows, by_window, relevant)
             found = completed(tree, self._inputs(t, relevant[0].kind))
         self.clock = t
         slots = self.physical.slots
@@ -240,7 +244,7 @@ class ContinuousQuery:
     def _inputs(self, t: int, kind: TimeKind) -> Inputs:
         """What an event pattern reads at t (filters see times of ``kind``)."""
         keep = interval_filter(self.physical.slots, self.dictionary, kind)
-        return Inputs(t, self.windows, self._event_rows, self.occurrences, keep)
+        return Inputs(t, self.windows, self._event_rows, self.occurrences, keep, self.starts)
 
     def _event_rows(self, plan: po.PhysicalPlan, time: int, triples: tuple) -> list[Row]:
         """A pattern over one event graph stamped ``time``, cached: the answer depends on
@@ -495,6 +499,7 @@ class ContinuousQuery:
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
             "consumption": [] if self.consumption is None else self.consumption.rows(),
             "occurrences": [] if self.occurrences is None else self.occurrences.rows(),
+            "starts": self.starts.rows(),
         }
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -515,6 +520,7 @@ class ContinuousQuery:
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         if self.consumption is not None:
             self.consumption.restore(snapshot["consumption"])
+        self.starts.restore(snapshot.get("starts", []))
         if self.occurrences is not None:  # replayed: the operands' results are derived
             self.occurrences.clear()
             rows = snapshot.get("occurrences", [])

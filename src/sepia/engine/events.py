@@ -146,6 +146,8 @@ class Inputs:
     match: Matcher
     occurrences: OccurrenceHistory | None = None
     keep: Callable[[Condition, list[EventMapping]], set[EventMapping]] | None = None
+    starts: Notes | None = None
+    """The start of each element the windows show (interval-stamped elements)."""
 
 
 def interval_filter(
@@ -206,9 +208,12 @@ def _evaluate(
     sub = lambda x, at=None: _mappings(x, inputs, scope, at)  # noqa: E731
     match tree:
         case EventLeaf(window, plan):
+            starts = None if inputs.starts is None else inputs.starts.get(window)
             return {
-                (row, time, time)
-                for time, triples in _shown(inputs.windows[window], scope.before, exact)
+                (row, start, time)
+                for start, time, triples in _shown(
+                    inputs.windows[window], starts, scope.before, exact
+                )
                 for row in inputs.match(plan, time, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
@@ -349,15 +354,17 @@ def _row_key(row: Row) -> tuple[int, ...]:
 
 
 def _shown(
-    window: WindowState, before: int, exact: int | None
-) -> Iterator[tuple[int, tuple[EncodedTriple, ...]]]:
-    """The window's elements stamped by ``before`` (at ``exact``, when given), read from
-    the newest back: an arrival's own elements are at the end of the window."""
-    for time, triples in reversed(window.elements):
+    window: WindowState, starts: deque | None, before: int, exact: int | None
+) -> Iterator[tuple[int, int, tuple[EncodedTriple, ...]]]:
+    """(start, end, triples) of the window's elements ending by ``before`` (at ``exact``,
+    when given), read from the newest back: an arrival's own elements are at the end of
+    the window. Without ``starts`` every element is a point."""
+    for i in range(len(window.elements) - 1, -1, -1):
+        time, triples = window.elements[i]
         if exact is not None and time < exact:
             return
         if time <= before and (exact is None or time == exact):
-            yield time, triples
+            yield (time if starts is None else starts[i]), time, triples
 
 
 def _order(m: EventMapping) -> tuple[int, int]:
@@ -396,6 +403,41 @@ def consumes(tree: EventTree) -> bool:
             return consumes(inner)
 
 
+class Notes:
+    """One value per element each window shows (its graph name, its start), aligned with
+    the window's own deque of elements: appended as a window admits an element (call after
+    inserting), dropped from the front as the window evicts. State rows: (window, value) in
+    window order."""
+
+    def __init__(self, of: Callable[[StreamElement], object]) -> None:
+        self.of = of
+        self.by_window: dict[ox.NamedNode, deque] = {}
+
+    def admit(
+        self, windows: dict[ox.NamedNode, WindowState], streams: dict[ox.NamedNode, str],
+        elements: Sequence[StreamElement],
+    ) -> None:
+        for e in elements:
+            for name, window in windows.items():
+                if streams[name] == e.stream and window.operator.admits(e.time):
+                    self.by_window.setdefault(name, deque()).append(self.of(e))
+        for name, window in windows.items():
+            notes = self.by_window.setdefault(name, deque())
+            while len(notes) > len(window.elements):
+                notes.popleft()
+
+    def get(self, window: ox.NamedNode) -> deque:
+        return self.by_window.get(window, deque())
+
+    def rows(self) -> list[tuple]:
+        return [(w.value, v) for w, values in self.by_window.items() for v in values]
+
+    def restore(self, rows: Iterable[Sequence]) -> None:
+        self.by_window = {}
+        for window, value in rows:
+            self.by_window.setdefault(ox.NamedNode(window), deque()).append(value)
+
+
 class Consumption:
     """RSEP-QL SEQ^c / SEQ^r: the pattern re-evaluated over the windows at every instant,
     as the reference does (``sepia.semantics.events.EventEvaluator.seq_consuming``), with the
@@ -404,8 +446,8 @@ class Consumption:
     def __init__(self, key: ServeKey) -> None:
         self.key = key
         self.consumed: frozenset[Occurrence] = frozenset()
-        self.labels: dict[ox.NamedNode, deque[str]] = {}
-        """Each window's element graph names, aligned with its deque of elements."""
+        self.labels = Notes(lambda e: e.graph)
+        """Each window's element graph names."""
         self._nesting = 0
 
     def admit(
@@ -414,16 +456,9 @@ class Consumption:
     ) -> None:
         """Name the elements the windows just admitted (call after inserting them), and
         forget the names, and consumed occurrences, of the elements that left."""
-        for e in elements:
-            for name, window in windows.items():
-                if streams[name] == e.stream and window.operator.admits(e.time):
-                    self.labels.setdefault(name, deque()).append(e.graph)
-        shown = set()
-        for name, window in windows.items():
-            labels = self.labels.setdefault(name, deque())
-            while len(labels) > len(window.elements):
-                labels.popleft()
-            shown |= {(name.value, label) for label in labels}
+        self.labels.admit(windows, streams, elements)
+        shown = {(name.value, label) for name, labels in self.labels.by_window.items()
+                 for label in labels}
         self.consumed &= shown  # graph names are unique in a stream: gone for good
 
     def completed(
@@ -442,7 +477,7 @@ class Consumption:
             case EventLeaf(window, plan):
                 found: Supported = {}
                 for (time, triples), label in zip(
-                    windows[window].elements, self.labels.get(window, ()), strict=True
+                    windows[window].elements, self.labels.get(window), strict=True
                 ):
                     if time > scope.before:
                         continue
@@ -494,14 +529,10 @@ class Consumption:
     def rows(self) -> list[tuple]:
         """State rows: ("label", window, graph name) in window order, ("consumed", window,
         graph name)."""
-        labels = [("label", w.value, g) for w, names in self.labels.items() for g in names]
+        labels = [("label", *row) for row in self.labels.rows()]
         return labels + [("consumed", w, g) for w, g in sorted(self.consumed)]
 
     def restore(self, rows: Iterable[Sequence]) -> None:
-        self.labels, consumed = {}, set()
-        for kind, window, graph in rows:
-            if kind == "label":
-                self.labels.setdefault(ox.NamedNode(window), deque()).append(graph)
-            else:
-                consumed.add((window, graph))
-        self.consumed = frozenset(consumed)
+        rows = list(rows)
+        self.labels.restore(row[1:] for row in rows if row[0] == "label")
+        self.consumed = frozenset((w, g) for kind, w, g in rows if kind == "consumed")
