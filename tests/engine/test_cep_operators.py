@@ -4,6 +4,7 @@ dialect's syntax writes it: built as algebra), and what the engine refuses with 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import pyoxigraph as ox
 import pytest
@@ -13,7 +14,7 @@ from sepia.algebra import pattern as gp
 from sepia.engine import Unsupported
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
-from sepia.runtime.local import run
+from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
 EX = "http://example.org/"
@@ -92,3 +93,22 @@ def _nodes(node: object) -> list:
         for f in dataclasses.fields(node):
             found += _nodes(getattr(node, f.name))
     return found
+
+
+def test_a_duration_bound_forgets_old_occurrences():
+    """FILTER(getDURATION() < 5) over SEQ: no mapping reported from t on holds an occurrence
+    starting 5 or more before t, so the kept elements stay within about 1.5 horizons while
+    the answer stays the reference's."""
+    text = f"""PREFIX : <{EX}>
+SELECT * WHERE {{ {{ ?x :p ?y }} SEQ {{ ?x :q ?z }} SEQ {{ ?x :p ?w }}
+FILTER(getDURATION() < 5) }}"""
+    data = {S1: [element(f"g{t}", t, t, ("a", "pq"[t % 2], f"n{t % 3}")) for t in range(60)]}
+    session = Session()
+    session.register(text, "q")
+    got, kept = [], []
+    for e in data[S1]:
+        got += session.push(e)
+        kept.append(len({row[0] for row in session.snapshot()["query q"]["occurrences"]}))
+    got += session.flush()
+    assert Counter(got) == Counter(evaluate(parse_query(text), data, name="q"))
+    assert len(got) > 50 and max(kept) <= 8

@@ -137,7 +137,7 @@ class ContinuousQuery:
         """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
         leaves = self.physical.occurrences
         self.occurrences = None if events is None or not leaves else OccurrenceHistory(
-            events, leaves
+            events, leaves, self.physical.horizon
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
         self.starts = Notes(lambda e: e.start)

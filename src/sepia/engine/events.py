@@ -36,6 +36,7 @@ from sepia.engine import cqels_cep, epsparql
 from sepia.engine import operators as po
 from sepia.engine.epsparql import (
     EncodedTriple,
+    Horizon,
     Matcher,
     OccurrenceLeaf,
     Occurrences,
@@ -276,23 +277,41 @@ class OccurrenceHistory:
     same mappings from their result as from their leaves: so a left operand, read once per
     right mapping, is kept as its result and grows by what ends at each arrival."""
 
-    def __init__(self, tree: EventTree, leaves: Sequence[OccurrenceLeaf]) -> None:
+    def __init__(
+        self, tree: EventTree, leaves: Sequence[OccurrenceLeaf], horizon: Horizon | None = None
+    ) -> None:
         self.seen = Occurrences(leaves)
         self.kind: TimeKind | None = None
         self.lefts = _kept_lefts(tree)
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
+        self.horizon = horizon if horizon is not None and grows(tree) else None
+        self.forgotten: int | None = None
+        """The last bound occurrences were forgotten by (``Horizon``)."""
 
     def add(self, batch: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], kind: TimeKind,
             inputs: Inputs) -> None:
         """The elements ending at ``inputs.t``; then each kept operand's mappings ending
         then (inner operands first: an outer one reads them)."""
         self.kind = kind
+        self._forget(inputs.t, kind)
         self.seen.add(batch, inputs.match)
         for node in self.lefts:
             found = _evaluate(node, inputs, Scope(inputs.t, None), inputs.t)
             solutions = self.materialized[id(node)]
             for m in sorted(found, key=lambda m: (m[1], _row_key(m[0]))):
                 solutions.add(m)
+
+    def _forget(self, t: int, kind: TimeKind) -> None:
+        """Past the horizon's bound, drop what no mapping still to come can hold (every half
+        horizon, so the rebuilding costs little per arrival)."""
+        bound = None if self.horizon is None else self.horizon.bound(t, kind)
+        if bound is None or (
+            self.forgotten is not None and bound - self.forgotten < self.horizon.amount // 2  # type: ignore[union-attr]
+        ):
+            return
+        self.forgotten = bound
+        self.seen.forget(bound)
+        self.materialized = {key: found.without(bound) for key, found in self.materialized.items()}
 
     def rows(self) -> list[tuple]:
         """State rows: ``Occurrences.rows()`` with the time kind; the kept operands are
@@ -303,6 +322,7 @@ class OccurrenceHistory:
     def clear(self) -> None:
         self.seen.clear()
         self.materialized = {id(n): Solutions() for n in self.lefts}
+        self.forgotten = None
 
 
 def _kept_lefts(tree: EventTree) -> list[EventTree]:
@@ -312,7 +332,7 @@ def _kept_lefts(tree: EventTree) -> list[EventTree]:
     match tree:
         case EventSeq(left, right, SelectionPolicy.UNRESTRICTED):
             found = _kept_lefts(left) + _kept_lefts(right)
-            if _grows(left) and not isinstance(left, OccurrenceLeaf):
+            if grows(left) and not isinstance(left, OccurrenceLeaf):
                 found.append(left)
         case _:
             for child in _children(tree):
@@ -320,7 +340,7 @@ def _kept_lefts(tree: EventTree) -> list[EventTree]:
     return found
 
 
-def _grows(tree: EventTree) -> bool:
+def grows(tree: EventTree) -> bool:
     """Over occurrences only, and every operator monotone and end-preserving."""
     match tree:
         case OccurrenceLeaf():
@@ -328,9 +348,9 @@ def _grows(tree: EventTree) -> bool:
         case EventSeq(left, right, SelectionPolicy.UNRESTRICTED) | Combined(
             "or" | "covering-join" | "eq-join", left, right
         ):
-            return _grows(left) and _grows(right)
+            return grows(left) and grows(right)
         case EventFilter(_, inner):
-            return _grows(inner)
+            return grows(inner)
         case _:
             return False
 

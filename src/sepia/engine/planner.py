@@ -34,7 +34,7 @@ from sepia.engine.automaton import (
     split_filters,
     stream_of,
 )
-from sepia.engine.epsparql import OccurrenceLeaf
+from sepia.engine.epsparql import Horizon, OccurrenceLeaf
 from sepia.engine.events import (
     Combined,
     EventFilter,
@@ -93,6 +93,9 @@ class PhysicalQuery:
     events: EventTree | None = None
     occurrences: tuple[OccurrenceLeaf, ...] = ()
     """EP-SPARQL's BGPs over triple occurrences in ``events``."""
+    horizon: Horizon | None = None
+    """A top-level getDURATION() bound on the event pattern (what occurrences can be
+    forgotten, when the pattern only grows)."""
 
 
 def plan(
@@ -146,8 +149,10 @@ def plan(
             raise Unsupported(
                 "CHRONOLOGICAL / RECENT consumption over CQELS-CEP or EP-SPARQL operators"
             )
+        horizon = _horizon(event) if leaves else None
         return PhysicalQuery(
-            query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves)
+            query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves),
+            horizon=horizon,
         )
     automaton = planner.automaton(event)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
@@ -482,6 +487,23 @@ def bound_slots(tree: EventTree) -> frozenset[int]:
             return bound_slots(inner)
         case Negated(left, _, right):
             return frozenset().union(*(bound_slots(x) for x in (left, right) if x is not None))
+
+
+def _horizon(event: ev.EventPattern) -> Horizon | None:
+    """``getDURATION() < d`` (or <=) among the conjuncts of a top-level event FILTER."""
+    if not isinstance(event, ev.EventFilter):
+        return None
+    for c in _conjuncts(event.expression):
+        if (
+            isinstance(c, ex.Binary)
+            and c.operator in (ex.BinaryOperator.LESS, ex.BinaryOperator.LESS_OR_EQUAL)
+            and isinstance(c.left, ex.Call)
+            and c.left.function == "GETDURATION"
+        ):
+            found = Horizon.of(c.right, c.operator is ex.BinaryOperator.LESS)
+            if found is not None:
+                return found
+    return None
 
 
 def _conjuncts(e: ex.Expression) -> list[ex.Expression]:
