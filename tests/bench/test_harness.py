@@ -40,14 +40,16 @@ def test_every_system_has_a_row_and_the_missing_ones_say_why(tmp_path: Path) -> 
     runs = _runs(next(p for p in written if p.suffix == ".json"))
     by_system = {r["system"]: r for r in runs}
     assert set(by_system) == {"floor", "naive", "local"}
-    # W8 is EP-SPARQL, which the local engine refuses: the row says so, nothing is faked.
-    assert by_system["local"]["status"] == "failed"
-    assert "EventFilter" in by_system["local"]["note"]
     floors = {r["variant"]: r for r in runs if r["system"] == "floor"}
     for naive in (r for r in runs if r["system"] == "naive"):
         assert naive["status"] == "ok"
         assert naive["elements"] == floors[naive["variant"]]["elements"] == 4400
         assert naive["results"] > 0 and 0 < naive["p50_ms"] <= naive["p99_ms"]
+    # W8 is EP-SPARQL: the local engine finds the drop-then-rise matches the hand-written
+    # baseline finds (the RDFS variant differs: its typing is background, not occurrences)
+    local = next(r for r in runs if r["system"] == "local" and r["variant"] == "drop-then-rise")
+    naive = next(r for r in runs if r["system"] == "naive" and r["variant"] == "drop-then-rise")
+    assert local["status"] == "ok" and local["results"] == naive["results"]
     assert {p.name.split("-", 3)[-1] for p in written} >= {"W8-latency.png", "summary.png"}
 
 
