@@ -298,7 +298,7 @@ class OccurrenceHistory:
         for node in self.lefts:
             found = _evaluate(node, inputs, Scope(inputs.t, None), inputs.t)
             solutions = self.materialized[id(node)]
-            for m in sorted(found, key=lambda m: (m[1], _row_key(m[0]))):
+            for m in found:  # all end at t: the index stays in end order
                 solutions.add(m)
 
     def _forget(self, t: int, kind: TimeKind) -> None:
@@ -367,10 +367,6 @@ def _children(tree: EventTree) -> list[EventTree]:
             return [required, optional]
         case _:
             return []
-
-
-def _row_key(row: Row) -> tuple[int, ...]:
-    return tuple(-1 if v is None else v for v in row)
 
 
 def _shown(
