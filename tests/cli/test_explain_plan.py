@@ -29,8 +29,7 @@ def test_a_spaseq_query_shows_its_automaton() -> None:
     assert "automaton: 2 states" in plan and "take -> 2 (,)" in plan
 
 
-def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
-    """(E5, EP-SPARQL, was the example here until the engine learnt to run it.)"""
+def test_describe_is_refused_by_name(tmp_path: Path) -> None:
     query = tmp_path / "describe.rq"
     query.write_text(
         "PREFIX : <http://example.org/>\nREGISTER RSTREAM :o AS DESCRIBE ?x\n"
@@ -38,3 +37,21 @@ def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
     )
     plan = explain(query)
     assert plan.strip() == "not runnable on the local engine yet: DESCRIBE"
+
+
+def test_an_event_query_shows_its_event_pattern() -> None:
+    plan = explain(EXAMPLES / "e5-epsparql-drop-rise" / "query.rq")
+    assert "event pattern (mappings ending at each arrival)" in plan
+    assert plan.count("SEQ unrestricted") == 2 and plan.count("occurrence BGP") == 3
+
+
+def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
+    query = tmp_path / "consuming.rq"
+    query.write_text(
+        "PREFIX : <http://example.org/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 10]\n"
+        "EVENT POLICY CHRONOLOGICAL\n"
+        "WHERE { WINDOW :w { SEQ({ ?x :p ?y }, { ?x :p ?z }, !{ ?x :q ?y }) } }"
+    )
+    plan = explain(query)
+    assert plan.strip().startswith("not runnable on the local engine yet:")
+    assert "CHRONOLOGICAL / RECENT" in plan

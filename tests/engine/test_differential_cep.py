@@ -2,7 +2,9 @@
 EP-SPARQL (SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL, UNION of groups, BGPs over triple
 occurrences from different elements, getDURATION() / getSTARTTIME() / getENDTIME(), streams
 with interval-stamped elements) and CQELS-CEP (triple sequence patterns inside a window with
-a negated head, middle or tail element, and event clauses over windows). Each compares the
+a negated head, middle or tail element, paths with nested tests in the elements, and event
+clauses over windows), and interval-stamped elements under RSEP-QL EVENT and CQELS-CEP
+windows. Each compares the
 engine with the reference evaluator on generated streams (equal times, bursts, gaps) and
 queries of the family; snapshots taken mid-stream must resume exactly."""
 
@@ -20,7 +22,7 @@ from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
-from .generators import EX, S1, S2, event_windows, gaps, streams, triples
+from .generators import EX, S1, S2, event_queries, event_windows, gaps, streams, triples
 from .support import background
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -126,7 +128,11 @@ def test_epsparql_resumes_from_a_snapshot(text, data, split):
 
 # --- CQELS-CEP ------------------------------------------------------------------------
 
-ELEMENTS = ["{ ?x :p ?y }", "{ ?y ?k ?z }", "{ ?x :q ?w }", "{ ?x ?j ?v }", "{ ?u ?i ?n }"]
+ELEMENTS = [
+    "{ ?x :p ?y }", "{ ?y ?k ?z }", "{ ?x :q ?w }", "{ ?x ?j ?v }", "{ ?u ?i ?n }",
+    "{ ?x (:p/[:q])+ ?y }",  # a path with a nested test over one event's graph
+    "{ ?x ([:q :a]/:p)* ?w }",
+]
 
 
 @st.composite
@@ -183,5 +189,30 @@ def test_cqels_cep_agrees_with_reference_long(text, data):
 @settings(max_examples=40, deadline=None, suppress_health_check=CHECKS)
 @given(cqels_queries(), streams(), st.data())
 def test_cqels_cep_resumes_from_a_snapshot(text, data, split):
+    size = sum(len(es) for es in data.values())
+    assert_resumes(text, data, split.draw(st.integers(0, size)))
+
+
+# --- interval-stamped elements under EVENT ---------------------------------------------
+
+@settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
+@given(st.one_of(event_queries(), cqels_queries()), interval_streams())
+def test_interval_stamped_events_agree_with_reference(text, data):
+    """RSEP-QL EVENT and CQELS-CEP elements over windows whose elements carry an interval:
+    a window shows an element by its end, its event mappings carry its interval."""
+    assert_agrees(text, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=CHECKS)
+@given(st.one_of(event_queries(), cqels_queries()), interval_streams())
+def test_interval_stamped_events_agree_with_reference_long(text, data):
+    assert_agrees(text, data)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=CHECKS)
+@given(st.one_of(event_queries(), cqels_queries()), interval_streams(), st.data())
+def test_interval_stamped_events_resume_from_a_snapshot(text, data, split):
+    """Each shown element's start is a state row beside the window's own."""
     size = sum(len(es) for es in data.values())
     assert_resumes(text, data, split.draw(st.integers(0, size)))

@@ -65,3 +65,18 @@ def test_partition_key_and_routing_patterns():
     assert lines[start].startswith("partition by ?x: one run buffer per value")
     assert "these 2 patterns" in lines[start]
     assert [line.strip().split(" ")[0] for line in lines[start + 1 :]] == ["Scan", "Select", "Scan"]
+
+
+def test_epsparql_filter_conjuncts_sink_to_the_operand_binding_them():
+    """E5's FILTER: the drop test (?p1, ?p2) is applied inside the first SEQ, before a third
+    price meets the pair; the rise and duration tests (?p3, the interval) stay on top."""
+    e5 = Path(__file__).parents[2] / "examples" / "e5-epsparql-drop-rise" / "query.rq"
+    lines = shown(e5.read_text()).splitlines()
+    tree = lines[lines.index("event pattern (mappings ending at each arrival)") + 1 :]
+    outline = [line.split(" IF(")[0].split(" (")[0].rstrip() for line in tree[:4]]
+    assert [line.strip() for line in outline] == [
+        "FILTER", "SEQ unrestricted", "FILTER", "SEQ unrestricted"
+    ]
+    assert [len(line) - len(line.lstrip()) for line in outline] == [2, 4, 6, 8]
+    assert "?p3" in tree[0] and "?__to - ?__from" in tree[0] and "?p2" not in tree[0]
+    assert "?p2 < (?p1" in tree[2]

@@ -24,11 +24,13 @@ from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
 from sepia.engine.delta import MaintainedAnswer, plan_of
-from sepia.engine.epsparql import Occurrences
+from sepia.engine.epsparql import batches
 from sepia.engine.events import (
     Consumption,
     EventMapping,
     Inputs,
+    Notes,
+    OccurrenceHistory,
     completed,
     consumes,
     interval_filter,
@@ -56,6 +58,7 @@ from sepia.io.results import Op, Result
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term, term_to_nt
+from sepia.rdf.time import TimeKind
 from sepia.reasoning.elements import ElementClosure
 from sepia.semantics.sparql import TIMESTAMP, integer_literal
 
@@ -137,8 +140,12 @@ class ContinuousQuery:
         )
         """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
         leaves = self.physical.occurrences
-        self.occurrences = Occurrences(leaves) if leaves else None
-        """EP-SPARQL: every element so far, and each occurrence BGP's solutions."""
+        self.occurrences = None if events is None or not leaves else OccurrenceHistory(
+            events, leaves, self.physical.horizon
+        )
+        """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
+        self.starts = Notes(lambda e: e.start)
+        """Event patterns over windows: where each element shown starts (its interval)."""
         self._delta = self._maintained()
 
     @property
@@ -260,26 +267,25 @@ class ContinuousQuery:
         assert tree is not None
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
-        if any(not e.is_point for e in relevant):
-            raise Unsupported("interval-stamped elements in a window of an event pattern")
-        if self.occurrences is not None:  # EP-SPARQL reads every stream
+        by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
+        if self.consumption is not None and any(not e.is_point for e in relevant):
+            raise Unsupported("interval-stamped elements under CHRONOLOGICAL / RECENT")
+        if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
-            self.occurrences.add([(e.start, e.end, self._element(e)) for e in relevant],
-                                 self._event_rows)
+            batch = [(e.start, e.end, self._element(e)) for e in relevant]
+            self.occurrences.add(batch, elements[0].kind, self._inputs(t, elements[0].kind))
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             self._insert(t, relevant)
             for window in self.windows.values():
                 window.advance(t)
-            by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
             self.consumption.admit(self.windows, by_window, relevant)
             found = self.consumption.completed(tree, t, self.windows, self._event_rows)
         elif not relevant:
             found = set()
         else:
             self._insert(t, relevant)
-            keep = interval_filter(self.physical.slots, self.dictionary, relevant[0].kind)
-            inputs = Inputs(t, self.windows, self._event_rows, self.occurrences, keep)
-            found = completed(tree, inputs)
+            self.starts.admit(self.windows, by_window, relevant)
+            found = completed(tree, self._inputs(t, relevant[0].kind))
         self.clock = t
         slots = self.physical.slots
         start, end = slots.index(FROM), slots.index(TO)
@@ -291,6 +297,11 @@ class ContinuousQuery:
         self._completed = []
         return results
 
+    def _inputs(self, t: int, kind: TimeKind) -> Inputs:
+        """What an event pattern reads at t (filters see times of ``kind``)."""
+        keep = interval_filter(self.physical.slots, self.dictionary, kind)
+        return Inputs(t, self.windows, self._event_rows, self.occurrences, keep, self.starts)
+
     def _event_rows(self, plan: po.PhysicalPlan, time: int, triples: tuple) -> list[Row]:
         """A pattern over one event graph stamped ``time``, cached: the answer depends on
         nothing else (but the versions of the background graphs in force then)."""
@@ -300,7 +311,7 @@ class ContinuousQuery:
             if len(self._event_cache) > EVENT_CACHE:
                 self._event_cache.clear()
             reader = _Reader(self, time)
-            reader.event_graph = TripleIndex(triples)
+            reader.event_graph, reader.event_triples = TripleIndex(triples), triples
             names = self.physical.slots.names
             hidden = [i for i, n in enumerate(names) if not self.physical.slots.visible(n)]
             rows = {_without(row, hidden): None for row in po.run(plan, reader)}
@@ -330,7 +341,8 @@ class ContinuousQuery:
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
         """A GPM's plan over one event's graph (background graphs as they were then)."""
         reader = _Reader(self, event.time)
-        reader.event_graph = TripleIndex(self._element(event))
+        reader.event_triples = self._element(event)
+        reader.event_graph = TripleIndex(reader.event_triples)
         return self._in_partition(po.run(plan, reader))
 
     def _remember(self, t: int, candidates: list[list[Row]]) -> None:
@@ -613,6 +625,7 @@ class ContinuousQuery:
             "clock": clock + [(f"arrival {s}", t) for s, t in self.last_arrival.items()],
             "consumption": [] if self.consumption is None else self.consumption.rows(),
             "occurrences": [] if self.occurrences is None else self.occurrences.rows(),
+            "starts": self.starts.rows(),
         }
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -633,8 +646,14 @@ class ContinuousQuery:
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         if self.consumption is not None:
             self.consumption.restore(snapshot["consumption"])
-        if self.occurrences is not None:
-            self.occurrences.restore(snapshot.get("occurrences", []), self._event_rows)
+        self.starts.restore(snapshot.get("starts", []))
+        if self.occurrences is not None:  # replayed: the operands' results are derived
+            self.occurrences.clear()
+            rows = snapshot.get("occurrences", [])
+            kind = TimeKind(rows[0][-1]) if rows else TimeKind.ABSTRACT
+            for batch in batches(row[:-1] for row in rows):
+                end = batch[0][1]
+                self.occurrences.add(batch, kind, self._inputs(end, kind))
         self._fallback = None
         self._paths = None
 
@@ -647,6 +666,8 @@ class _Reader:
         self.time = engine.now if time is None else time
         self.width = len(engine.physical.slots.names)
         self.event_graph = TripleIndex()
+        self.event_triples: tuple = ()
+        """The event graph's triples: what a nested path over it depends on."""
 
     def matches(self) -> list[Row]:
         return self.engine._completed
@@ -666,7 +687,9 @@ class _Reader:
         version = tuple(
             engine.windows[g.name].version
             if isinstance(g, po.WindowGraph)
-            else engine.background.version(g.name, self.time)  # type: ignore[union-attr]
+            else self.event_triples
+            if isinstance(g, po.EventGraph)
+            else engine.background.version(g.name, self.time)
             for g in node.graphs
         )
         return engine._paths.rows(node, graphs, version)

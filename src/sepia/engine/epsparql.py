@@ -9,18 +9,24 @@ that end at that arrival), by a delta join over the BGP's triple patterns. The o
 below are ``sepia.semantics.epsparql``'s on encoded mappings; their filter conditions are
 ``Keep`` functions over whole batches (one pyoxigraph call per batch).
 
-Nothing is forgotten: without windows every past occurrence can still join a later one.
+Without windows every past occurrence can still join a later one, so nothing is forgotten,
+unless a top-level ``getDURATION() < d`` says which occurrences no later mapping can hold
+(``Horizon``).
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+import pyoxigraph as ox
+
 from sepia.engine import operators as po
 from sepia.engine.intervals import EventMapping, Keep, covering, pairs
 from sepia.engine.rows import Row, compatible
+from sepia.rdf.time import TimeKind
 
 EncodedTriple = tuple[int, int, int]
 Matcher = Callable[[po.PhysicalPlan, int, tuple[EncodedTriple, ...]], Iterable[Row]]
@@ -64,6 +70,14 @@ class Solutions:
             if value is not None:
                 self.by_value.setdefault((slot, value), []).append(position)
         return True
+
+    def without(self, bound: int) -> Solutions:
+        """The mappings starting after ``bound``."""
+        kept = Solutions()
+        for m in self.mappings:
+            if m[1] > bound:
+                kept.add(m)
+        return kept
 
     def select(self, before: int, mu: Row | None, exact: int | None) -> list[EventMapping]:
         """The mappings ending by ``before`` (at ``exact``, when given), compatible with mu."""
@@ -132,22 +146,69 @@ class Occurrences:
             for triple in (triples or ((None, None, None),))
         ]
 
-    def restore(self, rows: Iterable[Sequence], match: Matcher) -> None:
-        """Rebuild from ``rows()``: the elements are added again, in order, by end."""
-        grouped: dict[int, tuple[int, int, list[EncodedTriple]]] = {}
-        for number, start, end, *triple in rows:
-            entry = grouped.setdefault(number, (start, end, []))
-            if triple[0] is not None:
-                entry[2].append(tuple(triple))  # type: ignore[arg-type]
+    def clear(self) -> None:
         self.__init__(list(self.leaves.values()))  # type: ignore[misc]
-        batch: list[tuple[int, int, tuple[EncodedTriple, ...]]] = []
-        for _, (start, end, triples) in sorted(grouped.items()):
-            if batch and batch[-1][1] != end:
-                self.add(batch, match)
-                batch = []
-            batch.append((start, end, tuple(triples)))
-        if batch:
-            self.add(batch, match)
+
+    def forget(self, bound: int) -> None:
+        """Drop the elements starting by ``bound`` and every solution built on one."""
+        self.elements = [e for e in self.elements if e[0] > bound]
+        self.per_pattern = {n: [p.without(bound) for p in ps] for n, ps in self.per_pattern.items()}
+        self.solutions = {n: found.without(bound) for n, found in self.solutions.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Horizon:
+    """A top-level ``FILTER(getDURATION() < d)`` (or <=) over a pattern that only grows: a
+    mapping reported from t on ends at t or later, so it holds no occurrence starting d (or
+    more than d) before t, and such occurrences can be forgotten (exact)."""
+
+    amount: int
+    """d: abstract units, or milliseconds for an xsd:duration literal (dateTime times)."""
+    duration: bool
+    strict: bool
+
+    def bound(self, t: int, kind: TimeKind) -> int | None:
+        """Occurrences starting at or before this time are of no use from t on (None: the
+        literal does not compare with this kind of time, the filter is never true)."""
+        if self.duration != (kind is TimeKind.DATETIME):
+            return None
+        return t - self.amount if self.strict else t - self.amount - 1
+
+    @classmethod
+    def of(cls, literal: object, strict: bool) -> Horizon | None:
+        """From the literal getDURATION() is compared with: an integer, or an
+        xsd:dayTimeDuration / xsd:duration without years and months."""
+        if not isinstance(literal, ox.Literal):
+            return None
+        if literal.datatype.value == XSD + "integer" and literal.value.lstrip("+").isdigit():
+            return cls(int(literal.value), False, strict)
+        if literal.datatype.value not in (XSD + "duration", XSD + "dayTimeDuration"):
+            return None
+        found = _DURATION.fullmatch(literal.value)
+        if found is None:
+            return None
+        days, hours, minutes, seconds = (float(x or 0) for x in found.groups())
+        ms = round((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000)
+        return cls(ms, True, strict)
+
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+
+
+def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[EncodedTriple, ...]]]]:
+    """``Occurrences.rows()`` back into the batches of elements that ended together."""
+    grouped: dict[int, tuple[int, int, list[EncodedTriple]]] = {}
+    for number, start, end, *triple in rows:
+        entry = grouped.setdefault(number, (start, end, []))
+        if triple[0] is not None:
+            entry[2].append(tuple(triple))  # type: ignore[arg-type]
+    found: list[list[tuple[int, int, tuple[EncodedTriple, ...]]]] = []
+    for _, (start, end, triples) in sorted(grouped.items()):
+        if not found or found[-1][-1][1] != end:
+            found.append([])
+        found[-1].append((start, end, tuple(triples)))
+    return found
 
 
 def _delta_join(

@@ -34,7 +34,14 @@ import pyoxigraph as ox
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine import cqels_cep, epsparql
 from sepia.engine import operators as po
-from sepia.engine.epsparql import EncodedTriple, Matcher, OccurrenceLeaf, Occurrences
+from sepia.engine.epsparql import (
+    EncodedTriple,
+    Horizon,
+    Matcher,
+    OccurrenceLeaf,
+    Occurrences,
+    Solutions,
+)
 from sepia.engine.expressions import ExpressionEvaluator
 from sepia.engine.intervals import EventMapping, ending
 from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
@@ -138,8 +145,10 @@ class Inputs:
     t: int
     windows: dict[ox.NamedNode, WindowState]
     match: Matcher
-    occurrences: Occurrences | None = None
+    occurrences: OccurrenceHistory | None = None
     keep: Callable[[Condition, list[EventMapping]], set[EventMapping]] | None = None
+    starts: Notes | None = None
+    """The start of each element the windows show (interval-stamped elements)."""
 
 
 def interval_filter(
@@ -187,18 +196,31 @@ def _mappings(
 ) -> set[EventMapping]:
     """Event mappings within ``scope`` (ending at ``exact``, when given: every operator
     passes it on to the operands whose end its result's end is)."""
+    history = inputs.occurrences
+    kept = None if history is None else history.materialized.get(id(tree))
+    if kept is not None:
+        return set(kept.select(scope.before, scope.mu, exact))
+    return _evaluate(tree, inputs, scope, exact)
+
+
+def _evaluate(
+    tree: EventTree, inputs: Inputs, scope: Scope, exact: int | None
+) -> set[EventMapping]:
     sub = lambda x, at=None: _mappings(x, inputs, scope, at)  # noqa: E731
     match tree:
         case EventLeaf(window, plan):
+            starts = None if inputs.starts is None else inputs.starts.get(window)
             return {
-                (row, time, time)
-                for time, triples in _shown(inputs.windows[window], scope.before, exact)
+                (row, start, time)
+                for start, time, triples in _shown(
+                    inputs.windows[window], starts, scope.before, exact
+                )
                 for row in inputs.match(plan, time, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
         case OccurrenceLeaf():
             assert inputs.occurrences is not None
-            return set(inputs.occurrences.select(tree, scope.before, scope.mu, exact))
+            return set(inputs.occurrences.seen.select(tree, scope.before, scope.mu, exact))
         case EventSeq(left, right, SelectionPolicy.NAIVE):
             lefts = _latest(sub(left))
             rights = _latest(sub(right))
@@ -247,16 +269,118 @@ def _mappings(
             return epsparql.seq_right_join(sub(optional), sub(required, exact), keep)
 
 
+class OccurrenceHistory:
+    """EP-SPARQL's state: every occurrence so far (``epsparql.Occurrences``) and the
+    solutions so far of each SEQ's left operand over them, indexed like a leaf's. Over
+    occurrences, SEQ, the joins, UNION and FILTER only ever add mappings, each ending at the
+    arrival that made it, and a scope (end by a time, compatible with a mapping) selects the
+    same mappings from their result as from their leaves: so a left operand, read once per
+    right mapping, is kept as its result and grows by what ends at each arrival."""
+
+    def __init__(
+        self, tree: EventTree, leaves: Sequence[OccurrenceLeaf], horizon: Horizon | None = None
+    ) -> None:
+        self.seen = Occurrences(leaves)
+        self.kind: TimeKind | None = None
+        self.lefts = _kept_lefts(tree)
+        self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
+        self.horizon = horizon if horizon is not None and grows(tree) else None
+        self.forgotten: int | None = None
+        """The last bound occurrences were forgotten by (``Horizon``)."""
+
+    def add(self, batch: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], kind: TimeKind,
+            inputs: Inputs) -> None:
+        """The elements ending at ``inputs.t``; then each kept operand's mappings ending
+        then (inner operands first: an outer one reads them)."""
+        self.kind = kind
+        self._forget(inputs.t, kind)
+        self.seen.add(batch, inputs.match)
+        for node in self.lefts:
+            found = _evaluate(node, inputs, Scope(inputs.t, None), inputs.t)
+            solutions = self.materialized[id(node)]
+            for m in found:  # all end at t: the index stays in end order
+                solutions.add(m)
+
+    def _forget(self, t: int, kind: TimeKind) -> None:
+        """Past the horizon's bound, drop what no mapping still to come can hold (every half
+        horizon, so the rebuilding costs little per arrival)."""
+        bound = None if self.horizon is None else self.horizon.bound(t, kind)
+        if bound is None or (
+            self.forgotten is not None and bound - self.forgotten < self.horizon.amount // 2  # type: ignore[union-attr]
+        ):
+            return
+        self.forgotten = bound
+        self.seen.forget(bound)
+        self.materialized = {key: found.without(bound) for key, found in self.materialized.items()}
+
+    def rows(self) -> list[tuple]:
+        """State rows: ``Occurrences.rows()`` with the time kind; the kept operands are
+        derived, rebuilt on restore by replaying the batches."""
+        kind = None if self.kind is None else self.kind.value
+        return [(*row, kind) for row in self.seen.rows()]
+
+    def clear(self) -> None:
+        self.seen.clear()
+        self.materialized = {id(n): Solutions() for n in self.lefts}
+        self.forgotten = None
+
+
+def _kept_lefts(tree: EventTree) -> list[EventTree]:
+    """The left operands of SEQ worth keeping (not a leaf: those are kept already) whose
+    result only grows, innermost first."""
+    found = []
+    match tree:
+        case EventSeq(left, right, SelectionPolicy.UNRESTRICTED):
+            found = _kept_lefts(left) + _kept_lefts(right)
+            if grows(left) and not isinstance(left, OccurrenceLeaf):
+                found.append(left)
+        case _:
+            for child in _children(tree):
+                found += _kept_lefts(child)
+    return found
+
+
+def grows(tree: EventTree) -> bool:
+    """Over occurrences only, and every operator monotone and end-preserving."""
+    match tree:
+        case OccurrenceLeaf():
+            return True
+        case EventSeq(left, right, SelectionPolicy.UNRESTRICTED) | Combined(
+            "or" | "covering-join" | "eq-join", left, right
+        ):
+            return grows(left) and grows(right)
+        case EventFilter(_, inner):
+            return grows(inner)
+        case _:
+            return False
+
+
+def _children(tree: EventTree) -> list[EventTree]:
+    match tree:
+        case EventSeq(left, right) | Combined(_, left, right):
+            return [left, right]
+        case Extreme(inner) | EventFilter(_, inner):
+            return [inner]
+        case Negated(left, negated, right):
+            return [x for x in (left, negated, right) if x is not None]
+        case OptionalJoin(required, optional):
+            return [required, optional]
+        case _:
+            return []
+
+
 def _shown(
-    window: WindowState, before: int, exact: int | None
-) -> Iterator[tuple[int, tuple[EncodedTriple, ...]]]:
-    """The window's elements stamped by ``before`` (at ``exact``, when given), read from
-    the newest back: an arrival's own elements are at the end of the window."""
-    for time, triples in reversed(window.elements):
+    window: WindowState, starts: deque | None, before: int, exact: int | None
+) -> Iterator[tuple[int, int, tuple[EncodedTriple, ...]]]:
+    """(start, end, triples) of the window's elements ending by ``before`` (at ``exact``,
+    when given), read from the newest back: an arrival's own elements are at the end of
+    the window. Without ``starts`` every element is a point."""
+    for i in range(len(window.elements) - 1, -1, -1):
+        time, triples = window.elements[i]
         if exact is not None and time < exact:
             return
         if time <= before and (exact is None or time == exact):
-            yield time, triples
+            yield (time if starts is None else starts[i]), time, triples
 
 
 def _order(m: EventMapping) -> tuple[int, int]:
@@ -295,6 +419,41 @@ def consumes(tree: EventTree) -> bool:
             return consumes(inner)
 
 
+class Notes:
+    """One value per element each window shows (its graph name, its start), aligned with
+    the window's own deque of elements: appended as a window admits an element (call after
+    inserting), dropped from the front as the window evicts. State rows: (window, value) in
+    window order."""
+
+    def __init__(self, of: Callable[[StreamElement], object]) -> None:
+        self.of = of
+        self.by_window: dict[ox.NamedNode, deque] = {}
+
+    def admit(
+        self, windows: dict[ox.NamedNode, WindowState], streams: dict[ox.NamedNode, str],
+        elements: Sequence[StreamElement],
+    ) -> None:
+        for e in elements:
+            for name, window in windows.items():
+                if streams[name] == e.stream and window.operator.admits(e.time):
+                    self.by_window.setdefault(name, deque()).append(self.of(e))
+        for name, window in windows.items():
+            notes = self.by_window.setdefault(name, deque())
+            while len(notes) > len(window.elements):
+                notes.popleft()
+
+    def get(self, window: ox.NamedNode) -> deque:
+        return self.by_window.get(window, deque())
+
+    def rows(self) -> list[tuple]:
+        return [(w.value, v) for w, values in self.by_window.items() for v in values]
+
+    def restore(self, rows: Iterable[Sequence]) -> None:
+        self.by_window = {}
+        for window, value in rows:
+            self.by_window.setdefault(ox.NamedNode(window), deque()).append(value)
+
+
 class Consumption:
     """RSEP-QL SEQ^c / SEQ^r: the pattern re-evaluated over the windows at every instant,
     as the reference does (``sepia.semantics.events.EventEvaluator.seq_consuming``), with the
@@ -303,8 +462,8 @@ class Consumption:
     def __init__(self, key: ServeKey) -> None:
         self.key = key
         self.consumed: frozenset[Occurrence] = frozenset()
-        self.labels: dict[ox.NamedNode, deque[str]] = {}
-        """Each window's element graph names, aligned with its deque of elements."""
+        self.labels = Notes(lambda e: e.graph)
+        """Each window's element graph names."""
         self._nesting = 0
 
     def admit(
@@ -313,16 +472,9 @@ class Consumption:
     ) -> None:
         """Name the elements the windows just admitted (call after inserting them), and
         forget the names, and consumed occurrences, of the elements that left."""
-        for e in elements:
-            for name, window in windows.items():
-                if streams[name] == e.stream and window.operator.admits(e.time):
-                    self.labels.setdefault(name, deque()).append(e.graph)
-        shown = set()
-        for name, window in windows.items():
-            labels = self.labels.setdefault(name, deque())
-            while len(labels) > len(window.elements):
-                labels.popleft()
-            shown |= {(name.value, label) for label in labels}
+        self.labels.admit(windows, streams, elements)
+        shown = {(name.value, label) for name, labels in self.labels.by_window.items()
+                 for label in labels}
         self.consumed &= shown  # graph names are unique in a stream: gone for good
 
     def completed(
@@ -341,7 +493,7 @@ class Consumption:
             case EventLeaf(window, plan):
                 found: Supported = {}
                 for (time, triples), label in zip(
-                    windows[window].elements, self.labels.get(window, ()), strict=True
+                    windows[window].elements, self.labels.get(window), strict=True
                 ):
                     if time > scope.before:
                         continue
@@ -393,14 +545,10 @@ class Consumption:
     def rows(self) -> list[tuple]:
         """State rows: ("label", window, graph name) in window order, ("consumed", window,
         graph name)."""
-        labels = [("label", w.value, g) for w, names in self.labels.items() for g in names]
+        labels = [("label", *row) for row in self.labels.rows()]
         return labels + [("consumed", w, g) for w, g in sorted(self.consumed)]
 
     def restore(self, rows: Iterable[Sequence]) -> None:
-        self.labels, consumed = {}, set()
-        for kind, window, graph in rows:
-            if kind == "label":
-                self.labels.setdefault(ox.NamedNode(window), deque()).append(graph)
-            else:
-                consumed.add((window, graph))
-        self.consumed = frozenset(consumed)
+        rows = list(rows)
+        self.labels.restore(row[1:] for row in rows if row[0] == "label")
+        self.consumed = frozenset((w, g) for kind, w, g in rows if kind == "consumed")

@@ -8,6 +8,17 @@ from sepia.algebra import to_sexpr
 from sepia.engine import operators as po
 from sepia.engine.automaton import Bop, Conj, Disj, Gpm
 from sepia.engine.delta import plan_of
+from sepia.engine.epsparql import OccurrenceLeaf
+from sepia.engine.events import (
+    Combined,
+    EventFilter,
+    EventLeaf,
+    EventSeq,
+    EventTree,
+    Extreme,
+    Negated,
+    OptionalJoin,
+)
 from sepia.engine.planner import PhysicalQuery
 from sepia.engine.r2s import operator_of
 from sepia.engine.rows import Slots
@@ -24,6 +35,9 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     lines += _tree(physical.root, physical.slots, dictionary, 0)
     if physical.automaton is not None:
         lines += _automaton(physical, dictionary)
+    if physical.events is not None:
+        lines.append("event pattern (mappings ending at each arrival)")
+        lines += _events(physical.events, physical.slots, dictionary, 1)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)
     return "\n".join(lines)
@@ -51,6 +65,38 @@ def _partition(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:
     for leaf in partition.leaves:
         lines += _tree(leaf, slots, dictionary, 1)
     return lines
+
+
+def _events(tree: EventTree, slots: Slots, dictionary: Dictionary, depth: int) -> list[str]:
+    """An event pattern tree: its operators, then each leaf's plan over one event graph."""
+    pad = "  " * depth
+    below = lambda *children: [  # noqa: E731
+        line for c in children if c is not None
+        for line in _events(c, slots, dictionary, depth + 1)
+    ]
+    match tree:
+        case EventLeaf(window, plan):
+            return [f"{pad}EVENT over window {window}", *_tree(plan, slots, dictionary, depth + 1)]
+        case OccurrenceLeaf(patterns):
+            return [f"{pad}occurrence BGP (delta join per arrival, indexed by value)",
+                    *(line for p in patterns for line in _tree(p, slots, dictionary, depth + 1))]
+        case EventSeq(left, right, policy):
+            return [f"{pad}SEQ {policy.value}", *below(left, right)]
+        case Extreme(inner, last):
+            return [f"{pad}{'LAST' if last else 'FIRST'}", *below(inner)]
+        case Combined(operator, left, right):
+            return [f"{pad}{operator.upper()}", *below(left, right)]
+        case Negated(left, negated, right):
+            kind = "NO_HEAD" if left is None else "NO_TAIL" if right is None else "SEQ_WO"
+            return [f"{pad}{kind}", *below(left), f"{pad}  not:", *below(negated), *below(right)]
+        case EventFilter(condition, inner):
+            return [f"{pad}FILTER {condition.text}", *below(inner)]
+        case OptionalJoin(required, optional, condition, equal):
+            kind = "EQUALSOPTIONAL" if equal else "OPTIONALSEQ"
+            test = "" if condition is None else f" {condition.text}"
+            return [f"{pad}{kind}{test}", *below(required), f"{pad}  optional:", *below(optional)]
+        case _:
+            assert_never(tree)
 
 
 def _automaton(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:

@@ -34,7 +34,7 @@ from sepia.engine.automaton import (
     split_filters,
     stream_of,
 )
-from sepia.engine.epsparql import OccurrenceLeaf
+from sepia.engine.epsparql import Horizon, OccurrenceLeaf
 from sepia.engine.events import (
     Combined,
     EventFilter,
@@ -105,6 +105,9 @@ class PhysicalQuery:
     events: EventTree | None = None
     occurrences: tuple[OccurrenceLeaf, ...] = ()
     """EP-SPARQL's BGPs over triple occurrences in ``events``."""
+    horizon: Horizon | None = None
+    """A top-level getDURATION() bound on the event pattern (what occurrences can be
+    forgotten, when the pattern only grows)."""
     partition: Partition | None = None
 
 
@@ -162,9 +165,10 @@ def plan(
             )
         if (leaves or others) and partition is not None:
             raise Unsupported("PARTITION BY over CQELS-CEP or EP-SPARQL operators")
+        horizon = _horizon(event) if leaves else None
         return PhysicalQuery(
-            query, slots, root, windows, None, default, events=tree,
-            occurrences=tuple(leaves), partition=partition,
+            query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves),
+            horizon=horizon, partition=partition,
         )
     automaton = planner.automaton(event)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
@@ -233,9 +237,8 @@ class _Planner:
                 return self._fallback(p, graphs)
 
     def _nested_path(self, subject, path, obj, graphs: tuple[po.GraphRef, ...]) -> po.NestedPath:
-        """A path with nested tests over the active graph (``engine.paths``)."""
-        if any(isinstance(g, po.EventGraph) for g in graphs):
-            raise Unsupported("a path with nested tests inside an event pattern")
+        """A path with nested tests over the active graph (``engine.paths``): a window, a
+        background graph or one event's graph."""
         if isinstance(subject, ox.BlankNode) or isinstance(obj, ox.BlankNode):
             raise Unsupported("a blank node at an end of a path with nested tests")
         return po.NestedPath(graphs, self._position(subject), path, self._position(obj))
@@ -511,6 +514,23 @@ def bound_slots(tree: EventTree) -> frozenset[int]:
             return bound_slots(inner)
         case Negated(left, _, right):
             return frozenset().union(*(bound_slots(x) for x in (left, right) if x is not None))
+
+
+def _horizon(event: ev.EventPattern) -> Horizon | None:
+    """``getDURATION() < d`` (or <=) among the conjuncts of a top-level event FILTER."""
+    if not isinstance(event, ev.EventFilter):
+        return None
+    for c in _conjuncts(event.expression):
+        if (
+            isinstance(c, ex.Binary)
+            and c.operator in (ex.BinaryOperator.LESS, ex.BinaryOperator.LESS_OR_EQUAL)
+            and isinstance(c.left, ex.Call)
+            and c.left.function == "GETDURATION"
+        ):
+            found = Horizon.of(c.right, c.operator is ex.BinaryOperator.LESS)
+            if found is not None:
+                return found
+    return None
 
 
 def _conjuncts(e: ex.Expression) -> list[ex.Expression]:

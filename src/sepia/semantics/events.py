@@ -12,6 +12,7 @@ RECENT) is the state kept from one evaluation to the next.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from sepia.semantics.sparql import (
     TO,
     Special,
     expression_text,
+    has_nested_test,
     integer_literal,
     pattern_text,
     time_literal,
@@ -243,7 +245,17 @@ class EventEvaluator:
     def per_element(self, body: gp.GraphPattern, elements: list[StreamElement]):
         """[[P]] over each element graph; in a partition, only the matches binding its value."""
         found: dict[int, list[Mu]] = defaultdict(list)
-        for element, m in self.data.per_element(pattern_text(body, self.special), elements):
+        if _has_nested_path(body):  # the path reads the event's own graph, not the default
+            pairs = [
+                pair
+                for e in elements
+                for pair in self.data.per_element(
+                    pattern_text(body, self.special.within(self.data.graphs[id(e)])), [e]
+                )
+            ]
+        else:
+            pairs = self.data.per_element(pattern_text(body, self.special), elements)
+        for element, m in pairs:
             if self.partition is None or m.get(self.partition[0]) == self.partition[1]:
                 found[id(element)].append(m)
         return lambda element: found.get(id(element), [])
@@ -366,6 +378,17 @@ def _flatten(e: ev.EventPattern) -> list[tuple[str | None, ev.EventPattern]]:
         (_, first), *rest = _flatten(e.right)
         return [*_flatten(e.left), (operator, first), *rest]
     return [(None, e)]
+
+
+def _has_nested_path(p: object) -> bool:
+    """Whether a graph pattern holds a property path with nested tests (evaluated here)."""
+    if isinstance(p, gp.PathPattern):
+        return has_nested_test(p.path)
+    if isinstance(p, tuple):
+        return any(_has_nested_path(x) for x in p)
+    if dataclasses.is_dataclass(p) and not isinstance(p, type):
+        return any(_has_nested_path(getattr(p, f.name)) for f in dataclasses.fields(p))
+    return False
 
 
 def _split_filters(p: gp.GraphPattern, deferred: list[Expression]) -> gp.GraphPattern:
