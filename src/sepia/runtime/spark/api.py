@@ -24,7 +24,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepia.lang import parse_query
-from sepia.runtime.spark.host import job_spec
+from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import INGEST_SCHEMA, IngestOptions, with_event_time
 from sepia.runtime.spark.job import results_frame
 from sepia.runtime.spark.units import units_of
@@ -42,7 +42,7 @@ def continuous_query(
     *,
     name: str = "query",
     rdfs: bool = False,
-    engine: str = "reference",
+    engine: str = DEFAULT_ENGINE,
 ) -> DataFrame:
     """The streaming DataFrame of the query's results over `streams` (stream IRI -> rows).
 
