@@ -53,7 +53,9 @@ def continuous_query(
     """
     spark.conf.set(STATE_STORE, ROCKSDB)  # keyed state needs it (architecture.md)
     units = units_of([(name, parse_query(query_text))])
-    spec = job_spec(units, background, engine=engine, rdfs=rdfs, on_error="skip")
+    spec = job_spec(
+        units, background, engine=engine, rdfs=rdfs, on_error="skip", streams=tuple(streams)
+    )
     frames = [ingest_rows(iri, frame) for iri, frame in streams.items()]
     return results_frame(frames, spec)
 

@@ -84,7 +84,10 @@ class JobSpec:
 def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **options) -> JobSpec:
     """The workers' spec, with the background store (if any) as N-Quads and its digest, and
     each unit's engine (a unit the incremental engine refuses falls back to the reference
-    adapter, said on standard error)."""
+    adapter, said on standard error). `streams`: the run's stream IRIs in the order they
+    are bound, which orders elements with equal times (as the local runtime does)."""
+    run_streams = options.pop("streams", ())
+    units = [unit.in_order(run_streams) for unit in units]
     engine = options.get("engine", DEFAULT_ENGINE)
     if engine not in ENGINES:
         raise ValueError(f"unknown Spark engine {engine!r}: one of {', '.join(ENGINES)}")

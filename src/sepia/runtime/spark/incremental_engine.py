@@ -39,7 +39,7 @@ from sepia.engine import ContinuousQuery, Unsupported
 from sepia.io.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
-from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, arrival_order, to_element
+from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.units import Unit
 
@@ -77,6 +77,7 @@ class IncrementalEngine:
         reason = refusal(unit, background, rdfs)
         if reason is not None:
             raise Unsupported(reason)
+        self.unit = unit
         self.query = unit.queries[0]
         self.background = background
         self.rdfs = rdfs
@@ -95,7 +96,7 @@ class IncrementalEngine:
         kind = TimeKind(version[2]) if version is not None else None
         terms = 0 if version is None else version[3]
         on_time = [e for e in elements if seen is None or e[END] > seen]
-        held = sorted([*state.get(HELD, []), *on_time], key=arrival_order)
+        held = sorted([*state.get(HELD, []), *on_time], key=self.unit.arrival_order)
         due = held if final else [e for e in held if e[END] <= horizon]
         kept = held[len(due) :]
         if kind is None and held:

@@ -89,6 +89,7 @@ def run_on_spark(
         spec = job_spec(
             units, background(background_paths),
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
+            streams=tuple(bindings),
         )  # fmt: skip
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
