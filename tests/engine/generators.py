@@ -8,6 +8,8 @@ they go through the real parser.
 
 from __future__ import annotations
 
+import re
+
 import pyoxigraph as ox
 from hypothesis import strategies as st
 
@@ -152,10 +154,19 @@ GPMS = {
 }
 
 
+def partition_clause(draw, patterns: list[str]) -> str:
+    """PARTITION BY a variable every pattern binds, when there is one (else partitions
+    would rarely hold a whole match), else any of theirs."""
+    found = [set(re.findall(r"\?\w+", p)) for p in patterns]
+    common = set.intersection(*found)
+    return f"PARTITION BY {draw(st.sampled_from(sorted(common or set.union(*found))))}"
+
+
 @st.composite
-def sequence_queries(draw) -> str:
+def sequence_queries(draw, partitioned: bool = False) -> str:
     """A SPAseq query: 2-3 elements joined by , ; : with + ? ! modifiers, & and |
-    basic operators, FILTERs on earlier variables, WITHIN sliding or tumbling."""
+    basic operators, FILTERs on earlier variables, WITHIN sliding or tumbling; with
+    ``partitioned``, a PARTITION BY on one of the GPMs' variables."""
     names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=2, max_size=3, unique=True))
     pool = list(names)
     parts = []
@@ -171,9 +182,10 @@ def sequence_queries(draw) -> str:
     width = draw(st.integers(1, 15))
     within = draw(st.sampled_from(["", f"WITHIN {width}", f"WITHIN {width} TUMBLING"]))
     defines = "\n".join(GPMS[n] for n in names)
+    partition = partition_clause(draw, [GPMS[n] for n in names]) if partitioned else ""
     return (
         f"PREFIX : <{EX}>\nSELECT * {within}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
-        f"WHERE {{ SEQ({expression})\n{defines} }}"
+        f"{partition}\nWHERE {{ SEQ({expression})\n{defines} }}"
     )
 
 
@@ -195,10 +207,11 @@ event_windows = st.one_of(
 
 
 @st.composite
-def event_queries(draw) -> str:
+def event_queries(draw, partitioned: bool = False) -> str:
     """An RSEP-QL query: a chain of 2-3 EVENTs joined by SEQ over two windows, optionally
-    joined with background data outside the MATCH. (``E SEQ (F SEQ G)`` cannot be written:
-    the lexer reads ``SEQ (`` as CQELS-CEP's ``SEQ(``.)"""
+    joined with background data outside the MATCH (and with ``partitioned``, PARTITION BY).
+    (``E SEQ (F SEQ G)`` cannot be written: the lexer reads ``SEQ (`` as CQELS-CEP's
+    ``SEQ(``.)"""
     leaves = draw(st.lists(st.sampled_from(EVENTS), min_size=2, max_size=3))
     wraps = [draw(st.sampled_from(["", "", "FIRST", "LAST"])) for _ in leaves]
     leaves = [f"{w}({leaf})" if w else leaf for w, leaf in zip(wraps, leaves, strict=True)]
@@ -211,6 +224,8 @@ def event_queries(draw) -> str:
         for i, w in enumerate(["w1", "w2"])
     )
     policy = draw(st.sampled_from(["", "", "EVENT POLICY NAIVE"]))
+    if partitioned:
+        declared += "\n" + partition_clause(draw, leaves)
     return (
         f"PREFIX : <{EX}>\nSELECT *\n{declared}\n{policy}\n"
         f"WHERE {{ MATCH {{ {pattern} }} {outside} }}"

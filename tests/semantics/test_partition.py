@@ -70,3 +70,21 @@ def test_strict_contiguity_within_each_partition():
     assert evaluate(query(False), STREAM) == []
     found = [(r.t, r.interval, r.values["c"].value[19:]) for r in evaluate(query(True), STREAM)]
     assert found == [(3, (1, 3), "acme"), (4, (2, 4), "beta")]
+
+
+def test_a_partition_ends_with_the_whole_input():
+    """SEQ(A, !B) over one company's prices: acme's last event is at 3, the input's at 5,
+    so acme's waiting run (from its price at 3) completes when the whole input ends, at 5,
+    not at 3; beta's (from 4) completes at 5 too."""
+    a = ev.Event(bgp(("?c", "price", "?p1")), stream=S, label="A")
+    b = ev.Event(bgp(("?c", "price", "?p2")), stream=S, label="B")
+    q = qa.Query(
+        qa.Select(),
+        project(gp.Match(ev.Seq(a, ev.Negation(b), ev.SelectionPolicy.SKIP_TILL_NEXT)), "c"),
+        ds.Dataset(streams=(ds.StreamDecl(S, "S1"),)),
+        rp.PushMatches(),
+        qa.Dialect.SPASEQ,
+        partition_by=ox.Variable("c"),
+    )
+    got = {(r.t, r.interval, r.binding[0][1]) for r in evaluate(q, STREAM)}
+    assert got == {(5, (3, 3), iri("acme")), (5, (4, 4), iri("beta"))}

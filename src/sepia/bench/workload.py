@@ -68,6 +68,12 @@ class Manifest:
     def elements(self) -> int:
         return sum(stream.elements for stream in self.streams)
 
+    def graphs_of(self, variant: Variant) -> list[tuple[str | None, str]]:
+        """(graph name, path) of each background file the variant reads: a query's
+        GRAPH <kb> finds its data only in the graph the generator named."""
+        named = {b.path: b.graph for b in self.background}
+        return [(named.get(path), path) for path in variant.background]
+
     @property
     def triples(self) -> int:
         """Triples inside the stream elements (the time statements are not counted)."""

@@ -65,6 +65,7 @@ class ContinuousQuery:
         background: Background,
         max_runs: int | None = None,
         rdfs: bool = False,
+        partition: Term | None = None,
     ) -> None:
         self.name = name
         self.max_runs = max_runs
@@ -82,6 +83,8 @@ class ContinuousQuery:
             raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
         functions = {TIMESTAMP: self._timestamp}
         self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
+        self.member = None if partition is None else self._member(partition)
+        """PARTITION BY: (slot, id) every event pattern's match must bind (one partition)."""
         if background.varying and fallbacks(self.physical):
             raise Unsupported("a sub-pattern only pyoxigraph runs, over time-varying background")
         self.now = 0
@@ -128,6 +131,30 @@ class ContinuousQuery:
     @property
     def query(self) -> qa.Query:
         return self.physical.query
+
+    def _member(self, value: Term) -> tuple[int, int]:
+        partition = self.physical.partition
+        if partition is None or partition.slot is None:
+            raise ValueError(f"query {self.name} has no PARTITION BY variable to fix")
+        return partition.slot, self.dictionary.encode(value)
+
+    def partitions_of(self, element: StreamElement) -> set[int]:
+        """PARTITION BY: the values (ids) some basic event pattern binds to the variable
+        on this element's graph, the partitions it joins (language.md 4b)."""
+        partition = self.physical.partition
+        assert partition is not None
+        if partition.slot is None:
+            return set()
+        slot = partition.slot
+        found = (row[slot] for plan in partition.leaves for row in self._gpm(plan, element))
+        return {v for v in found if v is not None}
+
+    def _in_partition(self, rows: list[Row]) -> list[Row]:
+        """In one partition, only the matches binding its value count."""
+        if self.member is None:
+            return rows
+        slot, value = self.member
+        return [row for row in rows if row[slot] == value]
 
     # --- time -------------------------------------------------------------------------
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
@@ -186,6 +213,16 @@ class ContinuousQuery:
             self.clock = t
         return self._report(completed, t)
 
+    def pass_time(self, t: int) -> list[Result]:
+        """Time reaches t on the streamset with no event of this query's own (a partition
+        hearing of the others'): a tail negation may complete at its horizon, and the input
+        now ends no earlier than t. Strict contiguity does not count such instants."""
+        if self.physical.automaton is None or (self.clock is not None and t <= self.clock):
+            return []
+        results = self._match(t, [])
+        self.clock = t
+        return results
+
     def _push(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """RSEP-QL patterns: after the elements stamped t enter the windows, report the event
         mappings that end at t."""
@@ -231,7 +268,7 @@ class ContinuousQuery:
             names = self.physical.slots.names
             hidden = [i for i, n in enumerate(names) if not self.physical.slots.visible(n)]
             rows = {_without(row, hidden): None for row in po.run(plan, reader)}
-            found = self._event_cache[key] = list(rows)
+            found = self._event_cache[key] = self._in_partition(list(rows))
         return found
 
     def _timestamp(self, s: Term, p: Term, o: Term) -> ox.Literal | None:
@@ -258,7 +295,7 @@ class ContinuousQuery:
         """A GPM's plan over one event's graph (background graphs as they were then)."""
         reader = _Reader(self, event.time)
         reader.event_graph = TripleIndex(self._element(event))
-        return po.run(plan, reader)
+        return self._in_partition(po.run(plan, reader))
 
     def _remember(self, t: int, candidates: list[list[Row]]) -> None:
         """Keep the B matches a ``; !B ;`` guard may look back at, for as long as WITHIN
@@ -455,6 +492,17 @@ class ContinuousQuery:
             "runs": len(self.runs),
             "dropped_runs": self.dropped,
         }
+
+    def idle(self) -> bool:
+        """Whether the query holds nothing a fresh one would not: no window content, runs
+        beyond the initial ones, negated matches, previous answer or consumed events."""
+        return (
+            self.runs == self.permanent
+            and not any(self.history.values())
+            and not any(len(w) for w in self.windows.values())
+            and not self.previous
+            and (self.consumption is None or not self.consumption.rows())
+        )
 
     def snapshot(self) -> Snapshot:
         """Every piece of state, as rows of plain values (JSON or Arrow can hold them):

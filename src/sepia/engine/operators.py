@@ -209,7 +209,7 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
         case HashJoin(left, right, keys):
             return list(_joined(run(left, ctx), run(right, ctx), keys))
         case MultiJoin(inputs, certain):
-            return _multi_join([run(i, ctx) for i in inputs], list(certain))
+            return _multi_join(inputs, list(certain), ctx)
         case LeftOuterJoin(left, right, keys, condition):
             return _left_outer(run(left, ctx), run(right, ctx), keys, condition)
         case UnionAll(left, right):
@@ -245,11 +245,18 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             assert_never(plan)
 
 
-def scan(graphs: list[TripleIndex], patterns: tuple[EncodedPattern, ...], width: int) -> list[Row]:
-    """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins."""
-    rows: list[Row] = [(None,) * width]
+def scan(
+    graphs: list[TripleIndex],
+    patterns: tuple[EncodedPattern, ...],
+    width: int,
+    seeds: list[Row] | None = None,
+    seeded: frozenset[int] = frozenset(),
+) -> list[Row]:
+    """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins, from
+    ``seeds`` (rows binding exactly the slots ``seeded`` among the BGP's) if given."""
+    rows: list[Row] = [(None,) * width] if seeds is None else seeds
     remaining = list(patterns)
-    bound: set[int] = set()
+    bound: set[int] = set(seeded)
     while remaining and rows:
         pattern = _most_selective(remaining, bound, graphs)
         remaining.remove(pattern)
@@ -316,9 +323,43 @@ def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterato
                 yield merge(l_row, r)
 
 
-def _multi_join(inputs: list[list[Row]], certain: list[frozenset[int]]) -> list[Row]:
-    """Join every input, smallest connected input next (see ``MultiJoin``)."""
-    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+def _multi_join(
+    inputs: tuple[PhysicalPlan, ...], certain: list[frozenset[int]], ctx: Context
+) -> list[Row]:
+    """Join every input (see ``MultiJoin``): BGPs over background graphs only, whose size
+    does not shrink with the stream, are probed with the rows joined from the others (a
+    bound join: a GPM's few rows look up the knowledge base instead of reading all of it);
+    the rest are evaluated and hash-joined, smallest connected input next."""
+    probed = [i for i, p in enumerate(inputs) if _background_scan(p)]
+    if len(probed) == len(inputs):
+        probed = []
+    evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if i not in probed}
+    rows, bound = _hash_joins(evaluated, certain)
+    while probed and rows:
+        chosen = next((i for i in probed if certain[i] & bound), probed[0])
+        probed.remove(chosen)
+        plan = inputs[chosen]
+        assert isinstance(plan, Scan)
+        free = certain[chosen] - bound
+        if certain[chosen] & bound and not any(r[i] is not None for r in rows for i in free):
+            graphs = [ctx.graph(g) for g in plan.graphs]
+            rows = scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+        else:
+            keys = tuple(sorted(bound & certain[chosen]))
+            rows = list(_joined(rows, run(plan, ctx), keys))
+        bound |= certain[chosen]
+    return rows if not probed else []
+
+
+def _background_scan(plan: PhysicalPlan) -> bool:
+    return isinstance(plan, Scan) and all(isinstance(g, BackgroundGraph) for g in plan.graphs)
+
+
+def _hash_joins(
+    inputs: dict[int, list[Row]], certain: list[frozenset[int]]
+) -> tuple[list[Row], set[int]]:
+    """Hash-join evaluated inputs, smallest connected next; (rows, slots bound in all)."""
+    order = sorted(inputs, key=lambda i: len(inputs[i]))
     first = order.pop(0)
     rows, bound = inputs[first], set(certain[first])
     while order and rows:
@@ -328,7 +369,7 @@ def _multi_join(inputs: list[list[Row]], certain: list[frozenset[int]]) -> list[
         keys = tuple(sorted(bound & certain[chosen]))
         rows = list(_joined(rows, inputs[chosen], keys))
         bound |= certain[chosen]
-    return rows if not order else []
+    return (rows if not order else []), bound
 
 
 def _left_outer(

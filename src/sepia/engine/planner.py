@@ -41,6 +41,7 @@ from sepia.engine.rows import BLANK, HIDDEN, Slots
 from sepia.engine.runs import Within
 from sepia.engine.windows import WindowOperator
 from sepia.rdf.dictionary import Dictionary
+from sepia.semantics.partition import event_leaves
 from sepia.semantics.sparql import has_nested_test
 from sepia.semantics.variables import bop_variables, pattern_variables
 
@@ -62,6 +63,17 @@ class Unsupported(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Partition:
+    """PARTITION BY ?v (language.md 4b): the variable's slot, and the plan of every basic
+    event pattern of the query in full (FILTERs on other elements' variables included, as
+    the reference reads them): an event joins partition x when one of them binds ?v = x."""
+
+    slot: int | None
+    """None when no pattern mentions ?v: no event joins any partition."""
+    leaves: tuple[po.PhysicalPlan, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PhysicalQuery:
     """Everything the engine needs to run one query continuously."""
 
@@ -74,6 +86,7 @@ class PhysicalQuery:
     automaton: Automaton | None = None
     within: Within | None = None
     events: EventTree | None = None
+    partition: Partition | None = None
 
 
 def plan(
@@ -91,8 +104,8 @@ def plan(
         raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
     if isinstance(query.form, qa.Describe):
         raise Unsupported("DESCRIBE")
-    if query.partition_by is not None:
-        raise Unsupported("PARTITION BY is not in the engine yet")
+    if query.partition_by is not None and not matches:
+        raise Unsupported("PARTITION BY on a query without an event pattern")
     if matches and calls(query.pattern, "TIMESTAMP"):
         raise Unsupported("C-SPARQL timestamp() in an event query")
     if isinstance(query.form, qa.Construct) and any(
@@ -116,14 +129,19 @@ def plan(
     if not matches:
         return PhysicalQuery(query, slots, root, windows, schedule, default)
     event = matches[0].event
+    partition = planner.partition(query.partition_by, event)
     if not is_sequence(event):
         if query.event_policy not in RSEPQL_POLICIES:
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
         tree = planner.event_tree(event, query.event_policy)
-        return PhysicalQuery(query, slots, root, windows, None, default, events=tree)
+        return PhysicalQuery(
+            query, slots, root, windows, None, default, events=tree, partition=partition
+        )
     automaton = planner.automaton(event)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
-    return PhysicalQuery(query, slots, root, windows, None, default, automaton, within)
+    return PhysicalQuery(
+        query, slots, root, windows, None, default, automaton, within, partition=partition
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +248,15 @@ class _Planner:
                     f"event patterns: {type(e).__name__} (only unrestricted SEQ of EVENT over "
                     "a window is in the engine yet)"
                 )
+
+    def partition(self, variable: ox.Variable | None, e: ev.EventPattern) -> Partition | None:
+        """The plans that say which partitions an event joins (None: not partitioned)."""
+        if variable is None:
+            return None
+        if variable.value not in self.slots.names:
+            return Partition(None, ())
+        leaves = tuple(self._event_plan(p) for p in event_leaves(e))
+        return Partition(self.slots.index(variable.value), leaves)
 
     def _event_plan(self, pattern: gp.GraphPattern) -> po.PhysicalPlan:
         """A pattern over one event graph (a GPM or an EVENT's pattern), fully native."""

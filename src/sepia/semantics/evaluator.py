@@ -28,7 +28,7 @@ from sepia.semantics import r2s
 from sepia.semantics.dataset import StreamingDataset
 from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
-from sepia.semantics.partition import partitions
+from sepia.semantics.partition import end_of_input, partitions
 from sepia.semantics.paths import evaluate_path
 from sepia.semantics.report import evaluation_instants
 from sepia.semantics.sparql import (
@@ -86,6 +86,7 @@ class Evaluation:
         name: str,
         rdfs: bool = False,
         partition: tuple[str, Term] | None = None,
+        end_of_input: int | None = None,
     ) -> None:
         self.query = query
         self.name = name
@@ -98,7 +99,9 @@ class Evaluation:
                 f"but the run's time is {self.kind.value}"
             )
         self.special = Hook(self, None)
-        self.events = EventEvaluator(query, self.data, self.special, self.kind, partition)
+        self.events = EventEvaluator(
+            query, self.data, self.special, self.kind, partition, end_of_input
+        )
         self.blank_nodes = itertools.count()
 
     # --- the evaluation instants -------------------------------------------------------
@@ -212,8 +215,9 @@ def evaluate(
         return _continuous(Evaluation(query, streams, background, name, rdfs), until)
     results: list[Result] = []
     variable = query.partition_by.value
+    end = end_of_input(query, streams)
     for n, (value, members) in enumerate(partitions(query, streams, background, rdfs).items()):
-        run = Evaluation(query, members, background, name, rdfs, (variable, value))
+        run = Evaluation(query, members, background, name, rdfs, (variable, value), end)
         results += [
             dataclasses.replace(r, match=None if r.match is None else f"p{n}.{r.match}")
             for r in _continuous(run, until)

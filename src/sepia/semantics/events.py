@@ -101,10 +101,13 @@ class EventEvaluator:
         special: Special,
         kind: TimeKind,
         partition: tuple[str, Term] | None = None,
+        end_of_input: int | None = None,
     ) -> None:
         self.query = query
         self.kind = kind
         self.partition = partition
+        self.end_of_input = end_of_input
+        """When the whole input ends, if not at the last event seen here (a partition's)."""
         self.data = data
         self.special = special
         self.consumed: frozenset[tuple[str, str]] = frozenset()
@@ -299,9 +302,10 @@ class EventEvaluator:
         events = events or [x for xs in self.data.streams.values() for x in xs]
         times = tuple(sorted({x.time for x in events}))
         within = self.query.within
+        last = times[-1] if times else 0
         bounds = spaseq.Bounds(
             times,
-            times[-1] if times else 0,
+            last if self.end_of_input is None else max(last, self.end_of_input),
             within.width if within else None,
             within.tumbling if within else False,
         )

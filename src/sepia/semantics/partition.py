@@ -4,7 +4,8 @@ An event belongs to partition x when some event pattern of the query (an EVENT, 
 triple occurrence pattern) matches it with ?v = x; an event that binds no ?v belongs to no
 partition. Each partition is evaluated on its own events only, so strict contiguity,
 skip-till-next, consumption and FIRST / LAST refer to the events of that partition, and
-every event pattern there must bind ?v to x.
+every event pattern there must bind ?v to x. Time is the whole input's: a partition's
+input ends when everyone's does.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ def event_leaves(node: object) -> Iterator[gp.GraphPattern]:
         case _ if dataclasses.is_dataclass(node):
             for f in dataclasses.fields(node):
                 yield from event_leaves(getattr(node, f.name))
+
+
+def end_of_input(query: Query, streams: Mapping[str, Sequence[StreamElement]]) -> int | None:
+    """The time the whole input ends at (its streamset's last event): a partition's input
+    ends there too, not at its own last event, so a tail negation waits as long in every
+    partition (semantics.md, PARTITION BY)."""
+    declared = {s.iri.value for s in query.dataset.streams}
+    times = [e.time for iri, es in streams.items() if not declared or iri in declared for e in es]
+    return max(times, default=None)
 
 
 def partitions(

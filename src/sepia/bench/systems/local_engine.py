@@ -30,7 +30,8 @@ class LocalEngine:
         from sepia.rdf.stream import StreamSet
         from sepia.runtime.local import Session
 
-        background = load_background([(None, data / p) for p in variant.background]) or None
+        graphs = manifest.graphs_of(variant)
+        background = load_background([(g, data / p) for g, p in graphs]) or None
         session = Session(background)
         assert variant.query is not None
         session.register((data / variant.query).read_text(encoding="utf-8"), variant.name)

@@ -62,7 +62,7 @@ class SparkJob:
             batches = run_on_spark(
                 [load_query(data / variant.query)],
                 {s.iri: str(data / s.path) for s in streams},
-                [(None, data / path) for path in variant.background],
+                [(graph, data / path) for graph, path in manifest.graphs_of(variant)],
                 SparkRunOptions(engine=self.engine),
                 checkpoint=Path(scratch) / "checkpoint", output=str(out), fmt="jsonl",
                 spark=spark,

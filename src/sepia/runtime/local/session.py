@@ -20,7 +20,8 @@ import pyoxigraph as ox
 from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
-from sepia.engine.continuous import ContinuousQuery, Snapshot
+from sepia.engine.continuous import Snapshot
+from sepia.engine.partition import RegisteredQuery, continuous_query
 from sepia.io.results import Result
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
@@ -43,7 +44,7 @@ class Session:
     ) -> None:
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
-        self.queries: list[ContinuousQuery] = []
+        self.queries: list[RegisteredQuery] = []
         self.pending: list[StreamElement] = []
         self.max_runs = max_runs
         self.rdfs = rdfs
@@ -54,10 +55,10 @@ class Session:
         self.pushed = 0
         """Elements given to ``push_graph`` (they are named after it)."""
 
-    def register(self, query: str | Query, name: str = "query") -> ContinuousQuery:
+    def register(self, query: str | Query, name: str = "query") -> RegisteredQuery:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements."""
         compiled = parse_query(query) if isinstance(query, str) else query
-        engine = ContinuousQuery(
+        engine = continuous_query(
             compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs
         )
         self.queries.append(engine)
