@@ -13,6 +13,7 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec
+from sepia.runtime.spark.job import keys_of
 from sepia.runtime.spark.units import RunQuery, units_of
 
 
@@ -63,15 +64,11 @@ def drive(
     for start in range(0, len(elements), batch_size):
         batch = elements[start : start + batch_size]
         routed: dict[tuple, list] = {}
-        for n, unit in enumerate(units):
-            keys = (
-                unit.partition_keys(batch, store, rdfs)
-                if unit.partition_by
-                else [[None] if unit.reads(e.stream) else [] for e in batch]
-            )
-            for seq, (e, element_keys) in enumerate(zip(batch, keys, strict=True), start):
+        rows = [element_row(e, seq) for seq, e in enumerate(batch, start)]
+        for n, keys in enumerate(keys_of(spec, rows)):
+            for row, element_keys in zip(rows, keys, strict=True):
                 for key in element_keys:
-                    routed.setdefault((n, key), []).append(element_row(e, seq))
+                    routed.setdefault((n, key), []).append(row)
         out = [row for key, rows in routed.items() for row in step(key, rows)]
         out += [row for key, at in list(wake.items()) if at is not None and at < watermark
                 for row in step(key, [])]  # fmt: skip

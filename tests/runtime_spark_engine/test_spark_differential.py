@@ -2,10 +2,11 @@
 RSP-QL, SPAseq and RSEP-QL queries over generated streams) through the Spark job's engine:
 the jsonl lines must be `--engine local`'s, line for line.
 
-The sample is fixed (hypothesis derandomized, no example database): a few dozen cases go
-through the engine protocol in-process, in random batches, half of them restoring every
-step from the state rows (protocol.py); a handful go through one real Spark run together
-(their streams and queries renamed apart)."""
+The sample is fixed (hypothesis derandomized, no example database): 40 cases, 8 per family
+(PARTITION BY ones included), go through the engine protocol in-process, in batches of 1 to
+4 elements, half of them restoring every step from the state rows (protocol.py); six go
+through one real Spark run together, one or two per family (streams and queries renamed
+apart)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,13 @@ from sepia.runtime.spark.units import RunQuery
 from .protocol import drive
 
 Case = tuple[str, dict[str, list[StreamElement]]]
-FAMILIES = (queries(), sequence_queries(), event_queries())
+FAMILIES = (
+    queries(),
+    sequence_queries(),
+    event_queries(),
+    sequence_queries(partitioned=True),
+    event_queries(partitioned=True),
+)
 
 
 def fixed(strategy: st.SearchStrategy, count: int, keep: Callable[..., bool]) -> list:
@@ -64,7 +71,7 @@ def local_lines(text: str, data: dict[str, list[StreamElement]], name: str = "q"
 
 
 SAMPLE = [
-    case for family in FAMILIES for case in fixed(st.tuples(family, streams()), 12, runs_locally)
+    case for family in FAMILIES for case in fixed(st.tuples(family, streams()), 8, runs_locally)
 ]
 
 
@@ -104,7 +111,9 @@ def trig(elements: list[StreamElement]) -> str:
 
 @pytest.mark.spark
 def test_a_spark_run_gives_the_local_jsonl_per_query(spark, tmp_path):
-    sample = [renamed(n, *SAMPLE[k]) for n, k in enumerate((0, 1, 12, 13, 24, 25))]
+    sample = [
+        renamed(n, *SAMPLE[k]) for n, k in enumerate((0, 1, 8, 16, 24, 32))
+    ]  # 24, 32: PARTITION BY
     bindings, queries_ = {}, []
     for n, (text, data) in enumerate(sample):
         queries_.append(NamedQuery(f"q{n}", parse_query(text), tmp_path))

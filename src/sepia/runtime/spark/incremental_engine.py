@@ -1,11 +1,12 @@
 """The incremental engine (`sepia.engine`) behind the engine protocol: the job's default.
 
-Per key, a `sepia.runtime.local.Session` running the unit's query. Its state leaves every
-step as rows (architecture principle 3): the query's snapshot tables (windows, runs, previous
-answer, clock) as JSON documents, the dictionary (append-only: only the terms added by the
-step are appended), the elements received but not yet released (stamped after the horizon:
-a later batch may still bring earlier ones), and a version row (a random token, the
-horizon, the time kind).
+Per key, a `sepia.runtime.local.Session` running the unit's query (a PARTITION BY query is
+one key: the engine's `PartitionedQuery` keeps its partitions, see `job.keys_of`). Its
+state leaves every step as rows (architecture principle 3): the query's snapshot tables
+(windows, runs, previous answer, clock) as JSON documents, the dictionary (append-only:
+only the terms added by the step are appended), the elements received but not yet
+released (stamped after the horizon: a later batch may still bring earlier ones), and a
+version row (a random token, the horizon, the time kind, the dictionary's size).
 
 Restoring a session from rows on every micro-batch would cost as much as the evaluation,
 so the live session stays in this Python worker after a step, filed under the token it
@@ -36,6 +37,7 @@ from typing import ClassVar
 import pyoxigraph as ox
 
 from sepia.engine import ContinuousQuery, Unsupported
+from sepia.engine.partition import RegisteredQuery
 from sepia.io.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
@@ -169,9 +171,12 @@ def _rows(text: str) -> list[tuple]:
     return [tuple(row) for row in json.loads(text)]
 
 
-def _flush_end(query: ContinuousQuery) -> int | None:
+def _flush_end(query: RegisteredQuery) -> int | None:
     """Where the end-of-input flush would stop now: the instants up to it are in the
-    reference's answer whatever comes later; None for queries without windows read."""
+    reference's answer whatever comes later; None for queries without windows read and
+    for PARTITION BY queries (event queries: they report on arrival)."""
+    if not isinstance(query, ContinuousQuery):
+        return None
     ends = [
         op.flush_end(query.last_arrival[stream])
         for stream, op in query.physical.windows.values()
@@ -180,10 +185,11 @@ def _flush_end(query: ContinuousQuery) -> int | None:
     return max(ends, default=None)
 
 
-def _wake_at(query: ContinuousQuery, horizon: int, kept: list[ElementRow]) -> int | None:
+def _wake_at(query: RegisteredQuery, horizon: int, kept: list[ElementRow]) -> int | None:
     """The first instant after the horizon with results possibly due without new input for
     the key: a report instant before the flush end, or the first element held back."""
-    end, schedule = _flush_end(query), query.physical.schedule
+    end = _flush_end(query)
+    schedule = query.physical.schedule if isinstance(query, ContinuousQuery) else None
     report = None
     if end is not None and end > horizon and schedule is not None:
         report = next(iter(schedule.between(horizon, end + 1)), None)
