@@ -9,6 +9,7 @@ import pytest
 
 from sepia.io.background import load_background
 from sepia.io.streams import read_stream
+from sepia.lang import parse_query
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import to_element
 from sepia.runtime.spark.incremental_engine import HELD, VERSION, IncrementalEngine
@@ -87,3 +88,15 @@ def test_incremental_state_holds_back_elements_past_the_horizon():
     late = engine.step(None, state, [rows[0]], horizon=times[0], final=False)
     assert late.state[HELD] == first.state[HELD]  # the late copy of the first is dropped
     assert token not in incremental_engine._LIVE  # taken by the step that used it
+
+
+def test_a_key_without_state_or_elements_stays_silent():
+    """After the final flush a key's state is gone; Spark may still fire its other expired
+    timer in the same batch. That call must neither emit nor write state (a fresh session
+    would: empty tables, and a query without report policy is evaluated once at 0)."""
+    text = "PREFIX : <http://example.org/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 5]\n"
+    text += "WHERE { WINDOW :w { ?x :p ?y } }"
+    unit = units_of([("q", parse_query(text))])[0]
+    engine = IncrementalEngine(unit, None, False)
+    assert engine.step(None, {}, [], horizon=10**12, final=True).results == []
+    assert engine.step(None, {}, [], horizon=10, final=False).state == {}

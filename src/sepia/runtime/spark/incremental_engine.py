@@ -93,6 +93,8 @@ class IncrementalEngine:
         final: bool,
     ) -> Step:
         version = (state.get(VERSION) or [None])[0]
+        if version is None and not elements:  # a second timer after the final flush
+            return Step({}, [], None, self._kind(None))
         session = self._session(version, state)
         seen = None if version is None else version[1]
         kind = TimeKind(version[2]) if version is not None else None
