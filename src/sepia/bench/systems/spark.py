@@ -1,6 +1,8 @@
 """Sepia on Spark in the benchmark: the workload's stream files through the Spark job
-(`sepia run --engine spark`, the job's default engine), on `local[2]` and on `local[1]` (the
-speed-up from a second core, W4-W7), and Spark's own pass-through (the same files read,
+(`sepia run --engine spark`, the job's default engine: the incremental one), on `local[2]`
+and on `local[1]` (the speed-up from a second core, W4-W7), the same job hosting the
+reference evaluator (`spark-reference`, W4-W7: the adapter it had before), and Spark's own
+pass-through (the same files read,
 parsed and written by Spark, no query: the floor of any Spark job over them).
 
 What the columns mean for these rows: the harness times the whole run, the SparkSession's
@@ -35,6 +37,8 @@ class SparkJob:
     description: str
     workloads: tuple[str, ...] | None = None
     opt_in: bool = True
+    engine: str = "incremental"
+    """What the job hosts (`sepia.runtime.spark.host.ENGINES`)."""
 
     unavailable = ValidateSpark.unavailable
 
@@ -50,7 +54,7 @@ class SparkJob:
 
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         from sepia.runtime.inputs import load_query
-        from sepia.runtime.spark.run import run_on_spark
+        from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
         from sepia.runtime.spark.session import SparkConfig, spark_session
 
         assert variant.query is not None
@@ -62,6 +66,7 @@ class SparkJob:
                 [load_query(data / variant.query)],
                 {s.iri: str(data / s.path) for s in streams},
                 [(graph, data / path) for graph, path in manifest.background_of(variant)],
+                SparkRunOptions(engine=self.engine),
                 checkpoint=Path(scratch) / "checkpoint", output=str(out), fmt="jsonl",
                 spark=spark,
             )  # fmt: skip
@@ -117,5 +122,7 @@ SYSTEMS = (
     SparkJob("spark", "local[2]", "Sepia on Spark Structured Streaming, local[2] (--engine spark)"),
     SparkJob("spark-1core", "local[1]", "the same job on local[1] (speed-up from a 2nd core)",
              SPEED_UP_WORKLOADS),
+    SparkJob("spark-reference", "local[2]", "the job hosting the reference evaluator (before "
+             "the incremental engine)", SPEED_UP_WORKLOADS, engine="reference"),
     SparkPassThrough(),
 )  # fmt: skip

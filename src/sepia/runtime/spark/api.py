@@ -24,7 +24,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sepia.lang import parse_query
-from sepia.runtime.spark.host import job_spec
+from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import INGEST_SCHEMA, IngestOptions, with_event_time
 from sepia.runtime.spark.job import results_frame
 from sepia.runtime.spark.units import units_of
@@ -42,7 +42,7 @@ def continuous_query(
     *,
     name: str = "query",
     rdfs: bool = False,
-    engine: str = "reference",
+    engine: str = DEFAULT_ENGINE,
 ) -> DataFrame:
     """The streaming DataFrame of the query's results over `streams` (stream IRI -> rows).
 
@@ -53,7 +53,9 @@ def continuous_query(
     """
     spark.conf.set(STATE_STORE, ROCKSDB)  # keyed state needs it (architecture.md)
     units = units_of([(name, parse_query(query_text))])
-    spec = job_spec(units, background, engine=engine, rdfs=rdfs, on_error="skip")
+    spec = job_spec(
+        units, background, engine=engine, rdfs=rdfs, on_error="skip", streams=tuple(streams)
+    )
     frames = [ingest_rows(iri, frame) for iri, frame in streams.items()]
     return results_frame(frames, spec)
 

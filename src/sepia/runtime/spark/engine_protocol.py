@@ -3,9 +3,10 @@
 The host (`sepia.runtime.spark.host`) keeps one state per key in Spark's state store and calls
 `step` when the key gets new elements or a timer it asked for fires. Everything the engine
 remembers goes back out as rows of the tables it declares, so Spark checkpoints it and a
-restarted job resumes from the last committed batch (architecture principle 3). An engine
-holds no state of its own between calls; it may cache what it derives from its fixed inputs
-(queries, background).
+restarted job resumes from the last committed batch (architecture principle 3). The rows
+are the truth: an engine may keep a live copy of a key's state between calls (to skip
+rebuilding it), but only uses it when the rows it is given are the very ones it wrote
+last (a replayed batch, a restart or another worker give it older or unknown rows).
 
 Time contract: `horizon` is the last instant whose input is complete (Spark's watermark
 minus one: every element stamped at or before it has arrived, later-stamped ones may still
@@ -13,12 +14,18 @@ come). A step emits the results with t <= horizon it has not emitted before, and
 again; `final` says the input has ended, so everything left is due. `wake_at` asks for a
 call, with no new input, once the horizon reaches that instant (window closes, pending
 matches); the host turns it into an event-time timer.
+
+Storage contract: a step's `state` replaces the tables it names; `appended` adds rows to
+the end of tables that only grow (a dictionary), so a step pays for what it added, not
+for the whole table; tables named in neither stay as they are (`stored` says it exactly).
+The state a step is given may read its tables lazily: an engine that does not look at a
+table does not pay for reading it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import pyoxigraph as ox
@@ -30,6 +37,8 @@ from sepia.runtime.spark.units import Unit
 
 State = dict[str, list[tuple]]
 """An engine's state: table name -> rows (tuples matching the table's declared schema)."""
+StoredState = Mapping[str, list[tuple]]
+"""The state a step is given (the host's may read each table when first looked up)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +50,17 @@ class Step:
     wake_at: int | None
     time_kind: TimeKind
     """How the results' times print (the kind of the elements the key has seen)."""
+    appended: State = field(default_factory=dict)
+    """Rows added at the end of append-only tables."""
+
+
+def stored(before: StoredState, step: Step) -> State:
+    """The key's state after `step`: `step.state` replaces, `step.appended` extends."""
+    after = {name: list(rows) for name, rows in before.items()}
+    after.update(step.state)
+    for name, rows in step.appended.items():
+        after[name] = [*after.get(name, []), *rows]
+    return after
 
 
 class ContinuousEngine(Protocol):
@@ -52,7 +72,7 @@ class ContinuousEngine(Protocol):
     def step(
         self,
         key: str | None,
-        state: State,
+        state: StoredState,
         elements: Sequence[ElementRow],
         horizon: int,
         final: bool,

@@ -11,13 +11,15 @@ so every key with state flushes (see `job.py`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 import pyoxigraph as ox
 from pyspark.sql.streaming.stateful_processor import (
     ExpiredTimerInfo,
+    ListState,
     StatefulProcessor,
     StatefulProcessorHandle,
     TimerValues,
@@ -26,11 +28,16 @@ from pyspark.sql.streaming.stateful_processor import (
 from sepia.io.results import jsonl_line
 from sepia.runtime.spark.elements import ELEMENT_FIELDS, ElementRow
 from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
+from sepia.runtime.spark.incremental_engine import IncrementalEngine, refusal
 from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import Unit
 
-ENGINES: dict[str, EngineFactory] = {"reference": ReferenceEngine}
-"""Engines the job can host, by the name `--engine` options and `JobSpec.engine` use."""
+ENGINES: dict[str, EngineFactory] = {"incremental": IncrementalEngine, "reference": ReferenceEngine}
+"""Engines the job can host, by the name `JobSpec.engine` and `SparkRunOptions.engine` use:
+the incremental engine (the default), and the reference adapter (every element kept,
+re-evaluated from scratch: for comparisons and the queries the engine refuses)."""
+
+DEFAULT_ENGINE = "incremental"
 
 FLUSH_TIMER = 4_102_444_800_000
 """2100-01-01 in epoch ms: every key keeps a timer here; only the end-of-input marker moves
@@ -54,7 +61,10 @@ class JobSpec:
     """
 
     units: tuple[Unit, ...]
-    engine: str = "reference"
+    engine: str = DEFAULT_ENGINE
+    unit_engines: tuple[str, ...] = ()
+    """The engine of each unit: `engine`, or the reference where the incremental engine
+    refuses the unit (`job_spec` decides, on the driver)."""
     rdfs: bool = False
     on_error: str = "stop"
     background: bytes | None = field(default=None, compare=False, repr=False)
@@ -72,12 +82,57 @@ class JobSpec:
 
 
 def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **options) -> JobSpec:
-    """The workers' spec, with the background store (if any) as N-Quads and its digest."""
+    """The workers' spec, with the background store (if any) as N-Quads and its digest, and
+    each unit's engine (a unit the incremental engine refuses falls back to the reference
+    adapter, said on standard error). `streams`: the run's stream IRIs in the order they
+    are bound, which orders elements with equal times (as the local runtime does)."""
+    run_streams = options.pop("streams", ())
+    units = [unit.in_order(run_streams) for unit in units]
+    engine = options.get("engine", DEFAULT_ENGINE)
+    if engine not in ENGINES:
+        raise ValueError(f"unknown Spark engine {engine!r}: one of {', '.join(ENGINES)}")
+    chosen = tuple(_unit_engine(u, engine, background, options.get("rdfs", False)) for u in units)
     if background is None:
-        return JobSpec(tuple(units), **options)
+        return JobSpec(tuple(units), unit_engines=chosen, **options)
     data = background.dump(format=ox.RdfFormat.N_QUADS)
     digest = hashlib.sha1(data).hexdigest()
-    return JobSpec(tuple(units), background=data, background_digest=digest, **options)
+    return JobSpec(
+        tuple(units), unit_engines=chosen, background=data, background_digest=digest, **options
+    )
+
+
+def _unit_engine(unit: Unit, engine: str, background: ox.Store | None, rdfs: bool) -> str:
+    if engine != "incremental":
+        return engine
+    reason = refusal(unit, background, rdfs)
+    if reason is None:
+        return engine
+    names = ", ".join(q.name for q in unit.queries)
+    print(
+        f"sepia: {names}: the incremental engine cannot run it ({reason}); it runs on the "
+        "reference adapter, which keeps every element of its keys",
+        file=sys.stderr,
+    )
+    return "reference"
+
+
+class StoredTables(Mapping[str, list[tuple]]):
+    """A key's state tables in Spark's state store, each read when first looked up."""
+
+    def __init__(self, tables: Mapping[str, ListState]) -> None:
+        self.tables = tables
+        self.read: dict[str, list[tuple]] = {}
+
+    def __getitem__(self, name: str) -> list[tuple]:
+        if name not in self.read:
+            self.read[name] = list(self.tables[name].get())
+        return self.read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tables)
+
+    def __len__(self) -> int:
+        return len(self.tables)
 
 
 class EngineHost(StatefulProcessor):
@@ -88,7 +143,11 @@ class EngineHost(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        tables = ENGINES[self.spec.engine].tables  # type: ignore[attr-defined]
+        tables = {
+            name: ddl
+            for engine in dict.fromkeys(self.spec.unit_engines)
+            for name, ddl in ENGINES[engine].tables.items()  # type: ignore[attr-defined]
+        }
         self.tables = {name: handle.getListState(name, ddl) for name, ddl in tables.items()}
         self.engines: dict[int, ContinuousEngine] = {}
 
@@ -113,27 +172,32 @@ class EngineHost(StatefulProcessor):
         unit, partition = int(key[0]), key[1]
         watermark = timer_values.getCurrentWatermarkInMs()
         final = watermark > FLUSH_TIMER
-        state = {name: list(table.get()) for name, table in self.tables.items()}
-        step = self._engine(unit).step(partition, state, elements, watermark - 1, final)
-        self._save(step)
+        engine = self._engine(unit)
+        tables = {name: self.tables[name] for name in engine.tables}
+        step = engine.step(partition, StoredTables(tables), elements, watermark - 1, final)
+        self._save(tables, step)
         self._schedule(step.wake_at, final)
         if step.results:
             yield self._frame(unit, partition, step)
 
     def _engine(self, unit: int) -> ContinuousEngine:
         if unit not in self.engines:
-            factory = ENGINES[self.spec.engine]
+            factory = ENGINES[self.spec.unit_engines[unit]]
             store = self.spec.background_store()
             self.engines[unit] = factory(self.spec.units[unit], store, self.spec.rdfs)
         return self.engines[unit]
 
-    def _save(self, step: Step) -> None:
-        for name, table in self.tables.items():
-            rows = step.state.get(name, [])
+    @staticmethod
+    def _save(tables: Mapping[str, ListState], step: Step) -> None:
+        """Write back as the protocol says: replace, append, leave the rest alone."""
+        for name, rows in step.state.items():
             if rows:
-                table.put(rows)
+                tables[name].put(rows)
             else:
-                table.clear()
+                tables[name].clear()
+        for name, rows in step.appended.items():
+            if rows:
+                tables[name].appendList(rows)
 
     def _schedule(self, wake_at: int | None, final: bool) -> None:
         """Keep exactly the timers wanted: the flush timer and the engine's wake-up.

@@ -60,7 +60,7 @@ def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.Recor
     while chunk := list(islice(rows, CHUNK)):
         routed = [
             (unit, key, *row)
-            for unit, keys in enumerate(_keys(spec, chunk))
+            for unit, keys in enumerate(keys_of(spec, chunk))
             for row, row_keys in zip(chunk, keys, strict=True)
             for key in row_keys
         ]
@@ -72,11 +72,16 @@ def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.Recor
             )
 
 
-def _keys(spec: JobSpec, chunk: list) -> Iterator[list[list[str | None]]]:
-    """Per unit, the keys of each element of the chunk (none: not read by the unit)."""
+def keys_of(spec: JobSpec, chunk: list) -> Iterator[list[list[str | None]]]:
+    """Per unit, the keys of each element of the chunk (none: not read by the unit).
+
+    Only the reference adapter is keyed by PARTITION BY value: the incremental engine
+    indexes a unit's partitions itself (`sepia.engine.partition`), and must, because a
+    partition's time is the whole input's (a tail negation waits for the streamset's
+    instants, semantics.md), which a group holding one value's elements cannot know."""
     elements = None
-    for unit in spec.units:
-        if unit.partition_by is None:
+    for unit, engine in zip(spec.units, spec.unit_engines, strict=True):
+        if unit.partition_by is None or engine != "reference":
             yield [[None] if unit.reads(row[0]) else [] for row in chunk]
             continue
         elements = elements or [to_element(row) for row in chunk]

@@ -5,8 +5,9 @@ evaluates the unit from scratch over those elements and emits the results with t
 (last emitted t, horizon]. Evaluations are causal (a result at t depends only on elements
 stamped at or before t), so the results up to the horizon are final once its elements are
 in, and the union over all steps is the reference evaluator's answer on the whole input.
-Nothing is ever evicted: state and the cost of a step grow with the input. The incremental
-engine replaces this behind the same protocol.
+Nothing is ever evicted: state and the cost of a step grow with the input. The job's default
+is the incremental engine (incremental_engine.py); this adapter stays for comparisons and
+for the units the incremental engine refuses.
 
 Progress keeps the last emitted t rather than the horizon: the reference flushes a finite
 input only to the close of the last window holding its last element, so instants between
@@ -27,7 +28,7 @@ from sepia.io.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import parse_term
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, arrival_order, streams_of
-from sepia.runtime.spark.engine_protocol import State, Step
+from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.units import Unit
 from sepia.semantics import evaluate, evaluate_network, time_kind
 from sepia.semantics.evaluator import Evaluation, _continuous  # one partition's answer
@@ -53,7 +54,7 @@ class ReferenceEngine:
     def step(
         self,
         key: str | None,
-        state: State,
+        state: StoredState,
         elements: Sequence[ElementRow],
         horizon: int,
         final: bool,

@@ -29,7 +29,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from sepia.runtime.inputs import NamedQuery, background
 from sepia.runtime.spark.elements import IngestError
-from sepia.runtime.spark.host import job_spec
+from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
 from sepia.runtime.spark.job import end_folder, mark_end, results_frame
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
@@ -54,7 +54,8 @@ class SparkRunOptions:
     """With on_error="skip": where the rejected text of bad elements goes."""
     follow: bool = False
     trigger_seconds: float = 1.0
-    engine: str = "reference"
+    engine: str = DEFAULT_ENGINE
+    """`host.ENGINES`: "incremental" (the default) or "reference"."""
 
 
 def run_on_spark(
@@ -88,6 +89,7 @@ def run_on_spark(
         spec = job_spec(
             units, background(background_paths),
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
+            streams=tuple(bindings),
         )  # fmt: skip
         letters = _dead_letters(home, options)
         ingest = IngestOptions(

@@ -40,6 +40,20 @@ class Unit:
     def reads(self, stream: str) -> bool:
         return not self.streams or stream in self.streams
 
+    def in_order(self, run_streams: Sequence[str]) -> Unit:
+        """The unit with its streams in the run's order (as bound): the local runtime
+        hands equal-time elements of different streams to the engine in that order."""
+        rank = {iri: n for n, iri in enumerate(run_streams)}
+        ordered = sorted(self.streams, key=lambda iri: rank.get(iri, len(rank)))
+        return Unit(self.queries, tuple(ordered))
+
+    def arrival_order(self, row: Sequence) -> tuple[int, int, str, int]:
+        """An element row's place among the unit's: time, then the stream's position, then
+        file and position in it (the local runtime's merge order)."""
+        streams = self.streams
+        rank = streams.index(row[0]) if row[0] in streams else len(streams)
+        return (int(row[5]), rank, row[1], int(row[2]))
+
     @property
     def partition_by(self) -> str | None:
         only = self.queries[0].query

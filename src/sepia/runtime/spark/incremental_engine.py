@@ -1,0 +1,199 @@
+"""The incremental engine (`sepia.engine`) behind the engine protocol: the job's default.
+
+Per key, a `sepia.runtime.local.Session` running the unit's query (a PARTITION BY query is
+one key: the engine's `PartitionedQuery` keeps its partitions, see `job.keys_of`). Its
+state leaves every step as rows (architecture principle 3): the query's snapshot tables
+(windows, runs, previous answer, clock) as JSON documents, the dictionary (append-only:
+only the terms added by the step are appended), the elements received but not yet
+released (stamped after the horizon: a later batch may still bring earlier ones), and a
+version row (a random token, the horizon, the time kind, the dictionary's size).
+
+Restoring a session from rows on every micro-batch would cost as much as the evaluation,
+so the live session stays in this Python worker after a step, filed under the token it
+wrote. The next step uses it only if the state it is given carries that token: a restarted
+job, a replayed batch (Spark rolled the state back) or a key that moved to another worker
+finds no live session for its token and restores one from the rows.
+
+Time (engine_protocol): elements stamped at or before the horizon are pushed in time order;
+then the session's watermark moves to the horizon, but not past the flush end of the
+elements seen so far (the close of the last window holding the last element): the
+reference's answer over a finite input stops there, and instants beyond it only exist once
+a later element arrives. `final` flushes. `wake_at` is the next report instant the
+schedule has before that flush end, or the time of the first element held back.
+
+Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which
+`sepia.runtime.local` does not run) are found on the driver by `refusal`; the job runs such
+a unit on the reference adapter (see `host.job_spec`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import pyoxigraph as ox
+
+from sepia.engine import ContinuousQuery, Unsupported
+from sepia.engine.partition import RegisteredQuery
+from sepia.io.results import Result
+from sepia.rdf.time import TimeKind
+from sepia.runtime.local import Session
+from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
+from sepia.runtime.spark.engine_protocol import Step, StoredState
+from sepia.runtime.spark.units import Unit
+
+VERSION, DICTIONARY, TABLES, HELD = "engine_version", "engine_dictionary", "engine_tables", "held"
+LIVE_SESSIONS = 4096
+"""Live sessions kept per Python worker (least recently used dropped: restored if needed)."""
+
+_LIVE: OrderedDict[str, Session] = OrderedDict()
+"""Sessions left by the steps of this worker, by the token their state rows carry."""
+
+
+def refusal(unit: Unit, background: ox.Store | None, rdfs: bool) -> str | None:
+    """Why the incremental engine cannot run `unit` (None: it can)."""
+    if len(unit.queries) > 1:
+        names = ", ".join(q.name for q in unit.queries)
+        return f"a query network ({names}): the incremental engine does not run networks yet"
+    try:
+        Session(background, rdfs=rdfs).register(unit.queries[0].query, unit.queries[0].name)
+    except Unsupported as error:
+        return str(error)
+    return None
+
+
+class IncrementalEngine:
+    """Runs a unit's query on `sepia.engine`, one live session per key and worker."""
+
+    tables: ClassVar[Mapping[str, str]] = {
+        VERSION: "token string, horizon bigint, kind string, terms bigint",
+        DICTIONARY: "id bigint, term string",
+        TABLES: "name string, rows string",
+        HELD: ELEMENT_DDL,
+    }
+
+    def __init__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> None:
+        reason = refusal(unit, background, rdfs)
+        if reason is not None:
+            raise Unsupported(reason)
+        self.unit = unit
+        self.query = unit.queries[0]
+        self.background = background
+        self.rdfs = rdfs
+
+    def step(
+        self,
+        key: str | None,
+        state: StoredState,
+        elements: Sequence[ElementRow],
+        horizon: int,
+        final: bool,
+    ) -> Step:
+        version = (state.get(VERSION) or [None])[0]
+        if version is None and not elements:  # a second timer after the final flush
+            return Step({}, [], None, self._kind(None))
+        session = self._session(version, state)
+        seen = None if version is None else version[1]
+        kind = TimeKind(version[2]) if version is not None else None
+        terms = 0 if version is None else version[3]
+        on_time = [e for e in elements if seen is None or e[END] > seen]
+        held = sorted([*state.get(HELD, []), *on_time], key=self.unit.arrival_order)
+        due = held if final else [e for e in held if e[END] <= horizon]
+        kept = held[len(due) :]
+        if kind is None and held:
+            kind = TimeKind(held[0][6])
+        results = self._advance(session, due, horizon, final)
+        if final:
+            return Step({name: [] for name in self.tables}, results, None, self._kind(kind))
+        token = uuid.uuid4().hex
+        _remember(token, session)
+        query = session.queries[0]
+        tables = [(name, json.dumps(rows)) for name, rows in query.snapshot().items()]
+        return Step(
+            state={
+                VERSION: [(token, horizon, kind and kind.value, len(session.dictionary))],
+                TABLES: tables,
+                HELD: kept,
+            },
+            results=results,
+            wake_at=_wake_at(query, horizon, kept),
+            time_kind=self._kind(kind),
+            appended={DICTIONARY: list(session.dictionary.rows(terms))},
+        )
+
+    def _kind(self, seen: TimeKind | None) -> TimeKind:
+        """The results' time kind: the key's elements', else the query's declared one."""
+        return seen or self.query.query.time_kind or TimeKind.ABSTRACT
+
+    def _session(self, version: tuple | None, state: StoredState) -> Session:
+        """The live session the state's token names, else one restored from the rows."""
+        live = None if version is None else _LIVE.pop(version[0], None)
+        if live is not None:
+            return live
+        session = Session(self.background, rdfs=self.rdfs)
+        session.register(self.query.query, self.query.name)
+        if version is not None:
+            snapshot: dict = {name: _rows(text) for name, text in state.get(TABLES, [])}
+            session.restore(
+                {
+                    "dictionary": [tuple(row) for row in state.get(DICTIONARY, [])],
+                    "pending": [],
+                    "watermark": [],
+                    f"query {self.query.name}": snapshot,
+                }
+            )
+        return session
+
+    @staticmethod
+    def _advance(
+        session: Session, due: list[ElementRow], horizon: int, final: bool
+    ) -> list[Result]:
+        """Push the due elements, then move the watermark (or flush, at the end)."""
+        results = [r for row in due for r in session.push(to_element(row))]
+        if due:
+            results += session.watermark(due[-1][END])
+        if final:
+            return results + session.flush()
+        end = _flush_end(session.queries[0])
+        if end is not None:
+            results += session.watermark(min(end, horizon))
+        return results
+
+
+def _remember(token: str, session: Session) -> None:
+    _LIVE[token] = session
+    while len(_LIVE) > LIVE_SESSIONS:
+        _LIVE.popitem(last=False)
+
+
+def _rows(text: str) -> list[tuple]:
+    return [tuple(row) for row in json.loads(text)]
+
+
+def _flush_end(query: RegisteredQuery) -> int | None:
+    """Where the end-of-input flush would stop now: the instants up to it are in the
+    reference's answer whatever comes later; None for queries without windows read and
+    for PARTITION BY queries (event queries: they report on arrival)."""
+    if not isinstance(query, ContinuousQuery):
+        return None
+    ends = [
+        op.flush_end(query.last_arrival[stream])
+        for stream, op in query.physical.windows.values()
+        if stream in query.last_arrival
+    ]
+    return max(ends, default=None)
+
+
+def _wake_at(query: RegisteredQuery, horizon: int, kept: list[ElementRow]) -> int | None:
+    """The first instant after the horizon with results possibly due without new input for
+    the key: a report instant before the flush end, or the first element held back."""
+    end = _flush_end(query)
+    schedule = query.physical.schedule if isinstance(query, ContinuousQuery) else None
+    report = None
+    if end is not None and end > horizon and schedule is not None:
+        report = next(iter(schedule.between(horizon, end + 1)), None)
+    held = kept[0][END] if kept else None
+    return min((t for t in (report, held) if t is not None), default=None)

@@ -1,0 +1,78 @@
+"""The Spark host's calls to an engine, made in-process (no Spark): batches of elements
+routed by key, a watermark that trails them, wake-up timers, the end-of-input flush, and the
+state kept between steps exactly as the protocol says the host keeps it (`stored`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyoxigraph as ox
+
+from sepia.io.results import jsonl_line
+from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.runtime.spark import incremental_engine
+from sepia.runtime.spark.engine_protocol import State, stored
+from sepia.runtime.spark.host import ENGINES, job_spec
+from sepia.runtime.spark.job import keys_of
+from sepia.runtime.spark.units import RunQuery, units_of
+
+
+def element_row(e: StreamElement, seq: int) -> tuple:
+    text = "\n".join(f"{t} ." for t in e.triples)
+    return (e.stream, "file", seq, e.graph, e.start, e.end, e.kind.value, text)
+
+
+def drive(
+    queries: Sequence[RunQuery],
+    streams: Mapping[str, Sequence[StreamElement]],
+    store: ox.Store | None = None,
+    *,
+    rdfs: bool = False,
+    batch_size: int = 1,
+    engine: str = "incremental",
+    forget: bool = False,
+) -> list[str]:
+    """The jsonl lines the job writes for `queries` over `streams` fed in batches of
+    `batch_size` elements. `forget`: drop the workers' live sessions before every step, as
+    a restarted job would, so every step restores its key's state from the rows."""
+    run = units_of([(q.name, q.query) for q in queries])
+    spec = job_spec(run, store, engine=engine, rdfs=rdfs, streams=tuple(streams))
+    units = spec.units
+    engines = [
+        ENGINES[name](unit, store, rdfs)
+        for unit, name in zip(units, spec.unit_engines, strict=True)
+    ]
+    elements = list(StreamSet(dict(streams)).merged())
+    states: dict[tuple, State] = {}
+    wake: dict[tuple, int | None] = {}
+    lines: list[str] = []
+    watermark = 0
+
+    def step(key: tuple, rows: list, final: bool = False) -> list[tuple]:
+        if forget:
+            incremental_engine._LIVE.clear()
+        unit, partition = key
+        before = states.get(key, {})
+        done = engines[unit].step(partition, before, rows, watermark - 1, final)
+        states[key], wake[key] = stored(before, done), done.wake_at
+        position = {q.name: q.position for q in units[unit].queries}
+        return [
+            (r.t, position[r.query], partition or "", n, jsonl_line(r, done.time_kind))
+            for n, r in enumerate(done.results)
+        ]
+
+    for start in range(0, len(elements), batch_size):
+        batch = elements[start : start + batch_size]
+        routed: dict[tuple, list] = {}
+        rows = [element_row(e, seq) for seq, e in enumerate(batch, start)]
+        for n, keys in enumerate(keys_of(spec, rows)):
+            for row, element_keys in zip(rows, keys, strict=True):
+                for key in element_keys:
+                    routed.setdefault((n, key), []).append(row)
+        out = [row for key, rows in routed.items() for row in step(key, rows)]
+        out += [row for key, at in list(wake.items()) if at is not None and at < watermark
+                for row in step(key, [])]  # fmt: skip
+        lines += [row[-1] for row in sorted(out)]
+        watermark = max(watermark, *(e.end for e in batch))
+    final = [row for key in list(states) for row in step(key, [], final=True)]
+    return lines + [row[-1] for row in sorted(final)]
