@@ -7,6 +7,9 @@ from collections import Counter
 import pyoxigraph as ox
 
 from sepia.io.results import Result
+from sepia.lang import parse_query
+from sepia.runtime.local import run
+from sepia.semantics import evaluate
 
 from .generators import BACKGROUND, SCHEMA
 
@@ -29,3 +32,12 @@ def canonical(results: list[Result]) -> Counter:
         key = (r.t, r.interval, r.match) if r.match is not None else object()
         groups.setdefault(key, []).append((r.t, r.op, r.binding, r.triples, r.boolean, r.interval))
     return Counter(tuple(sorted(rows, key=repr)) for rows in groups.values())
+
+
+def assert_agrees(text: str, data: dict) -> None:
+    """The engine's answer is the reference's (matches up to renaming), in time order."""
+    query = parse_query(text)
+    expected = evaluate(query, data, background(), name="q")
+    got = list(run([("q", query)], data, background()))
+    assert canonical(got) == canonical(expected), text
+    assert [r.t for r in got] == sorted(r.t for r in got)

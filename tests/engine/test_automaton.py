@@ -7,22 +7,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sepia.lang import parse_query
-from sepia.runtime.local import run
-from sepia.semantics import evaluate
-
 from .generators import event_queries, sequence_queries, streams
-from .support import background, canonical
+from .support import assert_agrees
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-
-
-def assert_agrees(text: str, data: dict) -> None:
-    query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert canonical(got) == canonical(expected), text
-    assert [r.t for r in got] == sorted(r.t for r in got)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=CHECKS)

@@ -11,13 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
-from sepia.runtime.local import Session, run
-from sepia.semantics import evaluate
+from sepia.runtime.local import Session
 
 from .generators import S1, S2, event_queries, sequence_queries, streams
-from .support import background, canonical
+from .support import assert_agrees
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 EX = "http://example.org/"
@@ -75,14 +73,6 @@ def test_a_partition_resumes_from_its_snapshot(tmp_path):
     second.load(tmp_path / "state.json")
     tail = push_prices(second, PRICES[3:], first=4) + second.flush()
     assert head + tail == expected
-
-
-def assert_agrees(text: str, data: dict) -> None:
-    query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert canonical(got) == canonical(expected), text
-    assert [r.t for r in got] == sorted(r.t for r in got)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
