@@ -405,18 +405,22 @@ class ContinuousQuery:
         results = self._once()
         if self.low is None:
             return results
-        end = until if until is not None else self._flush_end()
+        end = until if until is not None else self.flush_end()
+        assert end is not None  # a window admitted an element (``low``)
         results += self._between(end + 1)
         self.clock = max(end, self.clock or end)
         return results
 
-    def _flush_end(self) -> int:
+    def flush_end(self) -> int | None:
+        """Where the end-of-input flush would stop now (the close of the last window
+        holding the last element read): the instants up to it are in the answer whatever
+        comes later. None before any element of a stream the windows read."""
         ends = [
             op.flush_end(self.last_arrival[stream])
             for stream, op in self.physical.windows.values()
             if stream in self.last_arrival
         ]
-        return max(ends)
+        return max(ends, default=None)
 
     def _once(self) -> list[Result]:
         """A query without a report policy is evaluated once, at 0 (the reference's choice)."""

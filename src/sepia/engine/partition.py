@@ -161,6 +161,10 @@ class PartitionedQuery:
         """Event queries report on arrival: a watermark brings nothing due."""
         return []
 
+    def flush_end(self) -> None:
+        """Event queries report on arrival: no flush end to wait for."""
+        return None
+
     def flush(self, until: int | None = None) -> list[Result]:
         """End of input, for every partition."""
         results = []

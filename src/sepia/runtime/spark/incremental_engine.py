@@ -157,7 +157,7 @@ class IncrementalEngine:
             results += session.watermark(due[-1][END])
         if final:
             return results + session.flush()
-        end = _flush_end(session.queries[0])
+        end = session.queries[0].flush_end()
         if end is not None:
             results += session.watermark(min(end, horizon))
         return results
@@ -173,24 +173,10 @@ def _rows(text: str) -> list[tuple]:
     return [tuple(row) for row in json.loads(text)]
 
 
-def _flush_end(query: RegisteredQuery) -> int | None:
-    """Where the end-of-input flush would stop now: the instants up to it are in the
-    reference's answer whatever comes later; None for queries without windows read and
-    for PARTITION BY queries (event queries: they report on arrival)."""
-    if not isinstance(query, ContinuousQuery):
-        return None
-    ends = [
-        op.flush_end(query.last_arrival[stream])
-        for stream, op in query.physical.windows.values()
-        if stream in query.last_arrival
-    ]
-    return max(ends, default=None)
-
-
 def _wake_at(query: RegisteredQuery, horizon: int, kept: list[ElementRow]) -> int | None:
     """The first instant after the horizon with results possibly due without new input for
     the key: a report instant before the flush end, or the first element held back."""
-    end = _flush_end(query)
+    end = query.flush_end()
     schedule = query.physical.schedule if isinstance(query, ContinuousQuery) else None
     report = None
     if end is not None and end > horizon and schedule is not None:
