@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
+from sepia.engine.numeric import UNSURE, comparison
 from sepia.engine.rows import Row, Slots
 from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import (
@@ -32,6 +33,7 @@ CACHE_LIMIT = 1 << 16
 FRESH = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
 """Builtins whose value is not a function of the row (a new value at each call)."""
 TRUE = ox.Literal("true", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
+FALSE = ox.Literal("false", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 _KEY, _VALUE = "__key", "__value"
 
 
@@ -102,7 +104,10 @@ class ExpressionEvaluator:
         """A function of the row alone: a row's value may be kept (delta evaluation)."""
         self.text = f"IF({text}, true, false)" if boolean else text
         self.truth = dictionary.encode(TRUE)
+        self.falsity = dictionary.encode(FALSE)
         self.names = sorted(variables_of(expression) & set(slots.names))
+        self.native = comparison(expression, self.names) if boolean else None
+        """A numeric comparison answered in Python where it is sure (``engine.numeric``)."""
         self.positions = [slots.index(n) for n in self.names]
         self.dictionary = dictionary
         self.cache: dict[tuple[int | None, ...], int | None] = {}
@@ -127,6 +132,23 @@ class ExpressionEvaluator:
         return [v == self.truth for v in self.values(rows)]
 
     def _compute(self, keys: list[tuple[int | None, ...]]) -> list[int | None]:
+        """Each input's value: in Python where ``native`` is sure, else by pyoxigraph."""
+        if self.native is None:
+            return self._query(keys)
+        decode = self.dictionary.decode
+        found: list[int | None] = []
+        unsure: list[int] = []
+        for n, key in enumerate(keys):
+            answer = self.native([None if i is None else decode(i) for i in key])
+            if answer is UNSURE:
+                unsure.append(n)
+            found.append(self.truth if answer is True else self.falsity)
+        if unsure:
+            for n, value in zip(unsure, self._query([keys[n] for n in unsure]), strict=True):
+                found[n] = value
+        return found
+
+    def _query(self, keys: list[tuple[int | None, ...]]) -> list[int | None]:
         decode = self.dictionary.decode
         table = [
             [ox.Literal(str(number)), *(None if i is None else decode(i) for i in key)]
