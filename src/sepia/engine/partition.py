@@ -80,8 +80,11 @@ class PartitionedQuery:
         self.queue: list[tuple[int, int]] = []
         self.waiting: dict[int, int] = {}
         """Partitions with a match waiting on a final ``, !B``: the oldest one's end."""
-        self.held: list[Result] = []
-        """Results later than the oldest waiting match, in time order."""
+        self.held: list[tuple[int, int, Result]] = []
+        """Results later than the oldest waiting match: a heap by time, then arrival (so
+        holding many back costs a logarithm each, not a sort per step)."""
+        self.queued = 0
+        """Results held so far: the arrival number of the next."""
 
     @property
     def query(self) -> qa.Query:
@@ -119,14 +122,17 @@ class PartitionedQuery:
         return self._release(results)
 
     def _release(self, results: list[Result]) -> list[Result]:
-        """The results no waiting match can precede; the others are held."""
-        ready = _in_time_order(self.held + results)
+        """The results no waiting match can precede, in time order; the others are held."""
         floor = min(self.waiting.values(), default=None)
-        cut = len(ready)
-        if floor is not None:
-            cut = next((i for i, r in enumerate(ready) if r.t > floor), len(ready))
-        self.held = ready[cut:]
-        return ready[:cut]
+        if floor is None and not self.held:
+            return _in_time_order(results)
+        for r in _in_time_order(results):
+            heapq.heappush(self.held, (r.t, self.queued, r))
+            self.queued += 1
+        ready = []
+        while self.held and (floor is None or self.held[0][0] <= floor):
+            ready.append(heapq.heappop(self.held)[2])
+        return ready
 
     def _due(self, t: int) -> set[int]:
         """The partitions whose deadline has come by t."""
@@ -193,7 +199,8 @@ class PartitionedQuery:
     def snapshot(self) -> Snapshot:
         """Each partition's rows, led by its value id; ``partitions`` lists (value id,
         number) and the count made so far, so match names go on where they were."""
-        state: Snapshot = {"partitions": [(None, self.made)], "held": held_rows(self.held)}
+        held = held_rows([r for *_, r in sorted(self.held)])
+        state: Snapshot = {"partitions": [(None, self.made)], "held": held}
         state["partitions"] += [(value, n) for value, (n, _) in self.parts.items()]
         for value, (_, part) in self.parts.items():
             for table, rows in part.snapshot().items():
@@ -203,7 +210,9 @@ class PartitionedQuery:
     def restore(self, snapshot: Snapshot) -> None:
         """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
         self.parts, self.deadlines, self.queue, self.waiting = {}, {}, [], {}
-        self.held = held_results(self.name, snapshot.get("held", []))
+        held = held_results(self.name, snapshot.get("held", []))
+        self.held = [(r.t, n, r) for n, r in enumerate(held)]  # in time order: a heap
+        self.queued = len(held)
         for value, n in snapshot["partitions"]:
             if value is None:
                 self.made = n
