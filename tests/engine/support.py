@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pyoxigraph as ox
 
 from sepia.io.results import Result
 from sepia.lang import parse_query
-from sepia.runtime.local import run
+from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
 from .generators import BACKGROUND, SCHEMA
@@ -34,10 +35,39 @@ def canonical(results: list[Result]) -> Counter:
     return Counter(tuple(sorted(rows, key=repr)) for rows in groups.values())
 
 
-def assert_agrees(text: str, data: dict) -> None:
-    """The engine's answer is the reference's (matches up to renaming), in time order."""
+def assert_agrees(
+    text: str,
+    data: dict,
+    store: ox.Store | None = None,
+    *,
+    rdfs: bool = False,
+    renamed: bool = False,
+    ordered: bool = True,
+) -> None:
+    """The engine's answer is the reference's over ``store`` (default: the tests'
+    background): as a multiset of results, or with ``renamed`` as matches up to their names
+    (``canonical``); with ``ordered``, in time order too."""
+    store = background() if store is None else store
     query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert canonical(got) == canonical(expected), text
-    assert [r.t for r in got] == sorted(r.t for r in got)
+    expected = evaluate(query, data, store, name="q", rdfs=rdfs)
+    got = list(run([("q", query)], data, store, rdfs=rdfs))
+    same = canonical if renamed else Counter
+    assert same(got) == same(expected), text
+    if ordered:
+        assert [r.t for r in got] == sorted(r.t for r in got)
+
+
+def assert_resumes(text: str, data: dict, cut: int) -> None:
+    """A session restored from a JSON snapshot after ``cut`` elements gives the results of
+    one that ran through (the reference's)."""
+    merged = sorted((e for es in data.values() for e in es), key=lambda e: (e.time, e.start))
+    first = Session(background())
+    first.register(text, "q")
+    got = [r for e in merged[:cut] for r in first.push(e)]
+    state = json.loads(json.dumps(first.snapshot()))
+    second = Session(background())
+    second.register(text, "q")
+    second.restore(state)
+    got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
+    expected = evaluate(parse_query(text), data, background(), name="q")
+    assert Counter(got) == Counter(expected), text

@@ -3,8 +3,6 @@ results (as a multiset) on generated streams and RSP-QL queries."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,17 +12,9 @@ from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
 from .generators import queries, sequence_queries, streams
-from .support import background, canonical
+from .support import assert_agrees, background, canonical
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
-
-
-def assert_agrees(text: str, data: dict) -> None:
-    query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert Counter(got) == Counter(expected), text
-    assert [r.t for r in got] == sorted(r.t for r in got)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=CHECKS)

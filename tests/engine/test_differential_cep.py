@@ -10,46 +10,16 @@ queries of the family; snapshots taken mid-stream must resume exactly."""
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
-from sepia.runtime.local import Session, run
-from sepia.semantics import evaluate
 
 from .generators import EX, S1, S2, event_queries, event_windows, gaps, streams, triples
-from .support import background
+from .support import assert_agrees, assert_resumes
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
-
-
-def assert_agrees(text: str, data: dict) -> None:
-    query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert Counter(got) == Counter(expected), text
-    assert [r.t for r in got] == sorted(r.t for r in got)
-
-
-def assert_resumes(text: str, data: dict, cut: int) -> None:
-    """A session restored from a JSON snapshot after ``cut`` elements gives the results of
-    one that ran through (the reference's)."""
-    merged = sorted((e for es in data.values() for e in es), key=lambda e: (e.time, e.start))
-    first = Session(background())
-    first.register(text, "q")
-    got = [r for e in merged[:cut] for r in first.push(e)]
-    state = json.loads(json.dumps(first.snapshot()))
-    second = Session(background())
-    second.register(text, "q")
-    second.restore(state)
-    got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
-    expected = evaluate(parse_query(text), data, background(), name="q")
-    assert Counter(got) == Counter(expected), text
 
 
 # --- EP-SPARQL ------------------------------------------------------------------------

@@ -7,9 +7,6 @@ queries using the construct."""
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-
 import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -18,7 +15,7 @@ from hypothesis import strategies as st
 from sepia.engine import Unsupported
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
-from sepia.runtime.local import Session, run
+from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
 from .generators import (
@@ -35,17 +32,9 @@ from .generators import (
     streams,
     window_specs,
 )
-from .support import background, canonical
+from .support import assert_agrees, assert_resumes, background, canonical
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
-
-
-def assert_agrees(text: str, data: dict) -> None:
-    query = parse_query(text)
-    expected = evaluate(query, data, background(), name="q")
-    got = list(run([("q", query)], data, background()))
-    assert Counter(got) == Counter(expected), text
-    assert [r.t for r in got] == sorted(r.t for r in got)
 
 
 @st.composite
@@ -86,18 +75,7 @@ def test_consumption_agrees_with_reference_long(text, data):
 def test_consumption_resumes_from_a_snapshot(text, data, split):
     """The consumed occurrences and element names are state rows: a session restored from a
     JSON snapshot mid-stream gives the same results as one that ran through."""
-    merged = sorted((e for es in data.values() for e in es), key=lambda e: e.time)
-    cut = split.draw(st.integers(0, len(merged)))
-    first = Session(background())
-    first.register(text, "q")
-    got = [r for e in merged[:cut] for r in first.push(e)]
-    state = json.loads(json.dumps(first.snapshot()))
-    second = Session(background())
-    second.register(text, "q")
-    second.restore(state)
-    got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
-    expected = evaluate(parse_query(text), data, background(), name="q")
-    assert Counter(got) == Counter(expected), text
+    assert_resumes(text, data, split.draw(st.integers(0, sum(len(es) for es in data.values()))))
 
 
 STAMPED = [
