@@ -133,6 +133,7 @@ class ContinuousQuery:
         self.history: dict[int, list[tuple[int, Row]]] = {}
         """Matches of negated elements, by state, for the guards that look back at them."""
         self._completed: list[Row] = []
+        self._readers: dict[int, tuple[StreamElement, _Reader]] = {}
         self._event_cache: dict[tuple, list[Row]] = {}
         events = self.physical.events
         self.consumption = (
@@ -166,6 +167,7 @@ class ContinuousQuery:
         if partition.slot is None:
             return set()
         found: set[int] = set()
+        self._readers = {}
         for leaf in partition.leaves:
             found |= self._new_values(leaf, element, partition.slot, found)
         return found
@@ -240,6 +242,7 @@ class ContinuousQuery:
         assert automaton is not None
         declared = {s.iri.value for s in self.query.dataset.streams}
         streamset_event = any(not declared or e.stream in declared for e in elements)
+        self._readers = {}
         candidates = [list(matches(s.bop, elements, self._gpm)) for s in automaton.states]
         batch = Batch(t, candidates, streamset_event, self.history)
         runs, completed = step(automaton, self.runs, batch, self.physical.within)
@@ -340,10 +343,19 @@ class ContinuousQuery:
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
         """A GPM's plan over one event's graph (background graphs as they were then)."""
+        return self._in_partition(po.run(plan, self._event_reader(event)))
+
+    def _event_reader(self, event: StreamElement) -> _Reader:
+        """The view of one event's graph, encoded (and closed under RDFS) once for all the
+        patterns matched on it in one step (``_readers`` holds the step's events)."""
+        kept = self._readers.get(id(event))
+        if kept is not None and kept[0] is event:
+            return kept[1]
         reader = _Reader(self, event.time)
         reader.event_triples = self._element(event)
         reader.event_graph = TripleIndex(reader.event_triples)
-        return self._in_partition(po.run(plan, reader))
+        self._readers[id(event)] = (event, reader)
+        return reader
 
     def _remember(self, t: int, candidates: list[list[Row]]) -> None:
         """Keep the B matches a ``; !B ;`` guard may look back at, for as long as WITHIN
