@@ -16,6 +16,7 @@ from sepia.runtime.local import Session
 
 from .generators import S1, S2, event_queries, sequence_queries, streams
 from .support import assert_agrees
+from .test_differential_cep import cqels_queries, epsparql_queries, interval_streams
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 EX = "http://example.org/"
@@ -88,6 +89,30 @@ def test_partitioned_queries_agree_with_the_reference_long(text, data):
     assert_agrees(text, data, renamed=True)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=CHECKS)
+@given(epsparql_queries(partitioned=True), interval_streams())
+def test_partitioned_epsparql_agrees_with_the_reference(text, data):
+    assert_agrees(text, data, renamed=True)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=CHECKS)
+@given(cqels_queries(partitioned=True), streams())
+def test_partitioned_cqels_cep_agrees_with_the_reference(text, data):
+    assert_agrees(text, data, renamed=True)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=CHECKS)
+@given(
+    st.one_of(
+        st.tuples(epsparql_queries(partitioned=True), interval_streams()),
+        st.tuples(cqels_queries(partitioned=True), streams()),
+    )
+)
+def test_partitioned_cep_operators_agree_with_the_reference_long(case):
+    assert_agrees(*case, renamed=True)
+
+
 def test_partitions_whose_runs_expired_are_dropped():
     """A new card every time unit, each with one purchase: under WITHIN 5 a card's run
     expires 5 units after its purchase, and its partition, then holding nothing, goes. Over
@@ -114,6 +139,31 @@ def test_partitions_whose_runs_expired_are_dropped():
     assert peak <= 8
     late += session.flush()
     assert [(dict(r.binding)["c"], r.interval) for r in late] == [(card0, (3_000, 3_001))]
+
+
+def test_epsparql_partitions_past_the_horizon_are_dropped():
+    """EP-SPARQL under getDURATION() < 5: a card's purchase is of no use 5 units on, so its
+    partition then holds nothing and goes (the horizon's deadline), though no event of its
+    own comes. Over 3,000 cards no more than the last 5 (and the arriving one) are live."""
+    session = Session()
+    session.register(
+        f"""PREFIX : <{EX}>
+        SELECT ?c PARTITION BY ?c
+        WHERE {{ {{ ?c :buy ?x }} SEQ {{ ?c :refund ?x }} FILTER(getDURATION() < 5) }}""",
+        "q",
+    )
+    buy, refund = ox.NamedNode(EX + "buy"), ox.NamedNode(EX + "refund")
+    item = ox.NamedNode(EX + "item")
+    peak = 0
+    for t in range(3_000):
+        card = ox.NamedNode(f"{EX}card{t}")
+        assert session.push_graph(EX + "s", t, [ox.Triple(card, buy, item)]) == []
+        peak = max(peak, session.state_size()["partitions"])
+    last = ox.NamedNode(f"{EX}card2998")  # bought at 2998: 3002 - 2998 = 4 < 5
+    found = session.push_graph(EX + "s", 3_002, [ox.Triple(last, refund, item)])
+    found += session.flush()
+    assert peak <= 6
+    assert [(dict(r.binding)["c"], r.interval) for r in found] == [(last, (2_998, 3_002))]
 
 
 WAIT = f"""PREFIX : <{EX}>

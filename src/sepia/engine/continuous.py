@@ -256,7 +256,11 @@ class ContinuousQuery:
     def pass_time(self, t: int) -> list[Result]:
         """Time reaches t on the streamset with no event of this query's own (a partition
         hearing of the others'): a tail negation may complete at its horizon, and the input
-        now ends no earlier than t. Strict contiguity does not count such instants."""
+        now ends no earlier than t. Strict contiguity does not count such instants.
+        EP-SPARQL under a horizon: occurrences past it are forgotten, all at once."""
+        expiry = None if self.occurrences is None else self.occurrences.expiry()
+        if expiry is not None and t >= expiry:
+            self.occurrences.clear()  # type: ignore[union-attr]
         if self.physical.automaton is None or (self.clock is not None and t <= self.clock):
             return []
         results = self._match(t, [])
@@ -586,8 +590,11 @@ class ContinuousQuery:
         """Under WITHIN, the first instant at which a step with no event could change the
         state: a run reaching its horizon (a tail negation completes, others expire) or
         the oldest negated match a guard keeps falling out of reach. A match waiting on a
-        final ``, !B`` needs the query's own next event, not time."""
+        final ``, !B`` needs the query's own next event, not time. EP-SPARQL under a
+        horizon: when every occurrence held is past it."""
         within, automaton = self.physical.within, self.physical.automaton
+        if self.occurrences is not None:
+            return self.occurrences.expiry()
         if within is None or automaton is None:
             return None
         starts = [
@@ -618,9 +625,11 @@ class ContinuousQuery:
 
     def idle(self) -> bool:
         """Whether the query holds nothing a fresh one would not: no window content, runs
-        beyond the initial ones, negated matches, previous answer or consumed events."""
+        beyond the initial ones, negated matches, previous answer, consumed events or
+        EP-SPARQL occurrences."""
         return (
             self.runs == self.permanent
+            and (self.occurrences is None or not self.occurrences.seen.elements)
             and not any(self.history.values())
             and not any(len(w) for w in self.windows.values())
             and not self.previous

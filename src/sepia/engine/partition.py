@@ -69,9 +69,13 @@ class PartitionedQuery:
         automaton, within = self.router.physical.automaton, self.router.physical.within
         self.waits = automaton is not None and automaton.states[-1].negated
         """A tail negation: every partition waits for the whole input's end."""
-        self.ticks = automaton is not None and within is not None
+        occurrences = self.router.occurrences
+        self.ticks = (automaton is not None and within is not None) or (
+            occurrences is not None and occurrences.horizon is not None
+        )
         """Under WITHIN, every partition steps through each instant of the streamset: its
-        runs expire (so it can be dropped) and tail negations fire at their horizons."""
+        runs expire (so it can be dropped) and tail negations fire at their horizons;
+        under an EP-SPARQL horizon (``epsparql.Horizon``), its occurrences expire."""
         self.declared = {s.iri.value for s in query.dataset.streams}
         self.deadlines: dict[int, int] = {}
         """Under WITHIN, when each partition must step next though no event of its own

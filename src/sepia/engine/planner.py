@@ -163,8 +163,6 @@ def plan(
             raise Unsupported(
                 "CHRONOLOGICAL / RECENT consumption over CQELS-CEP or EP-SPARQL operators"
             )
-        if (leaves or others) and partition is not None:
-            raise Unsupported("PARTITION BY over CQELS-CEP or EP-SPARQL operators")
         horizon = _horizon(event) if leaves else None
         return PhysicalQuery(
             query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves),

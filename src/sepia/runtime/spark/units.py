@@ -17,7 +17,7 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import term_to_nt
-from sepia.semantics.partition import partitions
+from sepia.semantics.evaluator import partitions
 
 
 @dataclass(frozen=True, slots=True)
