@@ -23,6 +23,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
+from sepia.engine.construct import fresh_blank
 from sepia.engine.delta import MaintainedAnswer, plan_of
 from sepia.engine.epsparql import batches
 from sepia.engine.events import (
@@ -533,12 +534,18 @@ class ContinuousQuery:
                 return Counter(tuple(r[i] for i in kept) for r in rows)
 
     def _instantiate(self, template, row: Row) -> set[tuple[int, int, int]]:
-        """The template's triples under one solution (each once), unbound ones left out."""
+        """The template's triples under one solution (each once), unbound ones left out;
+        its blank nodes fresh for this solution (SPARQL 16.2, ``construct.fresh_blank``)."""
         slots, encode = self.physical.slots, self.dictionary.encode
+        fresh: dict[str, int] = {}
         triples = set()
         for pattern in template:
             ids = [
-                row[slots.index(x.value)] if isinstance(x, ox.Variable) else encode(x)
+                row[slots.index(x.value)]
+                if isinstance(x, ox.Variable)
+                else fresh_blank(self.dictionary, fresh, x.value)
+                if isinstance(x, ox.BlankNode)
+                else encode(x)
                 for x in (pattern.subject, pattern.predicate, pattern.object)
             ]
             if None not in ids and self._well_placed(ids):

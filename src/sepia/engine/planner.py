@@ -130,10 +130,6 @@ def plan(
         raise Unsupported("PARTITION BY on a query without an event pattern")
     if matches and calls(query.pattern, "TIMESTAMP"):
         raise Unsupported("C-SPARQL timestamp() in an event query")
-    if isinstance(query.form, qa.Construct) and any(
-        isinstance(term, ox.BlankNode) for t in query.form.template for term in _terms(t)
-    ):
-        raise Unsupported("CONSTRUCT templates with blank nodes")
     windows = {
         w.name: (w.stream.value, WindowOperator(w.spec)) for w in query.dataset.windows
     }
