@@ -726,7 +726,7 @@ class _Reader:
                 engine.physical.slots,
                 engine.dictionary,
             )
-        return engine._fallback.rows(node, engine.windows)
+        return engine._fallback.rows(node, engine.windows, self.event_triples)
 
 
 def _result(

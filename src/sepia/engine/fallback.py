@@ -5,6 +5,12 @@ pyoxigraph store holding the background data and, in named graphs, the windows i
 a window graph is written whole once, then kept up to date from its journal (the triples
 that entered or left since the last evaluation). The store is a cache of the windows' rows,
 not state: it is rebuilt from them on demand (a restored window is a new graph).
+
+Inside an event pattern (an EVENT's or a GPM's graph pattern: a property path, EXISTS, an
+aggregate over one event's graph) the sub-pattern reads the graph of the event being
+matched: it is wrapped in ``GRAPH <EVENT_GRAPH>``, and that graph holds the event's triples
+(as the reference's ``GRAPH ?element { P }`` does; a ``GRAPH <kb>`` inside still reads the
+background), rewritten when another event is matched.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
 
+from sepia.algebra import pattern as gp
 from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.operators import Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
@@ -21,6 +28,8 @@ from sepia.rdf.dictionary import Dictionary
 from sepia.semantics.sparql import select_text, window_graph
 
 Quads = dict[EncodedTriple, ox.Quad]
+EVENT_GRAPH = ox.NamedNode("urn:sepia:event-graph")
+"""Where the event being matched is written for a fallback inside an event pattern."""
 
 
 class FallbackStore:
@@ -44,11 +53,21 @@ class FallbackStore:
         self.written: dict[ox.NamedNode, tuple[TripleIndex, Journal, Quads]] = {}
         """Per window: the graph written, its journal, and the quads written (to remove)."""
         self._texts: dict[int, str] = {}
+        self.event: tuple[EncodedTriple, ...] | None = None
+        """The event graph written in ``EVENT_GRAPH``."""
 
-    def rows(self, node: Fallback, windows: Mapping[ox.NamedNode, WindowState]) -> list[Row]:
-        """The solutions of the node's pattern over the current window contents."""
+    def rows(
+        self,
+        node: Fallback,
+        windows: Mapping[ox.NamedNode, WindowState],
+        event: tuple[EncodedTriple, ...] = (),
+    ) -> list[Row]:
+        """The solutions of the node's pattern over the current window contents (and, in an
+        event pattern, over ``event``'s graph)."""
         for name in node.windows:
             self._refresh(name, windows[name])
+        if isinstance(node.pattern, gp.Graph) and node.pattern.name == EVENT_GRAPH:
+            self._show_event(event)
         text = self._texts.get(id(node))
         if text is None:
             text = self._texts[id(node)] = select_text(node.pattern)
@@ -68,6 +87,14 @@ class FallbackStore:
                 row[slot] = None if term is None else encode(term)
             out.append(tuple(row))
         return out
+
+    def _show_event(self, event: tuple[EncodedTriple, ...]) -> None:
+        if event == self.event:
+            return
+        if self.store.contains_named_graph(EVENT_GRAPH):
+            self.store.remove_graph(EVENT_GRAPH)
+        self.store.extend(self._quads(event, EVENT_GRAPH).values())
+        self.event = event
 
     def _refresh(self, name: ox.NamedNode, window: WindowState) -> None:
         graph = window_graph(name)
