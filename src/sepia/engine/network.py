@@ -17,8 +17,13 @@ waits in an inbox meanwhile, and the run's results are handed out in time order 
 least settled consumer. A producer whose own input goes quiet can thus hold its consumers
 back until the input ends (exact, never early).
 
-A cycle (a rule reading its own output: EP-SPARQL's Q-closure, a fixpoint within one
-instant) is refused: the engine evaluates an instant once.
+A rule reading its own output is EP-SPARQL's Q-closure (seed 003 section 4): the reference
+evaluates the network to a fixpoint, so the matches of an instant feed back into that same
+instant. The engine runs it for an EP-SPARQL RSTREAM query whose pattern only grows (SEQ,
+EQUALS, the joins, UNION, FILTER over triple occurrences): at each arrival, the triples its
+matches derive (stamped with their intervals, all ending then) go back in as occurrences
+ending then, until no new triple comes (``closure``). Other cycles are refused: the engine
+evaluates an instant once.
 """
 
 from __future__ import annotations
@@ -29,12 +34,16 @@ from dataclasses import dataclass, field
 
 from sepia.algebra import query as qa
 from sepia.engine.continuous import ContinuousQuery
+from sepia.engine.events import grows
 from sepia.engine.partition import PartitionedQuery, RegisteredQuery, held_results, held_rows
 from sepia.engine.planner import Unsupported
 from sepia.io.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 
+MAX_ROUNDS = 64
+"""As the reference (``sepia.semantics.network``): a closure still deriving new triples after
+this many rounds within one instant is reported instead of looping forever."""
 Queued = tuple[int, int, int, int, StreamElement]
 """An inbox entry: time, producer rank (0: the run's input), start, arrival, element."""
 
@@ -70,6 +79,8 @@ class Node:
     """No result of the node stamped at or before this can come any more."""
     made: int = 0
     """Results made so far (a derived element is named by its result's number)."""
+    closes: bool = False
+    """It reads its own output stream (EP-SPARQL's Q-closure)."""
 
 
 class Network:
@@ -85,24 +96,36 @@ class Network:
 
     @property
     def linked(self) -> bool:
-        """Whether some query reads a stream another one produces."""
-        return any(node.upstream for node in self.nodes)
+        """Whether some query reads a stream one of the queries produces."""
+        return any(node.upstream or node.closes for node in self.nodes)
 
     def add(self, engine: RegisteredQuery) -> None:
         """A query joins the network (refused if it closes a cycle)."""
         output = output_stream(engine.query)
-        if output is not None and any(n.output == output for n in self.nodes):
-            raise Unsupported(f"two queries producing one stream <{output}>")
-        nodes = [*self.nodes, Node(engine, len(self.nodes), output)]
+        node = Node(engine, len(self.nodes), output)
+        node.closes = output is not None and reads(engine.query, output)
+        if node.closes and not _closes(engine):
+            raise Unsupported(
+                f"{engine.name} reads its own output stream: only an EP-SPARQL RSTREAM rule "
+                "over SEQ, EQUALS, joins, UNION and FILTER runs as a Q-closure"
+            )
+        nodes = [*self.nodes, node]
         upstream = {
-            id(n): [p for p in nodes if p.output is not None and reads(n.engine.query, p.output)]
+            id(n): [
+                p for p in nodes
+                if p is not n and p.output is not None and reads(n.engine.query, p.output)
+            ]
             for n in nodes
-        }
+        }  # fmt: skip
+        for n in nodes:
+            feeding = [p.output for p in upstream[id(n)] + ([n] if n.closes else [])]
+            if len(feeding) > len(set(feeding)):  # the reference keeps one query's
+                raise Unsupported(f"{n.engine.name} reads a stream two queries produce")
         ordered = _topological(nodes, upstream)
         if ordered is None:
             raise Unsupported(
-                f"a query network with a cycle through {engine.name} (a rule reading its own "
-                "output, EP-SPARQL's Q-closure)"
+                f"a query network with a cycle through {engine.name} (queries reading each "
+                "other's output streams)"
             )
         for n in nodes:
             n.upstream = upstream[id(n)]
@@ -121,7 +144,7 @@ class Network:
                     self._queue(node, element, 0)
                 made = self._step(node, min(t, *(p.settled for p in node.upstream)))  # type: ignore[type-var]
             else:
-                made = node.engine.advance(t, batch) + self._settle(node, t)
+                made = self._advance(node, t, batch) + self._settle(node, t)
             results += self._derive(node, made)
         return self._release(results)
 
@@ -174,13 +197,39 @@ class Network:
             batch = []
             while inbox and inbox[0][0] == t:
                 batch.append(heapq.heappop(inbox)[-1])
-            results += node.engine.advance(t, batch)
+            results += self._advance(node, t, batch)
             node.through = t
         if bound is not None:
             if node.through is None or bound > node.through:
                 node.through = bound
             results += self._settle(node, bound)
         return results
+
+    def _advance(self, node: Node, t: int, batch: Sequence[StreamElement]) -> list[Result]:
+        """A step of one query; a Q-closure takes the triples its matches derive back in,
+        at the same instant, until no new one comes (the last round's results are the
+        instant's: its pattern only grows)."""
+        results = node.engine.advance(t, batch)
+        if not node.closes:
+            return results
+        fed: set[tuple[int, int, object]] = set()
+        for _ in range(MAX_ROUNDS):
+            derived = []
+            for r in results:
+                start, end = r.interval or (r.t, r.t)
+                new = tuple(x for x in r.triples or () if (start, end, x) not in fed)
+                if not new:
+                    continue
+                fed.update((start, end, x) for x in new)
+                graph = f"urn:sepia:closure:{r.query}:{t}:{len(fed)}"
+                kind = self.kind or TimeKind.ABSTRACT
+                derived.append(StreamElement(node.output, graph, start, end, new, kind))  # type: ignore[arg-type]
+            if not derived:
+                return results
+            results = node.engine.advance(t, derived)
+        raise RuntimeError(
+            f"the query network still derives new events after {MAX_ROUNDS} rounds"
+        )
 
     def _settle(self, node: Node, through: int) -> list[Result]:
         """After a node was given its input through ``through``: fire the instants up to
@@ -217,9 +266,11 @@ class Network:
             heapq.heappush(self.held, (r.t, self.queued, r))
             self.queued += 1
         floors = [n.settled for n in self.nodes if n.upstream]
-        floor = None if None in floors else min(floors)  # type: ignore[type-var]
+        if None in floors:
+            return []
+        floor = min(floors, default=None)  # type: ignore[type-var]
         ready = []
-        while self.held and floor is not None and self.held[0][0] <= floor:
+        while self.held and (floor is None or self.held[0][0] <= floor):
             ready.append(heapq.heappop(self.held)[2])
         return ready
 
@@ -263,6 +314,15 @@ class Network:
             entry = (element.time, rank, element.start if rank else 0, arrival, element)
             heapq.heappush(by_name[name].inbox, entry)
             self.arrivals = max(self.arrivals, arrival)
+
+
+def _closes(engine: RegisteredQuery) -> bool:
+    """Whether a query reading its own output can run as a Q-closure: an EP-SPARQL RSTREAM
+    pattern whose matches only grow (so the last round holds every earlier one's)."""
+    if not isinstance(engine, ContinuousQuery) or engine.occurrences is None:
+        return False
+    tree = engine.physical.events
+    return tree is not None and grows(tree) and engine.operator is qa.RStream
 
 
 def _settled(engine: RegisteredQuery, through: int) -> int:
