@@ -17,17 +17,7 @@ from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate, evaluate_network
 
-from .generators import (
-    EX,
-    ONE_WINDOW,
-    S1,
-    S2,
-    TWO_WINDOWS,
-    event_queries,
-    report,
-    streams,
-    window_specs,
-)
+from .generators import EX, S1, S2, construct_queries, event_queries, streams
 from .support import background
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -66,28 +56,13 @@ def same_up_to_blank_nodes(got: list[Result], expected: list[Result]) -> bool:
 
 
 @st.composite
-def window_constructs(draw) -> str:
-    entry = draw(st.sampled_from([e for e in ONE_WINDOW + TWO_WINDOWS if e[0] == "*"]))
-    windows = ["w1", "w2"] if entry in TWO_WINDOWS else ["w1"]
-    declared = "\n".join(
-        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}" for i, w in enumerate(windows)
-    )
-    operator = draw(st.sampled_from(["RSTREAM", "ISTREAM", "DSTREAM"]))
-    return (
-        f"PREFIX : <{EX}>\nREGISTER {operator} :out AS\n"
-        f"CONSTRUCT {{ {draw(st.sampled_from(TEMPLATES))} }}\n{declared}\n"
-        f"{draw(report(windows))}\nWHERE {{ {entry[1]} }}"
-    )
-
-
-@st.composite
 def event_constructs(draw) -> str:
     template = draw(st.sampled_from(TEMPLATES))
     return draw(event_queries()).replace("SELECT *", f"CONSTRUCT {{ {template} }}", 1)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
-@given(st.one_of(window_constructs(), event_constructs()), streams())
+@given(st.one_of(construct_queries(TEMPLATES), event_constructs()), streams())
 def test_blank_node_templates_agree_with_the_reference(text, data):
     query = parse_query(text)
     expected = evaluate(query, data, background(), name="q")

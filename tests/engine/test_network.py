@@ -22,40 +22,24 @@ from sepia.semantics import evaluate_network
 
 from .generators import (
     EX,
-    ONE_WINDOW,
     S1,
     S2,
-    TWO_WINDOWS,
+    construct_queries,
     event_queries,
     queries,
-    report,
     sequence_queries,
     streams,
-    window_specs,
 )
 from .support import background, canonical
 from .test_differential_cep import epsparql_queries
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
-DERIVED = EX + "d"
 TEMPLATES = ["?x :p ?y", "?x :p ?y . ?y :q ?x", "?y :q :a"]
 
 
-@st.composite
-def window_producers(draw) -> str:
+def window_producers() -> st.SearchStrategy[str]:
     """A window query registered as stream :d, constructing :p / :q triples."""
-    entry = draw(st.sampled_from([e for e in ONE_WINDOW + TWO_WINDOWS if e[0] == "*"]))
-    two = entry in TWO_WINDOWS
-    windows = ["w1", "w2"] if two else ["w1"]
-    declared = "\n".join(
-        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}" for i, w in enumerate(windows)
-    )
-    operator = draw(st.sampled_from(["RSTREAM", "RSTREAM", "ISTREAM", "DSTREAM"]))
-    template = draw(st.sampled_from(TEMPLATES))
-    return (
-        f"PREFIX : <{EX}>\nREGISTER {operator} :d AS CONSTRUCT {{ {template} }}\n{declared}\n"
-        f"{draw(report(windows))}\nWHERE {{ {entry[1]} }}"
-    )
+    return construct_queries(TEMPLATES, "d")
 
 
 @st.composite
