@@ -44,9 +44,9 @@ def window_producers() -> st.SearchStrategy[str]:
 
 @st.composite
 def event_producers(draw) -> str:
-    """An RSEP-QL or SPAseq query registered as stream :d (its matches' intervals stamp
-    the derived elements)."""
-    text = draw(st.one_of(event_queries(), sequence_queries()))
+    """An RSEP-QL or SPAseq query (partitioned or not) registered as stream :d (its
+    matches' intervals stamp the derived elements)."""
+    text = draw(st.one_of(event_queries(), sequence_queries(), sequence_queries(True)))
     template = draw(st.sampled_from(TEMPLATES))
     return text.replace("SELECT *", f"REGISTER RSTREAM :d AS CONSTRUCT {{ {template} }}", 1)
 
@@ -54,7 +54,8 @@ def event_producers(draw) -> str:
 @st.composite
 def consumers(draw) -> str:
     """A query reading :d where it read :s1 or :s2 (EP-SPARQL reads every stream)."""
-    text = draw(st.one_of(queries(), event_queries(), sequence_queries(), epsparql_queries()))
+    families = [queries(), event_queries(), sequence_queries(), sequence_queries(True)]
+    text = draw(st.one_of(*families, epsparql_queries()))
     return text.replace(draw(st.sampled_from([":s1", ":s2"])), ":d")
 
 
