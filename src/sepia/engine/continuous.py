@@ -40,7 +40,7 @@ from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.paths import PathRelations
-from sepia.engine.planner import PhysicalQuery, Unsupported, fallbacks, plan
+from sepia.engine.planner import PhysicalQuery, Unsupported, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
 from sepia.engine.runs import (
@@ -98,8 +98,6 @@ class ContinuousQuery:
         self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
         self.member = None if partition is None else self._member(partition)
         """PARTITION BY: (slot, id) every event pattern's match must bind (one partition)."""
-        if background.varying and fallbacks(self.physical):
-            raise Unsupported("a sub-pattern only pyoxigraph runs, over time-varying background")
         self.now = 0
         """The instant being evaluated: the background graphs are read as they are then."""
         self.operator = r2s.operator_of(query)
@@ -721,12 +719,12 @@ class _Reader:
         engine = self.engine
         if engine._fallback is None:
             engine._fallback = FallbackStore(
-                engine.background.store,
+                engine.background,
                 engine.physical.default_graph,
                 engine.physical.slots,
                 engine.dictionary,
             )
-        return engine._fallback.rows(node, engine.windows, self.event_triples)
+        return engine._fallback.rows(node, engine.windows, self.event_triples, self.time)
 
 
 def _result(

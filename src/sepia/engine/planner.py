@@ -539,11 +539,6 @@ def _conjuncts(e: ex.Expression) -> list[ex.Expression]:
     return [e]
 
 
-def fallbacks(physical: PhysicalQuery) -> list[po.Fallback]:
-    """The sub-patterns of a plan that pyoxigraph evaluates."""
-    return _nodes((physical.root, physical.automaton, physical.events), po.Fallback)
-
-
 def _join_operands(p: gp.GraphPattern) -> list[gp.GraphPattern]:
     """The operands of a tree of joins, left to right (join is associative)."""
     if isinstance(p, gp.Join):
