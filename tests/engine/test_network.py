@@ -18,7 +18,7 @@ from sepia.engine import Unsupported
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run
-from sepia.semantics import evaluate_network
+from sepia.semantics import evaluate, evaluate_network
 
 from .generators import (
     EX,
@@ -34,6 +34,7 @@ from .support import background, canonical
 from .test_differential_cep import epsparql_queries
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
+DERIVED = EX + "d"
 TEMPLATES = ["?x :p ?y", "?x :p ?y . ?y :q ?x", "?y :q :a"]
 
 
@@ -233,3 +234,28 @@ def test_q_closures_agree_with_the_reference(rule, data):
 REGISTER RSTREAM :out AS SELECT * FROM NAMED WINDOW :w ON :d [RANGE 3 STEP 1]
 WHERE {{ WINDOW :w {{ ?x :p ?y }} }}"""
     assert_network_agrees({"rule": rule, "reader": reader}, data)
+
+
+TAIL = f"""PREFIX : <{EX}>
+SELECT * WITHIN 1 FROM STREAM S1 :d FROM STREAM S2 :s2
+WHERE {{ SEQ(A , !B) DEFINE GPM A ON S1 {{ ?x :p ?y }} DEFINE GPM B ON S2 {{ ?y ?k ?z }} }}"""
+
+
+def test_a_tail_negation_waits_on_its_own_streams_only():
+    """Regression (found on a network, where a consumer is given the run's elements): A
+    matches at 1 and waits out !B until its WITHIN horizon 2, but its streamset (:d, :s2)
+    ends at 1, so the match is reported at 1, the end of its input; an element at 2 of :s1,
+    which the query does not read, used to complete it at 2 instead."""
+    a = lambda stream, t, *triple: StreamElement(  # noqa: E731
+        stream, f"_:{t}", t, t, tuple(ox.Triple(*map(iri, x)) for x in triple)
+    )
+    data = {S1: [a(S1, 2)], S2: [a(S2, 1, ("a", "p", "a"))]}
+    data[DERIVED] = [a(DERIVED, 1, ("a", "p", "a"))]
+    got = list(run([("q", TAIL)], data, background()))
+    assert [(r.t, r.interval) for r in got] == [(1, (1, 1))]
+    assert Counter(got) == Counter(evaluate(parse_query(TAIL), data, background(), name="q"))
+    producer = f"""PREFIX : <{EX}>
+REGISTER RSTREAM :d AS CONSTRUCT {{ ?x :p ?y }}
+FROM NAMED WINDOW :w ON :s2 [RANGE 1] WHERE {{ WINDOW :w {{ ?x :p ?y }} }}"""
+    del data[DERIVED]
+    assert_network_agrees({"producer": producer, "consumer": TAIL}, data)

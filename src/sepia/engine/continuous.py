@@ -203,6 +203,9 @@ class ContinuousQuery:
         for the next such element (which proves it does not) or for ``flush``.
         """
         if self.physical.automaton is not None:
+            declared = {s.iri.value for s in self.query.dataset.streams}
+            if declared and not any(e.stream in declared for e in elements):
+                return []  # not an instant of the query's streamset: its time stays
             return self._match(t, elements)
         if self.physical.events is not None:
             return self._push(t, elements)

@@ -327,8 +327,9 @@ def _closes(engine: RegisteredQuery) -> bool:
 
 def _settled(engine: RegisteredQuery, through: int) -> int:
     """The time up to which no more results of ``engine`` can come, given its input through
-    ``through``: a run in progress may still complete a match reported as early as its
-    start; a window query fires the scheduled instants after its clock."""
+    ``through``: a sequence's run waiting on a negation (a ``, !B`` guard after its last
+    element, or a tail ``!B``) completes a match reported at or after its last event; a
+    window query fires the scheduled instants after its clock."""
     if not isinstance(engine, PartitionedQuery):
         return _part_settled(engine, through)
     bound = min((_part_settled(p, through) for _, p in engine.parts.values()), default=through)
@@ -336,10 +337,15 @@ def _settled(engine: RegisteredQuery, through: int) -> int:
 
 
 def _part_settled(query: ContinuousQuery, through: int) -> int:
-    physical = query.physical
-    if physical.automaton is not None:
-        starts = [r.start for r in query.runs - query.permanent if r.start is not None]
-        return min(through, min(starts) - 1) if starts else through
+    physical, automaton = query.physical, query.physical.automaton
+    if automaton is not None:  # only a run past its last positive element reports late
+        late = [
+            r.last
+            for r in query.runs - query.permanent
+            if r.last is not None
+            and (r.position == len(automaton) or automaton.states[r.position].negated)
+        ]
+        return min(through, min(late) - 1) if late else through
     schedule = physical.schedule
     if physical.events is not None or schedule is None or query.low is None:
         return through
