@@ -23,6 +23,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
+from sepia.engine.construct import fresh_blank
 from sepia.engine.delta import MaintainedAnswer, plan_of
 from sepia.engine.epsparql import batches
 from sepia.engine.events import (
@@ -39,7 +40,7 @@ from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.paths import PathRelations
-from sepia.engine.planner import PhysicalQuery, Unsupported, fallbacks, plan
+from sepia.engine.planner import PhysicalQuery, Unsupported, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
 from sepia.engine.runs import (
@@ -97,8 +98,6 @@ class ContinuousQuery:
         self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
         self.member = None if partition is None else self._member(partition)
         """PARTITION BY: (slot, id) every event pattern's match must bind (one partition)."""
-        if background.varying and fallbacks(self.physical):
-            raise Unsupported("a sub-pattern only pyoxigraph runs, over time-varying background")
         self.now = 0
         """The instant being evaluated: the background graphs are read as they are then."""
         self.operator = r2s.operator_of(query)
@@ -204,6 +203,9 @@ class ContinuousQuery:
         for the next such element (which proves it does not) or for ``flush``.
         """
         if self.physical.automaton is not None:
+            declared = {s.iri.value for s in self.query.dataset.streams}
+            if declared and not any(e.stream in declared for e in elements):
+                return []  # not an instant of the query's streamset: its time stays
             return self._match(t, elements)
         if self.physical.events is not None:
             return self._push(t, elements)
@@ -537,12 +539,18 @@ class ContinuousQuery:
                 return Counter(tuple(r[i] for i in kept) for r in rows)
 
     def _instantiate(self, template, row: Row) -> set[tuple[int, int, int]]:
-        """The template's triples under one solution (each once), unbound ones left out."""
+        """The template's triples under one solution (each once), unbound ones left out;
+        its blank nodes fresh for this solution (SPARQL 16.2, ``construct.fresh_blank``)."""
         slots, encode = self.physical.slots, self.dictionary.encode
+        fresh: dict[str, int] = {}
         triples = set()
         for pattern in template:
             ids = [
-                row[slots.index(x.value)] if isinstance(x, ox.Variable) else encode(x)
+                row[slots.index(x.value)]
+                if isinstance(x, ox.Variable)
+                else fresh_blank(self.dictionary, fresh, x.value)
+                if isinstance(x, ox.BlankNode)
+                else encode(x)
                 for x in (pattern.subject, pattern.predicate, pattern.object)
             ]
             if None not in ids and self._well_placed(ids):
@@ -723,12 +731,12 @@ class _Reader:
         engine = self.engine
         if engine._fallback is None:
             engine._fallback = FallbackStore(
-                engine.background.store,
+                engine.background,
                 engine.physical.default_graph,
                 engine.physical.slots,
                 engine.dictionary,
             )
-        return engine._fallback.rows(node, engine.windows)
+        return engine._fallback.rows(node, engine.windows, self.event_triples, self.time)
 
 
 def _result(

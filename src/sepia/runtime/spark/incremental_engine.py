@@ -21,9 +21,9 @@ reference's answer over a finite input stops there, and instants beyond it only 
 a later element arrives. `final` flushes. `wake_at` is the next report instant the
 schedule has before that flush end, or the time of the first element held back.
 
-Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which
-`sepia.runtime.local` does not run) are found on the driver by `refusal`; the job runs such
-a unit on the reference adapter (see `host.job_spec`).
+Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which this
+adapter does not host yet: one query per key) are found on the driver by `refusal`; the job
+runs such a unit on the reference adapter (see `host.job_spec`).
 """
 
 from __future__ import annotations
