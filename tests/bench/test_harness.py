@@ -51,11 +51,11 @@ def test_every_system_has_a_row_and_the_missing_ones_say_why(tmp_path: Path) -> 
         assert naive["status"] == "ok"
         assert naive["elements"] == floors[naive["variant"]]["elements"] == 4400
         assert naive["results"] > 0 and 0 < naive["p50_ms"] <= naive["p99_ms"]
-    # W8 is EP-SPARQL: the local engine finds the drop-then-rise matches the hand-written
-    # baseline finds (the RDFS variant differs: its typing is background, not occurrences)
-    local = next(r for r in runs if r["system"] == "local" and r["variant"] == "drop-then-rise")
-    naive = next(r for r in runs if r["system"] == "naive" and r["variant"] == "drop-then-rise")
-    assert local["status"] == "ok" and local["results"] == naive["results"]
+    # the RDFS variant: the streamed leaf types that only the schema makes :ListedCompany
+    # restrict p1 to some companies, so fewer matches, but some
+    listed = "drop-then-rise-listed"
+    assert counts["local", listed] == counts["naive", listed] > 0
+    assert counts["naive", listed] < counts["naive", "drop-then-rise"]
     assert {p.name.split("-", 3)[-1] for p in written} >= {"W8-latency.png", "summary.png"}
 
 
