@@ -19,7 +19,7 @@ from sepia.bench.workload import MANIFEST, Manifest
 
 QUICK_BUDGET_S = 3.0  # per run in --quick: enough for the smoke test, bounded in total
 FULL_BUDGET_S = 300.0
-QUICK_CHECK_BUDGET_S = 10.0  # per evaluation of the check data in --quick
+QUICK_CHECK_BUDGET_S = 20.0  # per evaluation of the check data in --quick (W8: ~5 s idle)
 
 
 @dataclass(frozen=True, slots=True)
