@@ -47,6 +47,8 @@ class Workload:
     """Elements of the check data (results compared with the reference evaluator's; see
     ``sepia.bench.check``); None: not checked, ``unchecked`` says why."""
     unchecked: str = ""
+    quick_x: tuple[float, ...] | None = None
+    """The points of the cost-growth axis (``Variant.x``) a quick run measures; None: all."""
 
 
 WORKLOADS: dict[str, Workload] = {w.id: w for w in (
@@ -71,7 +73,8 @@ WORKLOADS: dict[str, Workload] = {w.id: w for w in (
     Workload("W10", "W6 with the background KB grown 1x, 10x, 100x",
              "SPAseq Fig. 18", Kind.EVENT, creditcard.generate_w10, 10_000, 500, 60),
     Workload("W11", "V-shape and head-and-shoulders with WITHIN 6, 60, 600 minutes",
-             "SPAseq Figs. 15-17", Kind.EVENT, stocks.generate_w11, 50_000, 3_000, 150),
+             "SPAseq Figs. 15-17", Kind.EVENT, stocks.generate_w11, 50_000, 1_000, 150,
+             quick_x=(6, 600)),  # WITHIN 60 minutes: W4's queries, measured there
     Workload("triples", "N triples, one per element, TriG and N-Quads (ingest)",
              "io.md", Kind.INGEST, triples.generate_triples, 1_000_000, 20_000, None,
              "no query"),
