@@ -121,3 +121,8 @@ def test_sliding_window_arithmetic_agrees_with_the_reference_enumeration(t, widt
     assert operator.admits(t) == bool(holding)
     assert operator.lower(t) == (holding[0][0] if holding else t)
     assert operator.flush_end(t) == (last_close_holding(t, width, slide, t0) or t)
+    lower, through = operator.lower_through(t)  # cached by WindowState.advance
+    assert through >= t
+    for u in range(t, min(through, t + 150) + 1):
+        holding = windows_for(u, width, slide, t0)
+        assert lower == (holding[0][0] if holding else u)
