@@ -21,7 +21,7 @@ from sepia.rdf.terms import Term
 class Codec(Dictionary):
     """A ``Dictionary`` that caches encodings and decodings of pyoxigraph terms."""
 
-    __slots__ = ("_decoded", "_encoded")
+    __slots__ = ("__weakref__", "_decoded", "_encoded")
 
     def __init__(self) -> None:
         super().__init__()

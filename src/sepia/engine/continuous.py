@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from weakref import WeakKeyDictionary
 
 import pyoxigraph as ox
 
@@ -23,7 +24,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
-from sepia.engine.codec import encode_triples
+from sepia.engine.codec import Codec, encode_triples
 from sepia.engine.delta import MaintainedAnswer, plan_of
 from sepia.engine.epsparql import batches
 from sepia.engine.events import (
@@ -95,7 +96,7 @@ class ContinuousQuery:
         if background.schema is not None and calls(query.pattern, "TIMESTAMP"):
             raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
         functions = {TIMESTAMP: self._timestamp}
-        self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
+        self.physical: PhysicalQuery = _planned(query, dictionary, named, functions)
         self.member = None if partition is None else self._member(partition)
         """PARTITION BY: (slot, id) every event pattern's match must bind (one partition)."""
         if background.varying and fallbacks(self.physical):
@@ -609,6 +610,7 @@ class ContinuousQuery:
             "window_elements": sum(len(w) for w in self.windows.values()),
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
+            "maintained_mappings": 0 if self._delta is None else len(self._delta),
             "runs": len(self.runs),
             "dropped_runs": self.dropped,
         }
@@ -703,6 +705,35 @@ class ContinuousQuery:
                 self.occurrences.add(batch, kind, self._inputs(end, kind))
         self._fallback = None
         self._paths = None
+
+
+_PLANS: WeakKeyDictionary[Codec, dict[tuple[int, tuple], tuple[qa.Query, PhysicalQuery]]] = (
+    WeakKeyDictionary()
+)
+"""Event queries' plans by the session's dictionary, then query object and named graphs."""
+
+
+def _planned(
+    query: qa.Query,
+    dictionary: Dictionary,
+    named: tuple[ox.NamedNode, ...],
+    functions: dict,
+) -> PhysicalQuery:
+    """``plan``, shared by the event queries of one session compiled from one query object
+    (PARTITION BY makes a ``ContinuousQuery`` per partition: planning each again cost a
+    tenth of W4's and W6's time). A plan holds no state (frozen operators; expression
+    caches are pure) and event queries never call ``functions`` (timestamp() is refused
+    there), so the partitions may share one."""
+    if not isinstance(dictionary, Codec):
+        return plan(query, dictionary, named, functions)
+    known = _PLANS.setdefault(dictionary, {})
+    found = known.get((id(query), named))
+    if found is not None and found[0] is query:
+        return found[1]
+    physical = plan(query, dictionary, named, functions)
+    if physical.automaton is not None or physical.events is not None:
+        known[(id(query), named)] = (query, physical)  # the query kept: its id stays its own
+    return physical
 
 
 class _Reader:

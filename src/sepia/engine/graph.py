@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 EncodedTriple = tuple[int, int, int]
+SMALL = 16
+"""A graph this small is scanned whole rather than indexed (an event graph, matched by a
+few patterns once)."""
 Journal = dict[EncodedTriple, int]
 """Net changes of a graph's visible triples since the watcher last cleared it: +1 entered,
 -1 left (a triple that left and came back, or the reverse, is not in it)."""
@@ -38,6 +41,15 @@ class TripleIndex:
 
     def __len__(self) -> int:
         return len(self._counts)
+
+    @property
+    def small(self) -> bool:
+        """Scanned whole on lookups (not indexed): any join order costs about the same."""
+        return self._by is None and len(self._counts) <= SMALL
+
+    def triples(self) -> list[EncodedTriple]:
+        """The visible triples."""
+        return list(self._counts)
 
     def __contains__(self, triple: object) -> bool:
         return triple in self._counts
@@ -95,6 +107,8 @@ class TripleIndex:
         bound = [(position, value) for position, value in enumerate((s, p, o)) if value is not None]
         if not bound:
             return iter(self._counts)
+        if self.small:  # an event's graph: a few triples
+            return (t for t in self._counts if all(t[i] == v for i, v in bound))
         indexes = self._indexes()
         buckets = [indexes[position].get(value, ()) for position, value in bound]
         smallest = min(buckets, key=len)
@@ -104,6 +118,8 @@ class TripleIndex:
 
     def estimate(self, s: int | None, p: int | None, o: int | None) -> int:
         """An upper bound of ``len(match(s, p, o))`` read off the index sizes (join order)."""
+        if self.small:
+            return len(self._counts)
         indexes = self._indexes()
         sizes = [len(indexes[i].get(v, ())) for i, v in enumerate((s, p, o)) if v is not None]
         return min(sizes) if sizes else len(self._counts)
