@@ -405,6 +405,7 @@ def extend(
             else:
                 free[term.index] = position
     assignments = list(free.items())
+    graphs = [g for g in graphs if g] or graphs[:1]  # C-SPARQL: often an empty background
     out: list[Row] = []
     for row in rows:
         query = [t.id if isinstance(t, Constant) else row[t.index] for t in pattern]
