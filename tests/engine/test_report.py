@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sepia.algebra import dataset as ds
 from sepia.algebra import report as rp
@@ -67,3 +69,39 @@ def test_conditions_only_fire_on_content_change():
 def test_unknown_window_is_refused():
     with pytest.raises(ValueError, match="unknown window"):
         schedule(rp.WindowClose(ox.NamedNode("urn:nope")))
+
+
+TIME_DRIVEN = st.lists(
+    st.one_of(
+        st.sampled_from([rp.WindowClose(W1), rp.WindowClose(W2), rp.WindowClose()]),
+        st.builds(rp.Periodic, st.integers(1, 7), st.sampled_from([None, W1, W2])),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TIME_DRIVEN, st.integers(0, 40), st.integers(1, 60))
+def test_next_due_never_skips_a_due_instant(strategies, after, bound):
+    """``next_due`` (the engine asks it once per window close, not once per arrival) against
+    every instant checked one by one: nothing due before it, and it is the first due
+    instant when it lies before the bound."""
+    policy = schedule(*strategies)
+    assert policy.time_driven
+    due = [u for u in range(after + 1, after + 200) if policy.due_at(u, Arrivals())]
+    found = policy.next_due(after, after + bound)
+    if found is None:
+        assert due == []
+        return
+    assert all(u >= found for u in due)
+    if found < after + bound:
+        assert due[0] == found
+    assert list(policy.between(after, after + bound)) == [u for u in due if u < after + bound]
+
+
+def test_arrival_driven_policies_are_not_time_driven():
+    assert not schedule(rp.ContentChange()).time_driven
+    assert not schedule(rp.WindowClose(W2), rp.ContentChange(W1)).time_driven
+    moving = {W1: ("urn:s1", WindowOperator(ds.Landmark(0)))}
+    assert not Schedule(rp.Report((rp.WindowClose(),)), moving).time_driven

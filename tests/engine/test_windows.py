@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sepia.algebra import dataset as ds
-from sepia.engine.graph import TripleIndex
+from sepia.engine.graph import SMALL, TripleIndex
 from sepia.engine.windows import WindowOperator, WindowState
 from sepia.semantics.windows import last_close_holding, windows_for
 
@@ -101,12 +101,25 @@ def test_state_rows_round_trip():
     assert sorted(back.graph.match(1, None, None)) == [(1, 2, 3), (1, 2, 4)]
 
 
-def test_index_match_and_estimate():
-    index = TripleIndex([(1, 2, 3), (1, 2, 4), (5, 2, 3)])
+@pytest.mark.parametrize("filler", [0, SMALL])
+def test_index_match_and_estimate(filler):
+    """A small graph (an event's) is scanned whole, a larger one indexed on its first
+    lookup: the same matches either way; estimates are upper bounds, exact bucket sizes
+    once indexed."""
+    others = [(100 + i, 7, 100 + i) for i in range(filler)]
+    index = TripleIndex([(1, 2, 3), (1, 2, 4), (5, 2, 3), *others])
+    assert index.small is (filler == 0)
     assert sorted(index.match(None, 2, 3)) == [(1, 2, 3), (5, 2, 3)]
     assert list(index.match(1, None, 4)) == [(1, 2, 4)]
     assert list(index.match(9, None, None)) == []
-    assert index.estimate(None, 2, None) == 3 and index.estimate(5, 2, None) == 1
+    assert index.estimate(None, 2, None) >= 3 and index.estimate(5, 2, None) >= 1
+    if filler:
+        assert not index.small  # indexed by the lookups above
+        assert index.estimate(None, 2, None) == 3 and index.estimate(5, 2, None) == 1
+        index.add((5, 2, 9))
+        index.remove((1, 2, 4))
+        assert sorted(index.match(5, 2, None)) == [(5, 2, 3), (5, 2, 9)]
+        assert index.estimate(1, None, None) == 1
 
 
 @settings(max_examples=500, deadline=None)
@@ -121,3 +134,8 @@ def test_sliding_window_arithmetic_agrees_with_the_reference_enumeration(t, widt
     assert operator.admits(t) == bool(holding)
     assert operator.lower(t) == (holding[0][0] if holding else t)
     assert operator.flush_end(t) == (last_close_holding(t, width, slide, t0) or t)
+    lower, through = operator.lower_through(t)  # cached by WindowState.advance
+    assert through >= t
+    for u in range(t, min(through, t + 150) + 1):
+        holding = windows_for(u, width, slide, t0)
+        assert lower == (holding[0][0] if holding else u)

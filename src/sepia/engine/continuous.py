@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from weakref import WeakKeyDictionary
 
 import pyoxigraph as ox
 
@@ -23,6 +24,7 @@ from sepia.engine import operators as po
 from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
+from sepia.engine.codec import Codec, encode_triples
 from sepia.engine.construct import fresh_blank
 from sepia.engine.delta import MaintainedAnswer, plan_of
 from sepia.engine.epsparql import batches
@@ -95,7 +97,7 @@ class ContinuousQuery:
         if background.schema is not None and calls(query.pattern, "TIMESTAMP"):
             raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
         functions = {TIMESTAMP: self._timestamp}
-        self.physical: PhysicalQuery = plan(query, dictionary, named, functions)
+        self.physical: PhysicalQuery = _planned(query, dictionary, named, functions)
         self.member = None if partition is None else self._member(partition)
         """PARTITION BY: (slot, id) every event pattern's match must bind (one partition)."""
         self.now = 0
@@ -115,6 +117,12 @@ class ContinuousQuery:
                 "matches are reported at a horizon, after that instant was evaluated)"
             )
         self.windows = {n: WindowState(op) for n, (_, op) in self.physical.windows.items()}
+        self._readers_of: dict[str, list[ox.NamedNode]] = {}
+        """The names of the windows over each stream."""
+        for name, (stream, _) in self.physical.windows.items():
+            self._readers_of.setdefault(stream, []).append(name)
+        self._streams = frozenset(self._readers_of)
+        """The streams the query's windows read."""
         self.previous: Counter[tuple] = Counter()
         self.low: int | None = None
         """The first arrival on a stream the query's windows read: no instant before it."""
@@ -147,6 +155,9 @@ class ContinuousQuery:
         self.starts = Notes(lambda e: e.start)
         """Event patterns over windows: where each element shown starts (its interval)."""
         self._delta = self._maintained()
+        self._quiet: tuple[int, int | None] = (0, 0)
+        """(a, q): the report policy makes nothing due in (a, q) (q None: nothing after a).
+        A fact about the schedule alone, so it survives a restore."""
 
     @property
     def query(self) -> qa.Query:
@@ -209,7 +220,7 @@ class ContinuousQuery:
             return self._match(t, elements)
         if self.physical.events is not None:
             return self._push(t, elements)
-        streams = {stream for stream, _ in self.physical.windows.values()}
+        streams = self._streams
         relevant = [e for e in elements if e.stream in streams]
         results = self._once()
         if not relevant:
@@ -220,7 +231,7 @@ class ContinuousQuery:
             self.low = t
         results += self._between(t)
         arrived = self._insert(t, relevant)
-        if self.physical.schedule is not None and self.physical.schedule.due_at(t, arrived):
+        if self._due_at(t, arrived):
             results += self._evaluate(t)
         self.clock = t
         return results
@@ -453,17 +464,39 @@ class ContinuousQuery:
         if schedule is None or self.low is None:
             return []
         after = self.low - 1 if self.clock is None else max(self.clock, self.low - 1)
-        return [r for t in schedule.between(after, before) for r in self._evaluate(t)]
+        quiet_from, quiet_until = self._quiet
+        if quiet_from <= after and (quiet_until is None or before <= quiet_until):
+            return []  # asked at every arrival: nothing is due until the next window close
+        results = []
+        while (due := schedule.next_due(after, before)) is not None and due < before:
+            results += self._evaluate(due)
+            after = due
+        self._quiet = (after, due)
+        return results
+
+    def _due_at(self, t: int, arrived: Arrivals) -> bool:
+        """Whether the arrival instant t is due (after ``_between(t)``: time-driven
+        policies are then known quiet up to their next due instant)."""
+        schedule = self.physical.schedule
+        if schedule is None:
+            return False
+        quiet_from, quiet_until = self._quiet
+        if schedule.time_driven and quiet_from < t and (quiet_until is None or t < quiet_until):
+            return False
+        return schedule.due_at(t, arrived)
 
     def _insert(self, t: int, elements: Sequence[StreamElement]) -> Arrivals:
+        windows = self.windows
+        for window in windows.values():
+            window.advance(t)  # expire first: what a window holds stays within one window
         admitted = set()
+        readers = self._readers_of
         for e in elements:
-            self.last_arrival[e.stream] = t
+            stream = e.stream
+            self.last_arrival[stream] = t
             triples = self._element(e)
-            for name, (stream, _) in self.physical.windows.items():
-                window = self.windows[name]
-                window.advance(t)  # expire first: what a window holds stays within one window
-                if stream == e.stream and window.insert(t, triples):
+            for name in readers.get(stream, ()):
+                if windows[name].insert(t, triples):
                     admitted.add(name)
         return Arrivals(frozenset(admitted))
 
@@ -471,8 +504,7 @@ class ContinuousQuery:
         """An element's graph as ids; under RDFS, its closure under the background schema,
         each triple expanded once by lookups (sepia.reasoning.elements): windows count
         triples per element, so a derived triple leaves with its last supporting element."""
-        encode = self.dictionary.encode
-        triples = [(encode(s), encode(p), encode(o)) for s, p, o in element.triples]
+        triples = encode_triples(self.dictionary, element.triples)
         closure = self._closure
         if closure is None:
             return tuple(triples)
@@ -590,6 +622,7 @@ class ContinuousQuery:
             "window_elements": sum(len(w) for w in self.windows.values()),
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
+            "maintained_mappings": 0 if self._delta is None else len(self._delta),
             "runs": len(self.runs),
             "dropped_runs": self.dropped,
         }
@@ -689,6 +722,35 @@ class ContinuousQuery:
                 self.occurrences.add(batch, kind, self._inputs(end, kind))
         self._fallback = None
         self._paths = None
+
+
+_PLANS: WeakKeyDictionary[Codec, dict[tuple[int, tuple], tuple[qa.Query, PhysicalQuery]]] = (
+    WeakKeyDictionary()
+)
+"""Event queries' plans by the session's dictionary, then query object and named graphs."""
+
+
+def _planned(
+    query: qa.Query,
+    dictionary: Dictionary,
+    named: tuple[ox.NamedNode, ...],
+    functions: dict,
+) -> PhysicalQuery:
+    """``plan``, shared by the event queries of one session compiled from one query object
+    (PARTITION BY makes a ``ContinuousQuery`` per partition: planning each again cost a
+    tenth of W4's and W6's time). A plan holds no state (frozen operators; expression
+    caches are pure) and event queries never call ``functions`` (timestamp() is refused
+    there), so the partitions may share one."""
+    if not isinstance(dictionary, Codec):
+        return plan(query, dictionary, named, functions)
+    known = _PLANS.setdefault(dictionary, {})
+    found = known.get((id(query), named))
+    if found is not None and found[0] is query:
+        return found[1]
+    physical = plan(query, dictionary, named, functions)
+    if physical.automaton is not None or physical.events is not None:
+        known[(id(query), named)] = (query, physical)  # the query kept: its id stays its own
+    return physical
 
 
 class _Reader:

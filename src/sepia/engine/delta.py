@@ -136,6 +136,10 @@ class MaintainedAnswer:
         ]
         """The atoms over windows: the triples a mapping uses there are indexed."""
 
+    def __len__(self) -> int:
+        """The mappings of the join kept (``ContinuousQuery.state_size``)."""
+        return len(self._mappings)
+
     def update(self, graph: GraphOf, run: Runner) -> tuple[Counter[Key], Counter[Key]] | None:
         """Bring the answer to the graphs' present contents: (rows added, rows removed),
         or None when it was rebuilt by a full evaluation: on the first call, after a

@@ -64,8 +64,11 @@ class FallbackStore:
         ]
         self.slots = slots
         self.dictionary = dictionary
-        self.written: dict[ox.NamedNode, tuple[TripleIndex, Journal, Quads]] = {}
-        """Per window: the graph written, its journal, and the quads written (to remove)."""
+        self.written: dict[
+            ox.NamedNode, tuple[TripleIndex, Journal, Quads, set[tuple[int, int]]]
+        ] = {}
+        """Per window: the graph written, its journal, the quads written (to remove), and
+        where the store merged two of them (``_write``)."""
         self._texts: dict[int, str] = {}
         self.event: tuple[EncodedTriple, ...] | None = None
         """The event graph written in ``EVENT_GRAPH``."""
@@ -132,17 +135,35 @@ class FallbackStore:
         if written is None or written[0] is not window.graph:
             if self.store.contains_named_graph(graph):
                 self.store.remove_graph(graph)
-            quads = self._quads(window.graph.match(None, None, None), graph)
-            self.store.extend(quads.values())
-            self.written[name] = (window.graph, window.graph.watch(), quads)
+            merged: set[tuple[int, int]] = set()
+            quads = self._write(window.graph.match(None, None, None), graph, merged)
+            self.written[name] = (window.graph, window.graph.watch(), quads, merged)
             return
-        _, journal, quads = written
-        for triple in [t for t, sign in journal.items() if sign < 0]:
+        _, journal, quads, merged = written
+        gone = [t for t, sign in journal.items() if sign < 0]
+        for triple in gone:
             self.store.remove(quads.pop(triple))
-        entered = self._quads((t for t, sign in journal.items() if sign > 0), graph)
-        self.store.extend(entered.values())
-        quads.update(entered)
+        quads.update(self._write((t for t, sign in journal.items() if sign > 0), graph, merged))
         journal.clear()
+        again = [(s, p) for s, p, _ in gone if (s, p) in merged]
+        for s, p in again:  # pyoxigraph's store keeps one of two equal literals: see _write
+            self.store.extend([quads[t] for t in window.graph.match(s, p, None)])
+
+    def _write(
+        self, triples: Iterable[EncodedTriple], graph: ox.NamedNode, merged: set[tuple[int, int]]
+    ) -> Quads:
+        """Write the triples' quads. pyoxigraph's store keeps one of two literals of equal
+        value ("3" and "03"^^xsd:integer, "3"^^xsd:int), so removing one removes the
+        other: the (subject, predicate) of a quad the store already holds go to ``merged``,
+        and the window's triples there are written again when one of them leaves."""
+        quads = self._quads(triples, graph)
+        store = self.store
+        for (s, p, _), quad in quads.items():
+            if quad in store:
+                merged.add((s, p))
+            else:
+                store.add(quad)
+        return quads
 
     def _quads(
         self, triples: Iterable[EncodedTriple], graph: ox.NamedNode | ox.DefaultGraph

@@ -14,55 +14,86 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 EncodedTriple = tuple[int, int, int]
+SMALL = 16
+"""A graph this small is scanned whole rather than indexed (an event graph, matched by a
+few patterns once)."""
 Journal = dict[EncodedTriple, int]
 """Net changes of a graph's visible triples since the watcher last cleared it: +1 entered,
 -1 left (a triple that left and came back, or the reverse, is not in it)."""
 
 
 class TripleIndex:
-    """A multiset of encoded triples seen as a set, indexed on each position."""
+    """A multiset of encoded triples seen as a set, indexed on each position.
+
+    The position indexes are built on the first lookup that needs them and maintained from
+    then on: a window read only through its journal (the fallback's store) never pays for
+    them."""
 
     __slots__ = ("_by", "_counts", "_journals")
 
     def __init__(self, triples: Iterable[EncodedTriple] = ()) -> None:
         self._counts: dict[EncodedTriple, int] = {}
-        self._by: tuple[dict[int, set[EncodedTriple]], ...] = ({}, {}, {})
+        self._by: tuple[dict[int, set[EncodedTriple]], ...] | None = None
         self._journals: list[Journal] = []
+        counts = self._counts
         for triple in triples:
-            self.add(triple)
+            counts[triple] = counts.get(triple, 0) + 1
 
     def __len__(self) -> int:
         return len(self._counts)
+
+    @property
+    def small(self) -> bool:
+        """Scanned whole on lookups (not indexed): any join order costs about the same."""
+        return self._by is None and len(self._counts) <= SMALL
+
+    def triples(self) -> list[EncodedTriple]:
+        """The visible triples."""
+        return list(self._counts)
 
     def __contains__(self, triple: object) -> bool:
         return triple in self._counts
 
     def add(self, triple: EncodedTriple) -> None:
         """One more occurrence of ``triple``; it becomes visible on its first."""
-        count = self._counts.get(triple, 0)
-        self._counts[triple] = count + 1
-        if count == 0:
+        counts = self._counts
+        count = counts.get(triple, 0)
+        counts[triple] = count + 1
+        if count:
+            return
+        if self._by is not None:
             for position, index in enumerate(self._by):
                 index.setdefault(triple[position], set()).add(triple)
-            for journal in self._journals:
-                if journal.pop(triple, None) is None:
-                    journal[triple] = 1
+        for journal in self._journals:
+            if journal.pop(triple, None) is None:
+                journal[triple] = 1
 
     def remove(self, triple: EncodedTriple) -> None:
         """One occurrence fewer; the triple leaves the indexes with its last one."""
-        count = self._counts[triple]
+        counts = self._counts
+        count = counts[triple]
         if count > 1:
-            self._counts[triple] = count - 1
+            counts[triple] = count - 1
             return
-        del self._counts[triple]
-        for position, index in enumerate(self._by):
-            bucket = index[triple[position]]
-            bucket.discard(triple)
-            if not bucket:
-                del index[triple[position]]
+        del counts[triple]
+        if self._by is not None:
+            for position, index in enumerate(self._by):
+                bucket = index[triple[position]]
+                bucket.discard(triple)
+                if not bucket:
+                    del index[triple[position]]
         for journal in self._journals:
             if journal.pop(triple, None) is None:
                 journal[triple] = -1
+
+    def _indexes(self) -> tuple[dict[int, set[EncodedTriple]], ...]:
+        """The indexes by subject, predicate and object, built on first use."""
+        if self._by is None:
+            self._by = ({}, {}, {})
+            for triple in self._counts:
+                for position, index in enumerate(self._by):
+                    index.setdefault(triple[position], set()).add(triple)
+        return self._by
 
     def watch(self) -> Journal:
         """A new journal of this graph's changes from now on (the caller clears it)."""
@@ -76,7 +107,10 @@ class TripleIndex:
         bound = [(position, value) for position, value in enumerate((s, p, o)) if value is not None]
         if not bound:
             return iter(self._counts)
-        buckets = [self._by[position].get(value, ()) for position, value in bound]
+        if self.small:  # an event's graph: a few triples
+            return (t for t in self._counts if all(t[i] == v for i, v in bound))
+        indexes = self._indexes()
+        buckets = [indexes[position].get(value, ()) for position, value in bound]
         smallest = min(buckets, key=len)
         if len(bound) == 1:
             return iter(smallest)
@@ -84,5 +118,8 @@ class TripleIndex:
 
     def estimate(self, s: int | None, p: int | None, o: int | None) -> int:
         """An upper bound of ``len(match(s, p, o))`` read off the index sizes (join order)."""
-        sizes = [len(self._by[i].get(v, ())) for i, v in enumerate((s, p, o)) if v is not None]
+        if self.small:
+            return len(self._counts)
+        indexes = self._indexes()
+        sizes = [len(indexes[i].get(v, ())) for i, v in enumerate((s, p, o)) if v is not None]
         return min(sizes) if sizes else len(self._counts)

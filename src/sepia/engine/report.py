@@ -103,21 +103,39 @@ class Schedule:
                 return None
 
     def between(self, after: int, before: int) -> Iterator[int]:
-        """The due instants in the open interval (after, before), where nothing arrives: a
-        leapfrog intersection of the triggers' next firings."""
+        """The due instants in the open interval (after, before), where nothing arrives."""
+        t = after
+        while (due := self.next_due(t, before)) is not None and due < before:
+            yield due
+            t = due
+
+    def next_due(self, after: int, bound: int) -> int | None:
+        """An instant q after ``after`` with nothing due in (after, q): the first due instant
+        when it lies before ``bound``, else the first that may be due at or past ``bound``;
+        None when a trigger never fires again. A leapfrog intersection of the triggers'
+        next firings: below the latest of them, some trigger does not fire."""
         t = after
         while True:
             nexts = [self.next_firing(s, t) for s in self.triggers]
             if any(n is None for n in nexts):
-                return
+                return None
             candidate = max(n for n in nexts if n is not None)
-            if candidate >= before:
-                return
-            if all(n == candidate for n in nexts):
-                yield candidate
-                t = candidate
-            else:
-                t = candidate - 1
+            if candidate >= bound or all(n == candidate for n in nexts):
+                return candidate
+            t = candidate - 1
+
+    @cached_property
+    def time_driven(self) -> bool:
+        """Whether only time makes an instant due (window close of time-based windows,
+        periodic): then an arrival's instant is due exactly when ``between`` would list it."""
+        return all(
+            isinstance(s, rp.Periodic)
+            or (
+                isinstance(s, rp.WindowClose)
+                and not any(self.windows[w][1].closes_on_arrival() for w in self.scope(s))
+            )
+            for s in self.triggers
+        )
 
     def due_at(self, t: int, arrived: Arrivals) -> bool:
         """Whether the instant of an arrival is due."""

@@ -42,13 +42,17 @@ class Slots:
 
 
 def compatible(a: Row, b: Row) -> bool:
-    """SPARQL compatibility: the rows agree wherever both are bound."""
-    return all(x is None or y is None or x == y for x, y in zip(a, b, strict=True))
+    """SPARQL compatibility: the rows agree wherever both are bound (a plain loop: asked
+    per candidate and run, it is twice as fast as ``all`` over a generator)."""
+    for x, y in zip(a, b, strict=True):  # noqa: SIM110
+        if x is not None and y is not None and x != y:
+            return False
+    return True
 
 
 def merge(a: Row, b: Row) -> Row:
     """The union of two compatible rows."""
-    return tuple(y if x is None else x for x, y in zip(a, b, strict=True))
+    return tuple([y if x is None else x for x, y in zip(a, b, strict=True)])
 
 
 def shares_binding(a: Row, b: Row) -> bool:

@@ -117,6 +117,9 @@ def step(
     """(runs after t, matches completed at t or at a tail negation's horizon before t)."""
     after: set[Run] = set()
     done: list[Completed] = []
+    # the runs that may take a candidate at t, with their compatible options: the FILTERs
+    # over earlier elements are checked for all of them at once (``_checked``)
+    waiting: list[tuple[Run, State, Strategy | None, list[tuple[Row, Row]]]] = []
     for run in runs:
         if run.position == len(automaton):  # a match waiting on its ", !B" guard
             if not batch.streamset_event:
@@ -143,7 +146,9 @@ def step(
         if run.last is not None and strategy is Strategy.STRICT and not batch.streamset_event:
             after.add(run)  # not the next event time yet
             continue
-        taken = _take(state, run, batch, within)
+        waiting.append((run, state, strategy, _options(state, run, batch, within)))
+    for (run, state, strategy, _), options in zip(waiting, _checked(waiting), strict=True):
+        taken = _unseen(run, options, batch, within)
         for new in taken:
             runs_made, matches = _advance(automaton, run, state, new, batch.t)
             after |= runs_made
@@ -151,6 +156,26 @@ def step(
         if _stays(run, strategy, bool(taken)):
             after.add(run)
     return after, list(dict.fromkeys(done))
+
+
+def _checked(
+    waiting: list[tuple[Run, State, Strategy | None, list[tuple[Row, Row]]]],
+) -> list[list[tuple[Row, Row]]]:
+    """Each waiting run's options that pass its state's deferred FILTERs, evaluated in one
+    batch per state over every run's options (one call instead of one per run)."""
+    kept = [options for _, _, _, options in waiting]
+    by_state: dict[int, list[int]] = {}
+    for n, (_, state, _, options) in enumerate(waiting):
+        if state.check is not None and options:
+            by_state.setdefault(id(state), []).append(n)
+    for members in by_state.values():
+        check = waiting[members[0]][1].check
+        assert check is not None
+        rows = [merge(mu, iteration) for n in members for mu, iteration in kept[n]]
+        truths = iter(check.truths(rows))
+        for n in members:
+            kept[n] = [o for o in kept[n] if next(truths)]
+    return kept
 
 
 def _strict_guard(automaton: Automaton, run: Run) -> bool:
@@ -225,23 +250,35 @@ def _stays(run: Run, strategy: Strategy | None, took: bool) -> bool:
     return False  # strict contiguity: this was the next event time
 
 
-def _take(
+def _options(
     state: State, run: Run, batch: Batch, within: Within | None
 ) -> list[tuple[Row, Row]]:
-    """The (combined mapping, iteration) pairs of the candidates the run may take."""
+    """The (combined mapping, iteration) pairs of the candidates compatible with the run
+    (its FILTERs and guard not checked yet: ``_checked``, ``_unseen``)."""
     start = batch.t if run.start is None else run.start
     if within is not None and not within.admits(start, batch.t):
         return []
-    own = set(state.own) if state.kleene else set()
     options = []
-    for candidate in batch.candidates[run.position]:
-        shared = tuple(None if i in own else v for i, v in enumerate(candidate))
-        if compatible(shared, run.mu):
-            iteration = tuple(v if i in own else None for i, v in enumerate(candidate))
-            options.append((merge(run.mu, shared), iteration))
-    if state.check is not None and options:
-        truths = state.check.truths([merge(mu, iteration) for mu, iteration in options])
-        options = [o for o, ok in zip(options, truths, strict=True) if ok]
+    if state.kleene:
+        own = set(state.own)
+        for candidate in batch.candidates[run.position]:
+            shared = tuple([None if i in own else v for i, v in enumerate(candidate)])
+            if compatible(shared, run.mu):
+                iteration = tuple([v if i in own else None for i, v in enumerate(candidate)])
+                options.append((merge(run.mu, shared), iteration))
+    else:  # no own variables: the candidate is shared whole, the iteration binds nothing
+        nothing = (None,) * len(run.mu)
+        for candidate in batch.candidates[run.position]:
+            if compatible(candidate, run.mu):
+                options.append((merge(run.mu, candidate), nothing))
+    return options
+
+
+def _unseen(
+    run: Run, options: list[tuple[Row, Row]], batch: Batch, within: Within | None
+) -> list[tuple[Row, Row]]:
+    """The options a run's ``; !B`` guard lets through: no compatible B seen strictly
+    between its last event and t."""
     if run.guard is not None and options:
         low = run.last
         if low is None and within is not None:

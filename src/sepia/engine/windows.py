@@ -42,6 +42,8 @@ class WindowOperator:
         """Whether an element stamped ``time`` ever enters the window (content change)."""
         match self.spec:
             case ds.Sliding(width, slide, t0):
+                if slide <= width:
+                    return time > t0  # the windows cover (t0, oo) without gaps
                 return present_window(time, width, slide, t0) is not None
             case ds.Landmark(t0):
                 return time >= t0
@@ -52,10 +54,23 @@ class WindowOperator:
 
     def lower(self, t: int) -> int | None:
         """The window shows elements stamped in (lower, t]; None: no time bound."""
+        return self.lower_through(t)[0]
+
+    def lower_through(self, t: int) -> tuple[int | None, int]:
+        """``lower(t)`` and the last instant through which it stays the same (lower is a
+        step function of t: a sliding window's opening moves once per slide)."""
         match self.spec:
             case ds.Sliding(width, slide, t0):
                 present = present_window(t, width, slide, t0)
-                return t if present is None else present[0]
+                if present is None:
+                    return t, t
+                opening = present[0]
+                return opening, opening + width  # the next window holding t + 1 opens later
+            case _:
+                return self._lower(t), t
+
+    def _lower(self, t: int) -> int | None:
+        match self.spec:
             case ds.Landmark(t0):
                 return t0 - 1
             case ds.Interval(start, _):
@@ -122,7 +137,7 @@ class WindowOperator:
 class WindowState:
     """The elements a window shows, oldest first, and their triples' index."""
 
-    __slots__ = ("advanced", "elements", "graph", "operator", "version")
+    __slots__ = ("_lower", "advanced", "elements", "graph", "operator", "version")
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
@@ -132,6 +147,8 @@ class WindowState:
         """Counts changes, so caches of the content know when they are stale."""
         self.advanced: int | None = None
         """The last time ``advance`` evicted up to (asked once per window per element)."""
+        self._lower: tuple[int, int | None, int] = (0, None, -1)
+        """(a, lower, b): ``operator.lower`` is ``lower`` at every instant of [a, b]."""
 
     def __len__(self) -> int:
         return len(self.elements)
@@ -154,7 +171,10 @@ class WindowState:
         if t == self.advanced:
             return
         self.advanced = t
-        lower = self.operator.lower(t)
+        since, lower, through = self._lower
+        if not since <= t <= through:
+            lower, through = self.operator.lower_through(t)
+            self._lower = (t, lower, through)
         if lower is None:
             return
         while self.elements and self.elements[0][0] <= lower:
