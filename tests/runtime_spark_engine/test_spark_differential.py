@@ -93,14 +93,16 @@ def test_protocol_steps_give_the_local_jsonl(number):
     streams(),
     st.integers(2, 4),
     st.integers(1, 4),
+    st.booleans(),
 )
-def test_partitions_spread_over_buckets_give_the_local_jsonl(text, data, buckets, batch):
+def test_partitions_spread_over_buckets_give_the_local_jsonl(text, data, buckets, batch, forget):
     """The route stage's buckets and stand-ins and the order of the buckets' results, on
-    generated PARTITION BY queries: line for line `--engine local`'s."""
+    generated PARTITION BY queries (each bucket's state restored from its rows at every
+    step with `forget`): line for line `--engine local`'s."""
     if not runs_locally(text):
         return
     got = drive([RunQuery("q", parse_query(text), 0)], data, background(),
-                batch_size=batch, buckets=buckets)  # fmt: skip
+                batch_size=batch, buckets=buckets, forget=forget)  # fmt: skip
     assert got == local_lines(text, data), text
 
 

@@ -80,3 +80,17 @@ def test_a_batch_journaled_before_a_restart_still_runs(spark, tmp_path):
     run_on_spark(ex.queries, ex.bindings, ex.data, checkpoint=checkpoint, output=str(out),
                  spark=spark)  # fmt: skip
     assert out.read_text().splitlines() == ex.local_lines(ex.queries[0])
+
+
+def test_a_checkpoint_keeps_the_bucket_count_it_started_with(spark, tmp_path):
+    """A checkpoint folder that does not exist yet (as `sepia bench` passes it) is made, and
+    the run's bucket count is saved there: a restart with another count keys elements as
+    the first run did, so the state it resumes is found."""
+    ex = example("e1-shops-coupons")
+    checkpoint = tmp_path / "not-yet" / "checkpoint"
+    for asked in (3, 5):
+        out = tmp_path / f"out-{asked}.jsonl"
+        run_on_spark(ex.queries, ex.bindings, ex.data, SparkRunOptions(buckets=asked),
+                     checkpoint=checkpoint, output=str(out), spark=spark)  # fmt: skip
+        assert (checkpoint / "buckets").read_text() == "3"
+        assert out.read_text().splitlines() == ex.local_lines(ex.queries[0])

@@ -4,7 +4,9 @@ nothing twice), and `--engine local`'s lines (the reference evaluator's answer, 
 engine's order within an instant).
 
 The input is a watched folder of stream files, one element per file and one file per
-micro-batch, so the job is killed between and inside batches."""
+micro-batch, so the job is killed between and inside batches. Two queries: a window, one
+key; a PARTITION BY sequence, spread over buckets (4 on local[2]), each with its own state
+and all stepping through every instant (stand-ins)."""
 
 from __future__ import annotations
 
@@ -29,12 +31,19 @@ from .child_run import STREAM
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-QUERY = """PREFIX : <http://example.org/>
+QUERIES = {
+    "window": """PREFIX : <http://example.org/>
 SELECT ?x (COUNT(*) AS ?n)
 FROM NAMED WINDOW :w ON :s [RANGE 6 STEP 3]
 WHERE { WINDOW :w { ?x :p ?y } }
 GROUP BY ?x
-"""
+""",
+    "rise": """PREFIX : <http://example.org/>
+SELECT ?x ?y ?z WITHIN 4 FROM STREAM S1 :s PARTITION BY ?x
+WHERE { SEQ(A ; B) DEFINE GPM A ON S1 { ?x :p ?y }
+        DEFINE GPM B ON S1 { ?x :p ?z FILTER(?z > ?y) } }
+""",
+}
 FILES = 8
 KILLS = 2
 
@@ -81,9 +90,10 @@ def kill_after(process: subprocess.Popen, journal: Path, batches: int) -> bool:
     return running
 
 
-def test_killed_and_restarted_run_equals_uninterrupted(spark, tmp_path):
-    query = tmp_path / "window.rq"
-    query.write_text(QUERY)
+@pytest.mark.parametrize("name", QUERIES)
+def test_killed_and_restarted_run_equals_uninterrupted(spark, tmp_path, name):
+    query = tmp_path / f"{name}.rq"
+    query.write_text(QUERIES[name])
     folder = tmp_path / "stream"
     write_stream(folder)
     checkpoint, out = tmp_path / "checkpoint", tmp_path / "out.jsonl"
@@ -102,10 +112,10 @@ def test_killed_and_restarted_run_equals_uninterrupted(spark, tmp_path):
     run_on_spark([load_query(query)], {STREAM: str(folder)}, checkpoint=tmp_path / "ck2",
                  output=str(whole), spark=spark)  # fmt: skip
     elements = [e for p in sorted(folder.iterdir()) for e in read_stream(p, STREAM)]
-    answer = evaluate(load_query(query).query, {STREAM: elements}, name="window")
+    answer = evaluate(load_query(query).query, {STREAM: elements}, name=name)
     reference = [jsonl_line(r, elements[0].kind) for r in answer]
     local = [jsonl_line(r, elements[0].kind)
-             for r in run([("window", load_query(query).query)], {STREAM: elements})]  # fmt: skip
-    assert sorted(local) == sorted(reference)
+             for r in run([(name, load_query(query).query)], {STREAM: elements})]  # fmt: skip
+    assert local and sorted(local) == sorted(reference)
     assert whole.read_text().splitlines() == local
     assert out.read_text().splitlines() == local, f"seed {seed}"

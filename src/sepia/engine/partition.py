@@ -213,9 +213,9 @@ class PartitionedQuery:
         return self._release(results)
 
     @staticmethod
-    def _named(n: str, results: list[Result]) -> list[Result]:
+    def _named(label: str, results: list[Result]) -> list[Result]:
         return [
-            r if r.match is None else dataclasses.replace(r, match=f"{n}.{r.match}")
+            r if r.match is None else dataclasses.replace(r, match=f"{label}.{r.match}")
             for r in results
         ]
 

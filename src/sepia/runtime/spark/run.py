@@ -122,6 +122,7 @@ def _buckets(home: Path, asked: int | None, spark: SparkSession) -> int:
     """The run's bucket count: the one its checkpoint started with (a restart must key
     elements as before: state lives per key), else `asked`, else twice the parallelism."""
     saved = home / "buckets"
+    home.mkdir(parents=True, exist_ok=True)
     if saved.exists():
         return int(saved.read_text())
     buckets = asked or 2 * spark.sparkContext.defaultParallelism
