@@ -172,9 +172,9 @@ class Network:
             results += self._derive(node, made + node.engine.flush(until))
         if not self.linked:
             return results
-        ready = [r for *_, r in sorted(self.held)] + sorted(results, key=lambda r: r.t)
+        ready = [r for *_, r in sorted(self.held)] + results
         self.held = []
-        return sorted(ready, key=lambda r: r.t)
+        return sorted(ready, key=lambda r: r.t)  # stable: held ones first within a time
 
     # --- one node ------------------------------------------------------------------------
     def _queue(self, node: Node, element: StreamElement, rank: int) -> None:
