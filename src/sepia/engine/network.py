@@ -121,11 +121,9 @@ class Network:
             if any(p not in group for m in group for p in reading[id(m)]):
                 raise Unsupported(f"a Q-closure through {n.engine.name} reading other queries")
         upstream = {id(n): [p for p in reading[id(n)] if p not in groups[id(n)]] for n in nodes}
-        ordered = _topological(nodes, upstream)
-        assert ordered is not None  # the cycles are the groups
         for n in nodes:
             n.upstream, n.group = upstream[id(n)], groups[id(n)]
-        self.nodes = ordered
+        self.nodes = _topological(nodes, upstream)
 
     # --- time ---------------------------------------------------------------------------
     def advance(self, t: int, batch: Sequence[StreamElement]) -> list[Result]:
@@ -374,17 +372,16 @@ def _cycle(node: Node, nodes: list[Node], reading: dict[int, list[Node]]) -> tup
     return group if len(group) > 1 or node in reading[id(node)] else ()
 
 
-def _topological(nodes: list[Node], upstream: dict[int, list[Node]]) -> list[Node] | None:
-    """Producers before consumers, else in registration order; None on a cycle."""
+def _topological(nodes: list[Node], upstream: dict[int, list[Node]]) -> list[Node]:
+    """Producers before consumers, else in registration order (``upstream`` has no cycle:
+    a Q-closure's rules do not count as each other's upstream)."""
     ordered: list[Node] = []
     placed: set[int] = set()
     while len(ordered) < len(nodes):
-        ready = [
+        ready = next(
             n for n in nodes
             if id(n) not in placed and all(id(p) in placed for p in upstream[id(n)])
-        ]  # fmt: skip
-        if not ready:
-            return None
-        ordered.append(ready[0])
-        placed.add(id(ready[0]))
+        )  # fmt: skip
+        ordered.append(ready)
+        placed.add(id(ready))
     return ordered
