@@ -218,3 +218,30 @@ def test_a_query_network_runs_on_the_local_engine_as_on_the_reference(tmp_path: 
     ]
     times = [json.loads(line)["t"] for line in local.stdout.splitlines()]
     assert times == sorted(times)
+
+
+def test_an_ep_sparql_q_closure_runs_on_the_local_engine(tmp_path: Path) -> None:
+    """EP-SPARQL's Q-closure from the command line: the reachability rule reads its own
+    output (tests/semantics/test_network.py derives the answer by hand); both engines print
+    a-c at 2, then a-d and b-d at 3 (a-d from a-c, derived at 2, then c-d)."""
+    (tmp_path / "reach.rq").write_text(
+        "PREFIX : <http://example.org/>\n"
+        "REGISTER RSTREAM :derived AS CONSTRUCT { ?a :reach ?c }\n"
+        "WHERE { { ?a :reach ?b } SEQ { ?b :reach ?c } }\n"
+    )
+    prefix = "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+    (tmp_path / "in.trig").write_text(
+        prefix + ":G1 { :a :reach :b . } :G1 prov:generatedAtTime 1 .\n"
+        ":G2 { :b :reach :c . } :G2 prov:generatedAtTime 2 .\n"
+        ":G3 { :c :reach :d . } :G3 prov:generatedAtTime 3 .\n"
+    )
+    args = ["run", str(tmp_path / "reach.rq"), "--format", "jsonl",
+            "--stream", f"http://example.org/in={tmp_path / 'in.trig'}"]  # fmt: skip
+    local = invoke([*args, "--engine", "local"])
+    reference = invoke([*args, "--engine", "reference"])
+    assert local.exit_code == 0, local.output
+    assert lines_as_multiset(local.stdout) == lines_as_multiset(reference.stdout)
+    lines = [json.loads(line) for line in local.stdout.splitlines()]
+    got = sorted((r["t"], r["from"], *r["triples"]) for r in lines)
+    reach = "<http://example.org/{}> <http://example.org/reach> <http://example.org/{}> .".format
+    assert got == [(2, 1, reach("a", "c")), (3, 1, reach("a", "d")), (3, 2, reach("b", "d"))]

@@ -17,13 +17,13 @@ waits in an inbox meanwhile, and the run's results are handed out in time order 
 least settled consumer. A producer whose own input goes quiet can thus hold its consumers
 back until the input ends (exact, never early).
 
-A rule reading its own output is EP-SPARQL's Q-closure (seed 003 section 4): the reference
-evaluates the network to a fixpoint, so the matches of an instant feed back into that same
-instant. The engine runs it for an EP-SPARQL RSTREAM query whose pattern only grows (SEQ,
-EQUALS, the joins, UNION, FILTER over triple occurrences): at each arrival, the triples its
-matches derive (stamped with their intervals, all ending then) go back in as occurrences
-ending then, until no new triple comes (``closure``). Other cycles are refused: the engine
-evaluates an instant once.
+Rules reading their own output make EP-SPARQL's Q-closure (seed 003 section 4): the
+reference evaluates the network to a fixpoint, so the matches of an instant feed back into
+that same instant. The engine runs a cycle of EP-SPARQL RSTREAM rules whose patterns only
+grow (SEQ, EQUALS, the joins, UNION, FILTER over triple occurrences) and that read no other
+query's output: at each arrival, the triples their matches derive (stamped with their
+intervals, all ending then) go back into every rule as occurrences, until no new triple
+comes (``_closure``). Other cycles are refused: the engine evaluates an instant once.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def reads(query: qa.Query, stream: str) -> bool:
     return not declared or any(d.iri.value == stream for d in declared)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Node:
     """One query of the network and what it has been given."""
 
@@ -79,8 +79,8 @@ class Node:
     """No result of the node stamped at or before this can come any more."""
     made: int = 0
     """Results made so far (a derived element is named by its result's number)."""
-    closes: bool = False
-    """It reads its own output stream (EP-SPARQL's Q-closure)."""
+    group: tuple[Node, ...] = ()
+    """The rules it reads and that read it, itself included (a Q-closure), if any."""
 
 
 class Network:
@@ -97,39 +97,33 @@ class Network:
     @property
     def linked(self) -> bool:
         """Whether some query reads a stream one of the queries produces."""
-        return any(node.upstream or node.closes for node in self.nodes)
+        return any(node.upstream or node.group for node in self.nodes)
 
     def add(self, engine: RegisteredQuery) -> None:
-        """A query joins the network (refused if it closes a cycle)."""
-        output = output_stream(engine.query)
-        node = Node(engine, len(self.nodes), output)
-        node.closes = output is not None and reads(engine.query, output)
-        if node.closes and not _closes(engine):
-            raise Unsupported(
-                f"{engine.name} reads its own output stream: only an EP-SPARQL RSTREAM rule "
-                "over SEQ, EQUALS, joins, UNION and FILTER runs as a Q-closure"
-            )
-        nodes = [*self.nodes, node]
-        upstream = {
-            id(n): [
-                p for p in nodes
-                if p is not n and p.output is not None and reads(n.engine.query, p.output)
-            ]
+        """A query joins the network (refused if it closes a cycle the engine cannot run)."""
+        nodes = [*self.nodes, Node(engine, len(self.nodes), output_stream(engine.query))]
+        reading = {
+            id(n): [p for p in nodes if p.output is not None and reads(n.engine.query, p.output)]
             for n in nodes
-        }  # fmt: skip
+        }
         for n in nodes:
-            feeding = [p.output for p in upstream[id(n)] + ([n] if n.closes else [])]
+            feeding = [p.output for p in reading[id(n)]]
             if len(feeding) > len(set(feeding)):  # the reference keeps one query's
                 raise Unsupported(f"{n.engine.name} reads a stream two queries produce")
-        ordered = _topological(nodes, upstream)
-        if ordered is None:
-            raise Unsupported(
-                f"a query network with a cycle through {engine.name} (queries reading each "
-                "other's output streams)"
-            )
+        groups = {id(n): _cycle(n, nodes, reading) for n in nodes}
         for n in nodes:
-            n.upstream = upstream[id(n)]
-        self.nodes = ordered
+            group = groups[id(n)]
+            if group and not all(_closes(m.engine) for m in group):
+                raise Unsupported(
+                    f"a query network with a cycle through {n.engine.name}: only EP-SPARQL "
+                    "RSTREAM rules over SEQ, EQUALS, joins, UNION and FILTER run as a Q-closure"
+                )
+            if any(p not in group for m in group for p in reading[id(m)]):
+                raise Unsupported(f"a Q-closure through {n.engine.name} reading other queries")
+        upstream = {id(n): [p for p in reading[id(n)] if p not in groups[id(n)]] for n in nodes}
+        for n in nodes:
+            n.upstream, n.group = upstream[id(n)], groups[id(n)]
+        self.nodes = _topological(nodes, upstream)
 
     # --- time ---------------------------------------------------------------------------
     def advance(self, t: int, batch: Sequence[StreamElement]) -> list[Result]:
@@ -138,13 +132,18 @@ class Network:
         if not self.linked:
             return [r for node in self.nodes for r in node.engine.advance(t, batch)]
         results = []
+        closed: dict[int, list[Result]] = {}
         for node in self.nodes:
             if node.upstream:
                 for element in batch:
                     self._queue(node, element, 0)
                 made = self._step(node, min(t, *(p.settled for p in node.upstream)))  # type: ignore[type-var]
+            elif node.group:
+                if id(node) not in closed:
+                    closed.update(self._closure(node.group, t, batch))
+                made = closed[id(node)] + self._settle(node, t)
             else:
-                made = self._advance(node, t, batch) + self._settle(node, t)
+                made = node.engine.advance(t, batch) + self._settle(node, t)
             results += self._derive(node, made)
         return self._release(results)
 
@@ -172,9 +171,9 @@ class Network:
             results += self._derive(node, made + node.engine.flush(until))
         if not self.linked:
             return results
-        ready = [r for *_, r in sorted(self.held)] + sorted(results, key=lambda r: r.t)
+        ready = [r for *_, r in sorted(self.held)] + results
         self.held = []
-        return sorted(ready, key=lambda r: r.t)
+        return sorted(ready, key=lambda r: r.t)  # stable: held ones first within a time
 
     # --- one node ------------------------------------------------------------------------
     def _queue(self, node: Node, element: StreamElement, rank: int) -> None:
@@ -197,7 +196,7 @@ class Network:
             batch = []
             while inbox and inbox[0][0] == t:
                 batch.append(heapq.heappop(inbox)[-1])
-            results += self._advance(node, t, batch)
+            results += node.engine.advance(t, batch)
             node.through = t
         if bound is not None:
             if node.through is None or bound > node.through:
@@ -205,28 +204,29 @@ class Network:
             results += self._settle(node, bound)
         return results
 
-    def _advance(self, node: Node, t: int, batch: Sequence[StreamElement]) -> list[Result]:
-        """A step of one query; a Q-closure takes the triples its matches derive back in,
-        at the same instant, until no new one comes (the last round's results are the
-        instant's: its pattern only grows)."""
-        results = node.engine.advance(t, batch)
-        if not node.closes:
-            return results
-        fed: set[tuple[int, int, object]] = set()
+    def _closure(
+        self, group: tuple[Node, ...], t: int, batch: Sequence[StreamElement]
+    ) -> dict[int, list[Result]]:
+        """A step of a Q-closure's rules: the triples their matches derive go back in, at
+        the same instant, until no new one comes; each rule's last round of results is the
+        instant's (its pattern only grows)."""
+        results = {id(m): m.engine.advance(t, batch) for m in group}
+        fed: set[tuple[str, int, int, object]] = set()
         for _ in range(MAX_ROUNDS):
             derived = []
-            for r in results:
-                start, end = r.interval or (r.t, r.t)
-                new = tuple(x for x in r.triples or () if (start, end, x) not in fed)
-                if not new:
-                    continue
-                fed.update((start, end, x) for x in new)
-                graph = f"urn:sepia:closure:{r.query}:{t}:{len(fed)}"
-                kind = self.kind or TimeKind.ABSTRACT
-                derived.append(StreamElement(node.output, graph, start, end, new, kind))  # type: ignore[arg-type]
+            for m in group:
+                for r in results[id(m)]:
+                    start, end = r.interval or (r.t, r.t)
+                    key = (m.output, start, end)
+                    new = tuple(x for x in r.triples or () if (*key, x) not in fed)
+                    if new:
+                        fed.update((*key, x) for x in new)
+                        graph = f"urn:sepia:closure:{r.query}:{t}:{len(fed)}"
+                        kind = self.kind or TimeKind.ABSTRACT
+                        derived.append(StreamElement(m.output, graph, start, end, new, kind))  # type: ignore[arg-type]
             if not derived:
                 return results
-            results = node.engine.advance(t, derived)
+            results = {id(m): m.engine.advance(t, derived) for m in group}
         raise RuntimeError(
             f"the query network still derives new events after {MAX_ROUNDS} rounds"
         )
@@ -354,17 +354,34 @@ def _part_settled(query: ContinuousQuery, through: int) -> int:
     return through if due is None else due - 1
 
 
-def _topological(nodes: list[Node], upstream: dict[int, list[Node]]) -> list[Node] | None:
-    """Producers before consumers, else in registration order; None on a cycle."""
+def _cycle(node: Node, nodes: list[Node], reading: dict[int, list[Node]]) -> tuple[Node, ...]:
+    """The queries on a cycle of reads through ``node`` (itself included), in registration
+    order; none when it is on no cycle."""
+
+    def reached(start: Node) -> set[int]:
+        seen, todo = {id(start)}, [start]
+        while todo:
+            for p in reading[id(todo.pop())]:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    todo.append(p)
+        return seen
+
+    below = reached(node)
+    group = tuple(n for n in nodes if id(n) in below and id(node) in reached(n))
+    return group if len(group) > 1 or node in reading[id(node)] else ()
+
+
+def _topological(nodes: list[Node], upstream: dict[int, list[Node]]) -> list[Node]:
+    """Producers before consumers, else in registration order (``upstream`` has no cycle:
+    a Q-closure's rules do not count as each other's upstream)."""
     ordered: list[Node] = []
     placed: set[int] = set()
     while len(ordered) < len(nodes):
-        ready = [
+        ready = next(
             n for n in nodes
             if id(n) not in placed and all(id(p) in placed for p in upstream[id(n)])
-        ]  # fmt: skip
-        if not ready:
-            return None
-        ordered.append(ready[0])
-        placed.add(id(ready[0]))
+        )  # fmt: skip
+        ordered.append(ready)
+        placed.add(id(ready))
     return ordered
