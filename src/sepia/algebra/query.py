@@ -136,6 +136,15 @@ class Query:
     prefixes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
+    def output_stream(self) -> str | None:
+        """The stream a registered CONSTRUCT query produces (RSTREAM / ISTREAM / DSTREAM
+        <s>, or C-SPARQL's REGISTER STREAM): what query networks feed to other queries."""
+        registration = self.registration
+        if registration is None or not isinstance(self.form, Construct):
+            return None
+        return None if registration.kind is RegistrationKind.QUERY else registration.name
+
+    @property
     def pattern(self) -> GraphPattern:
         """The graph pattern under the streaming operator, if there is one."""
         match self.expression:

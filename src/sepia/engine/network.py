@@ -48,14 +48,6 @@ Queued = tuple[int, int, int, int, StreamElement]
 """An inbox entry: time, producer rank (0: the run's input), start, arrival, element."""
 
 
-def output_stream(query: qa.Query) -> str | None:
-    """The stream a registered CONSTRUCT query produces (the reference's rule)."""
-    registration = query.registration
-    if registration is None or not isinstance(query.form, qa.Construct):
-        return None
-    return None if registration.kind is qa.RegistrationKind.QUERY else registration.name
-
-
 def reads(query: qa.Query, stream: str) -> bool:
     """Whether a query reads ``stream``: it declares it, or declares none (EP-SPARQL)."""
     declared = query.dataset.streams
@@ -101,7 +93,7 @@ class Network:
 
     def add(self, engine: RegisteredQuery) -> None:
         """A query joins the network (refused if it closes a cycle the engine cannot run)."""
-        nodes = [*self.nodes, Node(engine, len(self.nodes), output_stream(engine.query))]
+        nodes = [*self.nodes, Node(engine, len(self.nodes), engine.query.output_stream)]
         reading = {
             id(n): [p for p in nodes if p.output is not None and reads(n.engine.query, p.output)]
             for n in nodes

@@ -17,7 +17,6 @@ import pyoxigraph as ox
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.pattern import Project
 from sepia.algebra.query import Entailment, Query, RegistrationKind
-from sepia.engine.network import output_stream
 from sepia.io.background import load_background
 from sepia.io.errors import StreamError
 from sepia.io.streams import OnError, read_stream
@@ -77,7 +76,7 @@ def projected_variables(queries: Sequence[NamedQuery]) -> list[str] | None:
 
 def input_streams(queries: Sequence[NamedQuery]) -> list[str]:
     """Stream IRIs the queries read that no query of the run produces, in order of mention."""
-    produced = {output_stream(q.query) for q in queries}
+    produced = {q.query.output_stream for q in queries}
     seen: dict[str, None] = {}
     for named in queries:
         for declared in named.query.dataset.streams:

@@ -38,13 +38,6 @@ def derived_elements(stream: str, results: Sequence[Result], kind: TimeKind) -> 
     return sorted(elements, key=lambda e: (e.end, e.start))
 
 
-def _output_stream(query: qa.Query) -> str | None:
-    registration = query.registration
-    if registration is None or not isinstance(query.form, qa.Construct):
-        return None
-    return None if registration.kind is qa.RegistrationKind.QUERY else registration.name
-
-
 def evaluate_network(
     queries: Sequence[tuple[str, qa.Query]],
     streams: Mapping[str, Sequence[StreamElement]],
@@ -64,7 +57,7 @@ def evaluate_network(
         now = {
             out: derived_elements(out, answers[name], time_kind(streams))
             for name, q in queries
-            if (out := _output_stream(q)) is not None
+            if (out := q.output_stream) is not None
         }
         if _graphs(now) == _graphs(derived):
             return sorted((r for rs in answers.values() for r in rs), key=lambda r: r.t)

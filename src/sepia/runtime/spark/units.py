@@ -76,18 +76,10 @@ class Unit:
         return [found[id(e)] for e in elements]
 
 
-def output_stream(query: qa.Query) -> str | None:
-    """The stream a registered CONSTRUCT query produces (RSTREAM / ISTREAM / DSTREAM <s>)."""
-    registration = query.registration
-    if registration is None or not isinstance(query.form, qa.Construct):
-        return None
-    return None if registration.kind is qa.RegistrationKind.QUERY else registration.name
-
-
 def units_of(queries: Sequence[tuple[str, qa.Query]]) -> list[Unit]:
     """The run's queries grouped into units: connected through produced streams, or alone."""
     run = [RunQuery(name, query, n) for n, (name, query) in enumerate(queries)]
-    produced = {s for q in run if (s := output_stream(q.query)) is not None}
+    produced = {s for q in run if (s := q.query.output_stream) is not None}
     groups: list[list[RunQuery]] = []
     for q in run:
         linked = [g for g in groups if any(_streams(o) & _streams(q) & produced for o in g)]
@@ -102,7 +94,7 @@ def _position(q: RunQuery) -> int:
 
 
 def _streams(q: RunQuery) -> set[str | None]:
-    return {d.iri.value for d in q.query.dataset.streams} | {output_stream(q.query)}
+    return {d.iri.value for d in q.query.dataset.streams} | {q.query.output_stream}
 
 
 def _inputs(group: list[RunQuery], produced: set[str]) -> tuple[str, ...]:
