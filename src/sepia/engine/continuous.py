@@ -353,8 +353,25 @@ class ContinuousQuery:
         return (end, start, bound)
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
-        """A GPM's plan over one event's graph (background graphs as they were then)."""
-        return self._in_partition(po.run(plan, self._event_reader(event)))
+        """A GPM's plan over one event's graph (background graphs as they were then). The
+        rows of the plan under its FILTERs are shared through ``PhysicalQuery.gpm_rows``
+        (PARTITION BY matches each event in the router, then in its partitions)."""
+        conditions = []
+        while isinstance(plan, po.Select):
+            conditions.append(plan.condition)
+            plan = plan.inner
+        shared = self.physical.gpm_rows
+        if len(shared.rows) > shared.LIMIT:
+            shared.rows.clear()
+        key = (shared.plan_key(plan), self.background.state(event.time), id(event))
+        found = shared.rows.get(key)
+        if found is None or found[0] is not event:
+            found = shared.rows[key] = (event, po.run(plan, self._event_reader(event)))
+        rows = found[1]
+        for condition in reversed(conditions):  # the innermost first, as run() would
+            if rows:
+                rows = [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
+        return self._in_partition(list(rows))
 
     def _event_reader(self, event: StreamElement) -> _Reader:
         """The view of one event's graph, encoded (and closed under RDFS) once for all the
