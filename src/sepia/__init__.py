@@ -14,8 +14,6 @@ docs/engine.md ("Using it") has a runnable example; ``Unsupported`` names what t
 cannot run, ``QueryError`` a bad query, ``StreamError`` bad stream input.
 """
 
-from importlib.metadata import version
-
 from sepia.engine.planner import Unsupported
 from sepia.io.background import load_background
 from sepia.io.errors import StreamError
@@ -28,7 +26,15 @@ from sepia.runtime.local import Session
 from sepia.runtime.local import run as run_local
 from sepia.semantics import evaluate as evaluate_reference
 
-__version__ = version("sepia")
+
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the installed metadata on first use (importing
+    ``importlib.metadata`` costs ~0.1 s, paid by every ``sepia`` process otherwise)."""
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("sepia")
+    raise AttributeError(f"module 'sepia' has no attribute {name!r}")
 
 __all__ = [
     "QueryError",

@@ -34,7 +34,8 @@ def test_verdict_texts() -> None:
 
 def test_bench_rows_carry_the_check(tmp_path: Path) -> None:
     """W7 (SPAseq Q5): the naive matcher once took B & C at A's own instant and counted
-    more than the reference; the row now says ok, the floor row has nothing to check."""
+    more than the reference; the row now says ok, the floor row has nothing to check. W9
+    (CQELS-CEP, evaluated at every arrival) was too slow for the reference to check."""
     options = BenchOptions(("W7", "W9"), systems=("floor", "naive"), scale=600,
                            out=tmp_path / "results", data_dir=tmp_path / "data")
     written = run_bench(options, Console(file=open("/dev/null", "w")))  # noqa: SIM115
@@ -43,7 +44,7 @@ def test_bench_rows_carry_the_check(tmp_path: Path) -> None:
     checked = {(r["system"], r["checked"]) for r in documents["W7.json"]["runs"]}
     assert checked == {("floor", ""), ("naive", "ok")}
     (naive,) = [r for r in documents["W9.json"]["runs"] if r["system"] == "naive"]
-    assert naive["checked"].startswith("not checked: the reference takes over")
+    assert naive["checked"] == "ok"
 
 
 def test_w10_variants_named_after_their_scale_are_checked(tmp_path: Path) -> None:

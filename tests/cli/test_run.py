@@ -169,3 +169,52 @@ def test_event_policy_chronological_consumes_what_it_used() -> None:
         (6, 2, "<http://example.org/a1>"),
         (8, 4, "<http://example.org/a2>"),
     ]
+
+
+ALERTS = """PREFIX : <http://example.org/>
+REGISTER STREAM :alerts AS
+CONSTRUCT { ?x :q :hot }
+FROM STREAM <http://example.org/s1> [RANGE 4 STEP 2]
+WHERE { ?x :p :hot }
+"""
+PAIRS = """PREFIX : <http://example.org/>
+REGISTER ISTREAM :out AS SELECT ?x ?y
+FROM NAMED WINDOW :recent ON :alerts [RANGE 1]
+FROM NAMED WINDOW :w ON :s2 [RANGE 10]
+REPORT ON CONTENT CHANGE
+WHERE { WINDOW :recent { ?x :q :hot } WINDOW :w { ?x :p ?y } }
+"""
+
+
+def test_a_query_network_runs_on_the_local_engine_as_on_the_reference(tmp_path: Path) -> None:
+    """A C-SPARQL ``REGISTER STREAM ... AS CONSTRUCT`` feeds an RSP-QL query of the same
+    run (language.md section 7): both engines print the same lines, among them the pairs
+    derived by hand in tests/engine/test_network.py (a hot at 1 and a :p c at 3 meet at 4;
+    b hot at 5 and b :p a at 7 meet at 8)."""
+    (tmp_path / "alerts.rq").write_text(ALERTS)
+    (tmp_path / "pairs.rq").write_text(PAIRS)
+    prefix = "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+    (tmp_path / "s1.trig").write_text(
+        prefix + ":G1 { :a :p :hot . } :G1 prov:generatedAtTime 1 .\n"
+        ":G2 { :b :p :hot . } :G2 prov:generatedAtTime 5 .\n"
+    )
+    (tmp_path / "s2.trig").write_text(
+        prefix + ":H1 { :a :p :c . } :H1 prov:generatedAtTime 3 .\n"
+        ":H2 { :b :p :a . } :H2 prov:generatedAtTime 7 .\n"
+    )
+    args = ["run", str(tmp_path / "alerts.rq"), str(tmp_path / "pairs.rq"), "--format", "jsonl",
+            "--stream", f"http://example.org/s1={tmp_path / 's1.trig'}",
+            "--stream", f"http://example.org/s2={tmp_path / 's2.trig'}"]  # fmt: skip
+    local = invoke([*args, "--engine", "local"])
+    reference = invoke([*args, "--engine", "reference"])
+    assert local.exit_code == 0, local.output
+    assert reference.exit_code == 0, reference.output
+    assert lines_as_multiset(local.stdout) == lines_as_multiset(reference.stdout)
+    pairs = [json.loads(line) for line in local.stdout.splitlines()]
+    pairs = [(p["t"], *p["binding"].values()) for p in pairs if p["query"] == "pairs"]
+    assert pairs == [
+        (4, "<http://example.org/a>", "<http://example.org/c>"),
+        (8, "<http://example.org/b>", "<http://example.org/a>"),
+    ]
+    times = [json.loads(line)["t"] for line in local.stdout.splitlines()]
+    assert times == sorted(times)

@@ -145,6 +145,23 @@ def queries(draw) -> str:
     )
 
 
+@st.composite
+def construct_queries(draw, templates: list[str], registered: str = "out") -> str:
+    """A window query registered as stream ``:registered`` constructing one of
+    ``templates`` from a pattern family's ``?x`` and ``?y``."""
+    entry = draw(st.sampled_from([e for e in ONE_WINDOW + TWO_WINDOWS if e[0] == "*"]))
+    windows = ["w1", "w2"] if entry in TWO_WINDOWS else ["w1"]
+    declared = "\n".join(
+        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}" for i, w in enumerate(windows)
+    )
+    operator = draw(st.sampled_from(["RSTREAM", "RSTREAM", "ISTREAM", "DSTREAM"]))
+    return (
+        f"PREFIX : <{EX}>\nREGISTER {operator} :{registered} AS\n"
+        f"CONSTRUCT {{ {draw(st.sampled_from(templates))} }}\n{declared}\n"
+        f"{draw(report(windows))}\nWHERE {{ {entry[1]} }}"
+    )
+
+
 GPMS = {
     "A": "DEFINE GPM A ON S1 { ?x :p ?y }",
     "B": "DEFINE GPM B ON S2 { ?y ?k ?z }",

@@ -16,7 +16,17 @@ from hypothesis import strategies as st
 
 from sepia.rdf.stream import StreamElement
 
-from .generators import EX, S1, S2, event_queries, event_windows, gaps, streams, triples
+from .generators import (
+    EX,
+    S1,
+    S2,
+    event_queries,
+    event_windows,
+    gaps,
+    partition_clause,
+    streams,
+    triples,
+)
 from .support import assert_agrees, assert_resumes
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -61,9 +71,9 @@ CONDITIONS = [
 
 
 @st.composite
-def epsparql_queries(draw) -> str:
+def epsparql_queries(draw, partitioned: bool = False) -> str:
     """An EP-SPARQL query: 2-3 groups joined by its binary operators (left-associative),
-    with a FILTER over the intervals sometimes."""
+    with a FILTER over the intervals sometimes (and with ``partitioned``, PARTITION BY)."""
     groups = draw(st.lists(st.sampled_from(GROUPS), min_size=2, max_size=3))
     pattern = groups[0]
     for i, group in enumerate(groups[1:]):
@@ -72,7 +82,8 @@ def epsparql_queries(draw) -> str:
     condition = draw(st.sampled_from(["", "", *CONDITIONS]))
     filtered = f" FILTER({condition})" if condition else ""
     head = draw(st.sampled_from(["SELECT *", "SELECT *", "SELECT ?x ?y"]))
-    return f"PREFIX : <{EX}>\n{head}\nWHERE {{ {pattern}{filtered} }}"
+    partition = partition_clause(draw, groups) if partitioned else ""
+    return f"PREFIX : <{EX}>\n{head}\n{partition}\nWHERE {{ {pattern}{filtered} }}"
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=CHECKS)
@@ -129,9 +140,10 @@ def event_clause(draw) -> str:
 
 
 @st.composite
-def cqels_queries(draw) -> str:
+def cqels_queries(draw, partitioned: bool = False) -> str:
     """A CQELS-CEP query over windows on two streams, optionally joined with background
-    data outside the event pattern; EVENT POLICY NAIVE sometimes."""
+    data outside the event pattern; EVENT POLICY NAIVE sometimes (and with
+    ``partitioned``, PARTITION BY)."""
     pattern = draw(st.one_of(triple_sequence(), event_clause()))
     declared = "\n".join(
         f"FROM NAMED WINDOW :{w} ON :s{s} {draw(event_windows)}"
@@ -140,6 +152,8 @@ def cqels_queries(draw) -> str:
     outside = draw(st.sampled_from(["", "", "?x :r ?q ."]))
     policy = draw(st.sampled_from(["", "", "EVENT POLICY NAIVE"]))
     head = draw(st.sampled_from(["SELECT *", "SELECT *", "SELECT ?x"]))
+    if partitioned:
+        declared += "\n" + partition_clause(draw, [pattern])
     return f"PREFIX : <{EX}>\n{head}\n{declared}\n{policy}\nWHERE {{ {pattern} {outside} }}"
 
 

@@ -33,6 +33,7 @@ from .generators import (
     window_specs,
 )
 from .support import assert_agrees, assert_resumes, background, canonical
+from .test_event_fallback import rsepql_queries, spaseq_queries
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -210,8 +211,8 @@ def versioned_background(draw) -> str:
 
 
 def assert_agrees_over(text: str, data: dict, trig: str) -> None:
-    """The engine and the reference over the background ``trig``; queries the engine
-    refuses (those needing pyoxigraph over a time-varying graph) are not counted."""
+    """The engine and the reference over the background ``trig`` (pyoxigraph sub-patterns
+    reading G(t) too); queries the engine refuses are not counted."""
     query = parse_query(text)
     store = ox.Store()
     store.load(trig.encode(), format=ox.RdfFormat.TRIG)
@@ -223,7 +224,9 @@ def assert_agrees_over(text: str, data: dict, trig: str) -> None:
     assert canonical(got) == canonical(expected), text
 
 
-background_readers = st.one_of(queries(), event_queries(), sequence_queries())
+background_readers = st.one_of(
+    queries(), event_queries(), sequence_queries(), rsepql_queries(), spaseq_queries()
+)  # the last two: event patterns with sub-patterns pyoxigraph runs
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=CHECKS)

@@ -5,17 +5,22 @@ renaming: the reference numbers partitions by value, the engine as they appear).
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.rdf.stream import StreamElement
-from sepia.runtime.local import Session
+from sepia.engine.partition import bucket_of, result_order
+from sepia.io.results import Result
+from sepia.lang import parse_query
+from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.runtime.local import Session, run
 
 from .generators import S1, S2, event_queries, sequence_queries, streams
-from .support import assert_agrees
+from .support import assert_agrees, background
+from .test_differential_cep import cqels_queries, epsparql_queries, interval_streams
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 EX = "http://example.org/"
@@ -88,6 +93,98 @@ def test_partitioned_queries_agree_with_the_reference_long(text, data):
     assert_agrees(text, data, renamed=True)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=CHECKS)
+@given(epsparql_queries(partitioned=True), interval_streams())
+def test_partitioned_epsparql_agrees_with_the_reference(text, data):
+    assert_agrees(text, data, renamed=True)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=CHECKS)
+@given(cqels_queries(partitioned=True), streams())
+def test_partitioned_cqels_cep_agrees_with_the_reference(text, data):
+    assert_agrees(text, data, renamed=True)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=CHECKS)
+@given(
+    st.one_of(
+        st.tuples(epsparql_queries(partitioned=True), interval_streams()),
+        st.tuples(cqels_queries(partitioned=True), streams()),
+    )
+)
+def test_partitioned_cep_operators_agree_with_the_reference_long(case):
+    assert_agrees(*case, renamed=True)
+
+
+def bucketed(text: str, data: dict[str, list[StreamElement]], buckets: int) -> list[Result]:
+    """The query's results with its partition values spread over ``buckets`` sessions, as
+    the Spark job spreads them: each is given the elements binding a value it owns and, for
+    every other element, one without triples (its stream and time only); the results are
+    merged by time, then the instant whose step made them (the end of input last), then
+    ``result_order``."""
+    elements = list(StreamSet(data).merged())
+    router = Session(background()).register(text, "q")
+    tagged: list[tuple[tuple, Result]] = []
+    for bucket in range(buckets):
+        session = Session(background())
+        session.register(text, "q").owns = lambda v, b=bucket: bucket_of(v, buckets) == b
+        for e in elements:
+            mine = bucket in {bucket_of(v, buckets) for v in router.values_of(e)}
+            fed = e if mine else StreamElement(e.stream, e.graph, e.end, e.end, (), e.kind)
+            instant = session.pending[0].time if session.pending else None
+            tagged += [((r.t, instant, result_order(r)), r) for r in session.push(fed)]
+        last = elements[-1].time
+        tagged += [((r.t, last, result_order(r)), r) for r in session.watermark(last)]
+        tagged += [((r.t, last + 1, result_order(r)), r) for r in session.flush()]
+    return [r for _, r in sorted(tagged, key=lambda pair: pair[0])]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
+@given(
+    st.one_of(
+        sequence_queries(partitioned=True), event_queries(partitioned=True),
+        epsparql_queries(partitioned=True), cqels_queries(partitioned=True),
+    ),
+    streams(),
+    st.integers(2, 5),
+)
+def test_partitions_spread_over_buckets_give_the_same_lines(text, data, buckets):
+    """Owning some values only, buckets together report what one engine does: the same
+    results with the same match names, in the same order unless a ``, !B`` holds results
+    back (the Spark job keeps such a query in one bucket)."""
+    whole = list(run([("q", parse_query(text))], data, background()))
+    spread = bucketed(text, data, buckets)
+    if Session(background()).register(text, "q").holds:
+        assert Counter(spread) == Counter(whole), text
+    else:
+        assert spread == whole, text
+
+
+@pytest.mark.parametrize("within", ["", "WITHIN 3"])
+def test_a_bucket_learns_of_the_instants_of_other_buckets(within):
+    """acme and beta fall in different buckets of two. acme's A at 1 meets no B: its tail
+    negation completes at the end of the whole input (5), or under WITHIN 3 at its horizon
+    4, told by beta's price at 5. The acme bucket sees no element after 1: only the
+    stand-ins of beta's elements tell it that time went on."""
+    text = f"""PREFIX : <{EX}>
+    SELECT ?c {within} FROM STREAM S1 :s PARTITION BY ?c
+    WHERE {{ SEQ(A ; !B) DEFINE GPM A ON S1 {{ ?c :price ?p }}
+             DEFINE GPM B ON S1 {{ ?c :halt ?h }} }}"""
+    price = ox.NamedNode(EX + "price")
+    events = [(1, "acme"), (2, "beta"), (5, "beta")]
+    data = {EX + "s": [
+        StreamElement(EX + "s", f"{EX}g{t}", t, t,
+                      (ox.Triple(ox.NamedNode(EX + c), price, ox.Literal(t)),))
+        for t, c in events
+    ]}  # fmt: skip
+    assert bucket_of(ox.NamedNode(EX + "acme"), 2) != bucket_of(ox.NamedNode(EX + "beta"), 2)
+    spread = bucketed(text, data, 2)
+    assert spread == list(run([("q", parse_query(text))], data, background()))
+    acme = [r.t for r in spread if dict(r.binding)["c"].value == EX + "acme"]
+    assert acme == [4 if within else 5]
+
+
 def test_partitions_whose_runs_expired_are_dropped():
     """A new card every time unit, each with one purchase: under WITHIN 5 a card's run
     expires 5 units after its purchase, and its partition, then holding nothing, goes. Over
@@ -114,6 +211,31 @@ def test_partitions_whose_runs_expired_are_dropped():
     assert peak <= 8
     late += session.flush()
     assert [(dict(r.binding)["c"], r.interval) for r in late] == [(card0, (3_000, 3_001))]
+
+
+def test_epsparql_partitions_past_the_horizon_are_dropped():
+    """EP-SPARQL under getDURATION() < 5: a card's purchase is of no use 5 units on, so its
+    partition then holds nothing and goes (the horizon's deadline), though no event of its
+    own comes. Over 3,000 cards no more than the last 5 (and the arriving one) are live."""
+    session = Session()
+    session.register(
+        f"""PREFIX : <{EX}>
+        SELECT ?c PARTITION BY ?c
+        WHERE {{ {{ ?c :buy ?x }} SEQ {{ ?c :refund ?x }} FILTER(getDURATION() < 5) }}""",
+        "q",
+    )
+    buy, refund = ox.NamedNode(EX + "buy"), ox.NamedNode(EX + "refund")
+    item = ox.NamedNode(EX + "item")
+    peak = 0
+    for t in range(3_000):
+        card = ox.NamedNode(f"{EX}card{t}")
+        assert session.push_graph(EX + "s", t, [ox.Triple(card, buy, item)]) == []
+        peak = max(peak, session.state_size()["partitions"])
+    last = ox.NamedNode(f"{EX}card2998")  # bought at 2998: 3002 - 2998 = 4 < 5
+    found = session.push_graph(EX + "s", 3_002, [ox.Triple(last, refund, item)])
+    found += session.flush()
+    assert peak <= 6
+    assert [(dict(r.binding)["c"], r.interval) for r in found] == [(last, (2_998, 3_002))]
 
 
 WAIT = f"""PREFIX : <{EX}>

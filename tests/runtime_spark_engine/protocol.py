@@ -13,7 +13,7 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec
-from sepia.runtime.spark.job import keys_of
+from sepia.runtime.spark.job import routed_rows
 from sepia.runtime.spark.units import RunQuery, units_of
 
 
@@ -31,12 +31,16 @@ def drive(
     batch_size: int = 1,
     engine: str = "incremental",
     forget: bool = False,
+    buckets: int = 1,
 ) -> list[str]:
     """The jsonl lines the job writes for `queries` over `streams` fed in batches of
-    `batch_size` elements. `forget`: drop the workers' live sessions before every step, as
-    a restarted job would, so every step restores its key's state from the rows."""
+    `batch_size` elements, PARTITION BY queries spread over `buckets` keys. `forget`: drop
+    the workers' live sessions before every step, as a restarted job would, so every step
+    restores its key's state from the rows."""
     run = units_of([(q.name, q.query) for q in queries])
-    spec = job_spec(run, store, engine=engine, rdfs=rdfs, streams=tuple(streams))
+    spec = job_spec(
+        run, store, engine=engine, rdfs=rdfs, streams=tuple(streams), buckets=buckets
+    )
     units = spec.units
     engines = [
         ENGINES[name](unit, store, rdfs)
@@ -56,19 +60,18 @@ def drive(
         done = engines[unit].step(partition, before, rows, watermark - 1, final)
         states[key], wake[key] = stored(before, done), done.wake_at
         position = {q.name: q.position for q in units[unit].queries}
+        order = done.order or [partition or ""] * len(done.results)
         return [
-            (r.t, position[r.query], partition or "", n, jsonl_line(r, done.time_kind))
-            for n, r in enumerate(done.results)
+            (r.t, position[r.query], place, n, jsonl_line(r, done.time_kind))
+            for n, (r, place) in enumerate(zip(done.results, order, strict=True))
         ]
 
     for start in range(0, len(elements), batch_size):
         batch = elements[start : start + batch_size]
         routed: dict[tuple, list] = {}
         rows = [element_row(e, seq) for seq, e in enumerate(batch, start)]
-        for n, keys in enumerate(keys_of(spec, rows)):
-            for row, element_keys in zip(rows, keys, strict=True):
-                for key in element_keys:
-                    routed.setdefault((n, key), []).append(row)
+        for n, key, row in routed_rows(spec, rows):
+            routed.setdefault((n, key), []).append(row)
         out = [row for key, rows in routed.items() for row in step(key, rows)]
         out += [row for key, at in list(wake.items()) if at is not None and at < watermark
                 for row in step(key, [])]  # fmt: skip

@@ -20,7 +20,7 @@ from sepia.algebra import query as qa
 from sepia.algebra import report as rp
 from sepia.rdf.stream import StreamElement
 from sepia.semantics import evaluate
-from sepia.semantics.partition import partitions
+from sepia.semantics.evaluator import partitions
 
 from .support import bgp, iri, project
 

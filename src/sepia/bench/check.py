@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -85,17 +86,19 @@ def _bounded(run: Any, budget: float) -> int | str:
 
 
 def check_workload(data: Path, manifest: Manifest, systems: list[str],
-                   budget: float = CHECK_BUDGET_S) -> dict[tuple[str, str], Verdict]:
+                   budget: float = CHECK_BUDGET_S,
+                   keep: Callable[[Variant], bool] = lambda v: True,
+                   ) -> dict[tuple[str, str], Verdict]:
     """(system, variant) -> its verdict on the check data, for every variant with a query
-    and every named system that can run it (systems without results, the floor, are left
-    out)."""
+    that ``keep`` keeps and every named system that can run it (systems without results, the
+    floor, are left out)."""
     from sepia.bench.generators import workload
     from sepia.bench.systems import system
 
     spec = workload(manifest.workload)
     verdicts: dict[tuple[str, str], Verdict] = {}
     for variant in manifest.variants:
-        if variant.query is None:
+        if variant.query is None or not keep(variant):
             continue
         reference = _bounded(lambda v=variant: reference_count(data, manifest, v), budget)
         for name in systems:

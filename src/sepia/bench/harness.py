@@ -15,11 +15,11 @@ from sepia.bench import check, parsing, reasoning, report
 from sepia.bench.generators import Workload, generate, workload
 from sepia.bench.measure import Measurement, measure
 from sepia.bench.systems import DEFAULT_SYSTEMS, SYSTEMS, System
-from sepia.bench.workload import MANIFEST, Manifest
+from sepia.bench.workload import MANIFEST, Manifest, Variant
 
-QUICK_BUDGET_S = 3.0  # per run in --quick: enough for the smoke test, bounded in total
+QUICK_BUDGET_S = 2.0  # per run in --quick: enough for the smoke test, bounded in total
 FULL_BUDGET_S = 300.0
-QUICK_CHECK_BUDGET_S = 10.0  # per evaluation of the check data in --quick
+QUICK_CHECK_BUDGET_S = 20.0  # per evaluation of the check data in --quick (W8: ~5 s idle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,10 @@ class BenchOptions:
     @property
     def check_budget(self) -> float:
         return QUICK_CHECK_BUDGET_S if self.quick else check.CHECK_BUDGET_S
+
+    def measures(self, spec: Workload, variant: Variant) -> bool:
+        """Whether the run measures this variant (a quick run: some points of W11's axis)."""
+        return not self.quick or spec.quick_x is None or variant.x in spec.quick_x
 
     def scale_of(self, spec: Workload) -> int:
         if self.scale is not None:
@@ -75,7 +79,7 @@ def _rows_for(spec: Workload, chosen: System, data: Path, manifest: Manifest,
             return [Measurement(chosen.name, "*", "not available yet", reason)]
         return []
     rows = []
-    for variant in manifest.variants:
+    for variant in (v for v in manifest.variants if options.measures(spec, v)):
         if reason := chosen.cannot_express(spec, variant):
             rows.append(Measurement(chosen.name, variant.name, "cannot express", reason))
         else:
@@ -112,7 +116,8 @@ def checked_rows(spec: Workload, measured: Manifest, options: BenchOptions, root
         names = {c.name: m.name for c, m in zip(manifest.variants, measured.variants,
                                                   strict=True)}
         verdicts = {(system, names[variant]): verdict for (system, variant), verdict
-                    in check.check_workload(data, manifest, ran, options.check_budget).items()}
+                    in check.check_workload(data, manifest, ran, options.check_budget,
+                                            lambda v: options.measures(spec, v)).items()}
     out = []
     for row in rows:
         if not row.ran or row.system == "floor":

@@ -31,7 +31,6 @@ from sepia.runtime.inputs import (
     NamedQuery,
     background,
     bind_streams,
-    feeding_queries,
     projected_variables,
 )
 from sepia.runtime.local import Session
@@ -65,12 +64,6 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
     """Compile, bind, register (a query the engine cannot run fails here, code 3), restore,
     then drive the session and write its results as they come."""
     named = compile_queries(run.queries, run.event_policy, run.entailment)
-    if network := feeding_queries(named):
-        fail(
-            f"{network} feeds other queries of the run (a query network); the local engine "
-            "does not run networks yet: use --engine reference",
-            code=3,
-        )
     try:
         bindings = _bindings(named, run.stream)
         dataset = background(existing_paths(run.data))

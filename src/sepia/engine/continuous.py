@@ -25,6 +25,7 @@ from sepia.engine import r2s
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec, encode_triples
+from sepia.engine.construct import fresh_blank
 from sepia.engine.delta import MaintainedAnswer, plan_of
 from sepia.engine.epsparql import batches
 from sepia.engine.events import (
@@ -41,7 +42,7 @@ from sepia.engine.expressions import calls
 from sepia.engine.fallback import FallbackStore
 from sepia.engine.graph import TripleIndex
 from sepia.engine.paths import PathRelations
-from sepia.engine.planner import PhysicalQuery, Unsupported, fallbacks, plan
+from sepia.engine.planner import PhysicalQuery, Unsupported, plan
 from sepia.engine.report import Arrivals
 from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
 from sepia.engine.runs import (
@@ -99,8 +100,6 @@ class ContinuousQuery:
         self.physical: PhysicalQuery = _planned(query, dictionary, named, functions)
         self.member = None if partition is None else self._member(partition)
         """PARTITION BY: (slot, id) every event pattern's match must bind (one partition)."""
-        if background.varying and fallbacks(self.physical):
-            raise Unsupported("a sub-pattern only pyoxigraph runs, over time-varying background")
         self.now = 0
         """The instant being evaluated: the background graphs are read as they are then."""
         self.operator = r2s.operator_of(query)
@@ -215,6 +214,9 @@ class ContinuousQuery:
         for the next such element (which proves it does not) or for ``flush``.
         """
         if self.physical.automaton is not None:
+            declared = {s.iri.value for s in self.query.dataset.streams}
+            if declared and not any(e.stream in declared for e in elements):
+                return []  # not an instant of the query's streamset: its time stays
             return self._match(t, elements)
         if self.physical.events is not None:
             return self._push(t, elements)
@@ -267,7 +269,11 @@ class ContinuousQuery:
     def pass_time(self, t: int) -> list[Result]:
         """Time reaches t on the streamset with no event of this query's own (a partition
         hearing of the others'): a tail negation may complete at its horizon, and the input
-        now ends no earlier than t. Strict contiguity does not count such instants."""
+        now ends no earlier than t. Strict contiguity does not count such instants.
+        EP-SPARQL under a horizon: occurrences past it are forgotten, all at once."""
+        expiry = None if self.occurrences is None else self.occurrences.expiry()
+        if expiry is not None and t >= expiry:
+            self.occurrences.clear()  # type: ignore[union-attr]
         if self.physical.automaton is None or (self.clock is not None and t <= self.clock):
             return []
         results = self._match(t, [])
@@ -582,12 +588,18 @@ class ContinuousQuery:
                 return Counter(tuple(r[i] for i in kept) for r in rows)
 
     def _instantiate(self, template, row: Row) -> set[tuple[int, int, int]]:
-        """The template's triples under one solution (each once), unbound ones left out."""
+        """The template's triples under one solution (each once), unbound ones left out;
+        its blank nodes fresh for this solution (SPARQL 16.2, ``construct.fresh_blank``)."""
         slots, encode = self.physical.slots, self.dictionary.encode
+        fresh: dict[str, int] = {}
         triples = set()
         for pattern in template:
             ids = [
-                row[slots.index(x.value)] if isinstance(x, ox.Variable) else encode(x)
+                row[slots.index(x.value)]
+                if isinstance(x, ox.Variable)
+                else fresh_blank(self.dictionary, fresh, x.value)
+                if isinstance(x, ox.BlankNode)
+                else encode(x)
                 for x in (pattern.subject, pattern.predicate, pattern.object)
             ]
             if None not in ids and self._well_placed(ids):
@@ -636,8 +648,11 @@ class ContinuousQuery:
         """Under WITHIN, the first instant at which a step with no event could change the
         state: a run reaching its horizon (a tail negation completes, others expire) or
         the oldest negated match a guard keeps falling out of reach. A match waiting on a
-        final ``, !B`` needs the query's own next event, not time."""
+        final ``, !B`` needs the query's own next event, not time. EP-SPARQL under a
+        horizon: when every occurrence held is past it."""
         within, automaton = self.physical.within, self.physical.automaton
+        if self.occurrences is not None:
+            return self.occurrences.expiry()
         if within is None or automaton is None:
             return None
         starts = [
@@ -668,9 +683,11 @@ class ContinuousQuery:
 
     def idle(self) -> bool:
         """Whether the query holds nothing a fresh one would not: no window content, runs
-        beyond the initial ones, negated matches, previous answer or consumed events."""
+        beyond the initial ones, negated matches, previous answer, consumed events or
+        EP-SPARQL occurrences."""
         return (
             self.runs == self.permanent
+            and (self.occurrences is None or not self.occurrences.seen.elements)
             and not any(self.history.values())
             and not any(len(w) for w in self.windows.values())
             and not self.previous
@@ -793,12 +810,12 @@ class _Reader:
         engine = self.engine
         if engine._fallback is None:
             engine._fallback = FallbackStore(
-                engine.background.store,
+                engine.background,
                 engine.physical.default_graph,
                 engine.physical.slots,
                 engine.dictionary,
             )
-        return engine._fallback.rows(node, engine.windows)
+        return engine._fallback.rows(node, engine.windows, self.event_triples, self.time)
 
 
 def _result(

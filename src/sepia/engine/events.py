@@ -313,6 +313,15 @@ class OccurrenceHistory:
         self.seen.forget(bound)
         self.materialized = {key: found.without(bound) for key, found in self.materialized.items()}
 
+    def expiry(self) -> int | None:
+        """The first time from which every occurrence held is of no use (the horizon's
+        bound passes the latest start): None without a horizon or occurrences."""
+        if self.horizon is None or self.kind is None or not self.seen.elements:
+            return None
+        latest = max(start for start, _, _ in self.seen.elements)
+        t = latest + self.horizon.amount + (0 if self.horizon.strict else 1)
+        return None if self.horizon.bound(t, self.kind) is None else t
+
     def rows(self) -> list[tuple]:
         """State rows: ``Occurrences.rows()`` with the time kind; the kept operands are
         derived, rebuilt on restore by replaying the batches."""

@@ -5,6 +5,17 @@ pyoxigraph store holding the background data and, in named graphs, the windows i
 a window graph is written whole once, then kept up to date from its journal (the triples
 that entered or left since the last evaluation). The store is a cache of the windows' rows,
 not state: it is rebuilt from them on demand (a restored window is a new graph).
+
+Time-varying background graphs (``prov:generatedAtTime`` versions) hold G(t) for the time
+t being read (an evaluation instant, or the time of the event being matched), rewritten
+when the versions in force change, as the reference's store does; the version graphs
+themselves are not in the store.
+
+Inside an event pattern (an EVENT's or a GPM's graph pattern: a property path, EXISTS, an
+aggregate over one event's graph) the sub-pattern reads the graph of the event being
+matched: it is wrapped in ``GRAPH <EVENT_GRAPH>``, and that graph holds the event's triples
+(as the reference's ``GRAPH ?element { P }`` does; a ``GRAPH <kb>`` inside still reads the
+background), rewritten when another event is matched.
 """
 
 from __future__ import annotations
@@ -13,14 +24,19 @@ from collections.abc import Iterable, Mapping
 
 import pyoxigraph as ox
 
+from sepia.algebra import pattern as gp
+from sepia.engine.background import Background
 from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.operators import Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
 from sepia.engine.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
+from sepia.semantics.background import Background as Versions
 from sepia.semantics.sparql import select_text, window_graph
 
 Quads = dict[EncodedTriple, ox.Quad]
+EVENT_GRAPH = ox.NamedNode("urn:sepia:event-graph")
+"""Where the event being matched is written for a fallback inside an event pattern."""
 
 
 class FallbackStore:
@@ -28,13 +44,20 @@ class FallbackStore:
 
     def __init__(
         self,
-        background: ox.Store,
+        background: Background,
         default_graph: tuple[GraphRef, ...],
         slots: Slots,
         dictionary: Dictionary,
     ) -> None:
         self.store = ox.Store()
-        self.store.extend(background.quads_for_pattern(None, None, None, None))
+        self.background = background
+        quads: Iterable[ox.Quad] = background.store.quads_for_pattern(None, None, None, None)
+        if background.varying and background.schema is None:  # leave the version graphs out
+            static = Versions.of(background.store).static
+            quads = (ox.Quad(*t, g) for g, triples in static.items() for t in triples)  # type: ignore[arg-type]
+        self.store.extend(quads)  # (the entailed store holds the static graphs' closure only)
+        self.shown: tuple[int, ...] | None = None
+        """The versions of the time-varying graphs written in the store."""
         self.default_graph = [
             window_graph(g.name) if isinstance(g, WindowGraph) else g.name or ox.DefaultGraph()
             for g in default_graph
@@ -47,11 +70,23 @@ class FallbackStore:
         """Per window: the graph written, its journal, the quads written (to remove), and
         where the store merged two of them (``_write``)."""
         self._texts: dict[int, str] = {}
+        self.event: tuple[EncodedTriple, ...] | None = None
+        """The event graph written in ``EVENT_GRAPH``."""
 
-    def rows(self, node: Fallback, windows: Mapping[ox.NamedNode, WindowState]) -> list[Row]:
-        """The solutions of the node's pattern over the current window contents."""
+    def rows(
+        self,
+        node: Fallback,
+        windows: Mapping[ox.NamedNode, WindowState],
+        event: tuple[EncodedTriple, ...] = (),
+        time: int = 0,
+    ) -> list[Row]:
+        """The solutions of the node's pattern over the current window contents (and, in an
+        event pattern, over ``event``'s graph), the background as it is at ``time``."""
+        self._show_versions(time)
         for name in node.windows:
             self._refresh(name, windows[name])
+        if isinstance(node.pattern, gp.Graph) and node.pattern.name == EVENT_GRAPH:
+            self._show_event(event)
         text = self._texts.get(id(node))
         if text is None:
             text = self._texts[id(node)] = select_text(node.pattern)
@@ -71,6 +106,28 @@ class FallbackStore:
                 row[slot] = None if term is None else encode(term)
             out.append(tuple(row))
         return out
+
+    def _show_versions(self, time: int) -> None:
+        """Each time-varying graph G holds G(time) (those whose version changed)."""
+        state = self.background.state(time)
+        if state == self.shown:
+            return
+        for n, name in enumerate(self.background.varying):
+            if self.shown is not None and self.shown[n] == state[n]:
+                continue
+            graph = ox.DefaultGraph() if name is None else name
+            self.store.clear_graph(graph)
+            triples = self.background.graph(name, time).match(None, None, None)
+            self.store.extend(self._quads(triples, graph).values())  # type: ignore[arg-type]
+        self.shown = state
+
+    def _show_event(self, event: tuple[EncodedTriple, ...]) -> None:
+        if event == self.event:
+            return
+        if self.store.contains_named_graph(EVENT_GRAPH):
+            self.store.remove_graph(EVENT_GRAPH)
+        self.store.extend(self._quads(event, EVENT_GRAPH).values())
+        self.event = event
 
     def _refresh(self, name: ox.NamedNode, window: WindowState) -> None:
         graph = window_graph(name)
@@ -109,7 +166,7 @@ class FallbackStore:
         return quads
 
     def _quads(
-        self, triples: Iterable[EncodedTriple], graph: ox.NamedNode
+        self, triples: Iterable[EncodedTriple], graph: ox.NamedNode | ox.DefaultGraph
     ) -> Quads:
         decode = self.dictionary.decode
         return {

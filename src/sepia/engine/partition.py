@@ -23,30 +23,43 @@ own end. Results are printed in time order (io.md), so results of other partitio
 than the oldest such waiting match are held back until it is settled (``held``); a
 partition that never gets another event holds them to the end of input.
 
-Match numbers are ``p<n>.m<k>``: partition n (in order of creation), its k-th match; the
-reference numbers partitions in value order, so they agree up to renaming.
+Match names are ``<value>@<t>.m<k>``: the k-th match of the partition of that value made at
+instant t (a partition dropped and made again is a new one). The name and the order of the
+results released at one instant (by time, then ``result_order``) depend on nothing but the
+partition's own events and the streamset's instants, so a query whose partitions are spread
+over several engines (``owns``, ``bucket_of``: one Spark key per bucket of values) gives the
+same lines as one engine holding them all. The reference numbers partitions in value
+order, so the two agree up to renaming.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
+from sepia.engine.automaton import Strategy
 from sepia.engine.background import Background
 from sepia.engine.continuous import ContinuousQuery, Snapshot
-from sepia.io.results import Result
+from sepia.io.results import Result, jsonl_line
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import parse_term, term_to_nt
+from sepia.rdf.time import TimeKind
 
 
 class PartitionedQuery:
-    """A PARTITION BY query: its live partitions, by value id, each a number (for match
-    names) and a ContinuousQuery."""
+    """A PARTITION BY query: its live partitions, by value id, each a label (for match
+    names) and a ContinuousQuery.
+
+    ``owns`` (None: every value) restricts it to some partition values: an event still
+    joins every partition it binds a value of, but only the owned ones are opened and fed,
+    so engines owning disjoint sets of values, each told of every instant of the streamset
+    (an element without triples is enough), report each partition exactly once."""
 
     def __init__(
         self,
@@ -56,22 +69,32 @@ class PartitionedQuery:
         background: Background,
         max_runs: int | None = None,
         rdfs: bool = False,
+        owns: Callable[[ox.Term], bool] | None = None,
     ) -> None:
         self.name = name
+        self.owns = owns
         self._settings = (query, name, dictionary, background, max_runs, rdfs)
         self.router = ContinuousQuery(*self._settings)
         """Plans the query once; finds the partitions each event joins (never fed)."""
-        self.parts: dict[int, tuple[int, ContinuousQuery]] = {}
-        self.made = 0
-        """Partitions made so far: the next one's number."""
+        self.parts: dict[int, tuple[str, ContinuousQuery]] = {}
         self.clock: int | None = None
         """The last instant of the streamset."""
         automaton, within = self.router.physical.automaton, self.router.physical.within
         self.waits = automaton is not None and automaton.states[-1].negated
         """A tail negation: every partition waits for the whole input's end."""
-        self.ticks = automaton is not None and within is not None
+        self.holds = automaton is not None and any(
+            s.negated and s.strategy is Strategy.STRICT for s in automaton.states
+        )
+        """A ``, !B``: a match may wait for its partition's next event, holding back the
+        later results of every partition (``held``), so the partitions cannot be spread
+        over engines that do not see each other's waits."""
+        occurrences = self.router.occurrences
+        self.ticks = (automaton is not None and within is not None) or (
+            occurrences is not None and occurrences.horizon is not None
+        )
         """Under WITHIN, every partition steps through each instant of the streamset: its
-        runs expire (so it can be dropped) and tail negations fire at their horizons."""
+        runs expire (so it can be dropped) and tail negations fire at their horizons;
+        under an EP-SPARQL horizon (``epsparql.Horizon``), its occurrences expire."""
         self.declared = {s.iri.value for s in query.dataset.streams}
         self.deadlines: dict[int, int] = {}
         """Under WITHIN, when each partition must step next though no event of its own
@@ -90,27 +113,35 @@ class PartitionedQuery:
     def query(self) -> qa.Query:
         return self.router.query
 
-    def _part(self, value: int, number: int | None = None) -> ContinuousQuery:
+    def _part(self, value: int, made: int | None = None, label: str = "") -> ContinuousQuery:
+        """The partition of ``value``; made if it is not live, named ``label`` (default:
+        the value and the instant ``made`` at)."""
         if value not in self.parts:
-            decode = self.router.dictionary.decode
-            if number is None:
-                number, self.made = self.made, self.made + 1
-            self.parts[value] = (number, ContinuousQuery(*self._settings, decode(value)))
+            term = self.router.dictionary.decode(value)
+            label = label or f"{term_to_nt(term)}@{made}"
+            self.parts[value] = (label, ContinuousQuery(*self._settings, term))
         return self.parts[value][1]
 
+    def values_of(self, element: StreamElement) -> list[ox.Term]:
+        """The partition values the element binds (the partitions it joins, owned or not)."""
+        decode = self.router.dictionary.decode
+        return [decode(value) for value in self.router.partitions_of(element)]
+
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
-        """The elements stamped t, each to the partitions it joins; what falls due. A
-        partition left holding nothing (``idle``) is dropped: a fresh one is the same."""
+        """The elements stamped t, each to the (owned) partitions it joins; what falls due.
+        A partition left holding nothing (``idle``) is dropped: a fresh one is the same."""
         members: dict[int, list[StreamElement]] = {}
+        decode = self.router.dictionary.decode
         for element in elements:
-            for value in sorted(self.router.partitions_of(element)):
-                members.setdefault(value, []).append(element)
+            for value in self.router.partitions_of(element):
+                if self.owns is None or self.owns(decode(value)):
+                    members.setdefault(value, []).append(element)
         for value in members:
-            self._part(value)
+            self._part(value, made=t)
         streamset = any(not self.declared or e.stream in self.declared for e in elements)
         touched = set(members) | (self._due(t) if streamset and self.ticks else set())
         results = []
-        for value in sorted(touched, key=lambda v: self.parts[v][0]):
+        for value in touched:
             n, part = self.parts[value]
             if value in members:
                 results += self._named(n, part.advance(t, members[value]))
@@ -182,9 +213,9 @@ class PartitionedQuery:
         return self._release(results)
 
     @staticmethod
-    def _named(n: int, results: list[Result]) -> list[Result]:
+    def _named(n: str, results: list[Result]) -> list[Result]:
         return [
-            r if r.match is None else dataclasses.replace(r, match=f"p{n}.{r.match}")
+            r if r.match is None else dataclasses.replace(r, match=f"{n}.{r.match}")
             for r in results
         ]
 
@@ -198,10 +229,10 @@ class PartitionedQuery:
 
     def snapshot(self) -> Snapshot:
         """Each partition's rows, led by its value id; ``partitions`` lists (value id,
-        number) and the count made so far, so match names go on where they were."""
+        label), so match names go on where they were."""
         held = held_rows([r for *_, r in sorted(self.held)])
-        state: Snapshot = {"partitions": [(None, self.made)], "held": held}
-        state["partitions"] += [(value, n) for value, (n, _) in self.parts.items()]
+        state: Snapshot = {"held": held}
+        state["partitions"] = [(value, n) for value, (n, _) in self.parts.items()]
         for value, (_, part) in self.parts.items():
             for table, rows in part.snapshot().items():
                 state.setdefault(table, []).extend((value, *row) for row in rows)
@@ -213,16 +244,13 @@ class PartitionedQuery:
         held = held_results(self.name, snapshot.get("held", []))
         self.held = [(r.t, n, r) for n, r in enumerate(held)]  # in time order: a heap
         self.queued = len(held)
-        for value, n in snapshot["partitions"]:
-            if value is None:
-                self.made = n
-                continue
+        for value, label in snapshot["partitions"]:
             tables = {
                 table: [tuple(row[1:]) for row in rows if row[0] == value]
                 for table, rows in snapshot.items()
                 if table not in ("partitions", "held")
             }
-            part = self._part(value, n)
+            part = self._part(value, label=label)
             part.restore(tables)
             self._settle(value, part)
 
@@ -261,8 +289,20 @@ def held_results(name: str, rows: Sequence[Sequence]) -> list[Result]:
 
 
 def _in_time_order(results: list[Result]) -> list[Result]:
-    """Partitions' results merged by time (each partition's are in time order already)."""
-    return sorted(results, key=lambda r: r.t)
+    """Partitions' results merged by time, then ``result_order``: an order that does not
+    depend on which partitions one engine holds."""
+    return sorted(results, key=lambda r: (r.t, result_order(r)))
+
+
+def result_order(result: Result) -> str:
+    """Orders the results of one instant: their jsonl text (equal texts are equal lines)."""
+    return jsonl_line(result, TimeKind.ABSTRACT)
+
+
+def bucket_of(value: ox.Term, buckets: int) -> int:
+    """The bucket (of ``buckets``) a partition value belongs to: a hash of its N-Triples
+    that every process computes alike (``hash`` is salted per process)."""
+    return zlib.crc32(term_to_nt(value).encode()) % buckets
 
 
 def continuous_query(

@@ -46,6 +46,7 @@ from sepia.engine.events import (
     OptionalJoin,
 )
 from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists, variables_of
+from sepia.engine.fallback import EVENT_GRAPH
 from sepia.engine.report import Schedule
 from sepia.engine.rows import BLANK, FROM, HIDDEN, TO, Slots
 from sepia.engine.runs import Within
@@ -154,10 +155,6 @@ def plan(
         raise Unsupported("PARTITION BY on a query without an event pattern")
     if matches and calls(query.pattern, "TIMESTAMP"):
         raise Unsupported("C-SPARQL timestamp() in an event query")
-    if isinstance(query.form, qa.Construct) and any(
-        isinstance(term, ox.BlankNode) for t in query.form.template for term in _terms(t)
-    ):
-        raise Unsupported("CONSTRUCT templates with blank nodes")
     windows = {
         w.name: (w.stream.value, WindowOperator(w.spec)) for w in query.dataset.windows
     }
@@ -187,8 +184,6 @@ def plan(
             raise Unsupported(
                 "CHRONOLOGICAL / RECENT consumption over CQELS-CEP or EP-SPARQL operators"
             )
-        if (leaves or others) and partition is not None:
-            raise Unsupported("PARTITION BY over CQELS-CEP or EP-SPARQL operators")
         horizon = _horizon(event) if leaves else None
         return PhysicalQuery(
             query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves),
@@ -380,10 +375,7 @@ class _Planner:
 
     def _event_plan(self, pattern: gp.GraphPattern) -> po.PhysicalPlan:
         """A pattern over one event graph (a GPM or an EVENT's pattern), fully native."""
-        plan = self.plan(pattern, (po.EventGraph(),))
-        if _nodes(plan, po.Fallback):
-            raise Unsupported("an event pattern whose graph pattern needs the pyoxigraph fallback")
-        return plan
+        return self.plan(pattern, (po.EventGraph(),))
 
     def _bop(self, p: ev.EventPattern, deferred: list) -> Bop:
         match p:
@@ -440,7 +432,12 @@ class _Planner:
         return not declared or name in self.dataset.named_graphs
 
     def _fallback(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.Fallback:
-        """Hand ``p`` to pyoxigraph, wrapped so that it reads the same active graph."""
+        """Hand ``p`` to pyoxigraph, wrapped so that it reads the same active graph (one
+        event's graph: ``fallback.EVENT_GRAPH``, written there for each event)."""
+        if graphs == (po.EventGraph(),):
+            if _nodes(p, gp.Project):
+                raise Unsupported("a sub-select inside an event pattern")
+            return po.Fallback(gp.Graph(EVENT_GRAPH, p), ())
         if graphs != self.default:
             (ref,) = graphs
             p = gp.Window(ref.name, p) if isinstance(ref, po.WindowGraph) else gp.Graph(ref.name, p)  # type: ignore[arg-type]
@@ -562,11 +559,6 @@ def _conjuncts(e: ex.Expression) -> list[ex.Expression]:
     if isinstance(e, ex.Binary) and e.operator is ex.BinaryOperator.AND:
         return _conjuncts(e.left) + _conjuncts(e.right)
     return [e]
-
-
-def fallbacks(physical: PhysicalQuery) -> list[po.Fallback]:
-    """The sub-patterns of a plan that pyoxigraph evaluates."""
-    return _nodes((physical.root, physical.automaton, physical.events), po.Fallback)
 
 
 def _join_operands(p: gp.GraphPattern) -> list[gp.GraphPattern]:

@@ -17,6 +17,7 @@ import pyoxigraph as ox
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.pattern import Project
 from sepia.algebra.query import Entailment, Query, RegistrationKind
+from sepia.engine.network import output_stream
 from sepia.io.background import load_background
 from sepia.io.errors import StreamError
 from sepia.io.streams import OnError, read_stream
@@ -76,30 +77,13 @@ def projected_variables(queries: Sequence[NamedQuery]) -> list[str] | None:
 
 def input_streams(queries: Sequence[NamedQuery]) -> list[str]:
     """Stream IRIs the queries read that no query of the run produces, in order of mention."""
-    produced = {q.query.registration.name for q in queries if _produces_stream(q.query)}
+    produced = {output_stream(q.query) for q in queries}
     seen: dict[str, None] = {}
     for named in queries:
         for declared in named.query.dataset.streams:
             if declared.iri.value not in produced:
                 seen[declared.iri.value] = None
     return list(seen)
-
-
-def feeding_queries(queries: Sequence[NamedQuery]) -> str | None:
-    """The name of a query whose output stream another query of the run reads, if any."""
-    read = {d.iri.value for q in queries for d in q.query.dataset.streams}
-    for named in queries:
-        if _produces_stream(named.query) and named.query.registration.name in read:
-            return named.name
-    return None
-
-
-def _produces_stream(query: Query) -> bool:
-    registration = query.registration
-    return registration is not None and registration.kind not in (
-        RegistrationKind.QUERY,
-        RegistrationKind.STREAM,
-    )
 
 
 def bind_streams(

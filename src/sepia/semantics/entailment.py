@@ -11,6 +11,7 @@ window, and a derived triple leaves a window with the triples that support it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 import pyoxigraph as ox
 
@@ -42,18 +43,29 @@ def _transitive(pairs: set[tuple[object, object]]) -> dict[object, set[object]]:
     return above
 
 
+Ancestors = dict[object, set[object]]
+
+
+@lru_cache(maxsize=16)
+def _rules(rules: frozenset[ox.Triple]) -> tuple[Ancestors, Ancestors, list, list]:
+    """The class and property hierarchies (each node's ancestors), domains and ranges of a
+    schema: the same schema closes every element graph of a run, so it is worked out once
+    (the results are only read)."""
+    classes = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_CLASS})
+    properties = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_PROPERTY})
+    domains = [(t.subject, t.object) for t in rules if t.predicate == DOMAIN]
+    ranges = [(t.subject, t.object) for t in rules if t.predicate == RANGE]
+    return classes, properties, domains, ranges
+
+
 def rdfs_closure(graph: Iterable[ox.Triple], schema: Iterable[ox.Triple]) -> set[ox.Triple]:
     """The graph with every triple the RDFS rules derive from it and the schema."""
     closed = set(graph)
-    rules = schema_of(closed) | set(schema)
-    classes = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_CLASS})
-    properties = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_PROPERTY})
+    classes, properties, domains, ranges = _rules(frozenset(schema_of(closed) | set(schema)))
     for t in schema_of(closed):  # rdfs5, rdfs11 for the graph's own hierarchy triples
         above = classes if t.predicate == SUB_CLASS else properties
         if t.predicate in (SUB_CLASS, SUB_PROPERTY):
             closed |= {ox.Triple(t.subject, t.predicate, x) for x in above.get(t.object, ())}
-    domains = [(t.subject, t.object) for t in rules if t.predicate == DOMAIN]
-    ranges = [(t.subject, t.object) for t in rules if t.predicate == RANGE]
     while True:  # until nothing new: derived triples may trigger rules of their own
         before = len(closed)
         for t in list(closed):  # rdfs7: a triple holds for every super-property

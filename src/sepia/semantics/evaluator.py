@@ -28,7 +28,7 @@ from sepia.semantics import r2s
 from sepia.semantics.dataset import StreamingDataset
 from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
-from sepia.semantics.partition import end_of_input, partitions
+from sepia.semantics.partition import end_of_input, split_by_value
 from sepia.semantics.paths import evaluate_path
 from sepia.semantics.report import evaluation_instants
 from sepia.semantics.sparql import (
@@ -223,6 +223,18 @@ def evaluate(
             for r in _continuous(run, until)
         ]
     return sorted(results, key=lambda r: r.t)
+
+
+def partitions(
+    query: qa.Query,
+    streams: Mapping[str, Sequence[StreamElement]],
+    background: ox.Store | None = None,
+    rdfs: bool = False,
+) -> dict[Term, dict[str, list[StreamElement]]]:
+    """PARTITION BY: each value's streams (``split_by_value``), the values an element
+    binds found by evaluating the event patterns over the whole input."""
+    whole = Evaluation(query, streams, background, "partitions", rdfs)
+    return split_by_value(query, whole.data, whole.events.per_element)
 
 
 def _continuous(run: Evaluation, until: int | None) -> list[Result]:

@@ -116,14 +116,54 @@ class EventEvaluator:
         self.nesting = 0
         """How many consuming SEQs enclose the one being evaluated."""
         self.sequences: dict[int, list[MatchRow]] = {}
+        self.whole: dict[int, list[MatchRow]] = {}
         self.leaves: dict[tuple[int, int], set[EventMapping]] = {}
+        self.bound: dict[tuple[int, int], frozenset[str]] = {}
+        """The variables every mapping of a leaf at t binds."""
+        self.indexes: dict[tuple[int, int, str], dict[Term, list[EventMapping]]] = {}
+        """A leaf's mappings at t by the term they bind one of those variables to."""
 
     # --- MATCH ------------------------------------------------------------------------
     def match_rows(self, e: ev.EventPattern, t: int) -> list[MatchRow]:
         """The solutions of MATCH e at t (RSEP-QL Eq. 8), each with its interval."""
         if is_spaseq(e):
             return [row for row in self.spaseq_rows(e) if row.reported_at <= t]
+        if self.timewise_monotone(e):
+            return [row for row in self.whole_input_rows(e) if row.end <= t]
         return [MatchRow(m.mu, m.start, m.end, m.end) for m in self.evaluate(e, t)]
+
+    def timewise_monotone(self, e: ev.EventPattern) -> bool:
+        """Whether <<e>>^t = {m in <<e>> over the whole input | m.end <= t}: EP-SPARQL's
+        timewise monotonicity (seed 003, section 4.2's remarks) for a pattern of triple
+        occurrences, its joins, unrestricted SEQ, OPTIONALSEQ, EQUALSOPTIONAL, UNION and
+        FILTER, each of whose solutions is made of occurrences that end by its own end; and
+        nothing in the dataset that changes with t (windows, a time-varying background)."""
+        if self.data.windows or self.data.background.varying:
+            return False
+        match e:
+            case ev.OccurrencePattern():
+                return True
+            case ev.SeqJoin(left, right, policy):
+                if policy is Policy.UNRESTRICTED:
+                    policy = self.query.event_policy
+                return policy is Policy.UNRESTRICTED and all(map(self.timewise_monotone,
+                                                                 (left, right)))
+            case (ev.EventJoin(left, right) | ev.EqJoin(left, right) | ev.Or(left, right)
+                  | ev.SeqRightJoin(left, right) | ev.EqLeftJoin(left, right)):
+                return self.timewise_monotone(left) and self.timewise_monotone(right)
+            case ev.EventFilter(_, inner):
+                return self.timewise_monotone(inner)
+            case _:
+                return False
+
+    def whole_input_rows(self, e: ev.EventPattern) -> list[MatchRow]:
+        """The rows of a timewise monotone pattern over the whole input, computed once."""
+        key = id(e)
+        if key not in self.whole:
+            self.whole[key] = [
+                MatchRow(m.mu, m.start, m.end, m.end) for m in self.evaluate(e, _END)
+            ]
+        return self.whole[key]
 
     def spaseq_rows(self, e: ev.EventPattern) -> list[MatchRow]:
         """The rows of every match of a SPAseq sequence, computed once, numbered by end."""
@@ -148,7 +188,9 @@ class EventEvaluator:
         sub = lambda x: self.evaluate(x, t, scope)  # noqa: E731
         match e:
             case ev.Event() | ev.OccurrencePattern():
-                return {m for m in self.leaf(e, t) if scope is None or scope.admits(m)}
+                if scope is None:
+                    return set(self.leaf(e, t))
+                return {m for m in self.leaf_candidates(e, t, scope.mu) if scope.admits(m)}
             case ev.Seq(left, right, policy):
                 return self.seq(left, right, policy, t, scope)
             case ev.SeqWithout(left, negated, right):
@@ -269,6 +311,26 @@ class EventEvaluator:
             else:
                 self.leaves[key] = epsparql.bgp([self.occurrences(tp, t) for tp in e.bgp.triples])
         return self.leaves[key]
+
+    def leaf_candidates(
+        self, e: ev.Event | ev.OccurrencePattern, t: int, mu: Mu
+    ) -> Iterable[EventMapping]:
+        """The leaf's mappings at t that can be compatible with mu: those binding one of mu's
+        variables, bound by every mapping of the leaf, to mu's term (an index on that
+        variable; a mapping binding it to another term is not compatible), else all."""
+        mappings = self.leaf(e, t)
+        if (id(e), t) not in self.bound:
+            variables = [frozenset(m.mu) for m in mappings]
+            self.bound[id(e), t] = frozenset.intersection(*variables) if variables else frozenset()
+        variable = next((v for v in sorted(mu) if v in self.bound[id(e), t]), None)
+        if variable is None:
+            return mappings
+        key = (id(e), t, variable)
+        if key not in self.indexes:
+            self.indexes[key] = defaultdict(list)
+            for m in mappings:
+                self.indexes[key][m.mu[variable]].append(m)
+        return self.indexes[key].get(mu[variable], ())
 
     def event(self, e: ev.Event, t: int) -> set[EventMapping]:
         """<<EVENT w P>>^t (RSEP-QL Eq. 4)."""

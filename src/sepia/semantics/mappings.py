@@ -35,6 +35,12 @@ class Mu(Mapping[str, Term]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def get(self, key: str, default: Term | None = None) -> Term | None:  # type: ignore[override]
+        return self._items.get(key, default)
+
     def __hash__(self) -> int:
         return self._hash
 

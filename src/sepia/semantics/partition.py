@@ -11,9 +11,7 @@ input ends when everyone's does.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
-
-import pyoxigraph as ox
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
@@ -21,7 +19,9 @@ from sepia.algebra.query import Query
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
 from sepia.semantics.dataset import StreamingDataset
-from sepia.semantics.sparql import pattern_text
+from sepia.semantics.mappings import Mu
+
+PerElement = Callable[[gp.GraphPattern, list[StreamElement]], Callable[[StreamElement], list[Mu]]]
 
 
 def event_leaves(node: object) -> Iterator[gp.GraphPattern]:
@@ -49,23 +49,20 @@ def end_of_input(query: Query, streams: Mapping[str, Sequence[StreamElement]]) -
     return max(times, default=None)
 
 
-def partitions(
-    query: Query,
-    streams: Mapping[str, Sequence[StreamElement]],
-    background: ox.Store | None,
-    rdfs: bool = False,
+def split_by_value(
+    query: Query, data: StreamingDataset, per_element: PerElement
 ) -> dict[Term, dict[str, list[StreamElement]]]:
     """For each value x of the PARTITION BY variable, the streams restricted to the events
-    of partition x."""
+    of partition x. ``per_element`` is the whole input's [[P]] over each element graph
+    (``EventEvaluator.per_element``: it reads a nested path over the element's own graph)."""
     assert query.partition_by is not None
     variable = query.partition_by.value
-    data = StreamingDataset(query.dataset, streams, background, rdfs, query.base)
     everything = [e for es in data.streams.values() for e in es]
     members: dict[int, set[Term]] = {id(e): set() for e in everything}
     for pattern in event_leaves(query.pattern):
-        for element, mu in data.per_element(pattern_text(pattern), everything):
-            if variable in mu:
-                members[id(element)].add(mu[variable])
+        found = per_element(pattern, everything)
+        for element in everything:
+            members[id(element)] |= {mu[variable] for mu in found(element) if variable in mu}
     values = sorted(set().union(*members.values()), key=str)
     return {
         x: {iri: [e for e in es if x in members[id(e)]] for iri, es in data.streams.items()}

@@ -6,8 +6,9 @@ the originals), ~52 trades/s, each event graph holding the company's price, volu
 type and transaction id with the company as subject, as the paper's queries read them.
 Prices follow a per-company random walk. W3 reads a trade-centred variant (one node per trade)
 so that an average over a window merged into one graph counts every trade. W8 is EP-SPARQL's
-triple stream of daily closing prices with crashes and recoveries, and its background holds a
-class hierarchy (EP-SPARQL's stream-reasoning test) for the RDFS variant of the query.
+triple stream of daily closing prices with crashes and recoveries; each close comes with the
+company's type, a leaf of a class hierarchy (EP-SPARQL's stream-reasoning test) whose
+``rdfs:subClassOf`` schema is the background of the RDFS variant of the query.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ PREFIX : <{EP}>
 PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
 SELECT ?company ?price1 ?price2 ?price3
 WHERE {{
-  {{ ?company :hasStockPrice ?price1 .{{typed}} }}
+  {{ ?company :hasStockPrice ?price1 }}{{typed}}
   SEQ {{ ?company :hasStockPrice ?price2 }}
   SEQ {{ ?company :hasStockPrice ?price3 }}
   FILTER(?price2 < ?price1 * 0.7 && ?price3 > ?price1 * 1.05
@@ -218,19 +219,25 @@ def _daily_prices(rng: random.Random, days: int) -> Iterator[tuple[int, int, flo
 
 
 def generate_w8(data: DatasetWriter, scale: int, rng: random.Random) -> None:
+    """Each element is one close and the company's type, a leaf class: whether it is a
+    :ListedCompany is only known through the background schema (RDFS), and the RDFS variant
+    reads the type with EQUALS, from the close's own element (an EP-SPARQL BGP matches
+    stream occurrences, not background data)."""
     hierarchy, leaves = _class_hierarchy(rng)
-    typing = [(company(i), RDF_TYPE, rng.choice(leaves)) for i in range(COMPANIES)]
-    kb = data.background("classes.ttl", hierarchy + typing)
+    types = [rng.choice(leaves) for _ in range(COMPANIES)]
+    schema = data.background("classes.ttl", hierarchy)
     stream = data.stream("prices", EP + "prices", "prices.trig")
     has_price = iri(EP + "hasStockPrice")
     for day, index, price in _daily_prices(rng, max(1, scale // COMPANIES)):
         time = EPOCH_MS + day * DAY_MS + index * MINUTE_MS
-        stream.element(iri(f"{EP}p{stream.elements}"), [(company(index), has_price,
-                                                         decimal(price))], time, time)
+        stream.element(iri(f"{EP}p{stream.elements}"), [
+            (company(index), has_price, decimal(price)),
+            (company(index), RDF_TYPE, types[index]),
+        ], time, time)
     params = {"predicate": EP + "hasStockPrice", "drop": 0.7, "rise": 1.05,
               "duration_ms": 30 * DAY_MS}
     data.query("drop-then-rise", EPSPARQL_QUERY.replace("{typed}", ""), params=params)
-    typed = " ?company a :ListedCompany ."
+    typed = " EQUALS { ?company a :ListedCompany }"
     data.query("drop-then-rise-listed", EPSPARQL_QUERY.replace("{typed}", typed),
-               background=(kb,), params={**params, "entailment": "rdfs",
-                                         "class": EP + "ListedCompany"})
+               background=(schema,), params={**params, "entailment": "rdfs",
+                                             "class": EP + "ListedCompany"})

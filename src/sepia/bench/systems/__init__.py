@@ -12,7 +12,7 @@ from sepia.bench.systems import naive_events, naive_intervals
 from sepia.bench.systems.base import RunOutcome, System
 from sepia.bench.systems.flink import Flink
 from sepia.bench.systems.floor import Floor
-from sepia.bench.systems.local_engine import LocalEngine
+from sepia.bench.systems.local_engine import LocalEngine, PacedLocalEngine
 from sepia.bench.systems.naive_windows import run_windows
 from sepia.bench.systems.rspjs import RspJs
 from sepia.bench.systems.spark import SYSTEMS as SPARK_SYSTEMS
@@ -61,7 +61,10 @@ class Naive:
 
 SYSTEMS: dict[str, System] = {
     s.name: s
-    for s in (Floor(), Naive(), LocalEngine(), ValidateSpark(), RspJs(), Flink(), *SPARK_SYSTEMS)
+    for s in (
+        Floor(), Naive(), LocalEngine(), PacedLocalEngine(), ValidateSpark(), RspJs(), Flink(),
+        *SPARK_SYSTEMS,
+    )
 }
 
 

@@ -23,40 +23,42 @@ def _elements(data: Path, manifest: Manifest) -> StreamSet:
     return StreamSet({s.name: read_stream(data / s.path, s.name) for s in manifest.streams})
 
 
-def _instances(data: Path, variant: Variant, cls: str) -> set[str]:
-    """Subjects typed with ``cls`` or a subclass of it (the RDFS closure, by walking up)."""
-    parents: dict[str, set[str]] = defaultdict(set)
-    types: list[tuple[str, str]] = []
+def _subclasses(data: Path, variant: Variant, cls: str) -> set[str]:
+    """``cls`` and every class below it in the background schema (the RDFS closure of
+    rdfs:subClassOf, by walking down from ``cls``)."""
+    children: dict[str, set[str]] = defaultdict(set)
     for path in variant.background:
         for quad in parse_quads(data / path):
             if quad.predicate.value == SUBCLASS:
-                parents[quad.subject.value].add(quad.object.value)
-            elif quad.predicate.value == RDF_TYPE:
-                types.append((quad.subject.value, quad.object.value))
+                children[quad.object.value].add(quad.subject.value)
+    found, todo = {cls}, [cls]
+    while todo:
+        for child in children[todo.pop()] - found:
+            found.add(child)
+            todo.append(child)
+    return found
 
-    def reaches(start: str) -> bool:
-        seen, todo = set(), [start]
-        while todo:
-            current = todo.pop()
-            if current == cls:
-                return True
-            if current not in seen:
-                seen.add(current)
-                todo.extend(parents[current])
-        return False
 
-    return {subject for subject, type_ in types if reaches(type_)}
+def _typed(element: StreamElement, classes: set[str] | None) -> set[str]:
+    """The subjects the element itself types with one of ``classes`` (None: no restriction,
+    every subject)."""
+    if classes is None:
+        return {t.subject.value for t in element.triples}
+    return {t.subject.value for t in element.triples
+            if t.predicate.value == RDF_TYPE and t.object.value in classes}
 
 
 def drop_then_rise(data: Path, manifest: Manifest, variant: Variant,
                    deadline: float) -> RunOutcome:
     """EP-SPARQL (1) with unrestricted SEQ: every (p1, p2, p3) of one company with
-    end(1) < start(2), end(2) < start(3), end(3) - start(1) < duration and the price filter."""
+    end(1) < start(2), end(2) < start(3), end(3) - start(1) < duration and the price filter;
+    in the RDFS variant p1's own element (EQUALS: the same interval) types the company with
+    the class or a subclass of it."""
     params = variant.params
     drop, rise = Decimal(str(params["drop"])), Decimal(str(params["rise"]))
     duration = params["duration_ms"]
-    allowed = _instances(data, variant, params["class"]) if "class" in params else None
-    history: dict[str, list[tuple[int, int, Decimal]]] = defaultdict(list)
+    classes = _subclasses(data, variant, params["class"]) if "class" in params else None
+    history: dict[str, list[tuple[int, int, Decimal, bool]]] = defaultdict(list)
     latencies: list[float] = []
     elements = triples = 0
     for element in _elements(data, manifest).merged():
@@ -64,20 +66,21 @@ def drop_then_rise(data: Path, manifest: Manifest, variant: Variant,
         if arrived > deadline:
             return RunOutcome(elements, triples, len(latencies), tuple(latencies), False)
         elements, triples = elements + 1, triples + len(element.triples)
+        typed = _typed(element, classes)
         for triple in element.triples:
             company = triple.subject.value
-            if triple.predicate.value != params["predicate"] or (
-                    allowed is not None and company not in allowed):
+            if triple.predicate.value != params["predicate"]:
                 continue
             price = Decimal(triple.object.value)
             past = [x for x in history[company] if element.end - x[0] < duration]
-            for j, (start2, end2, price2) in enumerate(past):
+            for j, (start2, end2, price2, _) in enumerate(past):
                 if end2 >= element.start:
                     continue
-                for _, end1, price1 in past[:j]:
-                    if end1 < start2 and price2 < price1 * drop and price > price1 * rise:
+                for _, end1, price1, first in past[:j]:
+                    if (first and end1 < start2 and price2 < price1 * drop
+                            and price > price1 * rise):
                         latencies.append((time.perf_counter() - arrived) * 1000)
-            past.append((element.start, element.end, price))
+            past.append((element.start, element.end, price, company in typed))
             history[company] = past
     return RunOutcome(elements, triples, len(latencies), tuple(latencies))
 

@@ -17,6 +17,7 @@ from sepia.bench.workload import Manifest, Variant
 class ValidateSpark:
     name = "validate-spark"
     description = "`sepia validate` through Spark (ingest), session start included"
+    opt_in = True  # a JVM per run (about a minute of --quick on a busy machine): --engine
 
     def unavailable(self) -> str | None:
         from sepia.runtime.spark.session import SparkUnavailable, java_major_version

@@ -21,6 +21,7 @@ from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.continuous import Snapshot
+from sepia.engine.network import Network
 from sepia.engine.partition import RegisteredQuery, continuous_query
 from sepia.io.results import Result
 from sepia.lang import parse_query
@@ -45,6 +46,8 @@ class Session:
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
         self.queries: list[RegisteredQuery] = []
+        self.network = Network()
+        """The queries, producers of registered streams before the queries reading them."""
         self.pending: list[StreamElement] = []
         self.max_runs = max_runs
         self.rdfs = rdfs
@@ -61,6 +64,7 @@ class Session:
         engine = continuous_query(
             compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs
         )
+        self.network.add(engine)
         self.queries.append(engine)
         return engine
 
@@ -97,14 +101,14 @@ class Session:
         if self.horizon is not None and t <= self.horizon:
             return []
         results = self._release() if self.pending and self.pending[0].time <= t else []
-        results += [r for q in self.queries for r in q.watermark(t)]
+        results += self.network.watermark(t)
         self.horizon = t
         return self._emit(results)
 
     def flush(self, until: int | None = None) -> list[Result]:
         """The input ended: every result still due (through ``until`` if given)."""
         results = self._release()
-        return self._emit(results + [r for q in self.queries for r in q.flush(until)])
+        return self._emit(results + self.network.flush(until))
 
     def attach(self, elements: Iterable[StreamElement]) -> None:
         """A reader of stream elements in time order (``read_stream(path, iri)``, a list):
@@ -135,7 +139,7 @@ class Session:
             return []
         t, batch = self.pending[0].time, self.pending
         self.pending = []
-        return [r for q in self.queries for r in q.advance(t, batch)]
+        return self.network.advance(t, batch)
 
     def state_size(self) -> dict[str, int]:
         """The engine's counters summed over queries, plus the dictionary's size."""
@@ -148,16 +152,20 @@ class Session:
     def snapshot(self) -> dict[str, Snapshot | list[tuple]]:
         """The whole session's state as rows: dictionary, elements not yet released
         (stream, graph, start, end, time kind, s, p, o; one row without s, p, o for an
-        element without triples), the watermark, and each query's rows."""
-        encode = self.dictionary.encode
-        pending = [
-            (e.stream, e.graph, e.start, e.end, e.kind.value, *(encode(x) for x in (t or ())))
-            for e in self.pending
-            for t in (e.triples or (None,))
+        element without triples), the watermark, each query's rows, and for a query network
+        its counters and held results (``network``) and the derived and input elements its
+        consumers have not been given yet (``inbox``: query, rank, arrival, element row)."""
+        pending = _rows(self.pending, self.dictionary)  # encoded before the dictionary's rows
+        inbox = [
+            (name, rank, arrival, *row)
+            for name, rank, arrival, element in self.network.waiting()
+            for row in _rows([element], self.dictionary)
         ]
         state: dict[str, Snapshot | list[tuple]] = {"dictionary": list(self.dictionary.rows())}
         state["pending"] = pending
         state["watermark"] = [] if self.horizon is None else [(self.horizon,)]
+        state["network"] = self.network.rows()
+        state["inbox"] = inbox
         state.update({f"query {q.name}": q.snapshot() for q in self.queries})
         return state
 
@@ -171,6 +179,12 @@ class Session:
         self.horizon = next((t for (t,) in state.get("watermark", ())), None)  # type: ignore[misc]
         for q in self.queries:
             q.restore(state[f"query {q.name}"])  # type: ignore[arg-type]
+        waiting = []
+        inbox = state.get("inbox", [])
+        for (name, rank, arrival), rows in groupby(inbox, key=lambda row: tuple(row[:3])):
+            (element,) = _elements([row[3:] for row in rows], self.dictionary)  # type: ignore[index]
+            waiting.append((name, rank, arrival, element))
+        self.network.restore(state.get("network", []), waiting)  # type: ignore[arg-type]
 
     def save(self, path: str | Path, inputs: Mapping[str, int] | None = None) -> None:
         """Write ``snapshot()`` to a file (JSON; replaced atomically, so a stop mid-write
@@ -182,6 +196,17 @@ class Session:
         saved = read_snapshot(path, [q.name for q in self.queries])
         self.restore(saved.state)
         return saved.inputs
+
+
+def _rows(elements: Iterable[StreamElement], dictionary: Dictionary) -> list[tuple]:
+    """Stream elements as rows: stream, graph, start, end, time kind, s, p, o (one row per
+    triple; one without s, p, o for an element without triples)."""
+    encode = dictionary.encode
+    return [
+        (e.stream, e.graph, e.start, e.end, e.kind.value, *(encode(x) for x in (t or ())))
+        for e in elements
+        for t in (e.triples or (None,))
+    ]
 
 
 def _elements(rows: list[tuple], dictionary: Dictionary) -> list[StreamElement]:

@@ -43,19 +43,21 @@ def continuous_query(
     name: str = "query",
     rdfs: bool = False,
     engine: str = DEFAULT_ENGINE,
+    buckets: int | None = None,
 ) -> DataFrame:
     """The streaming DataFrame of the query's results over `streams` (stream IRI -> rows).
 
     Columns: `t` (evaluation time), `query` (= `name`), `line` (the io.md jsonl line), and
     `query_index`, `partition`, `seq`: sorting a micro-batch by t and these three gives the
     reference evaluator's order. A result is emitted once the watermark of every stream has
-    passed its t; see docs/spark.md for ending a finite input.
+    passed its t; see docs/spark.md for ending a finite input. `buckets`: keys a PARTITION
+    BY query is spread over (None: twice the default parallelism; keep it fixed across
+    restarts from one checkpoint).
     """
     spark.conf.set(STATE_STORE, ROCKSDB)  # keyed state needs it (architecture.md)
     units = units_of([(name, parse_query(query_text))])
-    spec = job_spec(
-        units, background, engine=engine, rdfs=rdfs, on_error="skip", streams=tuple(streams)
-    )
+    spec = job_spec(units, background, engine=engine, rdfs=rdfs, on_error="skip",
+                    streams=tuple(streams), buckets=buckets)  # fmt: skip
     frames = [ingest_rows(iri, frame) for iri, frame in streams.items()]
     return results_frame(frames, spec)
 

@@ -52,6 +52,9 @@ class Step:
     """How the results' times print (the kind of the elements the key has seen)."""
     appended: State = field(default_factory=dict)
     """Rows added at the end of append-only tables."""
+    order: list[str] | None = None
+    """For a unit spread over several keys, each result's place among all its keys'
+    results of a batch (within one time); None: the key and the results' order give it."""
 
 
 def stored(before: StoredState, step: Step) -> State:

@@ -45,7 +45,8 @@ the watermark past it."""
 
 RESULT_DDL = "t bigint, query_index int, partition string, seq int, query string, line string"
 RESULT_ORDER = ("t", "query_index", "partition", "seq")
-"""Sorting a batch's results by these columns gives the reference evaluator's order."""
+"""Sorting a batch's results by these columns gives the reference evaluator's order
+(`partition`: the key, or for a unit spread over buckets, each result's `Step.order`)."""
 
 _BACKGROUNDS: dict[str, ox.Store] = {}
 """Background stores loaded in this Python worker, by digest (loaded once per worker)."""
@@ -67,6 +68,9 @@ class JobSpec:
     refuses the unit (`job_spec` decides, on the driver)."""
     rdfs: bool = False
     on_error: str = "stop"
+    buckets: int | None = None
+    """Keys a PARTITION BY unit on the incremental engine is spread over (job.py, Keys);
+    None: twice the session's default parallelism (`job.results_frame` decides)."""
     background: bytes | None = field(default=None, compare=False, repr=False)
     background_digest: str = ""
 
@@ -221,7 +225,7 @@ class EngineHost(StatefulProcessor):
             {
                 "t": [r.t for r in results],
                 "query_index": [positions[r.query] for r in results],
-                "partition": [partition] * len(results),
+                "partition": step.order or [partition] * len(results),
                 "seq": list(range(len(results))),
                 "query": [r.query for r in results],
                 "line": [jsonl_line(r, step.time_kind) for r in results],

@@ -1,7 +1,10 @@
 """The incremental engine (`sepia.engine`) behind the engine protocol: the job's default.
 
-Per key, a `sepia.runtime.local.Session` running the unit's query (a PARTITION BY query is
-one key: the engine's `PartitionedQuery` keeps its partitions, see `job.keys_of`). Its
+Per key, a `sepia.runtime.local.Session` running the unit's query. A PARTITION BY query is
+one key, or one per bucket of its values (`job.routed_rows`): a bucket's `PartitionedQuery`
+owns the values of its bucket, and each result carries its place among all buckets'
+results (`Step.order`): the instant whose step made it (the end of input last), then
+`partition.result_order`, which is how one engine holding every partition orders them. Its
 state leaves every step as rows (architecture principle 3): the query's snapshot tables
 (windows, runs, previous answer, clock) as JSON documents, the dictionary (append-only:
 only the terms added by the step are appended), the elements received but not yet
@@ -21,9 +24,9 @@ reference's answer over a finite input stops there, and instants beyond it only 
 a later element arrives. `final` flushes. `wake_at` is the next report instant the
 schedule has before that flush end, or the time of the first element held back.
 
-Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which
-`sepia.runtime.local` does not run) are found on the driver by `refusal`; the job runs such
-a unit on the reference adapter (see `host.job_spec`).
+Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which this
+adapter does not host yet: one query per key) are found on the driver by `refusal`; the job
+runs such a unit on the reference adapter (see `host.job_spec`).
 """
 
 from __future__ import annotations
@@ -37,15 +40,17 @@ from typing import ClassVar
 import pyoxigraph as ox
 
 from sepia.engine import ContinuousQuery, Unsupported
-from sepia.engine.partition import RegisteredQuery
+from sepia.engine.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
 from sepia.io.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
-from sepia.runtime.spark.units import Unit
+from sepia.runtime.spark.units import Unit, parse_bucket_key
 
 VERSION, DICTIONARY, TABLES, HELD = "engine_version", "engine_dictionary", "engine_tables", "held"
+FLUSHED = 2**62
+"""The instant of the end-of-input flush's results: after every real one."""
 LIVE_SESSIONS = 4096
 """Live sessions kept per Python worker (least recently used dropped: restored if needed)."""
 
@@ -95,7 +100,7 @@ class IncrementalEngine:
         version = (state.get(VERSION) or [None])[0]
         if version is None and not elements:  # a second timer after the final flush
             return Step({}, [], None, self._kind(None))
-        session = self._session(version, state)
+        session = self._session(key, version, state)
         seen = None if version is None else version[1]
         kind = TimeKind(version[2]) if version is not None else None
         terms = 0 if version is None else version[3]
@@ -105,9 +110,12 @@ class IncrementalEngine:
         kept = held[len(due) :]
         if kind is None and held:
             kind = TimeKind(held[0][6])
-        results = self._advance(session, due, horizon, final)
+        made = self._advance(session, due, horizon, final)
+        results = [r for _, r in made]
+        order = None if key is None else [_order(instant, r) for instant, r in made]
         if final:
-            return Step({name: [] for name in self.tables}, results, None, self._kind(kind))
+            empty = {name: [] for name in self.tables}
+            return Step(empty, results, None, self._kind(kind), order=order)
         token = uuid.uuid4().hex
         _remember(token, session)
         query = session.queries[0]
@@ -122,19 +130,25 @@ class IncrementalEngine:
             wake_at=_wake_at(query, horizon, kept),
             time_kind=self._kind(kind),
             appended={DICTIONARY: list(session.dictionary.rows(terms))},
+            order=order,
         )
 
     def _kind(self, seen: TimeKind | None) -> TimeKind:
         """The results' time kind: the key's elements', else the query's declared one."""
         return seen or self.query.query.time_kind or TimeKind.ABSTRACT
 
-    def _session(self, version: tuple | None, state: StoredState) -> Session:
-        """The live session the state's token names, else one restored from the rows."""
+    def _session(self, key: str | None, version: tuple | None, state: StoredState) -> Session:
+        """The live session the state's token names, else one restored from the rows (a
+        bucket's owning the values of its bucket only)."""
         live = None if version is None else _LIVE.pop(version[0], None)
         if live is not None:
             return live
         session = Session(self.background, rdfs=self.rdfs)
-        session.register(self.query.query, self.query.name)
+        query = session.register(self.query.query, self.query.name)
+        if key is not None:
+            assert isinstance(query, PartitionedQuery)
+            bucket, buckets = parse_bucket_key(key)
+            query.owns = lambda value: bucket_of(value, buckets) == bucket
         if version is not None:
             snapshot: dict = {name: _rows(text) for name, text in state.get(TABLES, [])}
             session.restore(
@@ -150,17 +164,27 @@ class IncrementalEngine:
     @staticmethod
     def _advance(
         session: Session, due: list[ElementRow], horizon: int, final: bool
-    ) -> list[Result]:
-        """Push the due elements, then move the watermark (or flush, at the end)."""
-        results = [r for row in due for r in session.push(to_element(row))]
+    ) -> list[tuple[int, Result]]:
+        """Push the due elements, then move the watermark (or flush, at the end); each
+        result with the instant whose step made it (`FLUSHED`: the end of input's)."""
+        made: list[tuple[int, Result]] = []
+        for row in due:
+            instant = session.pending[0].time if session.pending else 0
+            made += [(instant, r) for r in session.push(to_element(row))]
         if due:
-            results += session.watermark(due[-1][END])
+            made += [(due[-1][END], r) for r in session.watermark(due[-1][END])]
         if final:
-            return results + session.flush()
+            return made + [(FLUSHED, r) for r in session.flush()]
         end = session.queries[0].flush_end()
         if end is not None:
-            results += session.watermark(min(end, horizon))
-        return results
+            made += [(min(end, horizon), r) for r in session.watermark(min(end, horizon))]
+        return made
+
+
+def _order(instant: int, result: Result) -> str:
+    """A result's `Step.order`: its instant (shifted to a positive number, written to sort
+    as text), then `result_order`."""
+    return f"{instant + FLUSHED:020d} {result_order(result)}"
 
 
 def _remember(token: str, session: Session) -> None:

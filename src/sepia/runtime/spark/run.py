@@ -56,6 +56,9 @@ class SparkRunOptions:
     trigger_seconds: float = 1.0
     engine: str = DEFAULT_ENGINE
     """`host.ENGINES`: "incremental" (the default) or "reference"."""
+    buckets: int | None = None
+    """Keys a PARTITION BY query is spread over (job.py, Keys); None: twice the session's
+    default parallelism. A checkpoint keeps the count its run started with."""
 
 
 def run_on_spark(
@@ -89,7 +92,7 @@ def run_on_spark(
         spec = job_spec(
             units, background(background_paths),
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
-            streams=tuple(bindings),
+            streams=tuple(bindings), buckets=_buckets(home, options.buckets, spark),
         )  # fmt: skip
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
@@ -113,6 +116,17 @@ def run_on_spark(
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _buckets(home: Path, asked: int | None, spark: SparkSession) -> int:
+    """The run's bucket count: the one its checkpoint started with (a restart must key
+    elements as before: state lives per key), else `asked`, else twice the parallelism."""
+    saved = home / "buckets"
+    if saved.exists():
+        return int(saved.read_text())
+    buckets = asked or 2 * spark.sparkContext.defaultParallelism
+    saved.write_text(str(buckets))
+    return buckets
 
 
 def _dead_letters(home: Path, options: SparkRunOptions) -> DeadLetterFile | None:

@@ -2,9 +2,9 @@
 
 A *unit* is what one engine instance evaluates per key: a single query, or a CONSTRUCT query
 network (language.md section 7: queries joined by a registered stream one produces and
-another reads), which must see its derived streams and so stays together. The key is the
-value of the unit's PARTITION BY variable (language.md 4b) when it has one, else nothing:
-the unit then runs on one partition (architecture principle 6).
+another reads), which must see its derived streams and so stays together. A unit without
+PARTITION BY (language.md 4b) has one key (nothing); with it, the key is a bucket of its
+values on the incremental engine, a value on the reference adapter (job.py, Keys).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import term_to_nt
-from sepia.semantics.partition import partitions
+from sepia.semantics.evaluator import partitions
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +111,14 @@ def _inputs(group: list[RunQuery], produced: set[str]) -> tuple[str, ...]:
         d.iri.value for q in group for d in q.query.dataset.streams if d.iri.value not in produced
     )
     return tuple(seen)
+
+
+def bucket_key(bucket: int, buckets: int) -> str:
+    """The key of bucket `bucket` of `buckets` of a PARTITION BY unit (job.py, Keys)."""
+    return f"{bucket}/{buckets}"
+
+
+def parse_bucket_key(key: str) -> tuple[int, int]:
+    """(bucket, buckets) back from `bucket_key`."""
+    bucket, buckets = key.split("/")
+    return int(bucket), int(buckets)
