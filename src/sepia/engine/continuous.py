@@ -411,11 +411,23 @@ class ContinuousQuery:
         if self.dense and now is not None:
             times.add(now)
         for reported_at in sorted(times):
-            due = sorted((c for c in completed if c.reported_at == reported_at), key=_order)
+            due = sorted((c for c in completed if c.reported_at == reported_at), key=self._order)
             self._completed = [row for c in due for row in self._rows(c)]
             results += self._evaluate(reported_at)
         self._completed = []
         return results
+
+    def _order(self, match: Completed) -> tuple:
+        """Matches reported at one instant are numbered by start, mapping, then iterations,
+        the mappings compared by their terms' text: ids depend on the order terms were
+        first seen, which a run resumed from a snapshot does not repeat (it numbered two
+        matches the other way round: tests/engine/test_local_runtime.py)."""
+        text = self.dictionary.decode_text
+
+        def key(row: Row) -> tuple[str, ...]:
+            return tuple("" if v is None else text(v) for v in row)
+
+        return (match.start, key(match.mu), tuple(key(it) for it in match.iterations))
 
     def _horizons(self, automaton: Automaton) -> list[Completed]:
         if self.clock is None:
@@ -833,11 +845,6 @@ def _result(
 def _without(row: Row, slots: list[int]) -> Row:
     """A row with ``slots`` unbound (an event mapping binds only the query's variables)."""
     return tuple(None if i in slots else v for i, v in enumerate(row))
-
-
-def _order(match: Completed) -> tuple:
-    """Matches reported at one instant are numbered by start, mapping, then iterations."""
-    return (match.start, _row_key(match.mu), tuple(_row_key(it) for it in match.iterations))
 
 
 def _row_key(row: Row) -> tuple[int, ...]:
