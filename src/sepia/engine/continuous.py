@@ -359,8 +359,25 @@ class ContinuousQuery:
         return (end, start, bound)
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
-        """A GPM's plan over one event's graph (background graphs as they were then)."""
-        return self._in_partition(po.run(plan, self._event_reader(event)))
+        """A GPM's plan over one event's graph (background graphs as they were then). The
+        rows of the plan under its FILTERs are shared through ``PhysicalQuery.gpm_rows``
+        (PARTITION BY matches each event in the router, then in its partitions)."""
+        conditions = []
+        while isinstance(plan, po.Select):
+            conditions.append(plan.condition)
+            plan = plan.inner
+        shared = self.physical.gpm_rows
+        if len(shared.rows) > shared.LIMIT:
+            shared.rows.clear()
+        key = (shared.plan_key(plan), self.background.state(event.time), id(event))
+        found = shared.rows.get(key)
+        if found is None or found[0] is not event:
+            found = shared.rows[key] = (event, po.run(plan, self._event_reader(event)))
+        rows = found[1]
+        for condition in reversed(conditions):  # the innermost first, as run() would
+            if rows:
+                rows = [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
+        return self._in_partition(list(rows))
 
     def _event_reader(self, event: StreamElement) -> _Reader:
         """The view of one event's graph, encoded (and closed under RDFS) once for all the
@@ -394,11 +411,23 @@ class ContinuousQuery:
         if self.dense and now is not None:
             times.add(now)
         for reported_at in sorted(times):
-            due = sorted((c for c in completed if c.reported_at == reported_at), key=_order)
+            due = sorted((c for c in completed if c.reported_at == reported_at), key=self._order)
             self._completed = [row for c in due for row in self._rows(c)]
             results += self._evaluate(reported_at)
         self._completed = []
         return results
+
+    def _order(self, match: Completed) -> tuple:
+        """Matches reported at one instant are numbered by start, mapping, then iterations,
+        the mappings compared by their terms' text: ids depend on the order terms were
+        first seen, which a run resumed from a snapshot does not repeat (it numbered two
+        matches the other way round: tests/engine/test_local_runtime.py)."""
+        text = self.dictionary.decode_text
+
+        def key(row: Row) -> tuple[str, ...]:
+            return tuple("" if v is None else text(v) for v in row)
+
+        return (match.start, key(match.mu), tuple(key(it) for it in match.iterations))
 
     def _horizons(self, automaton: Automaton) -> list[Completed]:
         if self.clock is None:
@@ -816,11 +845,6 @@ def _result(
 def _without(row: Row, slots: list[int]) -> Row:
     """A row with ``slots`` unbound (an event mapping binds only the query's variables)."""
     return tuple(None if i in slots else v for i, v in enumerate(row))
-
-
-def _order(match: Completed) -> tuple:
-    """Matches reported at one instant are numbered by start, mapping, then iterations."""
-    return (match.start, _row_key(match.mu), tuple(_row_key(it) for it in match.iterations))
 
 
 def _row_key(row: Row) -> tuple[int, ...]:

@@ -91,6 +91,28 @@ class Partition:
     leaves: tuple[po.PhysicalPlan, ...]
 
 
+class GpmRows:
+    """The rows of GPM plans on the events of one instant, shared by the queries that run
+    one ``PhysicalQuery`` (PARTITION BY's router, then the partitions, match each event with
+    structurally equal plans): a cache of pure results (``ContinuousQuery._gpm``), not
+    state. Plans are keyed by their identity, each mapped once to the first equal plan."""
+
+    LIMIT = 1 << 12
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple, tuple[object, list]] = {}
+        self._same: dict[int, tuple[po.PhysicalPlan, int]] = {}
+        self._plans: dict[po.PhysicalPlan, po.PhysicalPlan] = {}
+
+    def plan_key(self, plan: po.PhysicalPlan) -> int:
+        """One number for all the plans equal to ``plan`` (kept alive here, so that no
+        other object takes its identity)."""
+        found = self._same.get(id(plan))
+        if found is None:
+            found = self._same[id(plan)] = (plan, id(self._plans.setdefault(plan, plan)))
+        return found[1]
+
+
 @dataclass(frozen=True, slots=True)
 class PhysicalQuery:
     """Everything the engine needs to run one query continuously."""
@@ -110,6 +132,8 @@ class PhysicalQuery:
     """A top-level getDURATION() bound on the event pattern (what occurrences can be
     forgotten, when the pattern only grows)."""
     partition: Partition | None = None
+    gpm_rows: GpmRows = dataclasses.field(default_factory=lambda: GpmRows(), compare=False)
+    """GPM plans' rows on one event, shared by the queries running this plan."""
 
 
 def plan(
