@@ -75,7 +75,8 @@ def test_price_rows_are_one_per_price_statement(tmp_path: Path) -> None:
     manifest = generate("W8", 330, 5, tmp_path)
     predicate = manifest.variants[0].params["predicate"]
     rows = list(flink.price_rows(tmp_path, manifest, predicate))
-    assert len(rows) == manifest.triples == 330  # 3 days x 110 companies
+    assert len(rows) == manifest.elements == 330  # 3 days x 110 companies
+    assert manifest.triples == 660  # each close comes with its company's type, not a row
     assert len({row[1] for row in rows}) == 110
 
 

@@ -124,6 +124,9 @@ def plot_latency(path: Path, title: str, rows: list[Measurement]) -> bool:
     return True
 
 
+GROWTH_LINES = ("--", "-", ":", "-.")
+
+
 def plot_growth(path: Path, title: str, axis: str, rows: list[Measurement]) -> bool:
     """Run time against the variant's growth axis, one line per system and query series."""
     series: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -132,19 +135,26 @@ def plot_growth(path: Path, title: str, axis: str, rows: list[Measurement]) -> b
             series[f"{row.system} {row.series}"].append((row.x, row.seconds))
     if not series:
         return False
-    figure = Figure(figsize=(6.4, 4.2))
+    figure = Figure(figsize=(8.4, 4.2))
     axes = figure.subplots()
+    queries = sorted({label.split(" ", 1)[1] for label in series})
+    systems = sorted({label.split(" ", 1)[0] for label in series})
     for label, points in sorted(series.items()):
+        system, query = label.split(" ", 1)
         points.sort()
-        style = {"linestyle": "--", "alpha": 0.6} if label.startswith("floor") else {}
+        # one colour per query (per system when there is one query), one line style per
+        # system: W11's 12 lines stay tellable apart
+        colour = queries.index(query) if len(queries) > 1 else systems.index(system)
         axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label,
-                  **style)
+                  color=f"C{colour % 10}",
+                  linestyle=GROWTH_LINES[systems.index(system) % len(GROWTH_LINES)],
+                  alpha=0.6 if system == "floor" else 1.0)
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel(f"{axis} (log)")
     axes.set_ylabel("run time, s (log)")
     axes.set_title(title)
-    axes.legend(fontsize=7)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # off the lines
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     return True
