@@ -185,6 +185,19 @@ def test_a_bucket_learns_of_the_instants_of_other_buckets(within):
     assert acme == [4 if within else 5]
 
 
+BUY, REFUND, ITEM = (ox.NamedNode(EX + x) for x in ("buy", "refund", "item"))
+
+
+def buy_one_per_card(session: Session, cards: int) -> int:
+    """Card t buys the item at t (no result yet); the most partitions live at once."""
+    peak = 0
+    for t in range(cards):
+        card = ox.NamedNode(f"{EX}card{t}")
+        assert session.push_graph(EX + "s", t, [ox.Triple(card, BUY, ITEM)]) == []
+        peak = max(peak, session.state_size()["partitions"])
+    return peak
+
+
 def test_partitions_whose_runs_expired_are_dropped():
     """A new card every time unit, each with one purchase: under WITHIN 5 a card's run
     expires 5 units after its purchase, and its partition, then holding nothing, goes. Over
@@ -198,16 +211,10 @@ def test_partitions_whose_runs_expired_are_dropped():
                  DEFINE GPM B ON S1 {{ ?c :refund ?x }} }}""",
         "q",
     )
-    buy, refund = ox.NamedNode(EX + "buy"), ox.NamedNode(EX + "refund")
-    item = ox.NamedNode(EX + "item")
-    peak = 0
-    for t in range(3_000):
-        card = ox.NamedNode(f"{EX}card{t}")
-        assert session.push_graph(EX + "s", t, [ox.Triple(card, buy, item)]) == []
-        peak = max(peak, session.state_size()["partitions"])
+    peak = buy_one_per_card(session, 3_000)
     card0 = ox.NamedNode(EX + "card0")  # dropped long ago
-    late = session.push_graph(EX + "s", 3_000, [ox.Triple(card0, buy, item)])
-    late += session.push_graph(EX + "s", 3_001, [ox.Triple(card0, refund, item)])
+    late = session.push_graph(EX + "s", 3_000, [ox.Triple(card0, BUY, ITEM)])
+    late += session.push_graph(EX + "s", 3_001, [ox.Triple(card0, REFUND, ITEM)])
     assert peak <= 8
     late += session.flush()
     assert [(dict(r.binding)["c"], r.interval) for r in late] == [(card0, (3_000, 3_001))]
@@ -224,15 +231,9 @@ def test_epsparql_partitions_past_the_horizon_are_dropped():
         WHERE {{ {{ ?c :buy ?x }} SEQ {{ ?c :refund ?x }} FILTER(getDURATION() < 5) }}""",
         "q",
     )
-    buy, refund = ox.NamedNode(EX + "buy"), ox.NamedNode(EX + "refund")
-    item = ox.NamedNode(EX + "item")
-    peak = 0
-    for t in range(3_000):
-        card = ox.NamedNode(f"{EX}card{t}")
-        assert session.push_graph(EX + "s", t, [ox.Triple(card, buy, item)]) == []
-        peak = max(peak, session.state_size()["partitions"])
+    peak = buy_one_per_card(session, 3_000)
     last = ox.NamedNode(f"{EX}card2998")  # bought at 2998: 3002 - 2998 = 4 < 5
-    found = session.push_graph(EX + "s", 3_002, [ox.Triple(last, refund, item)])
+    found = session.push_graph(EX + "s", 3_002, [ox.Triple(last, REFUND, ITEM)])
     found += session.flush()
     assert peak <= 6
     assert [(dict(r.binding)["c"], r.interval) for r in found] == [(last, (2_998, 3_002))]
