@@ -31,8 +31,11 @@ def test_a_paced_replay_keeps_its_schedule_and_its_results(tmp_path: Path) -> No
 
 
 def test_the_paced_system_stops_at_its_budget_with_the_prefix_it_read(tmp_path: Path) -> None:
-    data, manifest = _w5(tmp_path, scale=2_000)  # 2,000 elements at 10% of the peak rate
-    variant = manifest.variants[0]  # take over 0.35 s unless the peak is over 57k/s
-    outcome = PacedLocalEngine().run(data, manifest, variant, time.perf_counter() + 0.5)
+    data, manifest = _w5(tmp_path, scale=10_000)
+    variant = manifest.variants[0]
     total = len(_elements(data, manifest, variant))
+    _session(data, manifest, variant)  # the process's first parse, outside the budget
+    # 10,000 elements at 10% of the peak rate take over the 0.7 s left after learning it
+    # unless the peak is over 140k elements/s
+    outcome = PacedLocalEngine().run(data, manifest, variant, time.perf_counter() + 1.0)
     assert not outcome.complete and 0 < outcome.elements < total
