@@ -46,11 +46,16 @@ class ResultCount:
         """Count ``results``; returns how many rows they were."""
         before = self.rows
         for result in results:
-            if result.match is None:
-                self.rows += 1
-            else:
-                self.matches.add(result.match)
+            self.add_row(result.match)
         return self.rows - before
+
+    def add_row(self, match: str | None) -> None:
+        """Count one result row by its ``match`` id (a jsonl line's, for systems that
+        write their results)."""
+        if match is None:
+            self.rows += 1
+        else:
+            self.matches.add(match)
 
     @property
     def total(self) -> int:

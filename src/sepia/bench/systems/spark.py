@@ -16,12 +16,13 @@ a JVM, too slow for every quick run of the suite.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from sepia.bench.generators import Kind, Workload
-from sepia.bench.systems.base import RunOutcome
+from sepia.bench.systems.base import ResultCount, RunOutcome
 from sepia.bench.systems.validate_spark import ValidateSpark
 from sepia.bench.workload import Manifest, Variant
 
@@ -66,14 +67,16 @@ class SparkJob:
                 [load_query(data / variant.query)],
                 {s.iri: str(data / s.path) for s in streams},
                 [(graph, data / path) for graph, path in manifest.background_of(variant)],
-                SparkRunOptions(engine=self.engine),
+                SparkRunOptions(engine=self.engine, rdfs=variant.rdfs),
                 checkpoint=Path(scratch) / "checkpoint", output=str(out), fmt="jsonl",
                 spark=spark,
             )  # fmt: skip
-            results = sum(1 for _ in out.open(encoding="utf-8")) if out.exists() else 0
+            counted = ResultCount()
+            for line in out.open(encoding="utf-8") if out.exists() else ():
+                counted.add_row(json.loads(line).get("match"))
         durations = tuple(float(b.duration_ms) for b in batches)
         elements, triples = sum(s.elements for s in streams), sum(s.triples for s in streams)
-        return RunOutcome(elements, triples, results, latencies_ms=durations)
+        return RunOutcome(elements, triples, counted.total, latencies_ms=durations)
 
 
 class SparkPassThrough:

@@ -109,6 +109,11 @@ def _settings(config: SparkConfig) -> dict[str, str]:
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={LOG_CONFIG}",
+        # The job's plan carries the background (host.JobSpec). Past this many bytes PySpark
+        # ships a pickled plan as a broadcast, which the driver-side Python process of
+        # transformWithState cannot load (BROADCAST_VARIABLE_NOT_LOADED: a W10 background
+        # of 50,000 triples failed so), so plans stay inline up to 2 GiB.
+        "spark.broadcast.UDFCompressionThreshold": str(2**31 - 1),
         **config.extra,
     }  # fmt: skip
 
