@@ -656,6 +656,15 @@ class ContinuousQuery:
             "dropped_runs": self.dropped,
         }
 
+    @property
+    def timed(self) -> bool:
+        """Whether time alone, with no event of its own, can change what it holds (so
+        ``deadline`` can be other than None): runs under WITHIN expire and tail negations
+        fire at their horizons; EP-SPARQL occurrences pass a ``getDURATION()`` horizon."""
+        if self.occurrences is not None:
+            return self.occurrences.horizon is not None
+        return self.physical.automaton is not None and self.physical.within is not None
+
     def deadline(self) -> int | None:
         """Under WITHIN, the first instant at which a step with no event could change the
         state: a run reaching its horizon (a tail negation completes, others expire) or
