@@ -123,6 +123,8 @@ class ContinuousQuery:
             self._readers_of.setdefault(stream, []).append(name)
         self._streams = frozenset(self._readers_of)
         """The streams the query's windows read."""
+        self._declared = frozenset(s.iri.value for s in query.dataset.streams)
+        """The query's streamset (FROM STREAM); empty: every stream (EP-SPARQL)."""
         self.previous: Counter[tuple] = Counter()
         self.low: int | None = None
         """The first arrival on a stream the query's windows read: no instant before it."""
@@ -205,6 +207,12 @@ class ContinuousQuery:
         slot, value = self.member
         return [row for row in rows if row[slot] == value]
 
+    def in_streamset(self, elements: Sequence[StreamElement]) -> bool:
+        """Whether an element of the query's streamset is among ``elements``: only those
+        make an instant of its time (SPAseq's strict contiguity, WITHIN)."""
+        declared = self._declared
+        return any(not declared or e.stream in declared for e in elements)
+
     # --- time -------------------------------------------------------------------------
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """Everything due up to t, given the elements stamped t (t after every earlier call).
@@ -214,8 +222,7 @@ class ContinuousQuery:
         for the next such element (which proves it does not) or for ``flush``.
         """
         if self.physical.automaton is not None:
-            declared = {s.iri.value for s in self.query.dataset.streams}
-            if declared and not any(e.stream in declared for e in elements):
+            if not self.in_streamset(elements):
                 return []  # not an instant of the query's streamset: its time stays
             return self._match(t, elements)
         if self.physical.events is not None:
@@ -253,8 +260,7 @@ class ContinuousQuery:
         """Push-based: feed the automaton the events stamped t; report what completes."""
         automaton = self.physical.automaton
         assert automaton is not None
-        declared = {s.iri.value for s in self.query.dataset.streams}
-        streamset_event = any(not declared or e.stream in declared for e in elements)
+        streamset_event = self.in_streamset(elements)
         self._readers = {}
         candidates = [list(matches(s.bop, elements, self._gpm)) for s in automaton.states]
         batch = Batch(t, candidates, streamset_event, self.history)

@@ -92,7 +92,6 @@ class PartitionedQuery:
         """Every partition steps through each instant of the streamset past its deadline
         (``ContinuousQuery.timed``): runs expire, tail negations fire at their horizons,
         EP-SPARQL occurrences pass theirs, so a partition left with nothing is dropped."""
-        self.declared = {s.iri.value for s in query.dataset.streams}
         self.deadlines: dict[int, int] = {}
         """Under WITHIN, when each partition must step next though no event of its own
         comes (``ContinuousQuery.deadline``); ``queue`` orders them (stale entries are
@@ -135,7 +134,7 @@ class PartitionedQuery:
                     members.setdefault(value, []).append(element)
         for value in members:
             self._part(value, made=t)
-        streamset = any(not self.declared or e.stream in self.declared for e in elements)
+        streamset = self.router.in_streamset(elements)
         touched = set(members) | (self._due(t) if streamset and self.ticks else set())
         results = []
         for value in touched:
