@@ -40,10 +40,8 @@ from sepia.engine.planner import Unsupported
 from sepia.io.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
+from sepia.semantics.network import MAX_ROUNDS, derived_element
 
-MAX_ROUNDS = 64
-"""As the reference (``sepia.semantics.network``): a closure still deriving new triples after
-this many rounds within one instant is reported instead of looping forever."""
 Queued = tuple[int, int, int, int, StreamElement]
 """An inbox entry: time, producer rank (0: the run's input), start, arrival, element."""
 
@@ -243,11 +241,9 @@ class Network:
         consumers = [n for n in self.nodes if node in n.upstream]
         kind = self.kind or TimeKind.ABSTRACT
         for n, r in enumerate(results, start=first):
-            if not r.triples:
+            element = derived_element(node.output, r, n, kind)
+            if element is None:
                 continue
-            start, end = r.interval or (r.t, r.t)
-            graph = f"urn:sepia:derived:{r.query}:{n}"
-            element = StreamElement(node.output, graph, start, end, r.triples, kind)
             for consumer in consumers:
                 self._queue(consumer, element, 1 + node.rank)
         return results

@@ -26,16 +26,20 @@ MAX_ROUNDS = 64
 this many rounds is reported instead of looping forever."""
 
 
+def derived_element(stream: str, result: Result, n: int, kind: TimeKind) -> StreamElement | None:
+    """The event graph the n-th result of a registered CONSTRUCT query makes, stamped with
+    its match interval or its time (None: no triples, no element)."""
+    if not result.triples:
+        return None
+    start, end = result.interval or (result.t, result.t)
+    graph = f"urn:sepia:derived:{result.query}:{n}"
+    return StreamElement(stream, graph, start, end, result.triples, kind)
+
+
 def derived_elements(stream: str, results: Sequence[Result], kind: TimeKind) -> list[StreamElement]:
     """The event graphs a registered CONSTRUCT query's results make, in time order."""
-    elements = []
-    for n, r in enumerate(results):
-        if not r.triples:
-            continue
-        start, end = r.interval or (r.t, r.t)
-        graph = f"urn:sepia:derived:{r.query}:{n}"
-        elements.append(StreamElement(stream, graph, start, end, r.triples, kind))
-    return sorted(elements, key=lambda e: (e.end, e.start))
+    made = (derived_element(stream, r, n, kind) for n, r in enumerate(results))
+    return sorted((e for e in made if e is not None), key=lambda e: (e.end, e.start))
 
 
 def evaluate_network(
