@@ -114,8 +114,13 @@ def _atoms(node: po.PhysicalPlan) -> tuple[tuple[po.GraphRef, po.EncodedPattern]
 class MaintainedAnswer:
     """The answer of a ``DeltaPlan``, kept up to date from the windows' journals."""
 
-    def __init__(self, plan: DeltaPlan, kept: list[int], width: int) -> None:
+    def __init__(
+        self, plan: DeltaPlan, kept: list[int], width: int, rebuild: float | None = REBUILD
+    ) -> None:
         self.plan = plan
+        self.rebuild = rebuild
+        """The share of change above which ``update`` rebuilds (None: only on the first call
+        and after a restore; a maintained GROUP BY reads only the change)."""
         self.kept = kept
         """The slots of an output row."""
         self.width = width
@@ -153,7 +158,8 @@ class MaintainedAnswer:
             self._rebuild(graph, run)
             return None
         changed = sum(len(journal) for _, journal in watched.values())
-        if changed > REBUILD * sum(len(index) for index, _ in watched.values()):
+        rebuild = self.rebuild
+        if rebuild is not None and changed > rebuild * sum(len(i) for i, _ in watched.values()):
             self._rebuild(graph, run)
             return None
         gone: list[Row] = []
@@ -226,23 +232,7 @@ class MaintainedAnswer:
         return (s, p, o)  # type: ignore[return-value]
 
     def _outputs(self, mappings: list[Row]) -> list[Key | None]:
-        """Each mapping's output row through the row-local operators (None: filtered)."""
-        rows: list[Row] = list(mappings)
-        alive = list(range(len(rows)))
-        for step in self.plan.steps:
-            match step:
-                case po.Select(_, condition):
-                    truths = condition.truths(rows)
-                    alive = [i for i, ok in zip(alive, truths, strict=True) if ok]
-                    rows = [r for r, ok in zip(rows, truths, strict=True) if ok]
-                case po.Bind(_, slot, value):
-                    rows = po.bind_rows(rows, slot, value.values(rows))
-                case po.Keep(_, slots):
-                    rows = po.keep_rows(rows, slots)
-        keys: list[Key | None] = [None] * len(mappings)
-        for i, row in zip(alive, rows, strict=True):
-            keys[i] = tuple(row[k] for k in self.kept)
-        return keys
+        return outputs(self.plan.steps, self.kept, mappings)
 
     def _apply(
         self, added: Iterable[Key | None], removed: Iterable[Key | None]
@@ -261,6 +251,27 @@ class MaintainedAnswer:
         plus, minus = Counter(after - before), Counter(before - after)
         _fold(self.answer, plus, minus)
         return plus, minus
+
+
+def outputs(steps: Iterable[RowLocal], kept: list[int], mappings: list[Row]) -> list[Key | None]:
+    """Each mapping's output row (its ``kept`` slots) through the row-local operators
+    (None: filtered out)."""
+    rows: list[Row] = list(mappings)
+    alive = list(range(len(rows)))
+    for step in steps:
+        match step:
+            case po.Select(_, condition):
+                truths = condition.truths(rows)
+                alive = [i for i, ok in zip(alive, truths, strict=True) if ok]
+                rows = [r for r, ok in zip(rows, truths, strict=True) if ok]
+            case po.Bind(_, slot, value):
+                rows = po.bind_rows(rows, slot, value.values(rows))
+            case po.Keep(_, slots):
+                rows = po.keep_rows(rows, slots)
+    keys: list[Key | None] = [None] * len(mappings)
+    for i, row in zip(alive, rows, strict=True):
+        keys[i] = tuple(row[k] for k in kept)
+    return keys
 
 
 def _fold(bag: Counter[Key], plus: Counter[Key], minus: Counter[Key]) -> None:
