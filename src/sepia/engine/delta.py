@@ -114,13 +114,8 @@ def _atoms(node: po.PhysicalPlan) -> tuple[tuple[po.GraphRef, po.EncodedPattern]
 class MaintainedAnswer:
     """The answer of a ``DeltaPlan``, kept up to date from the windows' journals."""
 
-    def __init__(
-        self, plan: DeltaPlan, kept: list[int], width: int, rebuild: float | None = REBUILD
-    ) -> None:
+    def __init__(self, plan: DeltaPlan, kept: list[int], width: int) -> None:
         self.plan = plan
-        self.rebuild = rebuild
-        """The share of change above which ``update`` rebuilds (None: only on the first call
-        and after a restore; a maintained GROUP BY reads only the change)."""
         self.kept = kept
         """The slots of an output row."""
         self.width = width
@@ -158,8 +153,7 @@ class MaintainedAnswer:
             self._rebuild(graph, run)
             return None
         changed = sum(len(journal) for _, journal in watched.values())
-        rebuild = self.rebuild
-        if rebuild is not None and changed > rebuild * sum(len(i) for i, _ in watched.values()):
+        if changed > REBUILD * sum(len(index) for index, _ in watched.values()):
             self._rebuild(graph, run)
             return None
         gone: list[Row] = []
