@@ -54,7 +54,16 @@ from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.engine import operators as po
 from sepia.engine.counting import CountedJoin
-from sepia.engine.delta import DeltaPlan, GraphOf, Key, RowLocal, Runner, _fold, outputs
+from sepia.engine.delta import (
+    DeltaPlan,
+    GraphOf,
+    Key,
+    RowLocal,
+    Runner,
+    _fold,
+    outputs,
+    row_local_top,
+)
 from sepia.engine.delta import plan_of as delta_plan_of
 from sepia.engine.rows import Row
 from sepia.rdf.dictionary import Dictionary
@@ -138,17 +147,10 @@ def plan_of(
     """The maintained GROUP BY of a query, or why it is not maintained. ``empty`` says
     which background graphs are empty: C-SPARQL merges its windows with the default graph,
     which is then the window alone."""
-    if events or not isinstance(form, qa.Select):
-        return "an event pattern" if events else f"a {type(form).__name__} form"
-    distinct = isinstance(root, po.Dedup)
-    node = root.inner if isinstance(root, po.Dedup) else root
-    steps: list[RowLocal] = []
-    while isinstance(node, RowLocal):
-        test = node.value if isinstance(node, po.Bind) else getattr(node, "condition", None)
-        if test is not None and not test.row_local:
-            return "an expression that is not a function of its row"
-        steps.append(node)
-        node = node.inner
+    top = row_local_top(form, root, events)
+    if isinstance(top, str):
+        return top
+    node, steps, distinct = top
     if not isinstance(node, GroupBy):
         return (
             "a GROUP BY under other operators, or aggregates other than COUNT, SUM, AVG, MIN, "
@@ -159,7 +161,7 @@ def plan_of(
         return inner
     if any(isinstance(s, po.Keep) for s in inner.steps) or inner.distinct:
         return "a sub-select inside the group"
-    return GroupPlan(inner, node, tuple(reversed(steps)), distinct)
+    return GroupPlan(inner, node, steps, distinct)
 
 
 def _unmerged(node: po.PhysicalPlan, empty: Callable[[po.GraphRef], bool]) -> po.PhysicalPlan:

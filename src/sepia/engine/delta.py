@@ -75,6 +75,21 @@ class DeltaPlan:
 
 def plan_of(form: qa.QueryForm, root: po.PhysicalPlan, events: bool) -> DeltaPlan | str:
     """The delta plan of a query's pattern, or why it is evaluated in full."""
+    top = row_local_top(form, root, events)
+    if isinstance(top, str):
+        return top
+    node, steps, distinct = top
+    atoms = _atoms(node)
+    if isinstance(atoms, str):
+        return atoms
+    return DeltaPlan(node, atoms, steps, distinct)
+
+
+def row_local_top(
+    form: qa.QueryForm, root: po.PhysicalPlan, events: bool
+) -> tuple[po.PhysicalPlan, tuple[RowLocal, ...], bool] | str:
+    """A SELECT's pattern under its row-local operators (innermost first) and whether a
+    DISTINCT is on top; or why that is not how it is maintained."""
     if events:
         return "an event pattern"
     if not isinstance(form, qa.Select):
@@ -88,10 +103,7 @@ def plan_of(form: qa.QueryForm, root: po.PhysicalPlan, events: bool) -> DeltaPla
             return "an expression that is not a function of its row"
         steps.append(node)
         node = node.inner
-    atoms = _atoms(node)
-    if isinstance(atoms, str):
-        return atoms
-    return DeltaPlan(node, atoms, tuple(reversed(steps)), distinct)
+    return node, tuple(reversed(steps)), distinct
 
 
 def _atoms(node: po.PhysicalPlan) -> tuple[tuple[po.GraphRef, po.EncodedPattern], ...] | str:
@@ -108,7 +120,8 @@ def _atoms(node: po.PhysicalPlan) -> tuple[tuple[po.GraphRef, po.EncodedPattern]
                 found += part
             return tuple(found)
         case _:
-            return NOT_COVERED.get(type(node), type(node).__name__)
+            kinds = (why for kind, why in NOT_COVERED.items() if isinstance(node, kind))
+            return next(kinds, type(node).__name__)  # (a GroupBy is a Fallback)
 
 
 class MaintainedAnswer:
