@@ -1,8 +1,9 @@
 """GROUP BY maintained from the windows' journals (``engine.aggregates``) gives the
-reference evaluator's answer: COUNT (DISTINCT), SUM, AVG, MIN, MAX and HAVING over joins,
-FILTER and BIND, on one or two streams with equal times, bursts, gaps and expiry, over
-integers, decimals (not in canonical form too), doubles and floats whose sums are exact in
-any order, infinities, NaN, strings and IRIs; RStream, IStream and DStream; snapshots."""
+reference evaluator's answer: COUNT (DISTINCT), SUM, AVG, MIN, MAX and HAVING over joins
+(with background graphs too), FILTER and BIND, on one or two streams with equal times,
+bursts, gaps and expiry, over integers, decimals (not in canonical form too), doubles and
+floats whose sums are exact in any order, infinities, NaN, strings and IRIs; RStream,
+IStream and DStream; snapshots."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ VALUES = {
     "mixed": st.one_of(INTEGERS, DECIMALS, OTHERS),
     "mixed doubles": st.one_of(INTEGERS, DYADIC, EXACT_DOUBLES, OTHERS),
     "special": st.one_of(INTEGERS, EXACT_DOUBLES, SPECIAL),
+    "no ties": st.one_of(INTEGERS, OTHERS, SPECIAL),
 }
 P, Q = ox.NamedNode(EX + "p"), ox.NamedNode(EX + "q")
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -95,6 +97,7 @@ SELECTS = [
     "?x (SUM(DISTINCT ?y) AS ?s) (AVG(DISTINCT ?y) AS ?a) (COUNT(DISTINCT *) AS ?n)",
     "(COUNT(*) AS ?n) (SUM(?y) AS ?s) (AVG(?y) AS ?a) (MAX(?y) AS ?hi)",  # the implicit group
     "?x (SUM(?y) AS ?s) ((SUM(?y) + 1) AS ?next)",
+    "(COUNT(DISTINCT ?x) AS ?n) (MIN(?x) AS ?lo) (MAX(?x) AS ?hi) (SUM(?x) AS ?s)",  # IRIs
 ]
 PATTERNS = [
     "WINDOW :w1 { ?x :p ?y }",
@@ -103,6 +106,8 @@ PATTERNS = [
     "WINDOW :w1 { ?x :q ?z } WINDOW :w2 { ?z :p ?y }",
     "WINDOW :w1 { ?x :p ?v BIND(?v * 2 AS ?y) }",
     "WINDOW :w1 { ?x :p ?y } WINDOW :w2 { ?x :q ?z }",
+    "WINDOW :w1 { ?x :p ?y } ?x :r ?z",  # the background's default graph
+    "WINDOW :w1 { ?x :p ?y } GRAPH :g { ?x :r ?z }",
 ]
 WINDOWS = ["[RANGE 10 STEP 5]", "[RANGE 4 STEP 2]", "[RANGE 3]", "[ELEMENTS 3]", "[NOW]"]
 
@@ -117,20 +122,20 @@ def query(operator: str, select: str, pattern: str, window: str, having: str) ->
 
 @st.composite
 def cases(draw) -> tuple[str, dict[str, list[StreamElement]]]:
-    """A query and streams. pyoxigraph's MIN / MAX return the first of equal values of
-    different terms (0 and 0.0) in its store's order, which follows the subjects' hashes:
-    where a group's values can come from different subjects they are integers."""
-    select, pattern = draw(st.sampled_from(SELECTS)), draw(st.sampled_from(PATTERNS))
+    """A query and streams. Among equal values of different terms (0 and 0.0) pyoxigraph's
+    MIN / MAX return the last its store was given, and the reference gives it the window
+    as a Python set (in the order of the triples' hashes), which nothing else reproduces:
+    for MIN / MAX no two values are equal numbers of different terms."""
+    select = draw(st.sampled_from(SELECTS))
     text = query(
         draw(st.sampled_from(["RSTREAM", "RSTREAM", "ISTREAM", "DSTREAM"])),
         select,
-        pattern,
+        draw(st.sampled_from(PATTERNS)),
         draw(st.sampled_from(WINDOWS)),
         draw(st.sampled_from(["", " HAVING (COUNT(*) > 1)", " HAVING (SUM(?y) >= 0)"])),
     )
     ties = "MIN(" in select or "MAX(" in select
-    across = pattern != PATTERNS[0] or not select.startswith("?x")
-    values = "integers" if ties and across else draw(st.sampled_from(sorted(VALUES)))
+    values = "no ties" if ties else draw(st.sampled_from(sorted(VALUES)))
     return text, draw(streams(values))
 
 
@@ -186,4 +191,16 @@ def test_average_of_integers_truncates_as_pyoxigraph_divides():
                (SUBJECTS[2], "-1"), (SUBJECTS[2], "-2"), (SUBJECTS[2], "-4")]  # fmt: skip
     data = {S1: [StreamElement(S1, f"_:g{n}", n, n, (ox.Triple(s, P, typed(v, "integer")),))
                  for n, (s, v) in enumerate(triples)]}  # fmt: skip
+    assert_agrees(text, data)
+
+
+def test_an_unbound_value_unbinds_min_and_max():
+    """Found by the snapshot test: ``"abc" * 2`` is an error, so ?y is unbound in one of
+    :a's mappings; pyoxigraph's MIN and MAX are then both unbound (the engine had MAX 0)."""
+    text = query("RSTREAM", "?x (COUNT(?y) AS ?n) (MIN(?y) AS ?lo) (MAX(?y) AS ?hi)",
+                 PATTERNS[4], "[RANGE 10 STEP 5]", "")  # fmt: skip
+    zero = ox.Triple(SUBJECTS[0], P, typed("0", "integer"))
+    text_value = ox.Triple(SUBJECTS[0], P, ox.Literal("abc"))
+    data = {S1: [StreamElement(S1, "_:g0", 0, 0, (zero,)),
+                 StreamElement(S1, "_:g1", 1, 1, (zero, text_value))]}  # fmt: skip
     assert_agrees(text, data)

@@ -26,8 +26,10 @@ Exactness against the reference (pyoxigraph over a store holding the window):
   overflows pyoxigraph's 64-bit integers / 128-bit decimals is unbound when the exact sum
   does; an overflow of a partial sum only (in the store's order) is not seen here.
 - MIN / MAX keep a multiset of values per group (for eviction); among equal numbers of
-  different terms (1 and 1.0) pyoxigraph returns whichever its store lists first, which
-  no other store reproduces: such ties are decided by pyoxigraph over the values alone.
+  different terms (1 and 1.0) pyoxigraph returns the one its store was given last, and
+  the reference gives it the window as a Python set (in the order of the triples'
+  hashes), which nothing else reproduces: such ties are decided by pyoxigraph over the
+  group's values alone.
 
 Not maintained (``plan_of`` says why; pyoxigraph's fallback evaluates them): GROUP_CONCAT,
 SAMPLE, aggregates of expressions other than a variable, patterns delta evaluation does not
@@ -221,7 +223,9 @@ class Terms:
         return self._canonical
 
     def number(self, canonical: int | None) -> Number | None:
-        return None if canonical is None else self.numbers[canonical]
+        """The numeric value of a term (None: not a number; IRIs and blank nodes, which
+        subjects bind, are never looked up in a store)."""
+        return self.numbers.get(canonical)  # type: ignore[arg-type]
 
     def literal(self, text: str, kind: int) -> int:
         """The id of the literal of a numeric kind written ``text`` in pyoxigraph's
@@ -434,7 +438,7 @@ class MaintainedGroups:
             argument = spec.argument
             value = None if argument is None else row[argument]
             if type(state) is _Sum:
-                state.add(None if value is None else numbers[value], sign)
+                state.add(numbers.get(value), sign)  # type: ignore[arg-type]
             elif type(state) is list:
                 state[0] += sign if argument is None or value is not None else 0
             else:
@@ -539,21 +543,19 @@ def _literal(total: tuple[int, float | int] | None, terms: Terms) -> int | None:
 
 
 def _extreme(values: Counter, maximum: bool, terms: Terms) -> int | None:
-    """MIN / MAX of a multiset of canonical terms (None: unbound) in SPARQL's order, the
-    least term being unbound; numbers compared in Python, anything else (and ties of
-    equal numbers of different terms) by pyoxigraph, over the values written as objects
-    of one subject: among equal values it returns the first in its store's order, as the
-    reference does when the group's values share their subject and predicate."""
-    present = [v for v in values if v is not None]
-    if not present or (None in values and not maximum):
+    """MIN / MAX of a multiset of canonical terms (None: unbound, which makes both unbound
+    in pyoxigraph) in SPARQL's order: numbers compared in Python, anything else (and ties
+    of equal numbers of different terms: see the module docstring) by pyoxigraph."""
+    if None in values or not values:  # an unbound value (an error) unbinds both, as there
         return None
+    present = list(values)
     numbers = [terms.number(v) for v in present]
     if all(n is not None and not (isinstance(n[1], float) and n[1] != n[1]) for n in numbers):
         exact = [_exact(n) for n in numbers]  # type: ignore[arg-type]
         best = max(exact) if maximum else min(exact)
         if exact.count(best) == 1:
             return present[exact.index(best)]
-    store = ox.Store()  # one subject and predicate: the objects in the store's order
+    store = ox.Store()
     at, p = ox.NamedNode("urn:sepia:group"), ox.NamedNode("urn:sepia:value")
     decode = terms.dictionary.decode
     store.extend(ox.Quad(at, p, decode(v)) for v in present)  # type: ignore[arg-type]

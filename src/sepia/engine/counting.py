@@ -213,8 +213,9 @@ class CountedJoin:
             atom.matched.clear()
             for index in atom.by.values():
                 index.clear()
-            if not isinstance(atom.graph, po.WindowGraph):
-                triples = graph(atom.graph).triples()
+            if not isinstance(atom.graph, po.WindowGraph):  # (a store's triples: canonical)
+                bound = dict(atom.constants)
+                triples = list(graph(atom.graph).match(bound.get(0), bound.get(1), bound.get(2)))
                 form = self.canonical(t[2] for t in triples)
                 for t in triples:
                     c = (t[0], t[1], form(t[2]))
