@@ -2,8 +2,8 @@
 
 The settings below come from measurements on 2-core machines (design/architecture.md):
 200 shuffle partitions were 6.5x slower than 2 (so: two per core the master gives); keyed
-state needs the RocksDB provider;
-Python workers must run the driver's interpreter, not whatever `python3` is on PATH.
+state needs the RocksDB provider; Python workers must run the driver's interpreter, not
+whatever `python3` is on PATH.
 
 Quiet: log4j2.properties keeps Spark's logs to errors, but some lines reach the JVM's
 standard error without log4j (the JVM's own start-up warning, the banner of the driver-side
