@@ -20,6 +20,7 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import canonical
 from sepia.semantics import windows as wf
 from sepia.semantics.background import Background
 from sepia.semantics.entailment import rdfs_closure, schema_of
@@ -131,9 +132,12 @@ class StreamingDataset:
     def timestamp(self, s: object, p: object, o: object) -> ox.Literal | None:
         """C-SPARQL timestamp(?s, ?p, ?o): the time of the most recent element of the
         query's windows at the evaluation time that holds the triple (unbound if none)."""
-        triple = ox.Triple(s, p, o)  # type: ignore[arg-type]
+        triple = ox.Triple(s, p, o)  # type: ignore[arg-type]  (terms as the store holds them)
         times = [
-            e.time for w in self.windows.values() for e in w.content(self.t) if triple in e.triples
+            e.time
+            for w in self.windows.values()
+            for e in w.content(self.t)
+            if any(ox.Triple(*map(canonical, held)) == triple for held in e.triples)
         ]
         return integer_literal(max(times)) if times else None
 
