@@ -43,8 +43,9 @@ UNUSUAL = [
     ox.Literal("02", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#int")),
     ox.Literal("1.50", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")),
     ox.Literal("x", language="EN"),
+    ox.Literal("x", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")),
 ]
-"""Literals not in pyoxigraph's canonical form (sepia.rdf.terms.canonical)."""
+"""Literals not in pyoxigraph's canonical form (sepia.rdf.terms.canonical), one ill-typed."""
 triples = st.builds(
     ox.Triple,
     st.sampled_from([*SUBJECTS, BLANK]),
