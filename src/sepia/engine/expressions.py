@@ -35,6 +35,8 @@ FRESH = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
 TRUE = ox.Literal("true", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 FALSE = ox.Literal("false", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 _KEY, _VALUE = "__key", "__value"
+_ROW = "urn:sepia:row:"
+"""Names the rows (and, after it, the variables) of a batch written in the store."""
 
 
 def variables_of(e: ex.Expression) -> set[str]:
@@ -150,17 +152,39 @@ class ExpressionEvaluator:
 
     def _query(self, keys: list[tuple[int | None, ...]]) -> list[int | None]:
         decode = self.dictionary.decode
-        table = [
-            [ox.Literal(str(number)), *(None if i is None else decode(i) for i in key)]
-            for number, key in enumerate(keys)
-        ]
-        block = values_text([_KEY, *self.names], table)
-        query = f"SELECT ?{_KEY} ?{_VALUE} WHERE {{ {block} BIND(({self.text}) AS ?{_VALUE}) }}"
+        table = [[None if i is None else decode(i) for i in key] for key in keys]
+        if any(isinstance(x, ox.BlankNode) for row in table for x in row):
+            return self._query_stored(table)
+        block = values_text(
+            [_KEY, *self.names], [[ox.Literal(str(n)), *row] for n, row in enumerate(table)]
+        )
+        return self._solve(block, len(keys))
+
+    def _query_stored(self, table: list[list]) -> list[int | None]:
+        """Rows holding blank nodes, which a VALUES block cannot say: each row's terms
+        are written in the store as triples of a row node, read back by OPTIONALs."""
+        rows = [ox.NamedNode(f"{_ROW}{n}") for n in range(len(table))]
+        self._store.extend(
+            ox.Quad(row, ox.NamedNode(_ROW + name), term, ox.DefaultGraph())
+            for row, values in zip(rows, table, strict=True)
+            for name, term in zip(self.names, values, strict=True)
+            if term is not None
+        )
+        reads = " ".join(f"OPTIONAL {{ ?{_KEY} <{_ROW}{n}> ?{n} }}" for n in self.names)
+        try:
+            return self._solve(f"{values_text([_KEY], [[r] for r in rows])} {reads}", len(table))
+        finally:
+            self._store.clear()
+
+    def _solve(self, rows: str, count: int) -> list[int | None]:
+        """The expression's value for each row of ``rows`` (keyed 0 .. count - 1)."""
+        query = f"SELECT ?{_KEY} ?{_VALUE} WHERE {{ {rows} BIND(({self.text}) AS ?{_VALUE}) }}"
         solutions = self._store.query(query, custom_functions=self.functions or None)
         assert isinstance(solutions, ox.QuerySolutions)
-        found: list[int | None] = [None] * len(keys)
+        found: list[int | None] = [None] * count
         for solution in solutions:
             value = solution[_VALUE]
             if value is not None:
-                found[int(solution[_KEY].value)] = self.dictionary.encode(value)
+                key = solution[_KEY].value
+                found[int(key.removeprefix(_ROW))] = self.dictionary.encode(value)
         return found
