@@ -38,24 +38,38 @@ SCHEMA = """
 triples = st.builds(
     ox.Triple, st.sampled_from(SUBJECTS), st.sampled_from(PREDICATES), st.sampled_from(OBJECTS)
 )
+BLANKS = [ox.BlankNode(x) for x in ("k1", "k2")]
+blank_triples = st.builds(
+    ox.Triple,
+    st.sampled_from(SUBJECTS + BLANKS),
+    st.sampled_from(PREDICATES),
+    st.sampled_from(OBJECTS + BLANKS),
+)
+"""Triples with blank nodes as subject or object (chains that DESCRIBE follows)."""
 gaps = st.one_of(st.just(0), st.integers(1, 2), st.integers(5, 12))
 
 
 @st.composite
-def stream(draw, iri: str, min_size: int = 0, max_size: int = 8) -> list[StreamElement]:
-    """Elements of one stream in time order (equal times allowed)."""
+def stream(
+    draw, iri: str, min_size: int = 0, max_size: int = 8, content=triples
+) -> list[StreamElement]:
+    """Elements of one stream in time order (equal times allowed), their triples drawn
+    from ``content``."""
     t = draw(st.integers(0, 3))
     elements = []
     for number in range(draw(st.integers(min_size, max_size))):
         t += draw(gaps) if number else 0
-        graph = draw(st.lists(triples, min_size=0, max_size=4, unique=True))
+        graph = draw(st.lists(content, min_size=0, max_size=4, unique=True))
         elements.append(StreamElement(iri, f"_:g{number}", t, t, tuple(graph)))
     return elements
 
 
 @st.composite
-def streams(draw) -> dict[str, list[StreamElement]]:
-    return {S1: draw(stream(S1, min_size=2, max_size=10)), S2: draw(stream(S2, min_size=1))}
+def streams(draw, content=triples) -> dict[str, list[StreamElement]]:
+    return {
+        S1: draw(stream(S1, min_size=2, max_size=10, content=content)),
+        S2: draw(stream(S2, min_size=1, content=content)),
+    }
 
 
 sliding = st.builds(

@@ -63,6 +63,7 @@ from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term, term_to_nt
 from sepia.rdf.time import TimeKind
 from sepia.reasoning.elements import ElementClosure
+from sepia.semantics.describe import bounded_description
 from sepia.semantics.sparql import TIMESTAMP, integer_literal
 
 Snapshot = dict[str, list[tuple]]
@@ -560,11 +561,12 @@ class ContinuousQuery:
         if self._delta is not None:
             self.previous, out = self._delta_step(_Reader(self))
             return self._results(t, out)
-        rows = po.run(self.physical.root, _Reader(self))
+        reader = _Reader(self)
+        rows = po.run(self.physical.root, reader)
         if self.events_query:  # a solution without a match at t is not pushed at t
             matched = self.physical.slots.index(TO)
             rows = [r for r in rows if r[matched] is not None]
-        now = self._answer(rows)
+        now = self._answer(rows, reader)
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
 
@@ -588,18 +590,25 @@ class ContinuousQuery:
             return r2s.step(self.operator, self.previous, delta.answer)
         return r2s.delta_step(self.operator, delta.answer, *change)
 
-    def _answer(self, rows: list[Row]) -> Counter[tuple]:
-        """The bag the query form makes of the solutions."""
+    def _answer(self, rows: list[Row], reader: _Reader) -> Counter[tuple]:
+        """The bag the query form makes of the solutions (DESCRIBE: a set per interval)."""
+        at = [self.physical.slots.index(h) for h in (FROM, TO)] if self.events_query else []
         match self.query.form:
             case qa.Ask():
                 return Counter({(bool(rows),): 1})
             case qa.Construct(template):
-                at = [self.physical.slots.index(h) for h in (FROM, TO)] if self.events_query else []
                 return Counter(
                     (*t, *(row[i] for i in at))
                     for row in rows
                     for t in self._instantiate(template, row)
                 )
+            case qa.Describe(resources):
+                described = (
+                    (*t, *(row[i] for i in at))
+                    for row in rows
+                    for t in self._describe(resources, row, reader)
+                )
+                return Counter(dict.fromkeys(described, 1))
             case _:
                 slots = self.physical.slots
                 kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
@@ -624,6 +633,28 @@ class ContinuousQuery:
                 triples.add(tuple(ids))
         return triples
 
+    def _describe(self, resources: tuple, row: Row, reader: _Reader) -> set[tuple[int, int, int]]:
+        """DESCRIBE's triples for one solution (``sepia.semantics.describe``): the concise
+        bounded description of the IRIs named and the terms bound to the variables named
+        (``*``: every variable), over the default graph and every window's graph."""
+        slots, decode = self.physical.slots, self.dictionary.decode
+        encode = self.dictionary.encode
+        ids = [
+            row[slots.index(r.value)] if isinstance(r, ox.Variable) else encode(r)
+            for r in resources
+        ]
+        if not resources:
+            ids = [v for n, v in zip(slots.names, row, strict=True) if slots.visible(n)]
+        nodes = [i for i in ids if i is not None and not isinstance(decode(i), ox.Literal)]
+        default = self.physical.default_graph
+        windows = (po.WindowGraph(w) for w in self.windows)
+        graphs = [reader.graph(g) for g in (*default, *(w for w in windows if w not in default))]
+        return bounded_description(
+            nodes,
+            lambda s: {t for g in graphs for t in g.match(s, None, None)},
+            lambda i: isinstance(decode(i), ox.BlankNode),
+        )
+
     def _well_placed(self, ids: list[int | None]) -> bool:
         s, p, _ = (self.dictionary.decode(i) for i in ids)  # type: ignore[arg-type]
         return not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)
@@ -636,7 +667,7 @@ class ContinuousQuery:
         match self.query.form:
             case qa.Ask():
                 return [Result(self.name, t, op, boolean=b) for (b,) in bag.elements()]
-            case qa.Construct():
+            case qa.Construct() | qa.Describe():
                 graphs: dict[tuple, list[ox.Triple]] = {}
                 for key in +bag:
                     graphs.setdefault(tuple(key[3:]), []).append(ox.Triple(*map(decode, key[:3])))  # type: ignore[misc]

@@ -149,8 +149,6 @@ def plan(
     matches = _nodes(query.pattern, gp.Match)
     if len(matches) > 1:
         raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
-    if isinstance(query.form, qa.Describe):
-        raise Unsupported("DESCRIBE")
     if query.partition_by is not None and not matches:
         raise Unsupported("PARTITION BY on a query without an event pattern")
     if matches and calls(query.pattern, "TIMESTAMP"):

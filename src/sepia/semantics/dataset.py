@@ -166,6 +166,16 @@ class StreamingDataset:
             graphs = [ox.DefaultGraph()]
         return graphs + [window_graph(w.name) for w in self.declared.windows if w.into_default]
 
+    def outgoing(self, node: ox.NamedNode | ox.BlankNode) -> set[tuple]:
+        """The triples with ``node`` as subject that DESCRIBE reads: in the default graph
+        and in every window's instantaneous graph (at the time of ``at``)."""
+        windows = [window_graph(w.name) for w in self.declared.windows if not w.into_default]
+        return {
+            (q.subject, q.predicate, q.object)
+            for g in [*self.default_graph(), *windows]
+            for q in self.store.quads_for_pattern(node, None, None, g)
+        }
+
     def named_graphs(self) -> list[ox.NamedNode] | None:
         """The graphs GRAPH may read: with a dataset clause, the FROM NAMED ones (none with
         FROM alone) and the evaluator's own element and window graphs; without one, every

@@ -26,6 +26,7 @@ from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.semantics import r2s
 from sepia.semantics.dataset import StreamingDataset
+from sepia.semantics.describe import bounded_description
 from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
 from sepia.semantics.partition import end_of_input, split_by_value
@@ -144,8 +145,17 @@ class Evaluation:
                 )
             case qa.Ask():
                 return Counter({((("boolean", bool(rows)),), None, None, None): 1})  # type: ignore[dict-item]
-            case qa.Describe():
-                raise Unsupported("DESCRIBE is not evaluated by the reference evaluator")
+            case qa.Describe(resources):
+                return Counter(
+                    dict.fromkeys(
+                        (
+                            ((("triple", t),), *_row(r)[1:3], None)  # type: ignore[misc]
+                            for r in rows
+                            for t in self.describe(resources, r)
+                        ),
+                        1,
+                    )
+                )
 
     def construct(self, template: tuple[gp.TriplePattern, ...], row: Mu) -> set[ox.Triple]:
         """The template instantiated by one solution; blank nodes fresh per solution, and
@@ -163,10 +173,23 @@ class Evaluation:
                 continue
         return triples
 
+    def describe(
+        self, resources: tuple[ox.NamedNode | ox.Variable, ...], row: Mu
+    ) -> set[ox.Triple]:
+        """DESCRIBE's graph for one solution: the concise bounded description of the IRIs
+        named and of the terms the solution binds to the variables named (``*``: all its
+        variables), literals left out, over the dataset at t (``StreamingDataset.outgoing``)."""
+        terms = [row.get(r.value) if isinstance(r, ox.Variable) else r for r in resources]
+        if not resources:
+            terms = [v for k, v in row.items() if k not in HIDDEN]
+        nodes = [x for x in terms if isinstance(x, ox.NamedNode | ox.BlankNode)]
+        blank = lambda x: isinstance(x, ox.BlankNode)  # noqa: E731
+        return {ox.Triple(*t) for t in bounded_description(nodes, self.data.outgoing, blank)}
+
     def results(self, t: int, op: Op, bag: Counter[Row]) -> list[Result]:
-        """The output lines of one evaluation."""
+        """The output lines of one evaluation (DESCRIBE's graphs are written as CONSTRUCT's)."""
         form = self.query.form
-        if isinstance(form, qa.Construct):
+        if isinstance(form, qa.Construct | qa.Describe):
             graphs: dict[tuple[int | None, int | None], set[ox.Triple]] = {}
             for binding, start, end, _ in +bag:
                 graphs.setdefault((start, end), set()).add(dict(binding)["triple"])  # type: ignore[arg-type]
