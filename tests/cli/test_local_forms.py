@@ -39,8 +39,29 @@ def test_describe(tmp_path: Path) -> None:
         "PREFIX : <http://example.org/>\nREGISTER RSTREAM :o AS DESCRIBE ?y\n"
         "FROM NAMED WINDOW :w ON :s [RANGE 4 STEP 2]\nWHERE { WINDOW :w { ?x :p ?y } }\n",
         {"s": ":G1 { :a :p :b . } :G1 prov:generatedAtTime 1 .\n"
-              ":G2 { :b :p :c . :b :q :d . } :G2 prov:generatedAtTime 3 .\n"},  # fmt: skip
+              ":G2 { :b :p :c . :b :q :d . } :G2 prov:generatedAtTime 3 .\n"},
     )
     assert [(r["t"], sorted(r["triples"])) for r in lines] == [
         (4, sorted([nt("b", "p", "c"), nt("b", "q", "d")]))
     ]
+
+
+def test_several_matches(tmp_path: Path) -> None:
+    """A SEQ (a p b at 1, b q c at 3) joined with an alarm MATCH (a at 2 and 5): pushed at 3
+    over [1, 3] and at 5 over [1, 5] (tests/engine/test_several_matches.py)."""
+    lines = run_both(
+        tmp_path,
+        "PREFIX : <http://example.org/>\nSELECT ?a\n"
+        "FROM NAMED WINDOW :w1 ON :s1 [RANGE 10 STEP 1]\n"
+        "FROM NAMED WINDOW :w2 ON :s2 [RANGE 10 STEP 1]\n"
+        "WHERE { MATCH { EVENT :w1 { ?x :p ?y } SEQ EVENT :w1 { ?y :q ?z } }\n"
+        "        MATCH { EVENT :w2 { ?x :alarm ?a } } }\n",
+        {"s1": ":G1 { :a :p :b . } :G1 prov:generatedAtTime 1 .\n"
+               ":G2 { :b :q :c . } :G2 prov:generatedAtTime 3 .\n",
+         "s2": ":H1 { :a :alarm :x . } :H1 prov:generatedAtTime 2 .\n"
+               ":H2 { :a :alarm :y . } :H2 prov:generatedAtTime 5 .\n"},
+    )
+    assert [(r["t"], r["from"], r["to"], r["binding"]["a"]) for r in lines] == [
+        (3, 1, 3, "<http://example.org/x>"), (5, 1, 5, "<http://example.org/y>")
+    ]  # fmt: skip
+

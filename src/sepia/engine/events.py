@@ -181,6 +181,12 @@ def completed(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
     return _mappings(tree, inputs, Scope(inputs.t, None), exact=inputs.t)
 
 
+def current(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
+    """Every event mapping of ``tree`` at t, ending then or earlier (several MATCHes: a
+    new match of one joins the earlier ones of the others)."""
+    return _mappings(tree, inputs, Scope(inputs.t, None), exact=None)
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Where a sub-pattern is evaluated: events ending by ``before``, compatible with the

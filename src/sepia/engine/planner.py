@@ -48,7 +48,7 @@ from sepia.engine.events import (
 from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists, variables_of
 from sepia.engine.fallback import EVENT_GRAPH
 from sepia.engine.report import Schedule
-from sepia.engine.rows import BLANK, FROM, HIDDEN, TO, Slots
+from sepia.engine.rows import BLANK, FROM, HIDDEN, TO, Slots, interval_slots
 from sepia.engine.runs import Within
 from sepia.engine.windows import WindowOperator
 from sepia.rdf.dictionary import Dictionary
@@ -132,6 +132,8 @@ class PhysicalQuery:
     """A top-level getDURATION() bound on the event pattern (what occurrences can be
     forgotten, when the pattern only grows)."""
     partition: Partition | None = None
+    trees: tuple[EventTree, ...] = ()
+    """With several MATCHes, the event tree of each (``events`` is the first's)."""
     gpm_rows: GpmRows = dataclasses.field(default_factory=lambda: GpmRows(), compare=False)
     """GPM plans' rows on one event, shared by the queries running this plan."""
 
@@ -147,8 +149,6 @@ def plan(
     query has no FROM / FROM NAMED); ``functions`` answer the extension functions that read
     the engine's state (C-SPARQL timestamp())."""
     matches = _nodes(query.pattern, gp.Match)
-    if len(matches) > 1:
-        raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
     if query.partition_by is not None and not matches:
         raise Unsupported("PARTITION BY on a query without an event pattern")
     if matches and calls(query.pattern, "TIMESTAMP"):
@@ -159,16 +159,25 @@ def plan(
     default = _default_graph(query.dataset)
     default += tuple(po.WindowGraph(w.name) for w in query.dataset.windows if w.into_default)
     names = _slot_names(query.pattern) | _slot_names(query.form)  # CONSTRUCT template
-    slots = Slots.of(names | set(HIDDEN) if matches else names)
+    if matches:
+        names |= set(HIDDEN) | {n for k in range(1, len(matches)) for n in interval_slots(k)}
+    slots = Slots.of(names)
     dataset = query.dataset
     visible = named_graphs
     if dataset.default_graphs or dataset.named_graphs:
         visible = dataset.named_graphs
-    planner = _Planner(slots, dictionary, default, dataset, tuple(visible), functions or {})
+    numbers = {id(m): k for k, m in enumerate(matches)}
+    planner = _Planner(
+        slots, dictionary, default, dataset, tuple(visible), functions or {}, numbers
+    )
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
     if not matches:
         return PhysicalQuery(query, slots, root, windows, schedule, default)
+    if len(matches) > 1:
+        trees = _several_matches(query, planner, matches)
+        return PhysicalQuery(query, slots, root, windows, None, default, events=trees[0],
+                             trees=trees)  # fmt: skip
     event = matches[0].event
     partition = planner.partition(query.partition_by, event)
     if not is_sequence(event):
@@ -194,6 +203,34 @@ def plan(
     )
 
 
+def _several_matches(
+    query: qa.Query, planner: _Planner, matches: list[gp.Match]
+) -> tuple[EventTree, ...]:
+    """The event tree of each MATCH of a query with several: each gives, at an instant,
+    every match it has then (not only those ending then), so that a new match of one
+    joins the earlier matches of the others (``ContinuousQuery._several``)."""
+    if query.partition_by is not None:
+        raise Unsupported("PARTITION BY over several MATCHes")
+    if any(is_sequence(m.event) for m in matches):
+        raise Unsupported(
+            "a SPAseq sequence among several MATCHes (every match of it would be kept for "
+            "the whole input)"
+        )
+    if query.event_policy not in (ev.SelectionPolicy.UNRESTRICTED, ev.SelectionPolicy.NAIVE):
+        raise Unsupported(f"several MATCHes under EVENT POLICY {query.event_policy.value}")
+    trees = []
+    for m in matches:
+        leaves: list[OccurrenceLeaf] = []
+        tree = planner.event_tree(m.event, query.event_policy, leaves)
+        consuming = (ev.SelectionPolicy.CHRONOLOGICAL, ev.SelectionPolicy.RECENT)
+        if leaves or any(s.policy in consuming for s in _nodes(tree, EventSeq)):
+            raise Unsupported(
+                "EP-SPARQL occurrences or CHRONOLOGICAL / RECENT among several MATCHes"
+            )
+        trees.append(tree)
+    return tuple(trees)
+
+
 @dataclass(frozen=True, slots=True)
 class _Planner:
     slots: Slots
@@ -202,6 +239,8 @@ class _Planner:
     dataset: ds.Dataset
     named: tuple[ox.NamedNode, ...]
     functions: Functions
+    numbers: dict[int, int]
+    """Each MATCH node's number (by identity), the slots its interval goes in."""
 
     def plan(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.PhysicalPlan:
         """The physical operator for ``p`` read in the active graph ``graphs``."""
@@ -229,11 +268,11 @@ class _Planner:
             case gp.Minus(left, right):
                 return po.AntiJoin(self.plan(left, graphs), self.plan(right, graphs))
             case gp.Project(inner, variables):
-                names = [v.value for v in variables] + [h for h in HIDDEN if h in self.slots.names]
+                names = [v.value for v in variables] + self.slots.hidden()
                 kept = tuple(self.slots.index(n) for n in names)
                 return po.Keep(self.plan(inner, graphs), kept)
             case gp.Match():
-                return po.Matches()
+                return po.Matches(self.numbers[id(p)])
             case gp.Distinct(inner):
                 return po.Dedup(self.plan(inner, graphs))
             case gp.OrderBy(inner, _):

@@ -61,7 +61,8 @@ class Hook:
     def __call__(self, p: gp.GraphPattern) -> str:
         match p:
             case gp.Match(event):
-                return _match_values(self.run.events.match_rows(event, self.run.t))
+                rows = self.run.events.match_rows(event, self.run.t)
+                return _match_values(rows, hidden_of(self.run.match_number[id(p)]))
             case gp.PathPattern(subject, path, obj):
                 data = self.run.data
                 graphs = data.default_graph() if self.graph is None else [self.graph]
@@ -104,6 +105,8 @@ class Evaluation:
             query, self.data, self.special, self.kind, partition, end_of_input
         )
         self.blank_nodes = itertools.count()
+        self.match_number = {id(m): k for k, m in enumerate(_matches(query.pattern))}
+        """Each MATCH's number: the k-th keeps its interval in ``hidden_of(k)``."""
 
     # --- the evaluation instants -------------------------------------------------------
     def instants(self, until: int | None) -> list[int]:
@@ -126,8 +129,11 @@ class Evaluation:
         """The solutions of the algebraic expression at t (push queries: those due at t)."""
         self.t = t
         self.data.at(t)
-        keep = HIDDEN if _matches(self.query.pattern) else ()
+        count = len(self.match_number)
+        keep = tuple(name for k in range(count) for name in hidden_of(k))
         rows = self.data.select(select_text(self.query.pattern, self.special, keep))
+        if count > 1:
+            rows = [_combined(r, count) for r in rows]
         if isinstance(self.query.report, rp.PushMatches):
             rows = [r for r in rows if AT in r and int(r[AT].value) == t]
         return rows
@@ -293,7 +299,32 @@ def _matches(node: object) -> list[gp.Match]:
     return []
 
 
-def _match_values(rows: list[MatchRow]) -> str:
+def hidden_of(k: int) -> tuple[str, str, str, str]:
+    """The hidden variables of the k-th MATCH of a query (interval, report time, match):
+    the first one's are ``HIDDEN``; each other MATCH has its own, so that joining two
+    MATCHes does not equate their intervals (``_combined`` merges them)."""
+    return HIDDEN if k == 0 else tuple(f"{h}_{k}" for h in HIDDEN)  # type: ignore[return-value]
+
+
+def _combined(row: Mu, count: int) -> Mu:
+    """A solution of several MATCHes (joined, or in OPTIONAL / UNION branches) as one
+    match: its interval covers those of the matches it holds, it is reported when the last
+    of them is (the time its last event arrives), its match names joined by '+'."""
+    held = [hidden_of(k) for k in range(count) if hidden_of(k)[2] in row]
+    names = {n for k in range(count) for n in hidden_of(k)}
+    out = {k: v for k, v in row.items() if k not in names}
+    if held:
+        number = lambda name: int(row[name].value)  # noqa: E731
+        out[FROM] = integer_literal(min(number(h[0]) for h in held))
+        out[TO] = integer_literal(max(number(h[1]) for h in held))
+        out[AT] = integer_literal(max(number(h[2]) for h in held))
+        matches = [row[h[3]].value for h in held if h[3] in row]
+        if matches:
+            out[MATCH] = ox.Literal("+".join(matches))
+    return Mu(out)
+
+
+def _match_values(rows: list[MatchRow], hidden: tuple[str, str, str, str]) -> str:
     names = sorted(set().union(*(r.mu for r in rows))) if rows else []
     table = [
         [r.mu.get(n) for n in names]
@@ -301,7 +332,7 @@ def _match_values(rows: list[MatchRow]) -> str:
         + [None if r.match is None else ox.Literal(r.match)]
         for r in rows
     ]
-    return values_text([*names, FROM, TO, AT, MATCH], table)
+    return values_text([*names, *hidden], table)
 
 
 def _path_values(subject: object, obj: object, pairs: set[tuple[object, object]]) -> str:
