@@ -65,3 +65,18 @@ def test_several_matches(tmp_path: Path) -> None:
         (3, 1, 3, "<http://example.org/x>"), (5, 1, 5, "<http://example.org/y>")
     ]  # fmt: skip
 
+
+def test_an_event_over_a_stream(tmp_path: Path) -> None:
+    """``SEQ(A | B)``: GPMs outside a sequence see every element of their stream; each
+    event's match is pushed at its time (a p b at 1 from s1, a q x at 2 from s2)."""
+    lines = run_both(
+        tmp_path,
+        "PREFIX : <http://example.org/>\nSELECT ?x ?y\n"
+        "FROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
+        "WHERE { SEQ(A | B) DEFINE GPM A ON S1 { ?x :p ?y } DEFINE GPM B ON S2 { ?x :q ?y } }\n",
+        {"s1": ":G1 { :a :p :b . } :G1 prov:generatedAtTime 1 .\n",
+         "s2": ":H1 { :a :q :x . } :H1 prov:generatedAtTime 2 .\n"},
+    )
+    assert [(r["t"], r["binding"]["y"]) for r in lines] == [
+        (1, "<http://example.org/b>"), (2, "<http://example.org/x>")
+    ]  # fmt: skip

@@ -702,7 +702,7 @@ class ContinuousQuery:
             ids = [v for n, v in zip(slots.names, row, strict=True) if slots.visible(n)]
         nodes = [i for i in ids if i is not None and not isinstance(decode(i), ox.Literal)]
         default = self.physical.default_graph
-        windows = (po.WindowGraph(w) for w in self.windows)
+        windows = (po.WindowGraph(w.name) for w in self.query.dataset.windows)
         graphs = [reader.graph(g) for g in (*default, *(w for w in windows if w not in default))]
         return bounded_description(
             nodes,

@@ -156,6 +156,7 @@ def plan(
     windows = {
         w.name: (w.stream.value, WindowOperator(w.spec)) for w in query.dataset.windows
     }
+    windows |= _stream_windows(matches)
     default = _default_graph(query.dataset)
     default += tuple(po.WindowGraph(w.name) for w in query.dataset.windows if w.into_default)
     names = _slot_names(query.pattern) | _slot_names(query.form)  # CONSTRUCT template
@@ -201,6 +202,28 @@ def plan(
     return PhysicalQuery(
         query, slots, root, windows, None, default, automaton, within, partition=partition
     )
+
+
+ORIGIN = -(1 << 62)
+"""Before every time: a stream's events are those of a landmark window from here."""
+
+
+def stream_window(stream: ox.NamedNode) -> ox.NamedNode:
+    """The implicit window an EVENT over a stream reads (a SPAseq GPM outside a sequence)."""
+    return ox.NamedNode(f"urn:sepia:stream-events:{stream.value}")
+
+
+def _stream_windows(matches: list[gp.Match]) -> dict[ox.NamedNode, tuple[str, WindowOperator]]:
+    """An EVENT over a stream (not inside a SPAseq sequence, which reads its streams
+    itself) sees every element of the stream so far, as the reference's does: a landmark
+    window from before every time, named after the stream (``stream_window``)."""
+    return {
+        stream_window(e.stream): (e.stream.value, WindowOperator(ds.Landmark(ORIGIN)))
+        for m in matches
+        if not is_sequence(m.event)
+        for e in _nodes(m.event, ev.Event)
+        if e.window is None and e.stream is not None
+    }
 
 
 def _several_matches(
@@ -328,8 +351,10 @@ class _Planner:
         match e:
             case ev.Event(pattern, ox.NamedNode() as window):
                 return EventLeaf(window, self._event_plan(pattern))
+            case ev.Event(pattern, None, ox.NamedNode() as stream):
+                return EventLeaf(stream_window(stream), self._event_plan(pattern))
             case ev.Event():
-                raise Unsupported("event patterns: an EVENT over a stream rather than a window")
+                raise Unsupported("event patterns: an EVENT naming neither window nor stream")
             case ev.OccurrencePattern(bgp):
                 plans = tuple(self._event_plan(gp.Bgp((t,))) for t in bgp.triples)
                 leaves.append(OccurrenceLeaf(plans, len(leaves)))

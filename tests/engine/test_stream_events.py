@@ -1,0 +1,42 @@
+"""An EVENT over a stream rather than a window (a SPAseq GPM outside a sequence: a lone
+GPM, GPMs under ``|``): it sees every element of the stream so far, as the reference's
+does; the engine reads it through a landmark window from before every time. Generated
+queries, alone and beside an RSEP-QL MATCH, agree with the reference."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .generators import EVENTS, EX, GPMS, event_windows, streams
+from .support import assert_agrees
+
+CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+
+@st.composite
+def stream_event_queries(draw) -> str:
+    """``SEQ(A)`` or ``SEQ(A | B)`` over the generators' GPMs, alone or joined with an
+    RSEP-QL MATCH over a window, under each form and streaming operator."""
+    names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=1, max_size=2, unique=True))
+    spaseq = f"{{ SEQ({' | '.join(names)}) {' '.join(GPMS[n] for n in names)} }}"
+    event = draw(st.sampled_from(EVENTS))
+    body = draw(st.sampled_from([spaseq, spaseq, f"{spaseq} MATCH {{ {event} }}",
+                                 f"{spaseq} ?x :r ?q ."]))  # fmt: skip
+    head = draw(st.sampled_from(["SELECT *", "SELECT *", "ASK", "CONSTRUCT { ?x :seen ?y }"]))
+    operator = draw(st.sampled_from(["", "", "REGISTER ISTREAM :out AS",
+                                     "REGISTER DSTREAM :out AS"]))  # fmt: skip
+    windows = "\n".join(
+        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(event_windows)}"
+        for i, w in enumerate(["w1", "w2"])
+    )
+    return (
+        f"PREFIX : <{EX}>\n{operator}\n{head}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
+        f"{windows}\nWHERE {{ {body} }}"
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
+@given(stream_event_queries(), streams())
+def test_events_over_streams_agree_with_reference(text, data):
+    assert_agrees(text, data)
