@@ -80,3 +80,20 @@ def test_an_event_over_a_stream(tmp_path: Path) -> None:
     assert [(r["t"], r["binding"]["y"]) for r in lines] == [
         (1, "<http://example.org/b>"), (2, "<http://example.org/x>")
     ]  # fmt: skip
+
+
+def test_a_sub_select_inside_an_event(tmp_path: Path) -> None:
+    """COUNT per event inside EVENT: 2 objects of :a at 1, 1 at 2 (each event's graph alone)."""
+    lines = run_both(
+        tmp_path,
+        "PREFIX : <http://example.org/>\nSELECT ?x ?n\n"
+        "FROM NAMED WINDOW :w ON :s [RANGE 10 STEP 1]\n"
+        "WHERE { MATCH { EVENT :w { { SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x :p ?y }"
+        " GROUP BY ?x } } } }\n",
+        {"s": ":G1 { :a :p :b . :a :p :c . } :G1 prov:generatedAtTime 1 .\n"
+              ":G2 { :a :p :d . } :G2 prov:generatedAtTime 2 .\n"},
+    )
+    assert [(r["t"], r["binding"]["n"]) for r in lines] == [
+        (1, '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+        (2, '"1"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+    ]

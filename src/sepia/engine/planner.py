@@ -497,8 +497,6 @@ class _Planner:
         """Hand ``p`` to pyoxigraph, wrapped so that it reads the same active graph (one
         event's graph: ``fallback.EVENT_GRAPH``, written there for each event)."""
         if graphs == (po.EventGraph(),):
-            if _nodes(p, gp.Project):
-                raise Unsupported("a sub-select inside an event pattern")
             return po.Fallback(gp.Graph(EVENT_GRAPH, p), ())
         if graphs != self.default:
             (ref,) = graphs
