@@ -87,6 +87,23 @@ window_specs = st.one_of(
 )
 
 
+def declared(draw, windows: list[str], specs=window_specs) -> str:
+    """FROM NAMED WINDOW clauses: the i-th of ``windows`` over stream :s<i+1>, each spec
+    drawn from ``specs``."""
+    return "\n".join(
+        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(specs)}" for i, w in enumerate(windows)
+    )
+
+
+def event_head(draw) -> str:
+    """The head of an event query: pushed (no REGISTER) or IStream / DStream, then SELECT,
+    ASK or CONSTRUCT."""
+    operators = ["", "", "REGISTER ISTREAM :out AS", "REGISTER DSTREAM :out AS"]
+    operator = draw(st.sampled_from(operators))
+    head = draw(st.sampled_from(["SELECT *", "SELECT *", "ASK", "CONSTRUCT { ?x :seen ?y }"]))
+    return f"{operator}\n{head}"
+
+
 @st.composite
 def report(draw, windows: list[str]) -> str:
     """A REPORT clause of one or two strategies (or none: the dialect's default)."""

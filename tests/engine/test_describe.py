@@ -12,11 +12,11 @@ from .generators import (
     ONE_WINDOW,
     TWO_WINDOWS,
     blank_triples,
+    declared,
     event_queries,
     report,
     sequence_queries,
     streams,
-    window_specs,
 )
 from .support import assert_agrees
 
@@ -29,13 +29,10 @@ def describe_queries(draw) -> str:
     """A window query (every family that binds ?x) under one of ``HEADS``."""
     entry = draw(st.sampled_from([e for e in ONE_WINDOW + TWO_WINDOWS if e[0] == "*"]))
     windows = ["w1", "w2"] if entry in TWO_WINDOWS else ["w1"]
-    declared = "\n".join(
-        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}" for i, w in enumerate(windows)
-    )
     operator = draw(st.sampled_from(["RSTREAM", "ISTREAM", "DSTREAM"]))
     return (
         f"PREFIX : <{EX}>\nREGISTER {operator} :out AS\n{draw(st.sampled_from(HEADS))}\n"
-        f"{declared}\n{draw(report(windows))}\nWHERE {{ {entry[1]} }}"
+        f"{declared(draw, windows)}\n{draw(report(windows))}\nWHERE {{ {entry[1]} }}"
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .generators import EVENTS, EX, event_windows, streams
+from .generators import EVENTS, EX, declared, event_windows, streams
 from .support import assert_agrees
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -30,10 +30,7 @@ def subselect_queries(draw) -> str:
     window = draw(st.sampled_from(["w1", "w2"]))
     event = f"EVENT :{window} {{ {inner} }}"
     other = draw(st.sampled_from(EVENTS))
-    declared = "\n".join(
-        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(event_windows)}"
-        for i, w in enumerate(["w1", "w2"])
-    )
+    windows = declared(draw, ["w1", "w2"], event_windows)
     rsepql = draw(st.sampled_from([event, f"{event} SEQ {other}", f"{other} SEQ {event}"]))
     spaseq = (
         f"SEQ(A {draw(st.sampled_from([',', ';', ':']))} B) DEFINE GPM A ON S1 {{ {inner} }} "
@@ -41,7 +38,7 @@ def subselect_queries(draw) -> str:
     )
     body = draw(st.sampled_from([f"MATCH {{ {rsepql} }}", spaseq]))
     return (
-        f"PREFIX : <{EX}>\nSELECT *\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n{declared}\n"
+        f"PREFIX : <{EX}>\nSELECT *\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n{windows}\n"
         f"WHERE {{ {body} }}"
     )
 

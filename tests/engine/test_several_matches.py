@@ -16,7 +16,7 @@ from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
-from .generators import EVENTS, EX, S1, S2, event_windows, streams
+from .generators import EVENTS, EX, S1, S2, declared, event_head, event_windows, streams
 from .support import assert_agrees
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -39,16 +39,11 @@ def several_match_queries(draw) -> str:
         f"{a} {b}", f"{a} {b} {c}", f"{a} OPTIONAL {{ {b} }}", f"{{ {a} }} UNION {{ {b} }}",
         f"{a} {b} ?y :r ?q .", f"{{ {a} }} UNION {{ {b} {c} }}",
     ]))  # fmt: skip
-    declared = "\n".join(
-        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(event_windows)}"
-        for i, w in enumerate(["w1", "w2"])
-    )
-    head = draw(st.sampled_from(["SELECT *", "SELECT *", "ASK", "CONSTRUCT { ?x :seen ?y }"]))
-    operator = draw(st.sampled_from(["", "", "REGISTER ISTREAM :out AS",
-                                     "REGISTER DSTREAM :out AS"]))  # fmt: skip
+    windows = declared(draw, ["w1", "w2"], event_windows)
+    head = event_head(draw)
     policy = draw(st.sampled_from(["", "", "EVENT POLICY NAIVE"]))
     return (
-        f"PREFIX : <{EX}>\n{operator}\n{head}\n{declared}\n{policy}\nWHERE {{ {body} }}"
+        f"PREFIX : <{EX}>\n{head}\n{windows}\n{policy}\nWHERE {{ {body} }}"
     )
 
 

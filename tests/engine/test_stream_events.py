@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .generators import EVENTS, EX, GPMS, event_windows, streams
+from .generators import EVENTS, EX, GPMS, declared, event_head, event_windows, streams
 from .support import assert_agrees
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -23,15 +23,10 @@ def stream_event_queries(draw) -> str:
     event = draw(st.sampled_from(EVENTS))
     body = draw(st.sampled_from([spaseq, spaseq, f"{spaseq} MATCH {{ {event} }}",
                                  f"{spaseq} ?x :r ?q ."]))  # fmt: skip
-    head = draw(st.sampled_from(["SELECT *", "SELECT *", "ASK", "CONSTRUCT { ?x :seen ?y }"]))
-    operator = draw(st.sampled_from(["", "", "REGISTER ISTREAM :out AS",
-                                     "REGISTER DSTREAM :out AS"]))  # fmt: skip
-    windows = "\n".join(
-        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(event_windows)}"
-        for i, w in enumerate(["w1", "w2"])
-    )
+    head = event_head(draw)
+    windows = declared(draw, ["w1", "w2"], event_windows)
     return (
-        f"PREFIX : <{EX}>\n{operator}\n{head}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
+        f"PREFIX : <{EX}>\n{head}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
         f"{windows}\nWHERE {{ {body} }}"
     )
 
