@@ -17,7 +17,7 @@ from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
 from .generators import EVENTS, EX, S1, S2, declared, event_head, event_windows, streams
-from .support import assert_agrees
+from .support import assert_agrees, assert_resumes
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -51,6 +51,13 @@ def several_match_queries(draw) -> str:
 @given(several_match_queries(), streams())
 def test_several_matches_agree_with_reference(text, data):
     assert_agrees(text, data)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=CHECKS)
+@given(several_match_queries(), streams(), st.data())
+def test_several_matches_resume_from_a_snapshot(text, data, split):
+    """Each MATCH's matches are derived from the windows, which the snapshot holds."""
+    assert_resumes(text, data, split.draw(st.integers(0, sum(len(es) for es in data.values()))))
 
 
 def test_a_new_match_joins_the_earlier_matches_of_the_other():
