@@ -1,7 +1,8 @@
 """An EVENT over a stream rather than a window (a SPAseq GPM outside a sequence: a lone
-GPM, GPMs under ``|``): it sees every element of the stream so far, as the reference's
-does; the engine reads it through a landmark window from before every time. Generated
-queries, alone and beside an RSEP-QL MATCH, agree with the reference."""
+GPM, GPMs under ``|`` and ``&``, the same-time conjunction): it sees every element of the
+stream so far, as the reference's does; the engine reads it through a landmark window
+from before every time. Generated queries, alone and beside an RSEP-QL MATCH, agree with
+the reference."""
 
 from __future__ import annotations
 
@@ -25,10 +26,13 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 @st.composite
 def stream_event_queries(draw) -> str:
-    """``SEQ(A)`` or ``SEQ(A | B)`` over the generators' GPMs, alone or joined with an
-    RSEP-QL MATCH over a window, under each form and streaming operator."""
-    names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=1, max_size=2, unique=True))
-    spaseq = f"{{ SEQ({' | '.join(names)}) {' '.join(GPMS[n] for n in names)} }}"
+    """``SEQ(A)``, ``SEQ(A | B)``, ``SEQ(A & B)`` ... over the generators' GPMs, alone or
+    joined with an RSEP-QL MATCH over a window, under each form and streaming operator."""
+    names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=1, max_size=3, unique=True))
+    expression = names[0]
+    for name in names[1:]:
+        expression = f"({expression} {draw(st.sampled_from(['|', '&']))} {name})"
+    spaseq = f"{{ SEQ({expression}) {' '.join(GPMS[n] for n in names)} }}"
     event = draw(st.sampled_from(EVENTS))
     body = draw(st.sampled_from([spaseq, spaseq, f"{spaseq} MATCH {{ {event} }}",
                                  f"{spaseq} ?x :r ?q ."]))  # fmt: skip

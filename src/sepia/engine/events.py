@@ -43,7 +43,7 @@ from sepia.engine.epsparql import (
     Solutions,
 )
 from sepia.engine.expressions import ExpressionEvaluator
-from sepia.engine.intervals import EventMapping, ending
+from sepia.engine.intervals import EventMapping, ending, pairs
 from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
 from sepia.engine.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
@@ -134,6 +134,9 @@ OPERATORS: dict[str, Callable[[list[EventMapping], list[EventMapping]], set[Even
     "join": cqels_cep.join,
     "covering-join": epsparql.join,
     "eq-join": epsparql.eq_join,
+    "same-time": lambda a, b: {
+        (merge(x[0], y[0]), x[1], x[2]) for x, y in pairs(a, b) if x[2] == y[2]
+    },  # SPAseq's & outside a sequence (Definition 8): stamped with the left's interval
 }
 
 

@@ -68,6 +68,7 @@ COMBINED = {
     ev.IntervalJoin: "join",
     ev.EventJoin: "covering-join",
     ev.EqJoin: "eq-join",
+    ev.And: "same-time",
 }
 """The binary event operators ``events.Combined`` applies, by their algebra node."""
 
@@ -369,7 +370,7 @@ class _Planner:
                 return Extreme(sub(inner), isinstance(e, ev.Last))
             case ev.Or(left, right) | ev.IntervalJoin(left, right) | ev.EventJoin(
                 left, right
-            ) | ev.EqJoin(left, right):
+            ) | ev.EqJoin(left, right) | ev.And(left, right):
                 return Combined(COMBINED[type(e)], sub(left), sub(right))
             case ev.SeqWithout(left, negated, right):
                 return Negated(sub(left), sub(negated), sub(right))
@@ -422,7 +423,7 @@ class _Planner:
         """``tree`` with ``conjunct`` applied inside it, or None where it must stay above."""
         match tree:
             case EventSeq(left, right, ev.SelectionPolicy.UNRESTRICTED) | Combined(
-                "covering-join" | "eq-join" | "join", left, right
+                "covering-join" | "eq-join" | "join" | "same-time", left, right
             ):
                 for field, side in (("left", left), ("right", right)):
                     if slots <= bound_slots(side):
@@ -587,7 +588,9 @@ def bound_slots(tree: EventTree) -> frozenset[int]:
             return certain(plan)
         case OccurrenceLeaf(patterns):
             return frozenset().union(*(certain(p) for p in patterns))
-        case EventSeq(left, right) | Combined("covering-join" | "eq-join" | "join", left, right):
+        case EventSeq(left, right) | Combined(
+            "covering-join" | "eq-join" | "join" | "same-time", left, right
+        ):
             return bound_slots(left) | bound_slots(right)
         case Combined(_, left, right):
             return bound_slots(left) & bound_slots(right)
