@@ -52,24 +52,38 @@ triples = st.builds(
     st.sampled_from(PREDICATES),
     st.sampled_from([*OBJECTS, BLANK, *UNUSUAL]),
 )
+BLANKS = [ox.BlankNode(x) for x in ("k1", "k2")]
+blank_triples = st.builds(
+    ox.Triple,
+    st.sampled_from(SUBJECTS + BLANKS),
+    st.sampled_from(PREDICATES),
+    st.sampled_from(OBJECTS + BLANKS),
+)
+"""Triples with blank nodes as subject or object (chains that DESCRIBE follows)."""
 gaps = st.one_of(st.just(0), st.integers(1, 2), st.integers(5, 12))
 
 
 @st.composite
-def stream(draw, iri: str, min_size: int = 0, max_size: int = 8) -> list[StreamElement]:
-    """Elements of one stream in time order (equal times allowed)."""
+def stream(
+    draw, iri: str, min_size: int = 0, max_size: int = 8, content=triples
+) -> list[StreamElement]:
+    """Elements of one stream in time order (equal times allowed), their triples drawn
+    from ``content``."""
     t = draw(st.integers(0, 3))
     elements = []
     for number in range(draw(st.integers(min_size, max_size))):
         t += draw(gaps) if number else 0
-        graph = draw(st.lists(triples, min_size=0, max_size=4, unique=True))
+        graph = draw(st.lists(content, min_size=0, max_size=4, unique=True))
         elements.append(StreamElement(iri, f"_:g{number}", t, t, tuple(graph)))
     return elements
 
 
 @st.composite
-def streams(draw) -> dict[str, list[StreamElement]]:
-    return {S1: draw(stream(S1, min_size=2, max_size=10)), S2: draw(stream(S2, min_size=1))}
+def streams(draw, content=triples) -> dict[str, list[StreamElement]]:
+    return {
+        S1: draw(stream(S1, min_size=2, max_size=10, content=content)),
+        S2: draw(stream(S2, min_size=1, content=content)),
+    }
 
 
 sliding = st.builds(
@@ -85,6 +99,23 @@ window_specs = st.one_of(
     st.builds(lambda n: f"[ELEMENTS {n}]", st.integers(1, 3)),
     st.builds(lambda a, b: f"[FROM {a} TO {a + b}]", st.integers(0, 8), st.integers(0, 10)),
 )
+
+
+def declared(draw, windows: list[str], specs=window_specs) -> str:
+    """FROM NAMED WINDOW clauses: the i-th of ``windows`` over stream :s<i+1>, each spec
+    drawn from ``specs``."""
+    return "\n".join(
+        f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(specs)}" for i, w in enumerate(windows)
+    )
+
+
+def event_head(draw) -> str:
+    """The head of an event query: pushed (no REGISTER) or IStream / DStream, then SELECT,
+    ASK or CONSTRUCT."""
+    operators = ["", "", "REGISTER ISTREAM :out AS", "REGISTER DSTREAM :out AS"]
+    operator = draw(st.sampled_from(operators))
+    head = draw(st.sampled_from(["SELECT *", "SELECT *", "ASK", "CONSTRUCT { ?x :seen ?y }"]))
+    return f"{operator}\n{head}"
 
 
 @st.composite

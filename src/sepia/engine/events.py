@@ -43,7 +43,7 @@ from sepia.engine.epsparql import (
     Solutions,
 )
 from sepia.engine.expressions import ExpressionEvaluator
-from sepia.engine.intervals import EventMapping, ending
+from sepia.engine.intervals import EventMapping, ending, pairs
 from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
 from sepia.engine.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
@@ -134,6 +134,9 @@ OPERATORS: dict[str, Callable[[list[EventMapping], list[EventMapping]], set[Even
     "join": cqels_cep.join,
     "covering-join": epsparql.join,
     "eq-join": epsparql.eq_join,
+    "same-time": lambda a, b: {
+        (merge(x[0], y[0]), x[1], x[2]) for x, y in pairs(a, b) if x[2] == y[2]
+    },  # SPAseq's & outside a sequence (Definition 8): stamped with the left's interval
 }
 
 
@@ -179,6 +182,12 @@ def interval_filter(
 def completed(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
     """The event mappings of ``tree`` at t that end at t."""
     return _mappings(tree, inputs, Scope(inputs.t, None), exact=inputs.t)
+
+
+def current(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
+    """Every event mapping of ``tree`` at t, ending then or earlier (several MATCHes: a
+    new match of one joins the earlier ones of the others)."""
+    return _mappings(tree, inputs, Scope(inputs.t, None), exact=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,10 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     lines += _tree(physical.root, physical.slots, dictionary, 0)
     if physical.automaton is not None:
         lines += _automaton(physical, dictionary)
-    if physical.events is not None:
+    for number, tree in enumerate(physical.trees):
+        lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
+        lines += _events(tree, physical.slots, dictionary, 1)
+    if physical.events is not None and not physical.trees:
         lines.append("event pattern (mappings ending at each arrival)")
         lines += _events(physical.events, physical.slots, dictionary, 1)
     if physical.partition is not None:
@@ -161,8 +164,8 @@ def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: in
             return [f"{pad}Dedup", *below(inner)]
         case po.Table(rows):
             return [f"{pad}Table ({len(rows)} rows)"]
-        case po.Matches():
-            return [f"{pad}Matches (rows of the matches the automaton completes)"]
+        case po.Matches(number):
+            return [f"{pad}Matches {number} (rows of the matches the automaton completes)"]
         case po.NestedPath(graphs, subject, path, obj):
             ends = [_position(x, slots, dictionary) for x in (subject, obj)]
             where = " + ".join(map(_graph, graphs))

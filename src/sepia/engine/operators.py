@@ -178,7 +178,10 @@ class NestedPath:
 
 @dataclass(frozen=True, slots=True)
 class Matches:
-    """MATCH: the rows of the matches the event automaton completed at this instant."""
+    """MATCH: the rows of the matches the event automaton completed at this instant (of
+    a query's ``number``-th MATCH: with several, every match it has at the instant)."""
+
+    number: int = 0
 
 
 PhysicalPlan = (
@@ -196,7 +199,7 @@ class Context(Protocol):
 
     def fallback(self, node: Fallback) -> list[Row]: ...
 
-    def matches(self) -> list[Row]: ...
+    def matches(self, number: int) -> list[Row]: ...
 
     def path(self, node: NestedPath) -> list[Row]: ...
 
@@ -234,8 +237,8 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return list(rows)
         case Fallback():
             return ctx.fallback(plan)
-        case Matches():
-            return ctx.matches()
+        case Matches(number):
+            return ctx.matches(number)
         case NestedPath():
             return ctx.path(plan)
         case _:

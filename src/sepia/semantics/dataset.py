@@ -191,6 +191,16 @@ class StreamingDataset:
             graphs = [ox.DefaultGraph()]
         return graphs + [window_graph(w.name) for w in self.declared.windows if w.into_default]
 
+    def outgoing(self, node: ox.NamedNode | ox.BlankNode) -> set[tuple]:
+        """The triples with ``node`` as subject that DESCRIBE reads: in the default graph
+        and in every window's instantaneous graph (at the time of ``at``)."""
+        windows = [window_graph(w.name) for w in self.declared.windows if not w.into_default]
+        return {
+            (q.subject, q.predicate, q.object)
+            for g in [*self.default_graph(), *windows]
+            for q in self.store.quads_for_pattern(node, None, None, g)
+        }
+
     def named_graphs(self) -> list[ox.NamedNode] | None:
         """The graphs GRAPH may read: with a dataset clause, the FROM NAMED ones (none with
         FROM alone) and the evaluator's own element and window graphs; without one, every
@@ -232,30 +242,40 @@ class StreamingDataset:
         return bool(self._query(query))
 
     def per_element(
-        self, body: str, elements: Sequence[StreamElement]
+        self, body: str, elements: Sequence[StreamElement], separately: bool = False
     ) -> list[tuple[StreamElement, Mu]]:
         """[[P]]_G_k for each element graph G_k of ``elements``: P (SPARQL group body) is
         matched against each event graph on its own, as a BEP / GPM is. A GRAPH over
         background data inside P (SPAseq Definition 15) reads it as it was at the event's
-        time, so elements are matched in groups that see the same background."""
+        time, so elements are matched in groups that see the same background. With
+        ``separately`` (P holds a sub-SELECT), each element is read through its own
+        ``GRAPH <element>``: pyoxigraph evaluates a sub-SELECT inside ``GRAPH ?g`` over
+        every named graph at once, then joins on ?g, where SPARQL 1.1 section 18.6
+        evaluates P in each graph (tests/semantics/test_rsepql.py)."""
         groups: dict[tuple[int, ...], list[StreamElement]] = {}
         for e in elements:
             groups.setdefault(self.background.state(e.time), []).append(e)
         found = []
         for members in groups.values():
             self.show_background(members[0].time)
-            found += self._per_element(body, members)
+            found += self._per_element(body, members, separately)
         self.show_background(self.t)
         return found
 
     def _per_element(
-        self, body: str, elements: Sequence[StreamElement]
+        self, body: str, elements: Sequence[StreamElement], separately: bool
     ) -> list[tuple[StreamElement, Mu]]:
-        names = " ".join(str(self.graphs[id(e)]) for e in elements)
-        query = (
-            f"SELECT * WHERE {{ VALUES ?{ELEMENT} {{ {names} }} GRAPH ?{ELEMENT} {{ {body} }} }}"
-        )
-        rows = self.select(query)
+        graphs = [self.graphs[id(e)] for e in elements]
+        if separately:
+            if not graphs:
+                return []
+            where = " UNION ".join(
+                f"{{ VALUES ?{ELEMENT} {{ {g} }} GRAPH {g} {{ {body} }} }}" for g in graphs
+            )
+        else:
+            names = " ".join(map(str, graphs))
+            where = f"VALUES ?{ELEMENT} {{ {names} }} GRAPH ?{ELEMENT} {{ {body} }}"
+        rows = self.select(f"SELECT * WHERE {{ {where} }}")
         return [
             (self.elements[r[ELEMENT]], Mu((k, v) for k, v in r.items() if k != ELEMENT))
             for r in rows

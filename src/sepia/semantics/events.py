@@ -291,11 +291,14 @@ class EventEvaluator:
                 pair
                 for e in elements
                 for pair in self.data.per_element(
-                    pattern_text(body, self.special.within(self.data.graphs[id(e)])), [e]
+                    pattern_text(body, self.special.within(self.data.graphs[id(e)])),
+                    [e],
+                    _has_subselect(body),
                 )
             ]
         else:
-            pairs = self.data.per_element(pattern_text(body, self.special), elements)
+            text = pattern_text(body, self.special)
+            pairs = self.data.per_element(text, elements, _has_subselect(body))
         for element, m in pairs:
             if self.partition is None or m.get(self.partition[0]) == self.partition[1]:
                 found[id(element)].append(m)
@@ -449,6 +452,17 @@ def _has_nested_path(p: object) -> bool:
         return any(_has_nested_path(x) for x in p)
     if dataclasses.is_dataclass(p) and not isinstance(p, type):
         return any(_has_nested_path(getattr(p, f.name)) for f in dataclasses.fields(p))
+    return False
+
+
+def _has_subselect(p: object) -> bool:
+    """Whether a graph pattern holds a sub-SELECT (a solution modifier below the top)."""
+    if isinstance(p, gp.Project | gp.Group | gp.Distinct | gp.Reduced | gp.Slice):
+        return True
+    if isinstance(p, tuple):
+        return any(_has_subselect(x) for x in p)
+    if dataclasses.is_dataclass(p) and not isinstance(p, type):
+        return any(_has_subselect(getattr(p, f.name)) for f in dataclasses.fields(p))
     return False
 
 
