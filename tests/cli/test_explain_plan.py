@@ -46,12 +46,11 @@ def test_an_event_query_shows_its_event_pattern() -> None:
 
 
 def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
-    query = tmp_path / "consuming.rq"
+    query = tmp_path / "partitioned.rq"
     query.write_text(
         "PREFIX : <http://example.org/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 10]\n"
-        "EVENT POLICY CHRONOLOGICAL\n"
-        "WHERE { WINDOW :w { SEQ({ ?x :p ?y }, { ?x :p ?z }, !{ ?x :q ?y }) } }"
+        "PARTITION BY ?x\nWHERE { WINDOW :w { ?x :p ?y } }"
     )
     plan = explain(query)
     assert plan.strip().startswith("not runnable on the local engine yet:")
-    assert "CHRONOLOGICAL / RECENT" in plan
+    assert "PARTITION BY on a query without an event pattern" in plan
