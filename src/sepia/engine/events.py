@@ -490,15 +490,9 @@ class Derivations:
         self.elements += elements
         for number, leaf in self.leaves.items():
             patterns = self.per_pattern[number]
-            deltas = []
-            for plan, known in zip(leaf.patterns, patterns, strict=True):
-                new = [
-                    (row, start, end, frozenset({(end, start, "*", stream, graph)}))
-                    for start, end, stream, graph, triples in elements
-                    for row in match(plan, end, triples)
-                ]
+            deltas = [_occurring(plan, elements, match) for plan in leaf.patterns]
+            for known, new in zip(patterns, deltas, strict=True):
                 known += new
-                deltas.append(new)
             self.solutions[number] += delta_join(patterns, deltas)
 
     def select(self, leaf: OccurrenceLeaf, scope: Scope) -> set[EventMapping]:
@@ -525,6 +519,15 @@ class Derivations:
                 entry[4].append(tuple(triple))  # type: ignore[arg-type]
         elements = [(*e[:4], tuple(e[4])) for _, e in sorted(grouped.items())]
         self.add(elements, match)  # type: ignore[arg-type]
+
+
+def _occurring(plan: po.PhysicalPlan, elements: Sequence[Named], match: Matcher) -> list:
+    """A triple pattern's derivations over ``elements``: one per element and row."""
+    return [
+        (row, start, end, frozenset({(end, start, "*", stream, graph)}))
+        for start, end, stream, graph, triples in elements
+        for row in match(plan, end, triples)
+    ]
 
 
 class Consumption:
