@@ -44,6 +44,28 @@ def test_steps_restored_from_rows_give_the_same_answer(name):
     assert lines_of(ex, 2, "incremental", forget=True) == ex.reference_lines()
 
 
+@pytest.mark.parametrize(
+    ("name", "policy"),
+    [
+        ("e2-subway-delays", ev.SelectionPolicy.CHRONOLOGICAL),
+        ("e3-rsepql-landmark", ev.SelectionPolicy.RECENT),
+        ("e5-epsparql-drop-rise", ev.SelectionPolicy.CHRONOLOGICAL),
+        ("e5-epsparql-drop-rise", ev.SelectionPolicy.RECENT),
+    ],
+)
+def test_consuming_units_restored_from_rows_give_the_reference_answer(name, policy):
+    """CQELS-CEP (E2), RSEP-QL (E3) and EP-SPARQL (E5) under a consuming EVENT POLICY on the
+    incremental engine, every step restored from the state rows: the consumed occurrences
+    travel with them."""
+    ex = example(name)
+    consuming = [
+        dataclasses.replace(q, query=dataclasses.replace(q.query, event_policy=policy))
+        for q in ex.queries
+    ]
+    ex = dataclasses.replace(ex, queries=consuming)
+    assert lines_of(ex, 2, "incremental", forget=True) == ex.reference_lines()
+
+
 def test_refused_units_fall_back_to_the_reference_with_a_message(capsys):
     """E2 with its events read from the stream rather than the window: the engine refuses
     an EVENT over a stream, so the unit runs on the reference adapter."""
