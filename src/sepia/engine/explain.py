@@ -18,6 +18,7 @@ from sepia.engine.events import (
     Extreme,
     Negated,
     OptionalJoin,
+    consumes,
 )
 from sepia.engine.planner import PhysicalQuery
 from sepia.engine.r2s import operator_of
@@ -36,7 +37,11 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     if physical.automaton is not None:
         lines += _automaton(physical, dictionary)
     if physical.events is not None:
-        lines.append("event pattern (mappings ending at each arrival)")
+        how = (
+            "derivations over the whole windows at each arrival, consuming"
+            if consumes(physical.events) else "mappings ending at each arrival"
+        )
+        lines.append(f"event pattern ({how})")
         lines += _events(physical.events, physical.slots, dictionary, 1)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)
