@@ -7,7 +7,8 @@ up to t. Inner nodes call the set functions of :mod:`rsepql`, :mod:`cqels_cep`,
 :mod:`epsparql` and :mod:`spaseq`. A SPAseq sequence (a ``Seq`` under one of SPAseq's three
 strategies, or a Kleene / optional / negated element) is matched over the whole finite input
 once, and each of its matches is reported when it completes. Consumption (CHRONOLOGICAL,
-RECENT) is the state kept from one evaluation to the next.
+RECENT) is the state kept from one evaluation to the next; under it the leaves give
+``Derivation``s, so the operators keep equal mappings of different supports apart.
 """
 
 from __future__ import annotations
