@@ -48,6 +48,17 @@ def test_an_event_query_shows_its_event_pattern() -> None:
 
 
 def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
+    query = tmp_path / "partitioned.rq"
+    query.write_text(
+        "PREFIX : <http://example.org/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 10]\n"
+        "PARTITION BY ?x\nWHERE { WINDOW :w { ?x :p ?y } }"
+    )
+    plan = explain(query)
+    assert plan.strip().startswith("not runnable on the local engine yet:")
+    assert "PARTITION BY on a query without an event pattern" in plan
+
+
+def test_a_consuming_query_says_it_is_evaluated_over_the_whole_windows(tmp_path: Path) -> None:
     query = tmp_path / "consuming.rq"
     query.write_text(
         "PREFIX : <http://example.org/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 10]\n"
@@ -55,5 +66,5 @@ def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
         "WHERE { WINDOW :w { SEQ({ ?x :p ?y }, { ?x :p ?z }, !{ ?x :q ?y }) } }"
     )
     plan = explain(query)
-    assert plan.strip().startswith("not runnable on the local engine yet:")
-    assert "CHRONOLOGICAL / RECENT" in plan
+    assert "event pattern (derivations over the whole windows at each arrival, consuming)" in plan
+    assert "NO_TAIL" in plan and "SEQ chronological" in plan

@@ -51,8 +51,8 @@ def xyz(start, end, i, j=None):
 def test_example_7_event():
     assert e2(8) == {em(6, 6, y="b1", z="c1"), em(8, 8, y="b2", z="c2")}
     assert {m.support for m in e2(8)} == {
-        frozenset({("w2", "g6-b1")}),
-        frozenset({("w2", "g8-b2")}),
+        frozenset({(6, 6, "w2", "s", "g6-b1")}),
+        frozenset({(8, 8, "w2", "s", "g8-b2")}),
     }
 
 

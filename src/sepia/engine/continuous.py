@@ -148,13 +148,15 @@ class ContinuousQuery:
         self._readers: dict[int, tuple[StreamElement, _Reader]] = {}
         self._event_cache: dict[tuple, list[Row]] = {}
         events = self.physical.events
-        self.consumption = (
-            Consumption(self._serve_key) if events is not None and consumes(events) else None
-        )
-        """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
         leaves = self.physical.occurrences
-        self.occurrences = None if events is None or not leaves else OccurrenceHistory(
-            events, leaves, self.physical.horizon
+        self.consumption = (
+            Consumption(self._serve_key, leaves)
+            if events is not None and consumes(events) else None
+        )
+        """CHRONOLOGICAL / RECENT: the occurrences consumed so far (and EP-SPARQL's)."""
+        self.occurrences = (
+            None if events is None or not leaves or self.consumption is not None
+            else OccurrenceHistory(events, leaves, self.physical.horizon)
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
         self.starts = Notes(lambda e: e.start)
@@ -299,8 +301,6 @@ class ContinuousQuery:
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
         by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
-        if self.consumption is not None and any(not e.is_point for e in relevant):
-            raise Unsupported("interval-stamped elements under CHRONOLOGICAL / RECENT")
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
             batch = [(e.start, e.end, self._element(e)) for e in relevant]
@@ -309,8 +309,14 @@ class ContinuousQuery:
             self._insert(t, relevant)
             for window in self.windows.values():
                 window.advance(t)
-            self.consumption.admit(self.windows, by_window, relevant)
-            found = self.consumption.completed(tree, t, self.windows, self._event_rows)
+            self.starts.admit(self.windows, by_window, relevant)
+            named = [
+                (e.start, e.end, e.stream, e.graph, self._element(e))
+                for e in (elements if self.physical.occurrences else ())
+            ]
+            self.consumption.admit(self.windows, by_window, relevant, named, self._event_rows)
+            kind = elements[0].kind if elements else TimeKind.ABSTRACT
+            found = self.consumption.completed(tree, self._inputs(t, kind))
         elif not relevant:
             found = set()
         else:
@@ -380,7 +386,10 @@ class ContinuousQuery:
     def _inputs(self, t: int, kind: TimeKind) -> Inputs:
         """What an event pattern reads at t (filters see times of ``kind``)."""
         keep = interval_filter(self.physical.slots, self.dictionary, kind)
-        return Inputs(t, self.windows, self._event_rows, self.occurrences, keep, self.starts)
+        return Inputs(
+            t, self.windows, self._event_rows, self.occurrences, keep, self.starts,
+            self.consumption,
+        )
 
     def _event_rows(self, plan: po.PhysicalPlan, time: int, triples: tuple) -> list[Row]:
         """A pattern over one event graph stamped ``time``, cached: the answer depends on
@@ -411,12 +420,13 @@ class ContinuousQuery:
         return None if latest is None else integer_literal(latest)
 
     def _serve_key(self, m: EventMapping) -> tuple:
-        """``sepia.semantics.rsepql.serve_key`` on an encoded mapping: the order consumption
-        serves mappings in (interval, then bindings by variable name and N-Triples text)."""
-        row, start, end = m
+        """``sepia.semantics.rsepql.serve_key`` on an encoded derivation: the order
+        consumption serves them in (interval, then bindings by variable name and N-Triples
+        text, then support, earliest occurrences first)."""
+        row, start, end, support = m  # type: ignore[misc]
         names, decode = self.physical.slots.names, self.dictionary.decode
         bound = tuple((names[i], str(decode(v))) for i, v in enumerate(row) if v is not None)
-        return (end, start, bound)
+        return (end, start, bound, tuple(sorted(support)))
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
         """A GPM's plan over one event's graph (background graphs as they were then). The
@@ -841,7 +851,7 @@ class ContinuousQuery:
             self.history.setdefault(state, []).append((time, tuple(row)))
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         if self.consumption is not None:
-            self.consumption.restore(snapshot["consumption"])
+            self.consumption.restore(snapshot["consumption"], self._event_rows)
         self.starts.restore(snapshot.get("starts", []))
         if self.occurrences is not None:  # replayed: the operands' results are derived
             self.occurrences.clear()

@@ -18,6 +18,7 @@ from sepia.engine.events import (
     Extreme,
     Negated,
     OptionalJoin,
+    consumes,
 )
 from sepia.engine.planner import PhysicalQuery
 from sepia.engine.r2s import operator_of
@@ -39,7 +40,11 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
         lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
         lines += _events(tree, physical.slots, dictionary, 1)
     if physical.events is not None and not physical.trees:
-        lines.append("event pattern (mappings ending at each arrival)")
+        how = (
+            "derivations over the whole windows at each arrival, consuming"
+            if consumes(physical.events) else "mappings ending at each arrival"
+        )
+        lines.append(f"event pattern ({how})")
         lines += _events(physical.events, physical.slots, dictionary, 1)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)

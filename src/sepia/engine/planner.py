@@ -187,12 +187,6 @@ def plan(
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
         leaves: list[OccurrenceLeaf] = []
         tree = planner.event_tree(event, query.event_policy, leaves)
-        others = _nodes(tree, Combined | Negated | EventFilter | OptionalJoin)
-        consuming = (ev.SelectionPolicy.CHRONOLOGICAL, ev.SelectionPolicy.RECENT)
-        if (leaves or others) and any(s.policy in consuming for s in _nodes(tree, EventSeq)):
-            raise Unsupported(
-                "CHRONOLOGICAL / RECENT consumption over CQELS-CEP or EP-SPARQL operators"
-            )
         horizon = _horizon(event) if leaves else None
         return PhysicalQuery(
             query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves),

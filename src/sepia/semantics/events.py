@@ -7,7 +7,8 @@ up to t. Inner nodes call the set functions of :mod:`rsepql`, :mod:`cqels_cep`,
 :mod:`epsparql` and :mod:`spaseq`. A SPAseq sequence (a ``Seq`` under one of SPAseq's three
 strategies, or a Kleene / optional / negated element) is matched over the whole finite input
 once, and each of its matches is reported when it completes. Consumption (CHRONOLOGICAL,
-RECENT) is the state kept from one evaluation to the next.
+RECENT) is the state kept from one evaluation to the next; under it the leaves give
+``Derivation``s, so the operators keep equal mappings of different supports apart.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.semantics import cqels_cep, epsparql, rsepql, spaseq
 from sepia.semantics.dataset import StreamingDataset
-from sepia.semantics.mappings import EventMapping, Mu
+from sepia.semantics.mappings import Derivation, EventMapping, Mu, Occurrence
 from sepia.semantics.sparql import (
     FROM,
     TO,
@@ -81,6 +82,25 @@ class Scope:
         return m.end <= self.before and m.mu.compatible(self.mu)
 
 
+def consumes(query: Query) -> bool:
+    """Whether a SEQ of the query's event patterns consumes (CHRONOLOGICAL, RECENT; a SEQ
+    that says UNRESTRICTED follows the query's EVENT POLICY)."""
+    consuming = (Policy.CHRONOLOGICAL, Policy.RECENT)
+
+    def walk(node: object) -> bool:
+        if isinstance(node, ev.Seq | ev.SeqJoin) and not is_spaseq(node):
+            policy = query.event_policy if node.policy is Policy.UNRESTRICTED else node.policy
+            if policy in consuming:
+                return True
+        if isinstance(node, tuple):
+            return any(map(walk, node))
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            return any(walk(getattr(node, f.name)) for f in dataclasses.fields(node))
+        return False
+
+    return walk(query.pattern)
+
+
 def is_spaseq(e: ev.EventPattern) -> bool:
     """Whether an event pattern is a SPAseq sequence expression (matched as a whole)."""
     match e:
@@ -111,7 +131,9 @@ class EventEvaluator:
         """When the whole input ends, if not at the last event seen here (a partition's)."""
         self.data = data
         self.special = special
-        self.consumed: frozenset[tuple[str, str]] = frozenset()
+        self.consumed: frozenset[Occurrence] = frozenset()
+        self.mapping = Derivation if consumes(query) else EventMapping
+        """Under consumption, equal mappings of different supports stay apart."""
         self.nesting = 0
         """How many consuming SEQs enclose the one being evaluated."""
         self.sequences: dict[int, list[MatchRow]] = {}
@@ -129,7 +151,8 @@ class EventEvaluator:
             return [row for row in self.spaseq_rows(e) if row.reported_at <= t]
         if self.timewise_monotone(e):
             return [row for row in self.whole_input_rows(e) if row.end <= t]
-        return [MatchRow(m.mu, m.start, m.end, m.end) for m in self.evaluate(e, t)]
+        found = self.evaluate(e, t)  # derivations of one mapping are one solution
+        return list(dict.fromkeys(MatchRow(m.mu, m.start, m.end, m.end) for m in found))
 
     def timewise_monotone(self, e: ev.EventPattern) -> bool:
         """Whether <<e>>^t = {m in <<e>> over the whole input | m.end <= t}: EP-SPARQL's
@@ -337,12 +360,13 @@ class EventEvaluator:
     def event(self, e: ev.Event, t: int) -> set[EventMapping]:
         """<<EVENT w P>>^t (RSEP-QL Eq. 4)."""
         source, elements = self.visible(e, t)
-        return rsepql.event(source, elements, self.per_element(e.pattern, elements))
+        return rsepql.event(source, elements, self.per_element(e.pattern, elements), self.mapping)
 
     def occurrences(self, triple: gp.TriplePattern, t: int) -> set[EventMapping]:
         """The occurrences of one triple pattern up to t, each with its element's interval."""
         elements = [x for xs in self.data.streams.values() for x in xs if x.time <= t]
-        return rsepql.event("*", elements, self.per_element(gp.Bgp((triple,)), elements))
+        matches = self.per_element(gp.Bgp((triple,)), elements)
+        return rsepql.event("*", elements, matches, self.mapping)
 
     # --- filters ----------------------------------------------------------------------
     def filtered(
