@@ -657,7 +657,7 @@ class ContinuousQuery:
             "window_elements": sum(len(w) for w in self.windows.values()),
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
-            "maintained_mappings": 0 if self._delta is None else len(self._delta),
+            "maintained_rows": 0 if self._delta is None else len(self._delta),
             "runs": len(self.runs),
             "dropped_runs": self.dropped,
         }
