@@ -25,7 +25,9 @@ expressions that are not functions of the row are evaluated in full at each inst
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from sepia.algebra import query as qa
 from sepia.engine import maintained as mt
@@ -205,12 +207,12 @@ class MaintainedAnswer:
         of what they hold (a sliding window's whole step: a hash join of the windows then
         costs less than index nested loops from every changed triple)."""
         watched = self._watched
-        if not self._built or any(
-            watched.get(w, (None,))[0] is not graph(w) for w in self.windows
-        ):
+        if not self._built or any(index is not graph(w) for w, (index, _) in watched.items()):
             self._rebuild(graph, run)
             return None
         changed = sum(len(journal) for _, journal in watched.values())
+        if not changed:
+            return Counter(), Counter()
         if changed > REBUILD * sum(len(index) for index, _ in watched.values()):
             self._rebuild(graph, run)
             return None
@@ -220,7 +222,7 @@ class MaintainedAnswer:
                 entered = [t for t, sign in journal.items() if sign > 0]
                 moved[window] = (entered, [t for t, sign in journal.items() if sign < 0])
                 journal.clear()
-        return self._apply(self.root.change(moved) if moved else {})
+        return self._apply(self.root.change(moved))
 
     def _rebuild(self, graph: GraphOf, run: Runner) -> None:
         """Everything from a full evaluation; journals from now on."""
@@ -279,20 +281,27 @@ class WindowJoin:
         self.width = width
         self.windows = list(dict.fromkeys(g for g, _ in atoms if isinstance(g, po.WindowGraph)))
         self._mappings: dict[Row, None] = {}
-        self._using: dict[tuple[po.WindowGraph, EncodedTriple], set[Row]] = {}
+        self._using: list[dict[EncodedTriple, set[Row]]] = [{} for _ in self.windows]
+        """Per window (by position), the mappings using each of its triples."""
         self._resolved: list[po.Atom] = []
         """Each pattern with its graph (the background's do not change: see
         ``ContinuousQuery._maintained``), resolved at each reset."""
-        self._in_windows = [
-            (i, g) for i, (g, _) in enumerate(atoms) if isinstance(g, po.WindowGraph)
+        self._slots = [frozenset(_slots(pattern)) for _, pattern in atoms]
+        self._constants, self._uses = _uses(atoms, self.windows, width)
+        orders = _delta_orders(atoms)
+        self._seeds = [
+            (self.windows.index(g), po.PatternMatcher(pattern, width), self._slots[i], orders[i])
+            for i, (g, pattern) in enumerate(atoms)
+            if isinstance(g, po.WindowGraph)
         ]
-        """The atoms over windows: the triples a mapping uses there are indexed."""
+        """Per pattern over a window: the window's position, the pattern compiled to match
+        entered triples, its slots and the order to join the other patterns in."""
 
     def size(self) -> int:
         return len(self._mappings)
 
     def reset(self, graph: GraphOf, run: Runner) -> Change:
-        self._mappings, self._using = {}, {}
+        self._mappings, self._using = {}, [{} for _ in self.windows]
         self._resolved = [(pattern, [graph(g)]) for g, pattern in self.atoms]
         rows = run(self.node)
         self._remember(rows)
@@ -302,58 +311,115 @@ class WindowJoin:
         if not self.windows:
             return {}
         gone: set[Row] = set()
-        entered: dict[po.WindowGraph, list[EncodedTriple]] = {}
-        for window in self.windows:
+        entered: list[list[EncodedTriple] | None] = []
+        for window, using in zip(self.windows, self._using, strict=True):
             found = moved.get(window)
-            if found is None:
-                continue
-            entered[window] = found[0]
-            for triple in found[1]:
-                gone.update(self._using.pop((window, triple), ()))
+            entered.append(None if found is None else found[0])
+            if found is not None:
+                for triple in found[1]:
+                    gone.update(using.pop(triple, ()))
         out: Change = dict.fromkeys(map(self._forget, gone), -1)
         added = self._new_mappings(entered)
         self._remember(added)
         out.update(dict.fromkeys(added, 1))
         return out
 
-    def _new_mappings(self, entered: dict[po.WindowGraph, list[EncodedTriple]]) -> list[Row]:
-        """The mappings that use at least one entered triple (each once)."""
+    def _new_mappings(self, entered: list[list[EncodedTriple] | None]) -> list[Row]:
+        """The mappings that use at least one entered triple (each once): from each pattern
+        over a window that changed, its matches among the entered triples joined with the
+        other patterns in the order ``_orders`` fixed."""
         resolved = self._resolved
         found: dict[Row, None] = {}
-        for i, (ref, pattern) in enumerate(self.atoms):
-            triples = entered.get(ref) if isinstance(ref, po.WindowGraph) else None
+        for window, matcher, bound, order in self._seeds:
+            triples = entered[window]
             if not triples:
                 continue
-            seeds = po.extend([(None,) * self.width], pattern, [TripleIndex(triples)], set())
-            bound = {p.index for p in pattern if isinstance(p, po.Slot)}
-            rest = resolved[:i] + resolved[i + 1 :]
-            found.update(dict.fromkeys(po.extend_all(seeds, rest, bound)))
+            rows = matcher.rows(triples)
+            bound = set(bound)
+            for j in order:
+                if not rows:
+                    break
+                pattern, graphs = resolved[j]
+                rows = po.extend(rows, pattern, graphs, bound)
+                bound.update(self._slots[j])
+            found.update(dict.fromkeys(rows))
         return list(found)
 
     def _remember(self, mappings: list[Row]) -> None:
+        using, kept, constants = self._using, self._mappings, self._constants
         for mapping in mappings:
-            self._mappings[mapping] = None
-            for i, window in self._in_windows:
-                self._using.setdefault((window, self._triple(i, mapping)), set()).add(mapping)
+            kept[mapping] = None
+            extended = mapping + constants
+            for window, used in self._uses:
+                using[window].setdefault(used(extended), set()).add(mapping)
 
     def _forget(self, mapping: Row) -> Row:
         """Drop a mapping that lost a triple."""
-        for i, window in self._in_windows:
-            used = (window, self._triple(i, mapping))
-            users = self._using.get(used)
+        extended = mapping + self._constants
+        for window, used in self._uses:
+            using = self._using[window]
+            triple = used(extended)
+            users = using.get(triple)
             if users is not None:
                 users.discard(mapping)
                 if not users:
-                    del self._using[used]
+                    del using[triple]
         del self._mappings[mapping]
         return mapping
 
-    def _triple(self, atom: int, mapping: Row) -> EncodedTriple:
-        s, p, o = (
-            x.id if isinstance(x, po.Constant) else mapping[x.index]
-            for x in self.atoms[atom][1]
-        )
-        return (s, p, o)  # type: ignore[return-value]
+
+def _slots(pattern: po.EncodedPattern) -> list[int]:
+    return [p.index for p in pattern if isinstance(p, po.Slot)]
+
+
+def _delta_orders(atoms: tuple[tuple[po.GraphRef, po.EncodedPattern], ...]) -> list[list[int]]:
+    """For each pattern a new triple matches, the order to join the others in, fixed once:
+    next always a pattern sharing a slot with what is bound (no cross product while one
+    remains), the one with the most positions bound (constants or bound slots) first. From a
+    single new triple the rows are few, so index lookups on the most bound pattern win;
+    choosing by index sizes at each step cost more than the lookups (W2)."""
+    orders = []
+    for i, (_, seed) in enumerate(atoms):
+        bound, order = set(_slots(seed)), []
+        remaining = [j for j in range(len(atoms)) if j != i]
+        while remaining:
+            chosen = min(remaining, key=lambda j, b=frozenset(bound): _rank(atoms[j][1], b))
+            remaining.remove(chosen)
+            order.append(chosen)
+            bound.update(_slots(atoms[chosen][1]))
+        orders.append(order)
+    return orders
+
+
+def _rank(pattern: po.EncodedPattern, bound: frozenset[int]) -> tuple[bool, int]:
+    """Unconnected last, then the most positions bound first."""
+    fixed = sum(isinstance(p, po.Constant) or p.index in bound for p in pattern)
+    connected = any(isinstance(p, po.Slot) and p.index in bound for p in pattern)
+    return (not connected, -fixed)
+
+
+def _uses(
+    atoms: tuple[tuple[po.GraphRef, po.EncodedPattern], ...],
+    windows: list[po.WindowGraph],
+    width: int,
+) -> tuple[tuple[int, ...], list[tuple[int, Callable[[Row], EncodedTriple]]]]:
+    """The constants of the patterns, and for each pattern over a window the window's
+    position and the function giving the triple a mapping uses there, read from the
+    mapping followed by those constants."""
+    constants = tuple(p.id for _, pattern in atoms for p in pattern if isinstance(p, po.Constant))
+    uses: list[tuple[int, Callable[[Row], EncodedTriple]]] = []
+    where = width
+    for graph, pattern in atoms:
+        positions = []
+        for p in pattern:
+            if isinstance(p, po.Constant):
+                positions.append(where)
+                where += 1
+            else:
+                positions.append(p.index)
+        if isinstance(graph, po.WindowGraph):
+            uses.append((windows.index(graph), itemgetter(*positions)))
+    return constants, uses
 
 
 def _fold(bag: Counter[Key], plus: Counter[Key], minus: Counter[Key]) -> None:

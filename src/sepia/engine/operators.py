@@ -268,6 +268,21 @@ def scan(
     return extend_all(rows, [(p, graphs) for p in patterns], set(seeded))
 
 
+class PatternMatcher:
+    """One triple pattern compiled once to match a few triples at a time (the triples that
+    entered a window, in delta evaluation): no index, no join order to choose."""
+
+    __slots__ = ("_empty", "_steps")
+
+    def __init__(self, pattern: EncodedPattern, width: int) -> None:
+        self._steps = _steps((pattern,), frozenset())
+        self._empty: list[Row] = [(None,) * width]
+
+    def rows(self, triples: list[EncodedTriple]) -> list[Row]:
+        """A row binding the pattern's slots for each triple it matches."""
+        return _scan_small(triples, self._steps, self._empty)
+
+
 @dataclass(frozen=True, slots=True)
 class _Step:
     """One triple pattern of a BGP over a small graph, in join order: the (position, id)

@@ -60,11 +60,11 @@ class WindowOperator:
         """``lower(t)`` and the last instant through which it stays the same (lower is a
         step function of t: a sliding window's opening moves once per slide)."""
         match self.spec:
-            case ds.Sliding(width, slide, t0):
-                present = present_window(t, width, slide, t0)
-                if present is None:
-                    return t, t
-                opening = present[0]
+            case ds.Sliding(width, slide, t0):  # present_window's arithmetic, inlined:
+                first = max(0, -((t - width - t0) // -slide))  # asked once per instant
+                if t0 + first * slide >= t:
+                    return t, t  # no window holds t
+                opening = t0 + first * slide
                 return opening, opening + width  # the next window holding t + 1 opens later
             case _:
                 return self._lower(t), t
