@@ -239,6 +239,8 @@ class MaintainedAnswer:
     def _apply(self, change: Change) -> tuple[Counter[Key], Counter[Key]]:
         """Fold the root's change into the answer; the answer's change as (rows added,
         rows removed)."""
+        if not change:
+            return Counter(), Counter()
         kept = self.kept
         net: Counter[Key] = Counter()
         for row, count in change.items():
