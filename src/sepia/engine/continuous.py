@@ -797,6 +797,11 @@ def _planned(
     return physical
 
 
+_NO_EVENT = TripleIndex()
+"""The event graph outside event matching: empty (a reader made per evaluation shares it;
+event readers replace it, nothing adds to it)."""
+
+
 class _Reader:
     """The plan's view of the query's data at an evaluation instant."""
 
@@ -804,7 +809,7 @@ class _Reader:
         self.engine = engine
         self.time = engine.now if time is None else time
         self.width = len(engine.physical.slots.names)
-        self.event_graph = TripleIndex()
+        self.event_graph = _NO_EVENT
         self.event_triples: tuple = ()
         """The event graph's triples: what a nested path over it depends on."""
 

@@ -104,6 +104,8 @@ class _Builder:
                 return parts if isinstance(parts, str) else mt.Union(*parts)
             case po.Select(inner, test) | po.Bind(inner, _, test) if not test.row_local:
                 return "an expression that is not a function of its row"
+            case po.Keep(inner, slots) if _keeps_all(inner, slots):
+                return self.build(inner)
             case po.Select(inner) | po.Bind(inner) | po.Keep(inner):
                 found = self.build(inner)
                 return found if isinstance(found, str) else mt.Local(node, found)
@@ -155,6 +157,15 @@ class _Builder:
             found = mt.Join(found, other, tuple(sorted(bound & slots)))
             bound |= slots
         return found
+
+
+def _keeps_all(node: po.PhysicalPlan, slots: tuple[int, ...]) -> bool:
+    """Whether a projection of a join of BGPs keeps every slot the join binds (it then
+    changes nothing: W2's SELECT of all its variables)."""
+    atoms = _atoms(node)
+    return atoms is not None and all(
+        p.index in slots for _, pattern in atoms for p in pattern if isinstance(p, po.Slot)
+    )
 
 
 def _atoms(node: po.PhysicalPlan) -> tuple[tuple[po.GraphRef, po.EncodedPattern], ...] | None:

@@ -491,7 +491,8 @@ def _multi_join(
 
 
 def _estimate(plan: Scan, ctx: Context) -> int:
-    """A BGP's size as its most selective pattern's index bucket (an ordering hint)."""
+    """A BGP's size as its most selective pattern's index bucket (an ordering hint; the
+    empty BGP has one row)."""
     graphs = [ctx.graph(g) for g in plan.graphs]
     return min(
         sum(
@@ -499,7 +500,7 @@ def _estimate(plan: Scan, ctx: Context) -> int:
             for g in graphs
         )
         for pattern in plan.patterns
-    )
+    ) if plan.patterns else 1
 
 
 def _probe(
