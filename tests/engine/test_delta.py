@@ -107,42 +107,32 @@ def delta_plan(text: str) -> DeltaPlan | str:
     return plan_of(query.form, plan(query, Dictionary()).root, False)
 
 
-@pytest.mark.parametrize("rebuild", [math.inf, REBUILD])
-@settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
-@given(text=delta_queries(COVERED), data=streams())
-def test_delta_evaluation_agrees_with_the_reference(rebuild, text, data):
-    """With ``REBUILD`` infinite every evaluation after the first is incremental; with the
-    default, small windows often change enough to be evaluated in full instead."""
-    assert isinstance(delta_plan(text), DeltaPlan), text
-    with patch("sepia.engine.delta.REBUILD", rebuild):
-        assert_agrees(text, data, ordered=False)
-
-
-@pytest.mark.slow
-@settings(max_examples=3000, deadline=None, suppress_health_check=CHECKS)
-@given(delta_queries(COVERED), streams())
-def test_delta_evaluation_agrees_with_the_reference_long(text, data):
-    with patch("sepia.engine.delta.REBUILD", math.inf):
-        assert_agrees(text, data, ordered=False)
+FAMILIES = {"joins": COVERED, "optional-union-minus": BAGS}
 
 
 @pytest.mark.parametrize("rebuild", [math.inf, REBUILD])
+@pytest.mark.parametrize("family", FAMILIES)
 @settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
-@given(text=delta_queries(BAGS), data=streams())
-def test_delta_evaluation_of_optional_union_minus_agrees_with_the_reference(rebuild, text, data):
-    """OPTIONAL (with FILTERs inside and over it), UNION, MINUS, their joins with other
-    patterns, VALUES, GRAPH ?g and sub-selects, maintained from the windows' changes."""
+@given(data=st.data(), streamed=streams())
+def test_delta_evaluation_agrees_with_the_reference(family, rebuild, data, streamed):
+    """Joins under row-local operators, and OPTIONAL (with FILTERs inside and over it),
+    UNION, MINUS, their joins with other patterns, VALUES, GRAPH ?g and sub-selects. With
+    ``REBUILD`` infinite every evaluation after the first is incremental; with the default,
+    small windows often change enough to be evaluated in full instead."""
+    text = data.draw(delta_queries(FAMILIES[family]))
     assert isinstance(delta_plan(text), DeltaPlan), text
     with patch("sepia.engine.delta.REBUILD", rebuild):
-        assert_agrees(text, data, ordered=False)
+        assert_agrees(text, streamed, ordered=False)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
 @settings(max_examples=3000, deadline=None, suppress_health_check=CHECKS)
-@given(delta_queries(BAGS), streams())
-def test_delta_evaluation_of_optional_union_minus_agrees_with_the_reference_long(text, data):
+@given(data=st.data(), streamed=streams())
+def test_delta_evaluation_agrees_with_the_reference_long(family, data, streamed):
+    text = data.draw(delta_queries(FAMILIES[family]))
     with patch("sepia.engine.delta.REBUILD", math.inf):
-        assert_agrees(text, data, ordered=False)
+        assert_agrees(text, streamed, ordered=False)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=CHECKS)

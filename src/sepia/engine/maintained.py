@@ -213,54 +213,19 @@ class Side:
                     del by[self.key(row)]
 
 
-class Join:
-    """A join of two maintained inputs: (L + dL) x (R + dR) - L x R = dL x R + (L + dL) x dR,
-    found by index lookups on the keys (the slots both always bind)."""
+class _Binary:
+    """An operator over two maintained inputs, both kept as bags indexed on ``keys`` (the
+    slots both always bind); ``_apply`` turns the inputs' changes into its own."""
 
     def __init__(self, left: Maintained, right: Maintained, keys: tuple[int, ...]) -> None:
         self.left, self.right = left, right
         self.keys = keys
         self.mine, self.theirs = Side(keys), Side(keys)
+        self.counts: dict[Row, int] = {}
+        """Per left row kept, how many right rows (with multiplicity) act on it."""
 
     def reset(self, graph: GraphOf, run: Runner) -> Change:
-        self.mine, self.theirs = Side(self.keys), Side(self.keys)
-        return self._joined(self.left.reset(graph, run), self.right.reset(graph, run))
-
-    def change(self, moved: Moved) -> Change:
-        return self._joined(self.left.change(moved), self.right.change(moved))
-
-    def size(self) -> int:
-        return len(self.mine.bag) + len(self.theirs.bag) + self.left.size() + self.right.size()
-
-    def _joined(self, d_left: Change, d_right: Change) -> Change:
-        out: Change = {}
-        right_bag = self.theirs.bag
-        for row, count in d_left.items():
-            for other in self.theirs.partners(row):
-                if compatible(row, other):
-                    add(out, merge(row, other), count * right_bag[other])
-        self.mine.update(d_left)
-        left_bag = self.mine.bag
-        for other, count in d_right.items():
-            for row in self.mine.partners(other):
-                if compatible(row, other):
-                    add(out, merge(row, other), count * left_bag[row])
-        self.theirs.update(d_right)
-        return out
-
-
-class Minus:
-    """MINUS: a left row stays while no compatible right row sharing a variable exists;
-    ``blocked`` counts those right rows (with multiplicity) for each left row kept."""
-
-    def __init__(self, left: Maintained, right: Maintained, keys: tuple[int, ...]) -> None:
-        self.left, self.right = left, right
-        self.keys = keys
-        self.mine, self.theirs = Side(keys), Side(keys)
-        self.blocked: dict[Row, int] = {}
-
-    def reset(self, graph: GraphOf, run: Runner) -> Change:
-        self.mine, self.theirs, self.blocked = Side(self.keys), Side(self.keys), {}
+        self.mine, self.theirs, self.counts = Side(self.keys), Side(self.keys), {}
         return self._apply(self.left.reset(graph, run), self.right.reset(graph, run))
 
     def change(self, moved: Moved) -> Change:
@@ -270,10 +235,48 @@ class Minus:
         return len(self.mine.bag) + len(self.theirs.bag) + self.left.size() + self.right.size()
 
     def _apply(self, d_left: Change, d_right: Change) -> Change:
+        raise NotImplementedError
+
+    def _take_left(self, d_left: Change) -> None:
+        """Fold the left input's change in; left rows gone lose their count."""
+        self.mine.update(d_left)
+        for row in d_left:
+            if row not in self.mine.bag:
+                self.counts.pop(row, None)
+
+
+class Join(_Binary):
+    """A join of two maintained inputs: (L + dL) x (R + dR) - L x R = dL x R + (L + dL) x dR,
+    found by index lookups on the keys."""
+
+    def _apply(self, d_left: Change, d_right: Change) -> Change:
+        out: Change = {}
+        _joined_into(out, d_left, self.theirs)
+        self.mine.update(d_left)
+        _joined_into(out, d_right, self.mine)
+        self.theirs.update(d_right)
+        return out
+
+
+def _joined_into(out: Change, change: Change, side: Side) -> None:
+    """Add each changed row joined with the compatible rows of the other side (merging is
+    symmetric), with the product of their counts."""
+    bag = side.bag
+    for row, count in change.items():
+        for other in side.partners(row):
+            if compatible(row, other):
+                add(out, merge(row, other), count * bag[other])
+
+
+class Minus(_Binary):
+    """MINUS: a left row stays while no compatible right row sharing a variable exists;
+    ``counts`` holds, per left row kept, how many such right rows there are."""
+
+    def _apply(self, d_left: Change, d_right: Change) -> Change:
         """Right changes first, against the left rows kept; then left changes against the
         right rows as they are now."""
         out: Change = {}
-        left_bag, blocked = self.mine.bag, self.blocked
+        left_bag, blocked = self.mine.bag, self.counts
         for other, count in d_right.items():
             for row in self.mine.partners(other):
                 if compatible(row, other) and shares_binding(row, other):
@@ -291,17 +294,14 @@ class Minus:
                 )
             if not blocked[row]:
                 add(out, row, count)
-        self.mine.update(d_left)
-        for row in d_left:
-            if row not in left_bag:
-                del blocked[row]
+        self._take_left(d_left)
         return out
 
 
-class LeftJoin:
+class LeftJoin(_Binary):
     """OPTIONAL: each left row extended by its compatible right rows whose merge passes the
-    condition, or alone when there are none; ``extended`` counts those right rows (with
-    multiplicity) for each left row kept."""
+    condition, or alone when there are none; ``counts`` holds, per left row kept, how many
+    right rows extend it."""
 
     def __init__(
         self,
@@ -310,20 +310,8 @@ class LeftJoin:
         keys: tuple[int, ...],
         condition: ExpressionEvaluator | None,
     ) -> None:
-        self.left, self.right = left, right
-        self.keys, self.condition = keys, condition
-        self.mine, self.theirs = Side(keys), Side(keys)
-        self.extended: dict[Row, int] = {}
-
-    def reset(self, graph: GraphOf, run: Runner) -> Change:
-        self.mine, self.theirs, self.extended = Side(self.keys), Side(self.keys), {}
-        return self._apply(self.left.reset(graph, run), self.right.reset(graph, run))
-
-    def change(self, moved: Moved) -> Change:
-        return self._apply(self.left.change(moved), self.right.change(moved))
-
-    def size(self) -> int:
-        return len(self.mine.bag) + len(self.theirs.bag) + self.left.size() + self.right.size()
+        super().__init__(left, right, keys)
+        self.condition = condition
 
     def _extensions(self, pairs: list[tuple[Row, Row]]) -> list[tuple[Row, Row, Row]]:
         """(left row, right row, merged row) of the compatible pairs passing the condition."""
@@ -337,7 +325,7 @@ class LeftJoin:
         """Right changes first, against the left rows kept; then left changes against the
         right rows as they are now."""
         out: Change = {}
-        left_bag, extended = self.mine.bag, self.extended
+        left_bag, extended = self.mine.bag, self.counts
         pairs = [(row, other) for other in d_right for row in self.mine.partners(other)]
         for row, other, merged in self._extensions(pairs):
             count = d_right[other]
@@ -358,10 +346,7 @@ class LeftJoin:
                 add(out, merged, count * right_bag[other])
             if not matches:
                 add(out, row, count)
-        self.mine.update(d_left)
-        for row in d_left:
-            if row not in left_bag:
-                del extended[row]
+        self._take_left(d_left)
         return out
 
 
