@@ -846,6 +846,7 @@ class _Reader:
                 engine.physical.default_graph,
                 engine.physical.slots,
                 engine.dictionary,
+                engine.query.base,
             )
         return engine._fallback.rows(node, engine.windows, self.event_triples, self.time)
 

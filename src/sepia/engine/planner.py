@@ -166,7 +166,9 @@ def plan(
     visible = named_graphs
     if dataset.default_graphs or dataset.named_graphs:
         visible = dataset.named_graphs
-    planner = _Planner(slots, dictionary, default, dataset, tuple(visible), functions or {})
+    planner = _Planner(
+        slots, dictionary, default, dataset, tuple(visible), functions or {}, query.base
+    )
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
     if not matches:
@@ -204,6 +206,8 @@ class _Planner:
     dataset: ds.Dataset
     named: tuple[ox.NamedNode, ...]
     functions: Functions
+    base: str | None
+    """The query's BASE (IRI() of a relative IRI)."""
 
     def plan(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.PhysicalPlan:
         """The physical operator for ``p`` read in the active graph ``graphs``."""
@@ -462,7 +466,8 @@ class _Planner:
 
     def _expression(self, e, boolean: bool) -> ExpressionEvaluator:
         return ExpressionEvaluator(
-            e, self.slots, self.dictionary, boolean=boolean, functions=self.functions
+            e, self.slots, self.dictionary, boolean=boolean, functions=self.functions,
+            base=self.base,
         )
 
     def _values_row(self, variables: tuple[ox.Variable, ...], row: tuple) -> tuple:

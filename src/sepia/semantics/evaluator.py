@@ -37,7 +37,6 @@ from sepia.semantics.sparql import (
     Unsupported,
     integer_literal,
     select_text,
-    values_text,
 )
 
 AT, MATCH = "__at", "__match"
@@ -60,11 +59,12 @@ class Hook:
     def __call__(self, p: gp.GraphPattern) -> str:
         match p:
             case gp.Match(event):
-                return _match_values(self.run.events.match_rows(event, self.run.t))
+                return _match_values(self.run.data, self.run.events.match_rows(event, self.run.t))
             case gp.PathPattern(subject, path, obj):
                 data = self.run.data
                 graphs = data.default_graph() if self.graph is None else [self.graph]
-                return _path_values(subject, obj, evaluate_path(path, data.triples(graphs)))
+                pairs = evaluate_path(path, data.triples(graphs))
+                return _path_values(data, subject, obj, pairs)
             case _:
                 raise Unsupported(f"{type(p).__name__} cannot be evaluated here")
 
@@ -270,7 +270,7 @@ def _matches(node: object) -> list[gp.Match]:
     return []
 
 
-def _match_values(rows: list[MatchRow]) -> str:
+def _match_values(data: StreamingDataset, rows: list[MatchRow]) -> str:
     names = sorted(set().union(*(r.mu for r in rows))) if rows else []
     table = [
         [r.mu.get(n) for n in names]
@@ -278,17 +278,19 @@ def _match_values(rows: list[MatchRow]) -> str:
         + [None if r.match is None else ox.Literal(r.match)]
         for r in rows
     ]
-    return values_text([*names, FROM, TO, AT, MATCH], table)
+    return data.table([*names, FROM, TO, AT, MATCH], table)
 
 
-def _path_values(subject: object, obj: object, pairs: set[tuple[object, object]]) -> str:
+def _path_values(
+    data: StreamingDataset, subject: object, obj: object, pairs: set[tuple[object, object]]
+) -> str:
     """The solutions of ``subject path obj`` from the path's (start, end) pairs."""
     ends = [(i, t) for i, t in enumerate((subject, obj)) if isinstance(t, ox.Variable)]
     if len(ends) == 2 and subject == obj:
         pairs, ends = {p for p in pairs if p[0] == p[1]}, ends[:1]
     fixed = [(i, t) for i, t in enumerate((subject, obj)) if not isinstance(t, ox.Variable)]
     table = {tuple(p[i] for i, _ in ends) for p in pairs if all(p[i] == t for i, t in fixed)}
-    return values_text([t.value for _, t in ends], [list(r) for r in table])
+    return data.table([t.value for _, t in ends], [list(r) for r in table])
 
 
 def _interval(start: int | None, end: int | None) -> tuple[int, int] | None:

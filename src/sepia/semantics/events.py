@@ -37,7 +37,6 @@ from sepia.semantics.sparql import (
     integer_literal,
     pattern_text,
     time_literal,
-    values_text,
 )
 from sepia.semantics.variables import bop_variables, expression_variables, pattern_variables
 
@@ -356,7 +355,7 @@ class EventEvaluator:
             + [m.mu.get(n) for n in names]
             for i, m in enumerate(mappings)
         ]
-        values = values_text([INDEX, FROM, TO, *names], rows)
+        values = self.data.table([INDEX, FROM, TO, *names], rows)
         test = expression_text(condition, self.special)
         kept = self.data.select(f"SELECT ?{INDEX} WHERE {{ {values} FILTER({test}) }}")
         return {mappings[int(r[INDEX].value)] for r in kept}
@@ -420,7 +419,7 @@ class EventEvaluator:
 
         def holds(m: Mu) -> bool:
             names = sorted(m)
-            values = values_text(names, [[m[n] for n in names]])
+            values = self.data.table(names, [[m[n] for n in names]])
             tests = " ".join(f"FILTER({expression_text(x, self.special)})" for x in deferred)
             return self.data.ask(f"ASK {{ {values} {tests} }}")
 
