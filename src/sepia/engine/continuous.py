@@ -753,7 +753,7 @@ class ContinuousQuery:
             "window_elements": sum(len(w) for w in self.windows.values()),
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
-            "maintained_mappings": 0 if self._delta is None else len(self._delta),
+            "maintained_rows": 0 if self._delta is None else len(self._delta),
             "runs": len(self.runs),
             "dropped_runs": self.dropped,
         }
@@ -893,6 +893,11 @@ def _planned(
     return physical
 
 
+_NO_EVENT = TripleIndex()
+"""The event graph outside event matching: empty (a reader made per evaluation shares it;
+event readers replace it, nothing adds to it)."""
+
+
 class _Reader:
     """The plan's view of the query's data at an evaluation instant."""
 
@@ -900,7 +905,7 @@ class _Reader:
         self.engine = engine
         self.time = engine.now if time is None else time
         self.width = len(engine.physical.slots.names)
-        self.event_graph = TripleIndex()
+        self.event_graph = _NO_EVENT
         self.event_triples: tuple = ()
         """The event graph's triples: what a nested path over it depends on."""
 
