@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -41,10 +41,11 @@ from sepia.runtime.inputs import (
     projected_variables,
 )
 from sepia.runtime.local.feed import Feed
-from sepia.runtime.spark.run import RunStopped, SparkRunError, SparkRunOptions, run_on_spark
-from sepia.runtime.spark.session import SparkUnavailable
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
+
+if TYPE_CHECKING:
+    from sepia.runtime.spark.run import SparkRunOptions
 
 
 class Engine(StrEnum):
@@ -131,6 +132,8 @@ def run(
     kafka://brokers/topic (docs/spark.md).
     """
     if engine is Engine.spark:
+        from sepia.runtime.spark.run import SparkRunOptions  # pyspark: only for Spark runs
+
         named = compile_queries(queries, event_policy, entailment)
         options = SparkRunOptions(
             allowed_lateness, on_error.value, follow=follow, progress=progress,
@@ -164,6 +167,9 @@ def _run_spark(
     fmt: str | None,
 ) -> None:
     """The run as a Spark job (streams stay where they are: Spark reads them)."""
+    from sepia.runtime.spark.run import RunStopped, SparkRunError, run_on_spark
+    from sepia.runtime.spark.session import SparkUnavailable
+
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
         run_on_spark(
