@@ -43,6 +43,7 @@ from sepia.runtime.inputs import (
 from sepia.runtime.local.feed import Feed
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
+from sepia.semantics.sparql import Unsupported
 
 if TYPE_CHECKING:
     from sepia.runtime.spark.run import SparkRunOptions
@@ -151,7 +152,10 @@ def run(
         fail("--snapshot, --restore and --wall-clock are for --engine local")
     inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
     pairs = [(q.name, q.query) for q in inputs.queries]
-    results = evaluate_network(pairs, inputs.streams, inputs.background, until=until)
+    try:
+        results = evaluate_network(pairs, inputs.streams, inputs.background, until=until)
+    except Unsupported as error:
+        fail(f"the reference evaluator cannot run this query: {error}")
     variables = projected_variables(inputs.queries)
     _write(results, format, output, time_kind(inputs.streams), variables)
 

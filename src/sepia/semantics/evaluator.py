@@ -63,6 +63,10 @@ class Hook:
                 rows = self.run.events.match_rows(event, self.run.t)
                 return _match_values(self.run.data, rows, hidden_of(self.run.match_number[id(p)]))
             case gp.PathPattern(subject, path, obj):
+                if isinstance(subject, ox.BlankNode) or isinstance(obj, ox.BlankNode):
+                    # it would be read as that very node, not as a variable, and the answer
+                    # silently lose its solutions
+                    raise Unsupported("a blank node at an end of a path with nested tests")
                 data = self.run.data
                 graphs = data.default_graph() if self.graph is None else [self.graph]
                 pairs = evaluate_path(path, data.triples(graphs))
