@@ -29,14 +29,16 @@ def test_a_spaseq_query_shows_its_automaton() -> None:
     assert "automaton: 2 states" in plan and "take -> 2 (,)" in plan
 
 
-def test_describe_is_refused_by_name(tmp_path: Path) -> None:
-    query = tmp_path / "describe.rq"
+def test_a_refused_query_names_the_construct(tmp_path: Path) -> None:
+    query = tmp_path / "partitioned.rq"
     query.write_text(
-        "PREFIX : <http://example.org/>\nREGISTER RSTREAM :o AS DESCRIBE ?x\n"
-        "FROM NAMED WINDOW :w ON :s [RANGE 5] WHERE { WINDOW :w { ?x :p ?y } }\n"
+        "PREFIX : <http://example.org/>\nREGISTER RSTREAM :o AS SELECT ?x\n"
+        "FROM NAMED WINDOW :w ON :s [RANGE 5] PARTITION BY ?x\n"
+        "WHERE { WINDOW :w { ?x :p ?y } }\n"
     )
     plan = explain(query)
-    assert plan.strip() == "not runnable on the local engine yet: DESCRIBE"
+    expected = "not runnable on the local engine yet: PARTITION BY on a query without an event"
+    assert plan.strip() == expected + " pattern"
 
 
 def test_an_event_query_shows_its_event_pattern() -> None:
@@ -46,6 +48,17 @@ def test_an_event_query_shows_its_event_pattern() -> None:
 
 
 def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
+    query = tmp_path / "partitioned.rq"
+    query.write_text(
+        "PREFIX : <http://example.org/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 10]\n"
+        "PARTITION BY ?x\nWHERE { WINDOW :w { ?x :p ?y } }"
+    )
+    plan = explain(query)
+    assert plan.strip().startswith("not runnable on the local engine yet:")
+    assert "PARTITION BY on a query without an event pattern" in plan
+
+
+def test_a_consuming_query_says_it_is_evaluated_over_the_whole_windows(tmp_path: Path) -> None:
     query = tmp_path / "consuming.rq"
     query.write_text(
         "PREFIX : <http://example.org/>\nSELECT * FROM NAMED WINDOW :w ON :s [RANGE 10]\n"
@@ -53,5 +66,5 @@ def test_a_query_the_engine_cannot_run_says_why(tmp_path: Path) -> None:
         "WHERE { WINDOW :w { SEQ({ ?x :p ?y }, { ?x :p ?z }, !{ ?x :q ?y }) } }"
     )
     plan = explain(query)
-    assert plan.strip().startswith("not runnable on the local engine yet:")
-    assert "CHRONOLOGICAL / RECENT" in plan
+    assert "event pattern (derivations over the whole windows at each arrival, consuming)" in plan
+    assert "NO_TAIL" in plan and "SEQ chronological" in plan

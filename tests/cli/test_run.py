@@ -245,3 +245,25 @@ def test_an_ep_sparql_q_closure_runs_on_the_local_engine(tmp_path: Path) -> None
     got = sorted((r["t"], r["from"], *r["triples"]) for r in lines)
     reach = "<http://example.org/{}> <http://example.org/reach> <http://example.org/{}> .".format
     assert got == [(2, 1, reach("a", "c")), (3, 1, reach("a", "d")), (3, 2, reach("b", "d"))]
+
+
+def test_both_evaluators_refuse_a_blank_node_at_an_end_of_a_nested_path(tmp_path: Path) -> None:
+    """`_:b (path with a nested test) :c` would be read by the reference as that very node
+    (no solution: a silently wrong answer); both evaluators say they cannot run it."""
+    stream = tmp_path / "s.trig"
+    stream.write_text(
+        "@prefix : <http://ex/> . @prefix prov: <http://www.w3.org/ns/prov#> .\n"
+        ":g1 { :a :beg :x . :x :means :subway . :x :end :c . :a :name \"A\" . }\n"
+        ":g1 prov:generatedAtTime 1 .\n"
+    )
+    query = tmp_path / "q.rq"
+    query.write_text(
+        "PREFIX : <http://ex/>\nREGISTER RSTREAM :out AS SELECT ?n\n"
+        "FROM NAMED WINDOW :w ON :s [RANGE 10 STEP 1]\n"
+        "WHERE { WINDOW :w { _:b (:beg/[:means :subway]/:end)+ :c . _:b :name ?n } }\n"
+    )
+    for engine in ("reference", "local"):
+        args = ["run", str(query), "--stream", f"http://ex/s={stream}", "--engine", engine]
+        result = invoke(args)
+        assert result.exit_code != 0, result.output
+        assert "a blank node at an end of a path with nested tests" in result.output

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pyoxigraph as ox
 
+from sepia.algebra.query import Query
 from sepia.io.results import Result
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamSet
@@ -58,17 +59,18 @@ def assert_agrees(
         assert [r.t for r in got] == sorted(r.t for r in got)
 
 
-def assert_resumes(text: str, data: dict, cut: int) -> None:
+def assert_resumes(text: str | Query, data: dict, cut: int) -> None:
     """A session restored from a JSON snapshot after ``cut`` elements gives the results of
-    one that ran through (the reference's)."""
+    one that ran through (the reference's); ``text`` may be a compiled query."""
+    query = parse_query(text) if isinstance(text, str) else text
     merged = list(StreamSet(data).merged())  # as `run` reads them: each stream in its order
     first = Session(background())
-    first.register(text, "q")
+    first.register(query, "q")
     got = [r for e in merged[:cut] for r in first.push(e)]
     state = json.loads(json.dumps(first.snapshot()))
     second = Session(background())
-    second.register(text, "q")
+    second.register(query, "q")
     second.restore(state)
     got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
-    expected = evaluate(parse_query(text), data, background(), name="q")
+    expected = evaluate(query, data, background(), name="q")
     assert Counter(got) == Counter(expected), text

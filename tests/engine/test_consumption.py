@@ -97,3 +97,53 @@ def test_a_chain_of_three_consumes_when_it_completes(policy, chosen):
     assert answers(text, {S: stream}) == [
         (4, (int(chosen), 4), (("u", chosen), ("v", "3"), ("x", EX + "x"), ("z", "4")))
     ]
+
+
+def on(stream: str, name: str, t: int, *triples: tuple[str, str, object]) -> StreamElement:
+    """``element`` on another stream."""
+    e = element(name, t, *triples)
+    return StreamElement(stream, e.graph, t, t, e.triples)
+
+
+S2 = EX + "s2"
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("CHRONOLOGICAL", [(3, (1, 3), ("1", "2", "3")), (4, (2, 4), ("1", "2", "4"))]),
+        ("RECENT", [(3, (2, 3), ("1", "2", "3")), (4, (1, 4), ("1", "2", "4"))]),
+    ],
+)
+def test_epsparql_equals_then_seq_consumes_across_streams(policy, expected):
+    """{?x :a ?u} EQUALS {?x :b ?v} SEQ {?x :c ?w} over two streams with equal times: the
+    EQUALS pairs are (a@1, b@1) and (a@2, b@2); C@3 takes the earliest (CHRONOLOGICAL) or
+    latest (RECENT), C@4 the other, C@5 finds both consumed."""
+    text = (
+        f"PREFIX : <{EX}>\nSELECT *\nEVENT POLICY {policy}\n"
+        "WHERE { { ?x :a ?u } EQUALS { ?x :b ?v } SEQ { ?x :c ?w } }"
+    )
+    streams = {
+        S: [element("g1", 1, ("x", "a", 1)), element("g2", 2, ("x", "a", 1)),
+            element("g3", 3, ("x", "c", 3)), element("g4", 4, ("x", "c", 4)),
+            element("g5", 5, ("x", "c", 5))],
+        S2: [on(S2, "h1", 1, ("x", "b", 2)), on(S2, "h2", 2, ("x", "b", 2))],
+    }
+    got = [(t, i, tuple(v for k, v in b if k != "x")) for t, i, b in answers(text, streams)]
+    assert got == expected
+
+
+@pytest.mark.parametrize("policy", ["CHRONOLOGICAL", "RECENT"])
+def test_one_graph_name_on_two_streams_is_two_occurrences(policy):
+    """EP-SPARQL reads every stream: s1's and s2's elements both named e1, e2 are four
+    occurrences. At 2, C@2 on s1 consumes s1's e1 and e2; at 4, C@4 on s2 still takes s2's
+    A@3 (graph names are unique within a stream only)."""
+    text = (
+        f"PREFIX : <{EX}>\nSELECT *\nEVENT POLICY {policy}\n"
+        "WHERE { { ?x :a ?u } SEQ { ?x :c ?w } }"
+    )
+    streams = {
+        S: [element("e1", 1, ("x", "a", 1)), element("e2", 2, ("x", "c", 2))],
+        S2: [on(S2, "e1", 3, ("x", "a", 5)), on(S2, "e2", 4, ("x", "c", 4))],
+    }
+    assert [(t, i) for t, i, _ in answers(text, streams)] == [(2, (1, 2)), (4, (3, 4))]

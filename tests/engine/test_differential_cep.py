@@ -71,9 +71,10 @@ CONDITIONS = [
 
 
 @st.composite
-def epsparql_queries(draw, partitioned: bool = False) -> str:
+def epsparql_queries(draw, partitioned: bool = False, policies: tuple[str, ...] = ("",)) -> str:
     """An EP-SPARQL query: 2-3 groups joined by its binary operators (left-associative),
-    with a FILTER over the intervals sometimes (and with ``partitioned``, PARTITION BY)."""
+    with a FILTER over the intervals sometimes (and with ``partitioned``, PARTITION BY; an
+    EVENT POLICY drawn from ``policies``)."""
     groups = draw(st.lists(st.sampled_from(GROUPS), min_size=2, max_size=3))
     pattern = groups[0]
     for i, group in enumerate(groups[1:]):
@@ -83,7 +84,8 @@ def epsparql_queries(draw, partitioned: bool = False) -> str:
     filtered = f" FILTER({condition})" if condition else ""
     head = draw(st.sampled_from(["SELECT *", "SELECT *", "SELECT ?x ?y"]))
     partition = partition_clause(draw, groups) if partitioned else ""
-    return f"PREFIX : <{EX}>\n{head}\n{partition}\nWHERE {{ {pattern}{filtered} }}"
+    policy = draw(st.sampled_from(policies))
+    return f"PREFIX : <{EX}>\n{head}\n{partition}\n{policy}\nWHERE {{ {pattern}{filtered} }}"
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=CHECKS)
@@ -117,10 +119,10 @@ ELEMENTS = [
 
 
 @st.composite
-def triple_sequence(draw) -> str:
-    """``WINDOW :w1 { SEQ({P1}, {P2}, ...) }``: 2-3 elements, at most one negated (the
-    negated one never first and last at once)."""
-    parts = draw(st.lists(st.sampled_from(ELEMENTS), min_size=2, max_size=3))
+def triple_sequence(draw, longest: int = 3) -> str:
+    """``WINDOW :w1 { SEQ({P1}, {P2}, ...) }``: 2 to ``longest`` elements, at most one
+    negated (the negated one never first and last at once)."""
+    parts = draw(st.lists(st.sampled_from(ELEMENTS), min_size=2, max_size=longest))
     negated = draw(st.sampled_from([None, None, *range(len(parts))]))
     parts = [f"!{p}" if i == negated else p for i, p in enumerate(parts)]
     return f"WINDOW :w1 {{ SEQ({', '.join(parts)}) }}"
@@ -139,18 +141,23 @@ def event_clause(draw) -> str:
     return f"SEQ({clause}) " + " ".join(f"WINDOW :{n} {{ {blocks[n]} }}" for n in names)
 
 
+NAIVE_SOMETIMES = ("", "", "EVENT POLICY NAIVE")
+
+
 @st.composite
-def cqels_queries(draw, partitioned: bool = False) -> str:
+def cqels_queries(
+    draw, partitioned: bool = False, policies: tuple[str, ...] = NAIVE_SOMETIMES, longest: int = 3
+) -> str:
     """A CQELS-CEP query over windows on two streams, optionally joined with background
-    data outside the event pattern; EVENT POLICY NAIVE sometimes (and with
-    ``partitioned``, PARTITION BY)."""
-    pattern = draw(st.one_of(triple_sequence(), event_clause()))
+    data outside the event pattern; an EVENT POLICY drawn from ``policies`` (and with
+    ``partitioned``, PARTITION BY); triple sequences of up to ``longest`` elements."""
+    pattern = draw(st.one_of(triple_sequence(longest), event_clause()))
     declared = "\n".join(
         f"FROM NAMED WINDOW :{w} ON :s{s} {draw(event_windows)}"
         for w, s in (("w1", 1), ("w2", 2), ("w3", 1))
     )
     outside = draw(st.sampled_from(["", "", "?x :r ?q ."]))
-    policy = draw(st.sampled_from(["", "", "EVENT POLICY NAIVE"]))
+    policy = draw(st.sampled_from(policies))
     head = draw(st.sampled_from(["SELECT *", "SELECT *", "SELECT ?x"]))
     if partitioned:
         declared += "\n" + partition_clause(draw, [pattern])

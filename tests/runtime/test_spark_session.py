@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sepia.runtime.spark.session import SparkUnavailable, java_major_version, spark_session
+from sepia.runtime.spark.session import (
+    SparkConfig,
+    SparkUnavailable,
+    java_major_version,
+    session_settings,
+    spark_session,
+)
 
 ROOT = Path(__file__).parents[2]
 
@@ -39,3 +45,18 @@ def test_the_setup_script_stops_without_java(tmp_path) -> None:
     )
     assert done.returncode == 1
     assert "no java was found" in done.stderr and "openjdk-17" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("master", "partitions"),
+    [("local[1]", 2), ("local[3]", 6), ("local[2,4]", 4), ("local", 2), ("local[*]", None)],
+)
+def test_shuffle_partitions_follow_the_masters_cores(monkeypatch, master, partitions) -> None:
+    """Two shuffle partitions per core the master gives: local[1] gets 2, not 2 per core
+    of the machine (local[*] and clusters: the machine's count, here mocked to 5)."""
+    monkeypatch.setattr("os.cpu_count", lambda: 5)
+    settings = session_settings(SparkConfig(master=master))
+    assert settings["spark.sql.shuffle.partitions"] == str(partitions or 10)
+    assert session_settings(SparkConfig(master=master, shuffle_partitions=7))[
+        "spark.sql.shuffle.partitions"
+    ] == "7"

@@ -44,20 +44,50 @@ def test_steps_restored_from_rows_give_the_same_answer(name):
     assert lines_of(ex, 2, "incremental", forget=True) == ex.reference_lines()
 
 
-def test_refused_units_fall_back_to_the_reference_with_a_message(capsys):
-    """E2 under EVENT POLICY CHRONOLOGICAL: consumption over CQELS-CEP operators is refused
-    by the engine, so the unit runs on the reference adapter."""
-    ex = example("e2-subway-delays")
+@pytest.mark.parametrize(
+    ("name", "policy"),
+    [
+        ("e2-subway-delays", ev.SelectionPolicy.CHRONOLOGICAL),
+        ("e3-rsepql-landmark", ev.SelectionPolicy.RECENT),
+        ("e5-epsparql-drop-rise", ev.SelectionPolicy.CHRONOLOGICAL),
+        ("e5-epsparql-drop-rise", ev.SelectionPolicy.RECENT),
+    ],
+)
+def test_consuming_units_restored_from_rows_give_the_reference_answer(name, policy):
+    """CQELS-CEP (E2), RSEP-QL (E3) and EP-SPARQL (E5) under a consuming EVENT POLICY on the
+    incremental engine, every step restored from the state rows: the consumed occurrences
+    travel with them."""
+    ex = example(name)
     consuming = [
-        dataclasses.replace(q, query=dataclasses.replace(
-            q.query, event_policy=ev.SelectionPolicy.CHRONOLOGICAL
-        ))
+        dataclasses.replace(q, query=dataclasses.replace(q.query, event_policy=policy))
         for q in ex.queries
-    ]  # fmt: skip
+    ]
     ex = dataclasses.replace(ex, queries=consuming)
+    assert lines_of(ex, 2, "incremental", forget=True) == ex.reference_lines()
+
+
+CONSUMING_MATCHES = """PREFIX : <http://example.org/>
+SELECT ?x ?y ?z ?w
+FROM NAMED WINDOW :w1 ON :s [LANDMARK FROM 1]
+FROM NAMED WINDOW :w2 ON :s [RANGE 5]
+EVENT POLICY CHRONOLOGICAL
+WHERE {
+  MATCH { EVENT :w1 { ?x :p ?y } SEQ EVENT :w2 { ?y :q ?z } }
+  MATCH { EVENT :w2 { ?x :p ?w } }
+}"""
+
+
+def test_refused_units_fall_back_to_the_reference_with_a_message(capsys):
+    """E3's data under two MATCHes with consumption (the engine refuses several MATCHes
+    under CHRONOLOGICAL: their consumed set is one), so the unit runs on the reference
+    adapter."""
+    ex = example("e3-rsepql-landmark")
+    query = parse_query(CONSUMING_MATCHES)
+    ex = dataclasses.replace(ex, queries=[dataclasses.replace(ex.queries[0], query=query)])
+    assert len(ex.reference_lines()) == 3  # E3's first three matches, a1 and a2 consumed once
     assert lines_of(ex, 3, "incremental") == ex.reference_lines()
     assert "runs on the reference adapter" in capsys.readouterr().err
-    with pytest.raises(Exception, match="CHRONOLOGICAL"):
+    with pytest.raises(Exception, match="several MATCHes under EVENT POLICY"):
         IncrementalEngine(units_of([(q.name, q.query) for q in ex.queries])[0], None, False)
 
 

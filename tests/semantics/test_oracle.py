@@ -13,6 +13,8 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.io.results import result_to_json
+from sepia.lang import parse_query
+from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.semantics import evaluate
 from sepia.semantics.oracle import candidates, check, with_t0
@@ -98,3 +100,25 @@ def test_a_query_without_a_t0_to_choose_is_compared_as_is():
     assert verdict.correct and verdict.t_start == 0 and verdict.tried == 1
     late = [dataclasses.replace(r, t=7) for r in own]
     assert not check(query, stream, None, late).correct
+
+
+def test_literals_are_compared_in_canonical_form():
+    """Another engine may print a literal as its input wrote it ("4.50"^^xsd:decimal) where
+    the reference prints the form its store holds ("4.5"): the same term, so a correct
+    answer; another value is still wrong."""
+    decimal = ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
+    price = ox.Triple(iri("coffee"), iri("price"), ox.Literal("4.50", datatype=decimal))
+    data = {iri("prices").value: [StreamElement(iri("prices").value, "g", 3, 3, (price,))]}
+    query = parse_query(
+        f"PREFIX : <{iri('').value}>\nREGISTER RSTREAM :out AS SELECT ?p "
+        "FROM NAMED WINDOW :w ON :prices [RANGE 4 STEP 4] WHERE { WINDOW :w { ?x :price ?p } }"
+    )
+
+    def answer(lexical: str) -> list[dict]:
+        value = f'"{lexical}"^^<{decimal.value}>'
+        return [{"query": "q", "t": 4, "op": "+", "binding": {"p": value}}]
+
+    assert [r.values["p"].value for r in evaluate(query, data)] == ["4.5"]
+    assert check(query, data, None, answer("4.50")).correct
+    assert check(query, data, None, answer("4.5")).correct
+    assert not check(query, data, None, answer("4.6")).correct

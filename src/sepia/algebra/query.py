@@ -62,7 +62,8 @@ class Ask:
 
 @dataclass(frozen=True, slots=True)
 class Describe:
-    """DESCRIBE: accepted for SPARQL compatibility; resources are IRIs or variables."""
+    """DESCRIBE: resources are IRIs or variables (``*``: none named), each described by its
+    concise bounded description (``sepia.semantics.describe``)."""
 
     resources: tuple[ox.NamedNode | ox.Variable, ...]
 

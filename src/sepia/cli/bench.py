@@ -8,9 +8,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from sepia.bench import reasoning
-from sepia.bench.generators import WORKLOADS
-from sepia.bench.harness import BenchOptions, run_bench
 from sepia.cli.app import app, fail
 
 
@@ -53,6 +50,12 @@ def bench(
     ] = True,
 ) -> None:
     """Run the benchmark: table on the terminal, bench-results/<date>-<workload>.json, plots."""
+    # imported here: the harness brings pandas and matplotlib, ~0.4 s every other command
+    # would pay at start-up
+    from sepia.bench import reasoning
+    from sepia.bench.generators import WORKLOADS
+    from sepia.bench.harness import BenchOptions, run_bench
+
     options = BenchOptions(
         tuple(workloads or (*WORKLOADS, reasoning.ID)),
         tuple(engine) if engine else None,

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -41,10 +41,12 @@ from sepia.runtime.inputs import (
     projected_variables,
 )
 from sepia.runtime.local.feed import Feed
-from sepia.runtime.spark.run import RunStopped, SparkRunError, SparkRunOptions, run_on_spark
-from sepia.runtime.spark.session import SparkUnavailable
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
+from sepia.semantics.sparql import Unsupported
+
+if TYPE_CHECKING:
+    from sepia.runtime.spark.run import SparkRunOptions
 
 
 class Engine(StrEnum):
@@ -131,6 +133,8 @@ def run(
     kafka://brokers/topic (docs/spark.md).
     """
     if engine is Engine.spark:
+        from sepia.runtime.spark.run import SparkRunOptions  # pyspark: only for Spark runs
+
         named = compile_queries(queries, event_policy, entailment)
         options = SparkRunOptions(
             allowed_lateness, on_error.value, follow=follow, progress=progress,
@@ -148,7 +152,10 @@ def run(
         fail("--snapshot, --restore and --wall-clock are for --engine local")
     inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
     pairs = [(q.name, q.query) for q in inputs.queries]
-    results = evaluate_network(pairs, inputs.streams, inputs.background, until=until)
+    try:
+        results = evaluate_network(pairs, inputs.streams, inputs.background, until=until)
+    except Unsupported as error:
+        fail(f"the reference evaluator cannot run this query: {error}")
     variables = projected_variables(inputs.queries)
     _write(results, format, output, time_kind(inputs.streams), variables)
 
@@ -164,6 +171,9 @@ def _run_spark(
     fmt: str | None,
 ) -> None:
     """The run as a Spark job (streams stay where they are: Spark reads them)."""
+    from sepia.runtime.spark.run import RunStopped, SparkRunError, run_on_spark
+    from sepia.runtime.spark.session import SparkUnavailable
+
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
         run_on_spark(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,9 +14,9 @@ from rich.table import Table
 from sepia.cli.app import app, err_console, fail
 from sepia.cli.options import stream_binding
 from sepia.rdf.time import format_time
-from sepia.runtime.spark.ingest import IngestOptions, StreamSource
-from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
-from sepia.runtime.spark.validate import StreamReport, ValidationReport, validate_streams
+
+if TYPE_CHECKING:
+    from sepia.runtime.spark.validate import StreamReport, ValidationReport
 
 
 class ReportFormat(StrEnum):
@@ -44,6 +44,11 @@ def validate(
 
     Reads through Sepia's Spark ingest pipeline; exits 1 when any error was found.
     """
+    # imported here: pyspark costs every other command ~0.3 s at start-up
+    from sepia.runtime.spark.ingest import IngestOptions, StreamSource
+    from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
+    from sepia.runtime.spark.validate import validate_streams
+
     sources = [StreamSource(*stream_binding(text)) for text in streams]
     show_progress = format is ReportFormat.table and err_console.is_terminal
     try:

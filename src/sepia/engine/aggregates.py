@@ -2,7 +2,7 @@
 the matches (W3's C-SPARQL ``AVG(?price)`` per company over a sliding window).
 
 The aggregated pattern (a join of BGPs over windows and background graphs under FILTER and
-BIND: what ``engine.delta`` maintains) keeps its mappings from the journals: at each
+BIND: ``delta.local_join``) keeps its mappings from the journals: at each
 evaluation only the mappings that used a triple which left, and those using a triple that
 entered, change. Each changed mapping updates its group's state (a count, an exact sum, a
 multiset of values for MIN / MAX and DISTINCT), so a window close recomputes only the
@@ -32,8 +32,8 @@ Exactness against the reference (pyoxigraph over a store holding the window):
   group's values alone.
 
 Not maintained (``plan_of`` says why; pyoxigraph's fallback evaluates them): GROUP_CONCAT,
-SAMPLE, aggregates of expressions other than a variable, patterns delta evaluation does not
-cover (OPTIONAL, UNION, paths ...), a group under other operators than HAVING, BIND,
+SAMPLE, aggregates of expressions other than a variable, patterns other than such a join
+(OPTIONAL, UNION, MINUS, paths ...), a group under other operators than HAVING, BIND,
 projection and DISTINCT. The group states are a cache of the windows (as delta evaluation's
 mappings): after a restore they are rebuilt from the restored windows.
 """
@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
+from itertools import compress
 from typing import Literal
 
 import pyoxigraph as ox
@@ -57,16 +58,15 @@ from sepia.algebra import query as qa
 from sepia.engine import operators as po
 from sepia.engine.counting import CountedJoin
 from sepia.engine.delta import (
-    DeltaPlan,
-    GraphOf,
+    Atoms,
     Key,
     RowLocal,
-    Runner,
     _fold,
-    outputs,
-    row_local_top,
+    local_join,
+    query_pattern,
+    under_row_local,
 )
-from sepia.engine.delta import plan_of as delta_plan_of
+from sepia.engine.maintained import GraphOf, Runner, through
 from sepia.engine.rows import Row
 from sepia.rdf.dictionary import Dictionary
 
@@ -131,10 +131,12 @@ def native(
 
 @dataclass(frozen=True, slots=True)
 class GroupPlan:
-    """A query whose pattern is a maintained GROUP BY: the aggregated pattern's delta plan,
-    the group, the row-local operators above it (innermost first), DISTINCT on top."""
+    """A query whose pattern is a maintained GROUP BY: the aggregated pattern (a join of
+    triple patterns under FILTER and BIND, innermost first), the group, the row-local
+    operators above it (innermost first), DISTINCT on top."""
 
-    inner: DeltaPlan
+    atoms: Atoms
+    inner: tuple[po.Select | po.Bind, ...]
     group: GroupBy
     steps: tuple[RowLocal, ...]
     distinct: bool
@@ -149,21 +151,24 @@ def plan_of(
     """The maintained GROUP BY of a query, or why it is not maintained. ``empty`` says
     which background graphs are empty: C-SPARQL merges its windows with the default graph,
     which is then the window alone."""
-    top = row_local_top(form, root, events)
+    top = query_pattern(form, root, events)
     if isinstance(top, str):
         return top
-    node, steps, distinct = top
+    pattern, distinct = top
+    found = under_row_local(pattern)
+    if isinstance(found, str):
+        return found
+    node, steps = found
     if not isinstance(node, GroupBy):
         return (
             "a GROUP BY under other operators, or aggregates other than COUNT, SUM, AVG, MIN, "
             "MAX of a variable"
         )
-    inner = delta_plan_of(form, _unmerged(node.inner, empty), False)
+    inner = local_join(_unmerged(node.inner, empty))
     if isinstance(inner, str):
-        return inner
-    if any(isinstance(s, po.Keep) for s in inner.steps) or inner.distinct:
-        return "a sub-select inside the group"
-    return GroupPlan(inner, node, steps, distinct)
+        return f"{inner} inside the group"
+    atoms, inner_steps = inner
+    return GroupPlan(atoms, inner_steps, node, steps, distinct)
 
 
 def _unmerged(node: po.PhysicalPlan, empty: Callable[[po.GraphRef], bool]) -> po.PhysicalPlan:
@@ -376,7 +381,7 @@ class MaintainedGroups:
         self.kept = kept
         self.width = width
         self.terms = Terms(dictionary)
-        self.join = CountedJoin(plan.inner.atoms, width, self.terms.canonical)
+        self.join = CountedJoin(plan.atoms, width, self.terms.canonical)
         self.answer: Counter[Key] = Counter()
         self._counts: Counter[Key] = Counter()
         """Under DISTINCT: how many groups give each answer row."""
@@ -415,8 +420,8 @@ class MaintainedGroups:
             return
         keys, specs = self.plan.group.keys, self.plan.group.aggregates
         rows: list[Row | None] = list(mappings)
-        if self.plan.inner.steps:  # FILTER, BIND (which may make terms not seen yet)
-            rows = outputs(self.plan.inner.steps, self._all, mappings)
+        if self.plan.inner:  # FILTER, BIND (which may make terms not seen yet)
+            rows = outputs(self.plan.inner, self._all, mappings)
             self.terms.canonical(
                 r[s.argument] for r in rows if r for s in specs if s.argument is not None
             )
@@ -503,6 +508,20 @@ class MaintainedGroups:
         if spec.function == "SUM":
             return _literal(state.total(), terms)
         return _average(state, terms)
+
+
+def outputs(steps: Iterable[RowLocal], kept: list[int], rows: list[Row]) -> list[Key | None]:
+    """Each row's output (its ``kept`` slots) through FILTER, BIND and projection (None:
+    filtered out)."""
+    keys: list[Key | None] = [None] * len(rows)
+    alive = list(range(len(rows)))
+    for step in steps:
+        rows, passed = through(step, rows)
+        if passed is not None:
+            alive = list(compress(alive, passed))
+    for i, row in zip(alive, rows, strict=True):
+        keys[i] = tuple([row[k] for k in kept])
+    return keys
 
 
 def _average(state: _Sum, terms: Terms) -> int | None:

@@ -15,7 +15,7 @@ import pyoxigraph as ox
 
 from sepia.engine.graph import EncodedTriple
 from sepia.rdf.dictionary import Dictionary
-from sepia.rdf.terms import Term
+from sepia.rdf.terms import Term, canonical, term_to_nt
 
 
 class Codec(Dictionary):
@@ -31,8 +31,9 @@ class Codec(Dictionary):
     def encode(self, term: Term) -> int:
         found = self._encoded.get(term)
         if found is None:
-            found = self._encoded[term] = super().encode(term)
-            self._decoded.setdefault(found, term)
+            kept = canonical(term)
+            found = self._encoded[term] = self.encode_text(term_to_nt(kept))
+            self._decoded.setdefault(found, kept)
         return found
 
     def decode(self, term_id: int) -> Term:

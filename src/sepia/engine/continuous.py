@@ -37,6 +37,7 @@ from sepia.engine.events import (
     OccurrenceHistory,
     completed,
     consumes,
+    current,
     interval_filter,
 )
 from sepia.engine.expressions import calls
@@ -45,7 +46,7 @@ from sepia.engine.graph import TripleIndex
 from sepia.engine.paths import PathRelations
 from sepia.engine.planner import PhysicalQuery, Unsupported, plan
 from sepia.engine.report import Arrivals
-from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, merge
+from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, interval_slots, merge
 from sepia.engine.runs import (
     Batch,
     Completed,
@@ -64,6 +65,7 @@ from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term, term_to_nt
 from sepia.rdf.time import TimeKind
 from sepia.reasoning.elements import ElementClosure
+from sepia.semantics.describe import bounded_description
 from sepia.semantics.sparql import TIMESTAMP, integer_literal
 
 Snapshot = dict[str, list[tuple]]
@@ -142,17 +144,20 @@ class ContinuousQuery:
         """How many matches the automaton completed (numbers them)."""
         self.history: dict[int, list[tuple[int, Row]]] = {}
         """Matches of negated elements, by state, for the guards that look back at them."""
-        self._completed: list[Row] = []
+        self._completed: list[list[Row]] = [[]]
+        """The rows each MATCH gives at the instant being evaluated (by its number)."""
         self._readers: dict[int, tuple[StreamElement, _Reader]] = {}
         self._event_cache: dict[tuple, list[Row]] = {}
         events = self.physical.events
-        self.consumption = (
-            Consumption(self._serve_key) if events is not None and consumes(events) else None
-        )
-        """RSEP-QL CHRONOLOGICAL / RECENT: the occurrences consumed so far."""
         leaves = self.physical.occurrences
-        self.occurrences = None if events is None or not leaves else OccurrenceHistory(
-            events, leaves, self.physical.horizon
+        self.consumption = (
+            Consumption(self._serve_key, leaves)
+            if events is not None and consumes(events) else None
+        )
+        """CHRONOLOGICAL / RECENT: the occurrences consumed so far (and EP-SPARQL's)."""
+        self.occurrences = (
+            None if events is None or not leaves or self.consumption is not None
+            else OccurrenceHistory(events, leaves, self.physical.horizon)
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
         self.starts = Notes(lambda e: e.start)
@@ -226,6 +231,8 @@ class ContinuousQuery:
             if not self.in_streamset(elements):
                 return []  # not an instant of the query's streamset: its time stays
             return self._match(t, elements)
+        if self.physical.trees:
+            return self._several(t, elements)
         if self.physical.events is not None:
             return self._push(t, elements)
         streams = self._streams
@@ -295,8 +302,6 @@ class ContinuousQuery:
         streams = {stream for stream, _ in self.physical.windows.values()}
         relevant = [e for e in elements if e.stream in streams]
         by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
-        if self.consumption is not None and any(not e.is_point for e in relevant):
-            raise Unsupported("interval-stamped elements under CHRONOLOGICAL / RECENT")
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
             batch = [(e.start, e.end, self._element(e)) for e in relevant]
@@ -305,8 +310,14 @@ class ContinuousQuery:
             self._insert(t, relevant)
             for window in self.windows.values():
                 window.advance(t)
-            self.consumption.admit(self.windows, by_window, relevant)
-            found = self.consumption.completed(tree, t, self.windows, self._event_rows)
+            self.starts.admit(self.windows, by_window, relevant)
+            named = [
+                (e.start, e.end, e.stream, e.graph, self._element(e))
+                for e in (elements if self.physical.occurrences else ())
+            ]
+            self.consumption.admit(self.windows, by_window, relevant, named, self._event_rows)
+            kind = elements[0].kind if elements else TimeKind.ABSTRACT
+            found = self.consumption.completed(tree, self._inputs(t, kind))
         elif not relevant:
             found = set()
         else:
@@ -314,20 +325,72 @@ class ContinuousQuery:
             self.starts.admit(self.windows, by_window, relevant)
             found = completed(tree, self._inputs(t, relevant[0].kind))
         self.clock = t
+        self._completed = [self._stamped(found, 0)]
+        results = self._evaluate(t) if found or self.dense else []
+        self._completed = [[]]
+        return results
+
+    def _several(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
+        """Several MATCHes: after the elements stamped t enter the windows, every match
+        each MATCH has at t, in its own interval slots; a solution is pushed at t when the
+        last match it holds ends at t (``_combined``), as the reference's."""
+        trees = self.physical.trees
+        streams = {stream for stream, _ in self.physical.windows.values()}
+        relevant = [e for e in elements if e.stream in streams]
+        every: list[set[EventMapping]] = [set() for _ in trees]
+        if relevant:
+            self._insert(t, relevant)
+            by_window = {n: stream for n, (stream, _) in self.physical.windows.items()}
+            self.starts.admit(self.windows, by_window, relevant)
+            inputs = self._inputs(t, relevant[0].kind)
+            every = [current(tree, inputs) for tree in trees]
+        self.clock = t
+        if not self.dense and not any(m[2] == t for found in every for m in found):
+            return []
+        self._completed = [self._stamped(found, k) for k, found in enumerate(every)]
+        results = self._evaluate(t)
+        self._completed = [[]]
+        return results
+
+    def _stamped(self, found: set[EventMapping], number: int) -> list[Row]:
+        """Event mappings as rows of the ``number``-th MATCH, the interval in its slots;
+        by interval, then mapping: the order of results at t does not vary between runs."""
         slots = self.physical.slots
-        start, end = slots.index(FROM), slots.index(TO)
-        self._completed = [
+        start, end = (slots.index(n) for n in interval_slots(number))
+        return [
             tuple(a if i == start else b if i == end else v for i, v in enumerate(row))
             for row, a, b in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
-        ]  # by interval, then mapping: the order of results at t does not vary between runs
-        results = self._evaluate(t) if found or self.dense else []
-        self._completed = []
-        return results
+        ]
+
+    def _combined(self, rows: list[Row], t: int) -> list[Row]:
+        """Several MATCHes: each solution as one match, its interval covering those of the
+        matches it holds, kept when the last of them ends at t (pushed once, when its last
+        event arrives)."""
+        slots = self.physical.slots
+        pairs = [
+            tuple(slots.index(n) for n in interval_slots(k))
+            for k in range(len(self.physical.trees))
+        ]
+        start, end = slots.index(FROM), slots.index(TO)
+        kept = []
+        for row in rows:
+            held = [(row[a], row[b]) for a, b in pairs if row[b] is not None]
+            if not held or max(b for _, b in held) != t:
+                continue
+            values = list(row)
+            for a, b in pairs:
+                values[a] = values[b] = None
+            values[start], values[end] = min(a for a, _ in held), t
+            kept.append(tuple(values))
+        return kept
 
     def _inputs(self, t: int, kind: TimeKind) -> Inputs:
         """What an event pattern reads at t (filters see times of ``kind``)."""
         keep = interval_filter(self.physical.slots, self.dictionary, kind)
-        return Inputs(t, self.windows, self._event_rows, self.occurrences, keep, self.starts)
+        return Inputs(
+            t, self.windows, self._event_rows, self.occurrences, keep, self.starts,
+            self.consumption,
+        )
 
     def _event_rows(self, plan: po.PhysicalPlan, time: int, triples: tuple) -> list[Row]:
         """A pattern over one event graph stamped ``time``, cached: the answer depends on
@@ -358,12 +421,13 @@ class ContinuousQuery:
         return None if latest is None else integer_literal(latest)
 
     def _serve_key(self, m: EventMapping) -> tuple:
-        """``sepia.semantics.rsepql.serve_key`` on an encoded mapping: the order consumption
-        serves mappings in (interval, then bindings by variable name and N-Triples text)."""
-        row, start, end = m
+        """``sepia.semantics.rsepql.serve_key`` on an encoded derivation: the order
+        consumption serves them in (interval, then bindings by variable name and N-Triples
+        text, then support, earliest occurrences first)."""
+        row, start, end, support = m  # type: ignore[misc]
         names, decode = self.physical.slots.names, self.dictionary.decode
         bound = tuple((names[i], str(decode(v))) for i, v in enumerate(row) if v is not None)
-        return (end, start, bound)
+        return (end, start, bound, tuple(sorted(support)))
 
     def _gpm(self, plan: po.PhysicalPlan, event: StreamElement) -> list[Row]:
         """A GPM's plan over one event's graph (background graphs as they were then). The
@@ -419,9 +483,9 @@ class ContinuousQuery:
             times.add(now)
         for reported_at in sorted(times):
             due = sorted((c for c in completed if c.reported_at == reported_at), key=self._order)
-            self._completed = [row for c in due for row in self._rows(c)]
+            self._completed = [[row for c in due for row in self._rows(c)]]
             results += self._evaluate(reported_at)
-        self._completed = []
+        self._completed = [[]]
         return results
 
     def _order(self, match: Completed) -> tuple:
@@ -561,11 +625,14 @@ class ContinuousQuery:
         if self._delta is not None:
             self.previous, out = self._delta_step(_Reader(self))
             return self._results(t, out)
-        rows = po.run(self.physical.root, _Reader(self))
-        if self.events_query:  # a solution without a match at t is not pushed at t
+        reader = _Reader(self)
+        rows = po.run(self.physical.root, reader)
+        if self.physical.trees:
+            rows = self._combined(rows, t)
+        elif self.events_query:  # a solution without a match at t is not pushed at t
             matched = self.physical.slots.index(TO)
             rows = [r for r in rows if r[matched] is not None]
-        now = self._answer(rows)
+        now = self._answer(rows, reader)
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
 
@@ -601,18 +668,25 @@ class ContinuousQuery:
             return r2s.step(self.operator, self.previous, delta.answer)
         return r2s.delta_step(self.operator, delta.answer, *change)
 
-    def _answer(self, rows: list[Row]) -> Counter[tuple]:
-        """The bag the query form makes of the solutions."""
+    def _answer(self, rows: list[Row], reader: _Reader) -> Counter[tuple]:
+        """The bag the query form makes of the solutions (DESCRIBE: a set per interval)."""
+        at = [self.physical.slots.index(h) for h in (FROM, TO)] if self.events_query else []
         match self.query.form:
             case qa.Ask():
                 return Counter({(bool(rows),): 1})
             case qa.Construct(template):
-                at = [self.physical.slots.index(h) for h in (FROM, TO)] if self.events_query else []
                 return Counter(
                     (*t, *(row[i] for i in at))
                     for row in rows
                     for t in self._instantiate(template, row)
                 )
+            case qa.Describe(resources):
+                described = (
+                    (*t, *(row[i] for i in at))
+                    for row in rows
+                    for t in self._describe(resources, row, reader)
+                )
+                return Counter(dict.fromkeys(described, 1))
             case _:
                 slots = self.physical.slots
                 kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
@@ -637,6 +711,28 @@ class ContinuousQuery:
                 triples.add(tuple(ids))
         return triples
 
+    def _describe(self, resources: tuple, row: Row, reader: _Reader) -> set[tuple[int, int, int]]:
+        """DESCRIBE's triples for one solution (``sepia.semantics.describe``): the concise
+        bounded description of the IRIs named and the terms bound to the variables named
+        (``*``: every variable), over the default graph and every window's graph."""
+        slots, decode = self.physical.slots, self.dictionary.decode
+        encode = self.dictionary.encode
+        ids = [
+            row[slots.index(r.value)] if isinstance(r, ox.Variable) else encode(r)
+            for r in resources
+        ]
+        if not resources:
+            ids = [v for n, v in zip(slots.names, row, strict=True) if slots.visible(n)]
+        nodes = [i for i in ids if i is not None and not isinstance(decode(i), ox.Literal)]
+        default = self.physical.default_graph
+        windows = (po.WindowGraph(w.name) for w in self.query.dataset.windows)
+        graphs = [reader.graph(g) for g in (*default, *(w for w in windows if w not in default))]
+        return bounded_description(
+            nodes,
+            lambda s: {t for g in graphs for t in g.match(s, None, None)},
+            lambda i: isinstance(decode(i), ox.BlankNode),
+        )
+
     def _well_placed(self, ids: list[int | None]) -> bool:
         s, p, _ = (self.dictionary.decode(i) for i in ids)  # type: ignore[arg-type]
         return not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)
@@ -649,7 +745,7 @@ class ContinuousQuery:
         match self.query.form:
             case qa.Ask():
                 return [Result(self.name, t, op, boolean=b) for (b,) in bag.elements()]
-            case qa.Construct():
+            case qa.Construct() | qa.Describe():
                 graphs: dict[tuple, list[ox.Triple]] = {}
                 for key in +bag:
                     graphs.setdefault(tuple(key[3:]), []).append(ox.Triple(*map(decode, key[:3])))  # type: ignore[misc]
@@ -670,7 +766,7 @@ class ContinuousQuery:
             "window_elements": sum(len(w) for w in self.windows.values()),
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
-            "maintained_mappings": 0 if self._delta is None else len(self._delta),
+            "maintained_rows": 0 if self._delta is None else len(self._delta),
             "aggregate_state": (
                 self._delta.state_rows() if isinstance(self._delta, MaintainedGroups) else 0
             ),
@@ -771,7 +867,7 @@ class ContinuousQuery:
             self.history.setdefault(state, []).append((time, tuple(row)))
         self.last_arrival = {k.removeprefix("arrival "): t for k, t in clock.items()}
         if self.consumption is not None:
-            self.consumption.restore(snapshot["consumption"])
+            self.consumption.restore(snapshot["consumption"], self._event_rows)
         self.starts.restore(snapshot.get("starts", []))
         if self.occurrences is not None:  # replayed: the operands' results are derived
             self.occurrences.clear()
@@ -813,6 +909,11 @@ def _planned(
     return physical
 
 
+_NO_EVENT = TripleIndex()
+"""The event graph outside event matching: empty (a reader made per evaluation shares it;
+event readers replace it, nothing adds to it)."""
+
+
 class _Reader:
     """The plan's view of the query's data at an evaluation instant."""
 
@@ -820,12 +921,12 @@ class _Reader:
         self.engine = engine
         self.time = engine.now if time is None else time
         self.width = len(engine.physical.slots.names)
-        self.event_graph = TripleIndex()
+        self.event_graph = _NO_EVENT
         self.event_triples: tuple = ()
         """The event graph's triples: what a nested path over it depends on."""
 
-    def matches(self) -> list[Row]:
-        return self.engine._completed
+    def matches(self, number: int) -> list[Row]:
+        return self.engine._completed[number]
 
     def graph(self, ref: po.GraphRef) -> TripleIndex:
         if isinstance(ref, po.EventGraph):
@@ -857,6 +958,7 @@ class _Reader:
                 engine.physical.default_graph,
                 engine.physical.slots,
                 engine.dictionary,
+                engine.query.base,
             )
         return engine._fallback.rows(node, engine.windows, self.event_triples, self.time)
 

@@ -8,7 +8,7 @@ with the other atoms' match sets as they are then: a mapping is found exactly on
 the last of its triples enters. A triple that leaves is joined the same way before it
 leaves each match set: a mapping is lost exactly once, when the first of its triples
 leaves. So each evaluation costs a probe per changed triple, and nothing is stored per
-mapping (``delta.MaintainedAnswer`` keeps every mapping with the triples it uses, which
+mapping (``delta.WindowJoin`` keeps every mapping with the triples it uses, which
 ``aggregates`` does not need: it only folds the mappings' changes into per-group state).
 
 Triples are read in pyoxigraph's canonical forms (``aggregates.Terms``): the reference's

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from sepia.engine.intervals import EventMapping, pairs
-from sepia.engine.rows import merge
+from sepia.engine.intervals import EventMapping, joined, pairs
 
 
 def join(left: Collection[EventMapping], right: Collection[EventMapping]) -> set[EventMapping]:
     """JOIN: compatible pairs whose intervals overlap, stamped with their intersection."""
     return {
-        (merge(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]))
+        joined(a, b, max(a[1], b[1]), min(a[2], b[2]))
         for a, b in pairs(left, right)
         if max(a[1], b[1]) <= min(a[2], b[2])
     }
@@ -30,7 +29,7 @@ def seq_wo(
 ) -> set[EventMapping]:
     """SEQ_WO(O1, O2, O3): O1 then O3 with no O2 compatible with both strictly between."""
     candidates = [
-        ((merge(a[0], c[0]), a[1], c[2]), a[2], c[1]) for a, c in pairs(left, right) if a[2] < c[1]
+        (joined(a, c, a[1], c[2]), a[2], c[1]) for a, c in pairs(left, right) if a[2] < c[1]
     ]
     between: dict[EventMapping, list[EventMapping]] = {}
     for m, b in pairs({m for m, _, _ in candidates}, negated):

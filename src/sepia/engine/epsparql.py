@@ -130,7 +130,8 @@ class Occurrences:
                 ]
                 deltas.append([m for m in new if known.add(m)])
             found = self.solutions[number]
-            for m in sorted(_delta_join(patterns, deltas), key=lambda m: m[2]):
+            every = [known.mappings for known in patterns]
+            for m in sorted(delta_join(every, deltas), key=lambda m: m[2]):
                 found.add(m)
 
     def select(
@@ -211,20 +212,20 @@ def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[Encoded
     return found
 
 
-def _delta_join(
-    patterns: list[Solutions], deltas: list[list[EventMapping]]
+def delta_join(
+    patterns: Sequence[Sequence[EventMapping]], deltas: list[list[EventMapping]]
 ) -> set[EventMapping]:
     """The BGP solutions using at least one new occurrence: for each i, the old occurrences
-    of the patterns before i, the new ones of i, every one of the patterns after i."""
+    of the patterns before i, the new ones of i, every one of the patterns after i. Each of
+    ``patterns`` lists a triple pattern's occurrences so far, its ``deltas`` last."""
     found: set[EventMapping] = set()
     for i, delta in enumerate(deltas):
         if not delta:
             continue
         partial: Collection[EventMapping] = delta
-        for j, known in enumerate(patterns):
+        for j, every in enumerate(patterns):
             if j == i or not partial:
                 continue
-            every = known.mappings
             side = every[: len(every) - len(deltas[j])] if j < i else every
             partial = {covering(a, b) for a, b in pairs(partial, side)}
         found |= set(partial)
@@ -238,7 +239,7 @@ def join(left: Collection[EventMapping], right: Collection[EventMapping]) -> set
 
 def eq_join(left: Collection[EventMapping], right: Collection[EventMapping]) -> set[EventMapping]:
     """EqJoin(Psi, Psi'): compatible pairs with equal intervals."""
-    return {covering(a, b) for a, b in pairs(left, right) if a[1:] == b[1:]}
+    return {covering(a, b) for a, b in pairs(left, right) if a[1:3] == b[1:3]}
 
 
 def seq_right_join(
@@ -255,7 +256,7 @@ def eq_left_join(
 ) -> set[EventMapping]:
     """EqLeftJoin(Psi, Psi', F) (EQUALSOPTIONAL): the joins over the same interval that
     satisfy F, and each left solution with no such join."""
-    joined = [(covering(a, b), a) for a, b in pairs(left, right) if a[1:] == b[1:]]
+    joined = [(covering(a, b), a) for a, b in pairs(left, right) if a[1:3] == b[1:3]]
     return _with_or_alone(joined, left, keep)
 
 

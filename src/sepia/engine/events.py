@@ -18,7 +18,9 @@ CHRONOLOGICAL and RECENT (SEQ^c / SEQ^r with consumption) cannot be computed fro
 ending at t alone: the reference re-evaluates the whole pattern over the windows at every
 instant, and consumption is a side effect of each evaluation (a right mapping that ended
 earlier can take a partner later). ``Consumption`` does the same, step for step, over the
-windows' encoded contents, and keeps the consumed occurrences (window, element graph name)
+windows' encoded contents and EP-SPARQL's occurrences, with every operator of the tree: the
+mappings are then derivations (row, from, to, support), equal mappings of different
+supports kept apart, as the reference's ``Derivation``s. It keeps the consumed occurrences
 as rows; each element's graph name is kept beside the window's own deque.
 """
 
@@ -41,14 +43,16 @@ from sepia.engine.epsparql import (
     OccurrenceLeaf,
     Occurrences,
     Solutions,
+    delta_join,
 )
 from sepia.engine.expressions import ExpressionEvaluator
-from sepia.engine.intervals import EventMapping, ending
+from sepia.engine.intervals import EventMapping, ending, joined, pairs
 from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
 from sepia.engine.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
+from sepia.semantics.mappings import Occurrence
 from sepia.semantics.sparql import time_literal
 
 Condition = ExpressionEvaluator
@@ -134,6 +138,9 @@ OPERATORS: dict[str, Callable[[list[EventMapping], list[EventMapping]], set[Even
     "join": cqels_cep.join,
     "covering-join": epsparql.join,
     "eq-join": epsparql.eq_join,
+    "same-time": lambda a, b: {
+        (merge(x[0], y[0]), x[1], x[2]) for x, y in pairs(a, b) if x[2] == y[2]
+    },  # SPAseq's & outside a sequence (Definition 8): stamped with the left's interval
 }
 
 
@@ -149,6 +156,8 @@ class Inputs:
     keep: Callable[[Condition, list[EventMapping]], set[EventMapping]] | None = None
     starts: Notes | None = None
     """The start of each element the windows show (interval-stamped elements)."""
+    consumption: Consumption | None = None
+    """CHRONOLOGICAL / RECENT: mappings are derivations, consuming SEQs serve them."""
 
 
 def interval_filter(
@@ -164,12 +173,12 @@ def interval_filter(
         return dictionary.encode(time_literal(time, kind))
 
     def keep(condition: Condition, mappings: list[EventMapping]) -> set[EventMapping]:
-        rows = [row for row, _, _ in mappings]
+        rows = [m[0] for m in mappings]
         if start in condition.positions or end in condition.positions:
             rows = [
-                tuple(stamp(a) if i == start else stamp(b) if i == end else v
-                      for i, v in enumerate(row))
-                for row, a, b in mappings
+                tuple(stamp(m[1]) if i == start else stamp(m[2]) if i == end else v
+                      for i, v in enumerate(m[0]))
+                for m in mappings
             ]
         return {m for m, ok in zip(mappings, condition.truths(rows), strict=True) if ok}
 
@@ -179,6 +188,12 @@ def interval_filter(
 def completed(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
     """The event mappings of ``tree`` at t that end at t."""
     return _mappings(tree, inputs, Scope(inputs.t, None), exact=inputs.t)
+
+
+def current(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
+    """Every event mapping of ``tree`` at t, ending then or earlier (several MATCHes: a
+    new match of one joins the earlier ones of the others)."""
+    return _mappings(tree, inputs, Scope(inputs.t, None), exact=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,14 +225,17 @@ def _evaluate(
     match tree:
         case EventLeaf(window, plan):
             starts = None if inputs.starts is None else inputs.starts.get(window)
+            shown = _shown(inputs.windows[window], starts, scope.before, exact)
+            if inputs.consumption is not None:
+                return inputs.consumption.events(window, plan, shown, inputs.match, scope)
             return {
                 (row, start, time)
-                for start, time, triples in _shown(
-                    inputs.windows[window], starts, scope.before, exact
-                )
+                for _, start, time, triples in shown
                 for row in inputs.match(plan, time, triples)
                 if scope.mu is None or compatible(row, scope.mu)
             }
+        case OccurrenceLeaf() if inputs.consumption is not None:
+            return inputs.consumption.occurrences.select(tree, scope)
         case OccurrenceLeaf():
             assert inputs.occurrences is not None
             return set(inputs.occurrences.seen.select(tree, scope.before, scope.mu, exact))
@@ -225,19 +243,22 @@ def _evaluate(
             lefts = _latest(sub(left))
             rights = _latest(sub(right))
             return {
-                (merge(a, b), a_from, b_to)
-                for a, a_from, a_to in lefts
-                for b, b_from, b_to in rights
-                if compatible(a, b) and a_to < b_from and exact in (None, b_to)
+                joined(a, b, a[1], b[2])
+                for a in lefts
+                for b in rights
+                if compatible(a[0], b[0]) and a[2] < b[1] and exact in (None, b[2])
             }
+        case EventSeq(policy=SelectionPolicy.CHRONOLOGICAL | SelectionPolicy.RECENT):
+            assert inputs.consumption is not None
+            return inputs.consumption.seq(tree, inputs, scope)
         case EventSeq(left, right, _):
             found = set()
-            for b, b_from, b_to in sub(right, exact):
-                mu = b if scope.mu is None else merge(scope.mu, b)
-                inner = Scope(min(b_from - 1, scope.before), mu)
-                for a, a_from, _ in _mappings(left, inputs, inner, None):
-                    if compatible(a, b):
-                        found.add((merge(a, b), a_from, b_to))
+            for b in sub(right, exact):
+                mu = b[0] if scope.mu is None else merge(scope.mu, b[0])
+                inner = Scope(min(b[1] - 1, scope.before), mu)
+                for a in _mappings(left, inputs, inner, None):
+                    if compatible(a[0], b[0]):
+                        found.add(joined(a, b, a[1], b[2]))
             return found
         case Extreme(inner, last):
             every = sub(inner)
@@ -378,18 +399,20 @@ def _children(tree: EventTree) -> list[EventTree]:
             return []
 
 
-def _shown(
-    window: WindowState, starts: deque | None, before: int, exact: int | None
-) -> Iterator[tuple[int, int, tuple[EncodedTriple, ...]]]:
-    """(start, end, triples) of the window's elements ending by ``before`` (at ``exact``,
-    when given), read from the newest back: an arrival's own elements are at the end of
-    the window. Without ``starts`` every element is a point."""
+Shown = Iterator[tuple[int, int, int, tuple[EncodedTriple, ...]]]
+"""(position in the window, start, end, triples) of the elements a window shows."""
+
+
+def _shown(window: WindowState, starts: deque | None, before: int, exact: int | None) -> Shown:
+    """The window's elements ending by ``before`` (at ``exact``, when given), read from the
+    newest back: an arrival's own elements are at the end of the window. Without ``starts``
+    every element is a point."""
     for i in range(len(window.elements) - 1, -1, -1):
         time, triples = window.elements[i]
         if exact is not None and time < exact:
             return
         if time <= before and (exact is None or time == exact):
-            yield (time if starts is None else starts[i]), time, triples
+            yield i, (time if starts is None else starts[i]), time, triples
 
 
 def _order(m: EventMapping) -> tuple[int, int]:
@@ -407,25 +430,19 @@ def _latest(mappings: set[EventMapping]) -> set[EventMapping]:
     return {m for m in mappings if _order(m) == greatest}
 
 
-Occurrence = tuple[str, str]
-"""(window, element graph name): what consumption uses up (RSEP-QL Definition 10)."""
-Supported = dict[EventMapping, frozenset[Occurrence]]
-"""Event mappings with the occurrences behind them; equal mappings keep the first support
-found, as the reference's sets of ``EventMapping`` do."""
 ServeKey = Callable[[EventMapping], tuple]
-"""The reference's ``rsepql.serve_key`` on encoded mappings (the caller decodes terms)."""
+"""The reference's ``rsepql.serve_key`` on encoded derivations (the caller decodes terms)."""
+Named = tuple[int, int, str, str, tuple[EncodedTriple, ...]]
+"""(start, end, stream, graph name, triples) of one element."""
 
 
 def consumes(tree: EventTree) -> bool:
     """Whether a pattern has a SEQ with a consumption policy."""
-    match tree:
-        case EventLeaf():
-            return False
-        case EventSeq(left, right, policy):
-            consuming = policy in (SelectionPolicy.CHRONOLOGICAL, SelectionPolicy.RECENT)
-            return consuming or consumes(left) or consumes(right)
-        case Extreme(inner):
-            return consumes(inner)
+    if isinstance(tree, EventSeq) and tree.policy in (
+        SelectionPolicy.CHRONOLOGICAL, SelectionPolicy.RECENT
+    ):
+        return True
+    return any(map(consumes, _children(tree)))
 
 
 class Notes:
@@ -463,101 +480,153 @@ class Notes:
             self.by_window.setdefault(ox.NamedNode(window), deque()).append(value)
 
 
-class Consumption:
-    """RSEP-QL SEQ^c / SEQ^r: the pattern re-evaluated over the windows at every instant,
-    as the reference does (``sepia.semantics.events.EventEvaluator.seq_consuming``), with the
-    consumed occurrences carried from one instant to the next."""
+class Derivations:
+    """EP-SPARQL under consumption: every element so far with its name, and each occurrence
+    BGP's derivations so far (one per combination of occurrences its triple patterns take),
+    grown on each arrival by a delta join over the triple patterns."""
 
-    def __init__(self, key: ServeKey) -> None:
+    def __init__(self, leaves: Sequence[OccurrenceLeaf]) -> None:
+        self.leaves = {leaf.number: leaf for leaf in leaves}
+        self.elements: list[Named] = []
+        self.per_pattern: dict[int, list[list[EventMapping]]] = {
+            leaf.number: [[] for _ in leaf.patterns] for leaf in leaves
+        }
+        self.solutions: dict[int, list[EventMapping]] = {leaf.number: [] for leaf in leaves}
+
+    def add(self, elements: Sequence[Named], match: Matcher) -> None:
+        """Elements ending now: each triple pattern's derivations on them, and the BGPs'
+        derivations that use one of them."""
+        self.elements += elements
+        for number, leaf in self.leaves.items():
+            patterns = self.per_pattern[number]
+            deltas = [_occurring(plan, elements, match) for plan in leaf.patterns]
+            for known, new in zip(patterns, deltas, strict=True):
+                known += new
+            self.solutions[number] += delta_join(patterns, deltas)
+
+    def select(self, leaf: OccurrenceLeaf, scope: Scope) -> set[EventMapping]:
+        """The BGP's derivations in ``scope``."""
+        return {
+            m for m in self.solutions[leaf.number]
+            if m[2] <= scope.before and (scope.mu is None or compatible(m[0], scope.mu))
+        }
+
+    def rows(self) -> list[tuple]:
+        """State rows: one per triple of each element (an empty element: one of Nones)."""
+        return [
+            (number, start, end, stream, graph, *triple)
+            for number, (start, end, stream, graph, triples) in enumerate(self.elements)
+            for triple in (triples or ((None, None, None),))
+        ]
+
+    def restore(self, rows: Iterable[Sequence], match: Matcher) -> None:
+        self.__init__(list(self.leaves.values()))  # type: ignore[misc]
+        grouped: dict[int, tuple[int, int, str, str, list[EncodedTriple]]] = {}
+        for number, start, end, stream, graph, *triple in rows:
+            entry = grouped.setdefault(number, (start, end, stream, graph, []))
+            if triple[0] is not None:
+                entry[4].append(tuple(triple))  # type: ignore[arg-type]
+        elements = [(*e[:4], tuple(e[4])) for _, e in sorted(grouped.items())]
+        self.add(elements, match)  # type: ignore[arg-type]
+
+
+def _occurring(plan: po.PhysicalPlan, elements: Sequence[Named], match: Matcher) -> list:
+    """A triple pattern's derivations over ``elements``: one per element and row."""
+    return [
+        (row, start, end, frozenset({(end, start, "*", stream, graph)}))
+        for start, end, stream, graph, triples in elements
+        for row in match(plan, end, triples)
+    ]
+
+
+class Consumption:
+    """RSEP-QL SEQ^c / SEQ^r over any event pattern: the pattern re-evaluated at every
+    instant, as the reference does (``sepia.semantics.events.EventEvaluator.seq_consuming``),
+    on derivations (each mapping with its support, as ``Derivation``), with the consumed
+    occurrences carried from one instant to the next."""
+
+    def __init__(self, key: ServeKey, leaves: Sequence[OccurrenceLeaf] = ()) -> None:
         self.key = key
         self.consumed: frozenset[Occurrence] = frozenset()
         self.labels = Notes(lambda e: e.graph)
         """Each window's element graph names."""
+        self.streams: dict[ox.NamedNode, str] = {}
+        self.occurrences = Derivations(leaves)
         self._nesting = 0
 
     def admit(
         self, windows: dict[ox.NamedNode, WindowState], streams: dict[ox.NamedNode, str],
-        elements: Sequence[StreamElement],
+        elements: Sequence[StreamElement], named: Sequence[Named], match: Matcher,
     ) -> None:
-        """Name the elements the windows just admitted (call after inserting them), and
-        forget the names, and consumed occurrences, of the elements that left."""
+        """Name the elements the windows just admitted (call after inserting them), take
+        EP-SPARQL's occurrences (``named``), and forget the names, and consumed occurrences,
+        of the elements that left the windows."""
+        self.streams = streams
         self.labels.admit(windows, streams, elements)
+        if self.occurrences.leaves and named:
+            self.occurrences.add(named, match)
         shown = {(name.value, label) for name, labels in self.labels.by_window.items()
                  for label in labels}
-        self.consumed &= shown  # graph names are unique in a stream: gone for good
+        self.consumed = frozenset(  # graph names are unique in a stream: gone for good
+            o for o in self.consumed if o[2] == "*" or (o[2], o[4]) in shown
+        )
 
-    def completed(
-        self, tree: EventTree, t: int, windows: dict[ox.NamedNode, WindowState], match: Matcher
-    ) -> list[EventMapping]:
+    def completed(self, tree: EventTree, inputs: Inputs) -> set[EventMapping]:
         """The pattern's mappings at t that end at t; consumption done at t is kept."""
-        every = self._evaluate(tree, windows, match, Scope(t, None))
-        return [m for m in every if m[2] == t]
+        every = _mappings(tree, inputs, Scope(inputs.t, None), None)
+        return {m[:3] for m in every if m[2] == inputs.t}  # type: ignore[misc]
 
-    def _evaluate(
-        self, tree: EventTree, windows: dict[ox.NamedNode, WindowState], match: Matcher,
+    def events(
+        self, window: ox.NamedNode, plan: po.PhysicalPlan, shown: Shown, match: Matcher,
         scope: Scope,
-    ) -> Supported:
-        sub = lambda x: self._evaluate(x, windows, match, scope)  # noqa: E731
-        match tree:
-            case EventLeaf(window, plan):
-                found: Supported = {}
-                for (time, triples), label in zip(
-                    windows[window].elements, self.labels.get(window), strict=True
-                ):
-                    if time > scope.before:
-                        continue
-                    for row in match(plan, time, triples):
-                        if scope.mu is None or compatible(row, scope.mu):
-                            found.setdefault((row, time, time), frozenset({(window.value, label)}))
-                return found
-            case EventSeq(policy=SelectionPolicy.CHRONOLOGICAL | SelectionPolicy.RECENT):
-                return self._seq_consuming(tree, windows, match, scope)
-            case EventSeq():
-                raise ValueError("a pattern mixing consuming and other SEQ policies")
-            case Extreme(inner, last):
-                every = sub(inner)
-                chosen = set(_latest(set(every)) if last else _earliest(set(every)))
-                return {m: s for m, s in every.items() if m in chosen}
+    ) -> set[EventMapping]:
+        """``EVENT w { P }``'s derivations: one per element and mapping, supported by the
+        element seen through w."""
+        labels, stream = self.labels.get(window), self.streams[window]
+        found: set[EventMapping] = set()
+        for i, start, time, triples in shown:
+            support = frozenset({(time, start, window.value, stream, labels[i])})
+            for row in match(plan, time, triples):
+                if scope.mu is None or compatible(row, scope.mu):
+                    found.add((row, start, time, support))
+        return found
 
-    def _seq_consuming(
-        self, tree: EventSeq, windows: dict[ox.NamedNode, WindowState], match: Matcher,
-        scope: Scope,
-    ) -> Supported:
-        """Right mappings in serve order each take the earliest (CHRONOLOGICAL) or latest
-        (RECENT) compatible, earlier, unconsumed left mapping; both are consumed. A nested
-        consuming SEQ consumes on a trial copy; only the outermost commits."""
+    def seq(self, tree: EventSeq, inputs: Inputs, scope: Scope) -> set[EventMapping]:
+        """Right derivations in serve order each take the earliest (CHRONOLOGICAL) or latest
+        (RECENT) compatible, earlier, unconsumed left derivation; both are consumed. A
+        nested consuming SEQ consumes on a trial copy; only the outermost commits."""
         committed = self.consumed
         self._nesting += 1
-        rights = self._evaluate(tree.right, windows, match, scope)
-        consumed, found = committed, {}
+        rights = _mappings(tree.right, inputs, scope, None)
+        consumed, found = committed, set()
         for b in sorted(rights, key=self.key):
-            self.consumed = consumed
-            if rights[b] & consumed:
+            self.consumed = consumed  # what nested SEQs inside the left side start from
+            if b[3] & consumed:  # type: ignore[misc]
                 continue
-            row, b_from, b_to = b
-            mu = row if scope.mu is None else merge(scope.mu, row)
-            inner = Scope(min(b_from - 1, scope.before), mu)
-            lefts = self._evaluate(tree.left, windows, match, inner)
+            mu = b[0] if scope.mu is None else merge(scope.mu, b[0])
+            inner = Scope(min(b[1] - 1, scope.before), mu)
             partners = sorted(
-                (a for a in lefts if compatible(a[0], row) and a[2] < b_from
-                 and not lefts[a] & consumed),
+                (a for a in _mappings(tree.left, inputs, inner, None)
+                 if compatible(a[0], b[0]) and a[2] < b[1] and not a[3] & consumed),  # type: ignore[misc]
                 key=self.key,
             )
             if partners:
                 a = partners[-1] if tree.policy is SelectionPolicy.RECENT else partners[0]
-                found.setdefault((merge(a[0], row), a[1], b_to), lefts[a] | rights[b])
-                consumed = consumed | lefts[a] | rights[b]
+                found.add(joined(a, b, a[1], b[2]))
+                consumed = consumed | a[3] | b[3]  # type: ignore[misc]
         self._nesting -= 1
         self.consumed = consumed if self._nesting == 0 else committed
         return found
 
     def rows(self) -> list[tuple]:
-        """State rows: ("label", window, graph name) in window order, ("consumed", window,
-        graph name)."""
+        """State rows: ("label", window, graph name) in window order, ("consumed", end,
+        start, source, stream, graph name), ("occurrence", ...) (``Derivations.rows``)."""
         labels = [("label", *row) for row in self.labels.rows()]
-        return labels + [("consumed", w, g) for w, g in sorted(self.consumed)]
+        consumed = [("consumed", *o) for o in sorted(self.consumed)]
+        return labels + consumed + [("occurrence", *row) for row in self.occurrences.rows()]
 
-    def restore(self, rows: Iterable[Sequence]) -> None:
+    def restore(self, rows: Iterable[Sequence], match: Matcher) -> None:
         rows = list(rows)
         self.labels.restore(row[1:] for row in rows if row[0] == "label")
-        self.consumed = frozenset((w, g) for kind, w, g in rows if kind == "consumed")
+        self.consumed = frozenset(tuple(row[1:]) for row in rows if row[0] == "consumed")  # type: ignore[misc]
+        self.occurrences.restore((row[1:] for row in rows if row[0] == "occurrence"), match)

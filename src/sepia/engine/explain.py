@@ -19,6 +19,7 @@ from sepia.engine.events import (
     Extreme,
     Negated,
     OptionalJoin,
+    consumes,
 )
 from sepia.engine.planner import PhysicalQuery
 from sepia.engine.r2s import operator_of
@@ -36,8 +37,15 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     lines += _tree(physical.root, physical.slots, dictionary, 0)
     if physical.automaton is not None:
         lines += _automaton(physical, dictionary)
-    if physical.events is not None:
-        lines.append("event pattern (mappings ending at each arrival)")
+    for number, tree in enumerate(physical.trees):
+        lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
+        lines += _events(tree, physical.slots, dictionary, 1)
+    if physical.events is not None and not physical.trees:
+        how = (
+            "derivations over the whole windows at each arrival, consuming"
+            if consumes(physical.events) else "mappings ending at each arrival"
+        )
+        lines.append(f"event pattern ({how})")
         lines += _events(physical.events, physical.slots, dictionary, 1)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)
@@ -169,8 +177,8 @@ def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: in
             return [f"{pad}Dedup", *below(inner)]
         case po.Table(rows):
             return [f"{pad}Table ({len(rows)} rows)"]
-        case po.Matches():
-            return [f"{pad}Matches (rows of the matches the automaton completes)"]
+        case po.Matches(number):
+            return [f"{pad}Matches {number} (rows of the matches the automaton completes)"]
         case po.NestedPath(graphs, subject, path, obj):
             ends = [_position(x, slots, dictionary) for x in (subject, obj)]
             where = " + ".join(map(_graph, graphs))

@@ -26,7 +26,7 @@ from sepia.semantics.sparql import (
     INTERVAL_ACCESSORS,
     TO,
     expression_text,
-    values_text,
+    table_text,
 )
 
 CACHE_LIMIT = 1 << 16
@@ -35,6 +35,8 @@ FRESH = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
 TRUE = ox.Literal("true", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 FALSE = ox.Literal("false", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 _KEY, _VALUE = "__key", "__value"
+_BLANKS = ox.NamedNode("urn:sepia:table:expression")
+"""Where a batch's blank nodes are read from (VALUES cannot hold them)."""
 
 
 def variables_of(e: ex.Expression) -> set[str]:
@@ -95,8 +97,11 @@ class ExpressionEvaluator:
         *,
         boolean: bool = False,
         functions: Mapping[ox.NamedNode, Callable[..., ox.Literal | None]] | None = None,
+        base: str | None = None,
     ) -> None:
         text = expression_text(expression)
+        self.base = base
+        """The query's BASE: IRI() resolves a relative IRI against it."""
         self.functions = dict(functions or {})
         self.volatile = calls(expression, "TIMESTAMP")
         """Reads the windows (C-SPARQL timestamp()): never answered from the cache."""
@@ -154,13 +159,18 @@ class ExpressionEvaluator:
             [ox.Literal(str(number)), *(None if i is None else decode(i) for i in key)]
             for number, key in enumerate(keys)
         ]
-        block = values_text([_KEY, *self.names], table)
+        block, blanks = table_text([_KEY, *self.names], table, _BLANKS)
+        self._store.extend(blanks)
         query = f"SELECT ?{_KEY} ?{_VALUE} WHERE {{ {block} BIND(({self.text}) AS ?{_VALUE}) }}"
-        solutions = self._store.query(query, custom_functions=self.functions or None)
+        solutions = self._store.query(
+            query, custom_functions=self.functions or None, base_iri=self.base
+        )
         assert isinstance(solutions, ox.QuerySolutions)
         found: list[int | None] = [None] * len(keys)
         for solution in solutions:
             value = solution[_VALUE]
             if value is not None:
                 found[int(solution[_KEY].value)] = self.dictionary.encode(value)
+        if blanks:
+            self._store.clear()
         return found

@@ -48,8 +48,11 @@ class FallbackStore:
         default_graph: tuple[GraphRef, ...],
         slots: Slots,
         dictionary: Dictionary,
+        base: str | None = None,
     ) -> None:
         self.store = ox.Store()
+        self.base = base
+        """The query's BASE (IRI() of a relative IRI)."""
         self.background = background
         quads: Iterable[ox.Quad] = background.store.quads_for_pattern(None, None, None, None)
         if background.varying and background.schema is None:  # leave the version graphs out
@@ -90,7 +93,7 @@ class FallbackStore:
         text = self._texts.get(id(node))
         if text is None:
             text = self._texts[id(node)] = select_text(node.pattern)
-        solutions = self.store.query(text, default_graph=self.default_graph)
+        solutions = self.store.query(text, default_graph=self.default_graph, base_iri=self.base)
         assert isinstance(solutions, ox.QuerySolutions)
         columns = [
             (v.value, self.slots.index(v.value))

@@ -17,6 +17,7 @@ EncodedTriple = tuple[int, int, int]
 SMALL = 16
 """A graph this small is scanned whole rather than indexed (an event graph, matched by a
 few patterns once)."""
+_NONE: frozenset[EncodedTriple] = frozenset()
 Journal = dict[EncodedTriple, int]
 """Net changes of a graph's visible triples since the watcher last cleared it: +1 entered,
 -1 left (a triple that left and came back, or the reverse, is not in it)."""
@@ -103,18 +104,30 @@ class TripleIndex:
 
     def match(self, s: int | None, p: int | None, o: int | None) -> Iterator[EncodedTriple]:
         """The triples that agree with the bound positions (None is a wildcard), read from
-        the smallest index bucket among the bound positions."""
-        bound = [(position, value) for position, value in enumerate((s, p, o)) if value is not None]
-        if not bound:
-            return iter(self._counts)
+        the smallest index bucket among the bound positions (the hottest lookup of the
+        joins: the common shapes are answered without building lists)."""
+        if s is not None and p is not None and o is not None:
+            return iter(((s, p, o),)) if (s, p, o) in self._counts else iter(())
         if self.small:  # an event's graph: a few triples
+            bound = [(i, v) for i, v in enumerate((s, p, o)) if v is not None]
             return (t for t in self._counts if all(t[i] == v for i, v in bound))
-        indexes = self._indexes()
-        buckets = [indexes[position].get(value, ()) for position, value in bound]
-        smallest = min(buckets, key=len)
-        if len(bound) == 1:
-            return iter(smallest)
-        return (t for t in smallest if all(t[i] == v for i, v in bound))
+        by_s, by_p, by_o = self._by or self._indexes()
+        if s is not None:
+            bucket = by_s.get(s, _NONE)
+            other, at = (p, 1) if p is not None else (o, 2)
+        elif o is not None:
+            bucket = by_o.get(o, _NONE)
+            other, at = p, 1
+        elif p is not None:
+            return iter(by_p.get(p, _NONE))
+        else:
+            return iter(self._counts)
+        if other is None:
+            return iter(bucket)
+        second = (by_p if at == 1 else by_o).get(other, _NONE)
+        if len(second) < len(bucket):
+            bucket, other, at = second, (s if s is not None else o), (0 if s is not None else 2)
+        return (t for t in bucket if t[at] == other)
 
     def estimate(self, s: int | None, p: int | None, o: int | None) -> int:
         """An upper bound of ``len(match(s, p, o))`` read off the index sizes (join order)."""

@@ -4,7 +4,8 @@ An event mapping is a solution row stamped with the interval of the events behin
 (RSEP-QL seed 001 section 4.2, CQELS-CEP seed 000 section 4.2, EP-SPARQL seed 003 section
 4.2). The operators pair compatible mappings under a temporal condition; ``pairs`` hashes on
 the slots every mapping of both sides binds, so a pairing costs what it yields rather than
-the product of its inputs.
+the product of its inputs. Under consumption a mapping is a derivation, with a fourth field:
+its support (the occurrences it was made of, part of its identity); ``joined`` carries it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from collections.abc import Callable, Collection, Iterator
 
 from sepia.engine.rows import Row, compatible, merge
 
-EventMapping = tuple[Row, int, int]
-"""(mapping, from, to) of one event mapping."""
+EventMapping = tuple[Row, int, int] | tuple[Row, int, int, frozenset]
+"""(mapping, from, to) of one event mapping, or (mapping, from, to, support) of one
+derivation (``sepia.semantics.mappings.Derivation``)."""
 
 Keep = Callable[[list[EventMapping]], set[EventMapping]]
 """A filter over event mappings (a FILTER whose getDURATION() etc. read each interval)."""
@@ -44,16 +46,25 @@ def _bound(mappings: Collection[EventMapping]) -> set[int]:
     rows = iter(mappings)
     first = next(rows)[0]
     slots = {i for i, v in enumerate(first) if v is not None}
-    for row, _, _ in rows:
+    for m in rows:
+        row = m[0]
         slots = {i for i in slots if row[i] is not None}
         if not slots:
             break
     return slots
 
 
+def joined(a: EventMapping, b: EventMapping, start: int, end: int) -> EventMapping:
+    """a and b merged, stamped [start, end]; of two derivations, a derivation supported by
+    both supports."""
+    if len(a) == 3:
+        return merge(a[0], b[0]), start, end
+    return merge(a[0], b[0]), start, end, a[3] | b[3]  # type: ignore[misc]
+
+
 def covering(a: EventMapping, b: EventMapping) -> EventMapping:
     """a and b merged, stamped with the interval covering both (EP-SPARQL's joins)."""
-    return merge(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2])
+    return joined(a, b, min(a[1], b[1]), max(a[2], b[2]))
 
 
 def ending(mappings: Collection[EventMapping], exact: int | None) -> list[EventMapping]:

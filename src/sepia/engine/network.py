@@ -96,10 +96,6 @@ class Network:
             id(n): [p for p in nodes if p.output is not None and reads(n.engine.query, p.output)]
             for n in nodes
         }
-        for n in nodes:
-            feeding = [p.output for p in reading[id(n)]]
-            if len(feeding) > len(set(feeding)):  # the reference keeps one query's
-                raise Unsupported(f"{n.engine.name} reads a stream two queries produce")
         groups = {id(n): _cycle(n, nodes, reading) for n in nodes}
         for n in nodes:
             group = groups[id(n)]

@@ -178,7 +178,10 @@ class NestedPath:
 
 @dataclass(frozen=True, slots=True)
 class Matches:
-    """MATCH: the rows of the matches the event automaton completed at this instant."""
+    """MATCH: the rows of the matches the event automaton completed at this instant (of
+    a query's ``number``-th MATCH: with several, every match it has at the instant)."""
+
+    number: int = 0
 
 
 PhysicalPlan = (
@@ -196,7 +199,7 @@ class Context(Protocol):
 
     def fallback(self, node: Fallback) -> list[Row]: ...
 
-    def matches(self) -> list[Row]: ...
+    def matches(self, number: int) -> list[Row]: ...
 
     def path(self, node: NestedPath) -> list[Row]: ...
 
@@ -234,8 +237,8 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
             return list(rows)
         case Fallback():
             return ctx.fallback(plan)
-        case Matches():
-            return ctx.matches()
+        case Matches(number):
+            return ctx.matches(number)
         case NestedPath():
             return ctx.path(plan)
         case _:
@@ -266,6 +269,21 @@ def scan(
     if len(graphs) == 1 and graphs[0].small:
         return _scan_small(graphs[0].triples(), _steps(patterns, seeded), rows)
     return extend_all(rows, [(p, graphs) for p in patterns], set(seeded))
+
+
+class PatternMatcher:
+    """One triple pattern compiled once to match a few triples at a time (the triples that
+    entered a window, in delta evaluation): no index, no join order to choose."""
+
+    __slots__ = ("_empty", "_steps")
+
+    def __init__(self, pattern: EncodedPattern, width: int) -> None:
+        self._steps = _steps((pattern,), frozenset())
+        self._empty: list[Row] = [(None,) * width]
+
+    def rows(self, triples: list[EncodedTriple]) -> list[Row]:
+        """A row binding the pattern's slots for each triple it matches."""
+        return _scan_small(triples, self._steps, self._empty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,42 +460,57 @@ def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterato
 def _multi_join(
     inputs: tuple[PhysicalPlan, ...], certain: list[frozenset[int]], ctx: Context
 ) -> list[Row]:
-    """Join every input (see ``MultiJoin``): BGPs over background graphs only, whose size
-    does not shrink with the stream, are probed with the rows joined from the others (a
-    bound join: a GPM's few rows look up the knowledge base instead of reading all of it);
-    the rest are evaluated and hash-joined, smallest first, then always a connected input
-    next: the smallest evaluated one, else a probed one (no cross product while a connected
-    input remains, e.g. W1's two unrelated windows joined through the background)."""
-    probed = [i for i, p in enumerate(inputs) if _background_scan(p)]
-    if len(probed) == len(inputs):
-        probed = []
-    evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if i not in probed}
-    order = sorted(evaluated, key=lambda i: len(evaluated[i]))
-    first = order.pop(0)
-    rows, bound = evaluated[first], set(certain[first])
-    while (order or probed) and rows:
-        connected = [i for i in order if certain[i] & bound]
-        reachable = [i for i in probed if certain[i] & bound]
-        if connected or not reachable:
-            chosen = min(connected or order or probed, key=lambda i: len(evaluated.get(i, ())))
-        else:
-            chosen = reachable[0]
+    """Join every input (see ``MultiJoin``). BGPs are not read whole unless they are the
+    cheapest start: their size is estimated from the indexes, and once rows are joined a
+    BGP connected to them with more estimated matches than rows is probed with them (a
+    bound join: a GPM's few rows look up the knowledge base instead of reading all of it,
+    a window close's few coupons look up the shoppers near their shops in a 12k-triple
+    window). The other inputs are evaluated; always a connected input next, the smallest
+    (no cross product while a connected input remains, e.g. W1's two unrelated windows
+    joined through the background)."""
+    evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if not isinstance(p, Scan)}
+    sizes = {
+        i: len(evaluated[i]) if i in evaluated else _estimate(p, ctx)  # type: ignore[arg-type]
+        for i, p in enumerate(inputs)
+    }
+    remaining = sorted(sizes, key=sizes.__getitem__)
+    first = remaining.pop(0)
+    rows = evaluated[first] if first in evaluated else run(inputs[first], ctx)
+    bound = set(certain[first])
+    while remaining and rows:
+        connected = [i for i in remaining if certain[i] & bound]
+        chosen = min(connected or remaining, key=sizes.__getitem__)
+        remaining.remove(chosen)
         if chosen in evaluated:
-            order.remove(chosen)
             keys = tuple(sorted(bound & certain[chosen]))
             rows = list(_joined(rows, evaluated[chosen], keys))
-        else:
-            probed.remove(chosen)
+        elif certain[chosen] & bound and len(rows) < sizes[chosen]:
             rows = _probe(rows, inputs[chosen], certain[chosen], bound, ctx)
+        else:
+            keys = tuple(sorted(bound & certain[chosen]))
+            rows = list(_joined(rows, run(inputs[chosen], ctx), keys))
         bound |= certain[chosen]
-    return rows if not order and not probed else []
+    return rows if not remaining else []
+
+
+def _estimate(plan: Scan, ctx: Context) -> int:
+    """A BGP's size as its most selective pattern's index bucket (an ordering hint; the
+    empty BGP has one row)."""
+    graphs = [ctx.graph(g) for g in plan.graphs]
+    return min(
+        sum(
+            g.estimate(*(p.id if isinstance(p, Constant) else None for p in pattern))
+            for g in graphs
+        )
+        for pattern in plan.patterns
+    ) if plan.patterns else 1
 
 
 def _probe(
     rows: list[Row], plan: PhysicalPlan, certain: frozenset[int], bound: set[int], ctx: Context
 ) -> list[Row]:
-    """A background BGP joined to ``rows``: looked up from each row when they share a slot
-    and the BGP's other slots are unbound in every row, else evaluated and hash-joined."""
+    """A BGP joined to ``rows``: looked up from each row when they share a slot and the
+    BGP's other slots are unbound in every row, else evaluated and hash-joined."""
     assert isinstance(plan, Scan)
     free = certain - bound
     if certain & bound and not any(r[i] is not None for r in rows for i in free):
@@ -485,10 +518,6 @@ def _probe(
         return scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
     keys = tuple(sorted(bound & certain))
     return list(_joined(rows, run(plan, ctx), keys))
-
-
-def _background_scan(plan: PhysicalPlan) -> bool:
-    return isinstance(plan, Scan) and all(isinstance(g, BackgroundGraph) for g in plan.graphs)
 
 
 def _left_outer(

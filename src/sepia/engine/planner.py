@@ -49,7 +49,7 @@ from sepia.engine.events import (
 from sepia.engine.expressions import ExpressionEvaluator, calls, has_exists, variables_of
 from sepia.engine.fallback import EVENT_GRAPH
 from sepia.engine.report import Schedule
-from sepia.engine.rows import BLANK, FROM, HIDDEN, TO, Slots
+from sepia.engine.rows import BLANK, FROM, HIDDEN, TO, Slots, interval_slots
 from sepia.engine.runs import Within
 from sepia.engine.windows import WindowOperator
 from sepia.rdf.dictionary import Dictionary
@@ -69,6 +69,7 @@ COMBINED = {
     ev.IntervalJoin: "join",
     ev.EventJoin: "covering-join",
     ev.EqJoin: "eq-join",
+    ev.And: "same-time",
 }
 """The binary event operators ``events.Combined`` applies, by their algebra node."""
 
@@ -133,6 +134,8 @@ class PhysicalQuery:
     """A top-level getDURATION() bound on the event pattern (what occurrences can be
     forgotten, when the pattern only grows)."""
     partition: Partition | None = None
+    trees: tuple[EventTree, ...] = ()
+    """With several MATCHes, the event tree of each (``events`` is the first's)."""
     gpm_rows: GpmRows = dataclasses.field(default_factory=lambda: GpmRows(), compare=False)
     """GPM plans' rows on one event, shared by the queries running this plan."""
 
@@ -148,10 +151,6 @@ def plan(
     query has no FROM / FROM NAMED); ``functions`` answer the extension functions that read
     the engine's state (C-SPARQL timestamp())."""
     matches = _nodes(query.pattern, gp.Match)
-    if len(matches) > 1:
-        raise Unsupported("event patterns: more than one MATCH is not in the engine yet")
-    if isinstance(query.form, qa.Describe):
-        raise Unsupported("DESCRIBE")
     if query.partition_by is not None and not matches:
         raise Unsupported("PARTITION BY on a query without an event pattern")
     if matches and calls(query.pattern, "TIMESTAMP"):
@@ -159,19 +158,29 @@ def plan(
     windows = {
         w.name: (w.stream.value, WindowOperator(w.spec)) for w in query.dataset.windows
     }
+    windows |= _stream_windows(matches)
     default = _default_graph(query.dataset)
     default += tuple(po.WindowGraph(w.name) for w in query.dataset.windows if w.into_default)
     names = _slot_names(query.pattern) | _slot_names(query.form)  # CONSTRUCT template
-    slots = Slots.of(names | set(HIDDEN) if matches else names)
+    if matches:
+        names |= set(HIDDEN) | {n for k in range(1, len(matches)) for n in interval_slots(k)}
+    slots = Slots.of(names)
     dataset = query.dataset
     visible = named_graphs
     if dataset.default_graphs or dataset.named_graphs:
         visible = dataset.named_graphs
-    planner = _Planner(slots, dictionary, default, dataset, tuple(visible), functions or {})
+    numbers = {id(m): k for k, m in enumerate(matches)}
+    planner = _Planner(
+        slots, dictionary, default, dataset, tuple(visible), functions or {}, query.base, numbers
+    )
     schedule = Schedule(query.report, windows) if isinstance(query.report, rp.Report) else None
     root = planner.plan(query.pattern, default)
     if not matches:
         return PhysicalQuery(query, slots, root, windows, schedule, default)
+    if len(matches) > 1:
+        trees = _several_matches(query, planner, matches)
+        return PhysicalQuery(query, slots, root, windows, None, default, events=trees[0],
+                             trees=trees)  # fmt: skip
     event = matches[0].event
     partition = planner.partition(query.partition_by, event)
     if not is_sequence(event):
@@ -179,12 +188,6 @@ def plan(
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
         leaves: list[OccurrenceLeaf] = []
         tree = planner.event_tree(event, query.event_policy, leaves)
-        others = _nodes(tree, Combined | Negated | EventFilter | OptionalJoin)
-        consuming = (ev.SelectionPolicy.CHRONOLOGICAL, ev.SelectionPolicy.RECENT)
-        if (leaves or others) and any(s.policy in consuming for s in _nodes(tree, EventSeq)):
-            raise Unsupported(
-                "CHRONOLOGICAL / RECENT consumption over CQELS-CEP or EP-SPARQL operators"
-            )
         horizon = _horizon(event) if leaves else None
         return PhysicalQuery(
             query, slots, root, windows, None, default, events=tree, occurrences=tuple(leaves),
@@ -197,6 +200,56 @@ def plan(
     )
 
 
+ORIGIN = -(1 << 62)
+"""Before every time: a stream's events are those of a landmark window from here."""
+
+
+def stream_window(stream: ox.NamedNode) -> ox.NamedNode:
+    """The implicit window an EVENT over a stream reads (a SPAseq GPM outside a sequence)."""
+    return ox.NamedNode(f"urn:sepia:stream-events:{stream.value}")
+
+
+def _stream_windows(matches: list[gp.Match]) -> dict[ox.NamedNode, tuple[str, WindowOperator]]:
+    """An EVENT over a stream (not inside a SPAseq sequence, which reads its streams
+    itself) sees every element of the stream so far, as the reference's does: a landmark
+    window from before every time, named after the stream (``stream_window``)."""
+    return {
+        stream_window(e.stream): (e.stream.value, WindowOperator(ds.Landmark(ORIGIN)))
+        for m in matches
+        if not is_sequence(m.event)
+        for e in _nodes(m.event, ev.Event)
+        if e.window is None and e.stream is not None
+    }
+
+
+def _several_matches(
+    query: qa.Query, planner: _Planner, matches: list[gp.Match]
+) -> tuple[EventTree, ...]:
+    """The event tree of each MATCH of a query with several: each gives, at an instant,
+    every match it has then (not only those ending then), so that a new match of one
+    joins the earlier matches of the others (``ContinuousQuery._several``)."""
+    if query.partition_by is not None:
+        raise Unsupported("PARTITION BY over several MATCHes")
+    if any(is_sequence(m.event) for m in matches):
+        raise Unsupported(
+            "a SPAseq sequence among several MATCHes (every match of it would be kept for "
+            "the whole input)"
+        )
+    if query.event_policy not in (ev.SelectionPolicy.UNRESTRICTED, ev.SelectionPolicy.NAIVE):
+        raise Unsupported(f"several MATCHes under EVENT POLICY {query.event_policy.value}")
+    trees = []
+    for m in matches:
+        leaves: list[OccurrenceLeaf] = []
+        tree = planner.event_tree(m.event, query.event_policy, leaves)
+        consuming = (ev.SelectionPolicy.CHRONOLOGICAL, ev.SelectionPolicy.RECENT)
+        if leaves or any(s.policy in consuming for s in _nodes(tree, EventSeq)):
+            raise Unsupported(
+                "EP-SPARQL occurrences or CHRONOLOGICAL / RECENT among several MATCHes"
+            )
+        trees.append(tree)
+    return tuple(trees)
+
+
 @dataclass(frozen=True, slots=True)
 class _Planner:
     slots: Slots
@@ -205,6 +258,10 @@ class _Planner:
     dataset: ds.Dataset
     named: tuple[ox.NamedNode, ...]
     functions: Functions
+    base: str | None
+    """The query's BASE (IRI() of a relative IRI)."""
+    numbers: dict[int, int]
+    """Each MATCH node's number (by identity), the slots its interval goes in."""
 
     def plan(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.PhysicalPlan:
         """The physical operator for ``p`` read in the active graph ``graphs``."""
@@ -232,11 +289,11 @@ class _Planner:
             case gp.Minus(left, right):
                 return po.AntiJoin(self.plan(left, graphs), self.plan(right, graphs))
             case gp.Project(inner, variables):
-                names = [v.value for v in variables] + [h for h in HIDDEN if h in self.slots.names]
+                names = [v.value for v in variables] + self.slots.hidden()
                 kept = tuple(self.slots.index(n) for n in names)
                 return po.Keep(self.plan(inner, graphs), kept)
             case gp.Match():
-                return po.Matches()
+                return po.Matches(self.numbers[id(p)])
             case gp.Distinct(inner):
                 return po.Dedup(self.plan(inner, graphs))
             case gp.OrderBy(inner, _):
@@ -294,8 +351,10 @@ class _Planner:
         match e:
             case ev.Event(pattern, ox.NamedNode() as window):
                 return EventLeaf(window, self._event_plan(pattern))
+            case ev.Event(pattern, None, ox.NamedNode() as stream):
+                return EventLeaf(stream_window(stream), self._event_plan(pattern))
             case ev.Event():
-                raise Unsupported("event patterns: an EVENT over a stream rather than a window")
+                raise Unsupported("event patterns: an EVENT naming neither window nor stream")
             case ev.OccurrencePattern(bgp):
                 plans = tuple(self._event_plan(gp.Bgp((t,))) for t in bgp.triples)
                 leaves.append(OccurrenceLeaf(plans, len(leaves)))
@@ -310,7 +369,7 @@ class _Planner:
                 return Extreme(sub(inner), isinstance(e, ev.Last))
             case ev.Or(left, right) | ev.IntervalJoin(left, right) | ev.EventJoin(
                 left, right
-            ) | ev.EqJoin(left, right):
+            ) | ev.EqJoin(left, right) | ev.And(left, right):
                 return Combined(COMBINED[type(e)], sub(left), sub(right))
             case ev.SeqWithout(left, negated, right):
                 return Negated(sub(left), sub(negated), sub(right))
@@ -363,7 +422,7 @@ class _Planner:
         """``tree`` with ``conjunct`` applied inside it, or None where it must stay above."""
         match tree:
             case EventSeq(left, right, ev.SelectionPolicy.UNRESTRICTED) | Combined(
-                "covering-join" | "eq-join" | "join", left, right
+                "covering-join" | "eq-join" | "join" | "same-time", left, right
             ):
                 for field, side in (("left", left), ("right", right)):
                     if slots <= bound_slots(side):
@@ -450,8 +509,6 @@ class _Planner:
         """Hand ``p`` to pyoxigraph, wrapped so that it reads the same active graph (one
         event's graph: ``fallback.EVENT_GRAPH``, written there for each event)."""
         if graphs == (po.EventGraph(),):
-            if _nodes(p, gp.Project):
-                raise Unsupported("a sub-select inside an event pattern")
             return po.Fallback(gp.Graph(EVENT_GRAPH, p), ())
         if graphs != self.default:
             (ref,) = graphs
@@ -477,7 +534,8 @@ class _Planner:
 
     def _expression(self, e, boolean: bool) -> ExpressionEvaluator:
         return ExpressionEvaluator(
-            e, self.slots, self.dictionary, boolean=boolean, functions=self.functions
+            e, self.slots, self.dictionary, boolean=boolean, functions=self.functions,
+            base=self.base,
         )
 
     def _values_row(self, variables: tuple[ox.Variable, ...], row: tuple) -> tuple:
@@ -542,7 +600,9 @@ def bound_slots(tree: EventTree) -> frozenset[int]:
             return certain(plan)
         case OccurrenceLeaf(patterns):
             return frozenset().union(*(certain(p) for p in patterns))
-        case EventSeq(left, right) | Combined("covering-join" | "eq-join" | "join", left, right):
+        case EventSeq(left, right) | Combined(
+            "covering-join" | "eq-join" | "join" | "same-time", left, right
+        ):
             return bound_slots(left) | bound_slots(right)
         case Combined(_, left, right):
             return bound_slots(left) & bound_slots(right)

@@ -7,6 +7,7 @@ slot, None where the variable is unbound. Rows map straight onto Arrow or Spark 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -17,6 +18,13 @@ BLANK = "_:"
 FROM, TO, MATCH = "__from", "__to", "__match"
 """Hidden slots of event queries: a match's interval and number, plain integers (not ids)."""
 HIDDEN = (FROM, TO, MATCH)
+
+
+def interval_slots(k: int) -> tuple[str, str]:
+    """Where the k-th MATCH of a query puts its matches' interval: the first in FROM / TO,
+    each other in its own hidden slots (named as the reference's hidden variables), so that
+    joining two MATCHes does not equate their intervals."""
+    return (FROM, TO) if k == 0 else (f"{FROM}_{k}", f"{TO}_{k}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +46,15 @@ class Slots:
 
     def visible(self, name: str) -> bool:
         """Whether a slot is a query variable (output), not a blank node or hidden slot."""
-        return not name.startswith(BLANK) and name not in HIDDEN
+        return not name.startswith(BLANK) and name not in HIDDEN and not _OTHER.fullmatch(name)
+
+    def hidden(self) -> list[str]:
+        """The hidden slots of the table (a match's interval and number)."""
+        return [n for n in self.names if n in HIDDEN or _OTHER.fullmatch(n)]
+
+
+_OTHER = re.compile(f"({FROM}|{TO})_[0-9]+")
+"""The interval slots of a query's second, third ... MATCH (``interval_slots``)."""
 
 
 def compatible(a: Row, b: Row) -> bool:

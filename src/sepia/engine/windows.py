@@ -52,6 +52,19 @@ class WindowOperator:
             case ds.Now() | ds.CountBased():
                 return True
 
+    def admitted_after(self) -> int | None:
+        """A time after which ``admits`` holds for every element (asked once per window
+        instead of at each insertion), or None when admission is not such a threshold."""
+        match self.spec:
+            case ds.Sliding(width, slide, t0) if slide <= width:
+                return t0
+            case ds.Landmark(t0):
+                return t0 - 1
+            case ds.Now() | ds.CountBased():
+                return -(1 << 62)
+            case _:
+                return None
+
     def lower(self, t: int) -> int | None:
         """The window shows elements stamped in (lower, t]; None: no time bound."""
         return self.lower_through(t)[0]
@@ -60,11 +73,11 @@ class WindowOperator:
         """``lower(t)`` and the last instant through which it stays the same (lower is a
         step function of t: a sliding window's opening moves once per slide)."""
         match self.spec:
-            case ds.Sliding(width, slide, t0):
-                present = present_window(t, width, slide, t0)
-                if present is None:
-                    return t, t
-                opening = present[0]
+            case ds.Sliding(width, slide, t0):  # present_window's arithmetic, inlined:
+                first = max(0, -((t - width - t0) // -slide))  # asked once per instant
+                if t0 + first * slide >= t:
+                    return t, t  # no window holds t
+                opening = t0 + first * slide
                 return opening, opening + width  # the next window holding t + 1 opens later
             case _:
                 return self._lower(t), t
@@ -137,7 +150,7 @@ class WindowOperator:
 class WindowState:
     """The elements a window shows, oldest first, and their triples' index."""
 
-    __slots__ = ("_lower", "advanced", "elements", "graph", "operator", "version")
+    __slots__ = ("_after", "_lower", "advanced", "elements", "graph", "operator", "version")
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
@@ -149,13 +162,15 @@ class WindowState:
         """The last time ``advance`` evicted up to (asked once per window per element)."""
         self._lower: tuple[int, int | None, int] = (0, None, -1)
         """(a, lower, b): ``operator.lower`` is ``lower`` at every instant of [a, b]."""
+        self._after = operator.admitted_after()
 
     def __len__(self) -> int:
         return len(self.elements)
 
     def insert(self, time: int, triples: tuple[EncodedTriple, ...]) -> bool:
         """An element arrives; False when the window does not admit it."""
-        if not self.operator.admits(time):
+        after = self._after
+        if (time <= after) if after is not None else not self.operator.admits(time):
             return False
         self.elements.append((time, triples))
         self.version += 1

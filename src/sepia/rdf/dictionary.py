@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from sepia.rdf.terms import Term, parse_term, term_to_nt
+from sepia.rdf.terms import Term, canonical, parse_term, term_to_nt
 
 
 class Dictionary:
@@ -36,8 +36,9 @@ class Dictionary:
         return new
 
     def encode(self, term: Term) -> int:
-        """The id of a pyoxigraph term, allocating one if it is new."""
-        return self.encode_text(term_to_nt(term))
+        """The id of a pyoxigraph term (in its canonical form: ``terms.canonical``),
+        allocating one if it is new."""
+        return self.encode_text(term_to_nt(canonical(term)))
 
     def encode_many(self, texts: Iterable[str]) -> list[int]:
         """Ids for many N-Triples texts at once (the bulk path for columns of terms)."""

@@ -6,14 +6,52 @@ the jsonl writer prints it, and Spark rows carry it when they carry terms at all
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import pyoxigraph as ox
 
 Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
 
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_STRING = XSD + "string"
+_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+_ALREADY_CANONICAL = {
+    XSD + "integer": re.compile(r"-?[1-9][0-9]{0,17}|0"),
+    XSD + "decimal": re.compile(r"-?(0|[1-9][0-9]{0,17})(\.[0-9]{0,17}[1-9])?"),
+}
+"""Lexical forms pyoxigraph keeps as they are, the common ones checked without a query
+(within its integer and decimal ranges)."""
+_CANONICAL_STORE = ox.Store()
+
 _SUBJECT = "<urn:sepia:s> "
 _PREDICATE = "<urn:sepia:p> "
+
+
+def canonical(term: Term) -> Term:
+    """The term as pyoxigraph's store and queries hold it, which the reference evaluator
+    answers with: a literal of a datatype it knows in its canonical form, sometimes of
+    another datatype (``"007"^^xsd:int`` is ``"7"^^xsd:integer``, ``"102.10"^^xsd:decimal``
+    is ``"102.1"``, a language tag in lower case). The engine's dictionary encodes terms so,
+    for both evaluators to give one answer (docs/semantics.md)."""
+    if not isinstance(term, ox.Literal):
+        return term
+    datatype = term.datatype.value
+    if datatype == _STRING:
+        return term
+    if datatype == _LANG_STRING:
+        return term if term.language == term.language.lower() else _held(term)
+    kept = _ALREADY_CANONICAL.get(datatype)
+    return term if kept is not None and kept.fullmatch(term.value) else _held(term)
+
+
+@lru_cache(maxsize=65536)
+def _held(term: ox.Literal) -> Term:
+    """pyoxigraph's own form of a literal: the value a query binds a variable to it with."""
+    (solution,) = _CANONICAL_STORE.query(
+        "SELECT ?v WHERE {}", substitutions={ox.Variable("v"): term}
+    )
+    return solution["v"]
 
 
 def term_to_nt(term: Term) -> str:

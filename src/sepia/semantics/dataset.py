@@ -20,12 +20,19 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import canonical
 from sepia.semantics import windows as wf
 from sepia.semantics.background import Background
 from sepia.semantics.entailment import rdfs_closure, schema_of
-from sepia.semantics.mappings import Mu
+from sepia.semantics.mappings import Mu, Term
 from sepia.semantics.report import WindowInput
-from sepia.semantics.sparql import OWN_GRAPHS, TIMESTAMP, integer_literal, window_graph
+from sepia.semantics.sparql import (
+    OWN_GRAPHS,
+    TIMESTAMP,
+    integer_literal,
+    table_text,
+    window_graph,
+)
 
 
 def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> WindowInput:
@@ -104,6 +111,8 @@ class StreamingDataset:
             graph = ox.NamedNode(f"{OWN_GRAPHS}element:{len(self.elements)}")
             self.graphs[id(e)], self.elements[graph] = graph, e
             self.add(e.triples, graph)
+        self.tables: list[ox.NamedNode] = []
+        """Graphs holding the blank nodes of ``table`` blocks (dropped at the next instant)."""
         self.t = 0
         self.windows = {
             w.name: window_input(w, self.stream(w.stream.value)) for w in declared.windows
@@ -123,9 +132,12 @@ class StreamingDataset:
     def timestamp(self, s: object, p: object, o: object) -> ox.Literal | None:
         """C-SPARQL timestamp(?s, ?p, ?o): the time of the most recent element of the
         query's windows at the evaluation time that holds the triple (unbound if none)."""
-        triple = ox.Triple(s, p, o)  # type: ignore[arg-type]
+        triple = ox.Triple(s, p, o)  # type: ignore[arg-type]  (terms as the store holds them)
         times = [
-            e.time for w in self.windows.values() for e in w.content(self.t) if triple in e.triples
+            e.time
+            for w in self.windows.values()
+            for e in w.content(self.t)
+            if any(ox.Triple(*map(canonical, held)) == triple for held in e.triples)
         ]
         return integer_literal(max(times)) if times else None
 
@@ -146,12 +158,25 @@ class StreamingDataset:
         """Make every window graph and every time-varying background graph its
         instantaneous graph at time t."""
         self.t = t
+        for graph in self.tables:
+            self.store.remove_graph(graph)
+        self.tables = []
         self.show_background(t)
         for name, window in self.windows.items():
             graph = window_graph(name)
             if self.store.contains_named_graph(graph):
                 self.store.remove_graph(graph)
             self.add({tr for e in window.content(t) for tr in e.triples}, graph)
+
+    def table(self, variables: list[str], rows: list[list[Term | None]]) -> str:
+        """Rows as an inline table a query of this dataset can read (``table_text``: their
+        blank nodes in a graph of the store)."""
+        graph = ox.NamedNode(f"{OWN_GRAPHS}table:{len(self.tables)}")
+        text, quads = table_text(variables, rows, graph)
+        if quads:
+            self.store.extend(quads)
+            self.tables.append(graph)
+        return text
 
     def has_dataset_clause(self) -> bool:
         """Whether the query says which background graphs it reads (FROM / FROM NAMED)."""
@@ -166,6 +191,16 @@ class StreamingDataset:
             graphs = [ox.DefaultGraph()]
         return graphs + [window_graph(w.name) for w in self.declared.windows if w.into_default]
 
+    def outgoing(self, node: ox.NamedNode | ox.BlankNode) -> set[tuple]:
+        """The triples with ``node`` as subject that DESCRIBE reads: in the default graph
+        and in every window's instantaneous graph (at the time of ``at``)."""
+        windows = [window_graph(w.name) for w in self.declared.windows if not w.into_default]
+        return {
+            (q.subject, q.predicate, q.object)
+            for g in [*self.default_graph(), *windows]
+            for q in self.store.quads_for_pattern(node, None, None, g)
+        }
+
     def named_graphs(self) -> list[ox.NamedNode] | None:
         """The graphs GRAPH may read: with a dataset clause, the FROM NAMED ones (none with
         FROM alone) and the evaluator's own element and window graphs; without one, every
@@ -173,7 +208,7 @@ class StreamingDataset:
         if not self.has_dataset_clause():
             return None
         own = [window_graph(w.name) for w in self.declared.windows]
-        return [*self.declared.named_graphs, *self.elements, *own]
+        return [*self.declared.named_graphs, *self.elements, *own, *self.tables]
 
     def visible_named_graphs(self) -> list[ox.NamedNode]:
         """The named graphs of the query's dataset, the ones a GRAPH variable ranges over:
@@ -207,30 +242,40 @@ class StreamingDataset:
         return bool(self._query(query))
 
     def per_element(
-        self, body: str, elements: Sequence[StreamElement]
+        self, body: str, elements: Sequence[StreamElement], separately: bool = False
     ) -> list[tuple[StreamElement, Mu]]:
         """[[P]]_G_k for each element graph G_k of ``elements``: P (SPARQL group body) is
         matched against each event graph on its own, as a BEP / GPM is. A GRAPH over
         background data inside P (SPAseq Definition 15) reads it as it was at the event's
-        time, so elements are matched in groups that see the same background."""
+        time, so elements are matched in groups that see the same background. With
+        ``separately`` (P holds a sub-SELECT), each element is read through its own
+        ``GRAPH <element>``: pyoxigraph evaluates a sub-SELECT inside ``GRAPH ?g`` over
+        every named graph at once, then joins on ?g, where SPARQL 1.1 section 18.6
+        evaluates P in each graph (tests/semantics/test_rsepql.py)."""
         groups: dict[tuple[int, ...], list[StreamElement]] = {}
         for e in elements:
             groups.setdefault(self.background.state(e.time), []).append(e)
         found = []
         for members in groups.values():
             self.show_background(members[0].time)
-            found += self._per_element(body, members)
+            found += self._per_element(body, members, separately)
         self.show_background(self.t)
         return found
 
     def _per_element(
-        self, body: str, elements: Sequence[StreamElement]
+        self, body: str, elements: Sequence[StreamElement], separately: bool
     ) -> list[tuple[StreamElement, Mu]]:
-        names = " ".join(str(self.graphs[id(e)]) for e in elements)
-        query = (
-            f"SELECT * WHERE {{ VALUES ?{ELEMENT} {{ {names} }} GRAPH ?{ELEMENT} {{ {body} }} }}"
-        )
-        rows = self.select(query)
+        graphs = [self.graphs[id(e)] for e in elements]
+        if separately:
+            if not graphs:
+                return []
+            where = " UNION ".join(
+                f"{{ VALUES ?{ELEMENT} {{ {g} }} GRAPH {g} {{ {body} }} }}" for g in graphs
+            )
+        else:
+            names = " ".join(map(str, graphs))
+            where = f"VALUES ?{ELEMENT} {{ {names} }} GRAPH ?{ELEMENT} {{ {body} }}"
+        rows = self.select(f"SELECT * WHERE {{ {where} }}")
         return [
             (self.elements[r[ELEMENT]], Mu((k, v) for k, v in r.items() if k != ELEMENT))
             for r in rows

@@ -26,6 +26,7 @@ from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.semantics import r2s
 from sepia.semantics.dataset import StreamingDataset
+from sepia.semantics.describe import bounded_description
 from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
 from sepia.semantics.partition import end_of_input, split_by_value
@@ -37,7 +38,6 @@ from sepia.semantics.sparql import (
     Unsupported,
     integer_literal,
     select_text,
-    values_text,
 )
 
 AT, MATCH = "__at", "__match"
@@ -60,11 +60,17 @@ class Hook:
     def __call__(self, p: gp.GraphPattern) -> str:
         match p:
             case gp.Match(event):
-                return _match_values(self.run.events.match_rows(event, self.run.t))
+                rows = self.run.events.match_rows(event, self.run.t)
+                return _match_values(self.run.data, rows, hidden_of(self.run.match_number[id(p)]))
             case gp.PathPattern(subject, path, obj):
+                if isinstance(subject, ox.BlankNode) or isinstance(obj, ox.BlankNode):
+                    # it would be read as that very node, not as a variable, and the answer
+                    # silently lose its solutions
+                    raise Unsupported("a blank node at an end of a path with nested tests")
                 data = self.run.data
                 graphs = data.default_graph() if self.graph is None else [self.graph]
-                return _path_values(subject, obj, evaluate_path(path, data.triples(graphs)))
+                pairs = evaluate_path(path, data.triples(graphs))
+                return _path_values(data, subject, obj, pairs)
             case _:
                 raise Unsupported(f"{type(p).__name__} cannot be evaluated here")
 
@@ -103,6 +109,8 @@ class Evaluation:
             query, self.data, self.special, self.kind, partition, end_of_input
         )
         self.blank_nodes = itertools.count()
+        self.match_number = {id(m): k for k, m in enumerate(_matches(query.pattern))}
+        """Each MATCH's number: the k-th keeps its interval in ``hidden_of(k)``."""
 
     # --- the evaluation instants -------------------------------------------------------
     def instants(self, until: int | None) -> list[int]:
@@ -125,8 +133,11 @@ class Evaluation:
         """The solutions of the algebraic expression at t (push queries: those due at t)."""
         self.t = t
         self.data.at(t)
-        keep = HIDDEN if _matches(self.query.pattern) else ()
+        count = len(self.match_number)
+        keep = tuple(name for k in range(count) for name in hidden_of(k))
         rows = self.data.select(select_text(self.query.pattern, self.special, keep))
+        if count > 1:
+            rows = [_combined(r, count) for r in rows]
         if isinstance(self.query.report, rp.PushMatches):
             rows = [r for r in rows if AT in r and int(r[AT].value) == t]
         return rows
@@ -144,8 +155,17 @@ class Evaluation:
                 )
             case qa.Ask():
                 return Counter({((("boolean", bool(rows)),), None, None, None): 1})  # type: ignore[dict-item]
-            case qa.Describe():
-                raise Unsupported("DESCRIBE is not evaluated by the reference evaluator")
+            case qa.Describe(resources):
+                return Counter(
+                    dict.fromkeys(
+                        (
+                            ((("triple", t),), *_row(r)[1:3], None)  # type: ignore[misc]
+                            for r in rows
+                            for t in self.describe(resources, r)
+                        ),
+                        1,
+                    )
+                )
 
     def construct(self, template: tuple[gp.TriplePattern, ...], row: Mu) -> set[ox.Triple]:
         """The template instantiated by one solution; blank nodes fresh per solution, and
@@ -163,10 +183,23 @@ class Evaluation:
                 continue
         return triples
 
+    def describe(
+        self, resources: tuple[ox.NamedNode | ox.Variable, ...], row: Mu
+    ) -> set[ox.Triple]:
+        """DESCRIBE's graph for one solution: the concise bounded description of the IRIs
+        named and of the terms the solution binds to the variables named (``*``: all its
+        variables), literals left out, over the dataset at t (``StreamingDataset.outgoing``)."""
+        terms = [row.get(r.value) if isinstance(r, ox.Variable) else r for r in resources]
+        if not resources:
+            terms = [v for k, v in row.items() if k not in HIDDEN]
+        nodes = [x for x in terms if isinstance(x, ox.NamedNode | ox.BlankNode)]
+        blank = lambda x: isinstance(x, ox.BlankNode)  # noqa: E731
+        return {ox.Triple(*t) for t in bounded_description(nodes, self.data.outgoing, blank)}
+
     def results(self, t: int, op: Op, bag: Counter[Row]) -> list[Result]:
-        """The output lines of one evaluation."""
+        """The output lines of one evaluation (DESCRIBE's graphs are written as CONSTRUCT's)."""
         form = self.query.form
-        if isinstance(form, qa.Construct):
+        if isinstance(form, qa.Construct | qa.Describe):
             graphs: dict[tuple[int | None, int | None], set[ox.Triple]] = {}
             for binding, start, end, _ in +bag:
                 graphs.setdefault((start, end), set()).add(dict(binding)["triple"])  # type: ignore[arg-type]
@@ -270,7 +303,34 @@ def _matches(node: object) -> list[gp.Match]:
     return []
 
 
-def _match_values(rows: list[MatchRow]) -> str:
+def hidden_of(k: int) -> tuple[str, str, str, str]:
+    """The hidden variables of the k-th MATCH of a query (interval, report time, match):
+    the first one's are ``HIDDEN``; each other MATCH has its own, so that joining two
+    MATCHes does not equate their intervals (``_combined`` merges them)."""
+    return HIDDEN if k == 0 else tuple(f"{h}_{k}" for h in HIDDEN)  # type: ignore[return-value]
+
+
+def _combined(row: Mu, count: int) -> Mu:
+    """A solution of several MATCHes (joined, or in OPTIONAL / UNION branches) as one
+    match: its interval covers those of the matches it holds, it is reported when the last
+    of them is (the time its last event arrives), its match names joined by '+'."""
+    held = [hidden_of(k) for k in range(count) if hidden_of(k)[2] in row]
+    names = {n for k in range(count) for n in hidden_of(k)}
+    out = {k: v for k, v in row.items() if k not in names}
+    if held:
+        number = lambda name: int(row[name].value)  # noqa: E731
+        out[FROM] = integer_literal(min(number(h[0]) for h in held))
+        out[TO] = integer_literal(max(number(h[1]) for h in held))
+        out[AT] = integer_literal(max(number(h[2]) for h in held))
+        matches = [row[h[3]].value for h in held if h[3] in row]
+        if matches:
+            out[MATCH] = ox.Literal("+".join(matches))
+    return Mu(out)
+
+
+def _match_values(
+    data: StreamingDataset, rows: list[MatchRow], hidden: tuple[str, str, str, str]
+) -> str:
     names = sorted(set().union(*(r.mu for r in rows))) if rows else []
     table = [
         [r.mu.get(n) for n in names]
@@ -278,17 +338,19 @@ def _match_values(rows: list[MatchRow]) -> str:
         + [None if r.match is None else ox.Literal(r.match)]
         for r in rows
     ]
-    return values_text([*names, FROM, TO, AT, MATCH], table)
+    return data.table([*names, *hidden], table)
 
 
-def _path_values(subject: object, obj: object, pairs: set[tuple[object, object]]) -> str:
+def _path_values(
+    data: StreamingDataset, subject: object, obj: object, pairs: set[tuple[object, object]]
+) -> str:
     """The solutions of ``subject path obj`` from the path's (start, end) pairs."""
     ends = [(i, t) for i, t in enumerate((subject, obj)) if isinstance(t, ox.Variable)]
     if len(ends) == 2 and subject == obj:
         pairs, ends = {p for p in pairs if p[0] == p[1]}, ends[:1]
     fixed = [(i, t) for i, t in enumerate((subject, obj)) if not isinstance(t, ox.Variable)]
     table = {tuple(p[i] for i, _ in ends) for p in pairs if all(p[i] == t for i, t in fixed)}
-    return values_text([t.value for _, t in ends], [list(r) for r in table])
+    return data.table([t.value for _, t in ends], [list(r) for r in table])
 
 
 def _interval(start: int | None, end: int | None) -> tuple[int, int] | None:

@@ -7,7 +7,8 @@ up to t. Inner nodes call the set functions of :mod:`rsepql`, :mod:`cqels_cep`,
 :mod:`epsparql` and :mod:`spaseq`. A SPAseq sequence (a ``Seq`` under one of SPAseq's three
 strategies, or a Kleene / optional / negated element) is matched over the whole finite input
 once, and each of its matches is reported when it completes. Consumption (CHRONOLOGICAL,
-RECENT) is the state kept from one evaluation to the next.
+RECENT) is the state kept from one evaluation to the next; under it the leaves give
+``Derivation``s, so the operators keep equal mappings of different supports apart.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.semantics import cqels_cep, epsparql, rsepql, spaseq
 from sepia.semantics.dataset import StreamingDataset
-from sepia.semantics.mappings import EventMapping, Mu
+from sepia.semantics.mappings import Derivation, EventMapping, Mu, Occurrence
 from sepia.semantics.sparql import (
     FROM,
     TO,
@@ -37,7 +38,6 @@ from sepia.semantics.sparql import (
     integer_literal,
     pattern_text,
     time_literal,
-    values_text,
 )
 from sepia.semantics.variables import bop_variables, expression_variables, pattern_variables
 
@@ -82,6 +82,25 @@ class Scope:
         return m.end <= self.before and m.mu.compatible(self.mu)
 
 
+def consumes(query: Query) -> bool:
+    """Whether a SEQ of the query's event patterns consumes (CHRONOLOGICAL, RECENT; a SEQ
+    that says UNRESTRICTED follows the query's EVENT POLICY)."""
+    consuming = (Policy.CHRONOLOGICAL, Policy.RECENT)
+
+    def walk(node: object) -> bool:
+        if isinstance(node, ev.Seq | ev.SeqJoin) and not is_spaseq(node):
+            policy = query.event_policy if node.policy is Policy.UNRESTRICTED else node.policy
+            if policy in consuming:
+                return True
+        if isinstance(node, tuple):
+            return any(map(walk, node))
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            return any(walk(getattr(node, f.name)) for f in dataclasses.fields(node))
+        return False
+
+    return walk(query.pattern)
+
+
 def is_spaseq(e: ev.EventPattern) -> bool:
     """Whether an event pattern is a SPAseq sequence expression (matched as a whole)."""
     match e:
@@ -112,7 +131,9 @@ class EventEvaluator:
         """When the whole input ends, if not at the last event seen here (a partition's)."""
         self.data = data
         self.special = special
-        self.consumed: frozenset[tuple[str, str]] = frozenset()
+        self.consumed: frozenset[Occurrence] = frozenset()
+        self.mapping = Derivation if consumes(query) else EventMapping
+        """Under consumption, equal mappings of different supports stay apart."""
         self.nesting = 0
         """How many consuming SEQs enclose the one being evaluated."""
         self.sequences: dict[int, list[MatchRow]] = {}
@@ -130,7 +151,8 @@ class EventEvaluator:
             return [row for row in self.spaseq_rows(e) if row.reported_at <= t]
         if self.timewise_monotone(e):
             return [row for row in self.whole_input_rows(e) if row.end <= t]
-        return [MatchRow(m.mu, m.start, m.end, m.end) for m in self.evaluate(e, t)]
+        found = self.evaluate(e, t)  # derivations of one mapping are one solution
+        return list(dict.fromkeys(MatchRow(m.mu, m.start, m.end, m.end) for m in found))
 
     def timewise_monotone(self, e: ev.EventPattern) -> bool:
         """Whether <<e>>^t = {m in <<e>> over the whole input | m.end <= t}: EP-SPARQL's
@@ -292,11 +314,14 @@ class EventEvaluator:
                 pair
                 for e in elements
                 for pair in self.data.per_element(
-                    pattern_text(body, self.special.within(self.data.graphs[id(e)])), [e]
+                    pattern_text(body, self.special.within(self.data.graphs[id(e)])),
+                    [e],
+                    _has_subselect(body),
                 )
             ]
         else:
-            pairs = self.data.per_element(pattern_text(body, self.special), elements)
+            text = pattern_text(body, self.special)
+            pairs = self.data.per_element(text, elements, _has_subselect(body))
         for element, m in pairs:
             if self.partition is None or m.get(self.partition[0]) == self.partition[1]:
                 found[id(element)].append(m)
@@ -335,12 +360,13 @@ class EventEvaluator:
     def event(self, e: ev.Event, t: int) -> set[EventMapping]:
         """<<EVENT w P>>^t (RSEP-QL Eq. 4)."""
         source, elements = self.visible(e, t)
-        return rsepql.event(source, elements, self.per_element(e.pattern, elements))
+        return rsepql.event(source, elements, self.per_element(e.pattern, elements), self.mapping)
 
     def occurrences(self, triple: gp.TriplePattern, t: int) -> set[EventMapping]:
         """The occurrences of one triple pattern up to t, each with its element's interval."""
         elements = [x for xs in self.data.streams.values() for x in xs if x.time <= t]
-        return rsepql.event("*", elements, self.per_element(gp.Bgp((triple,)), elements))
+        matches = self.per_element(gp.Bgp((triple,)), elements)
+        return rsepql.event("*", elements, matches, self.mapping)
 
     # --- filters ----------------------------------------------------------------------
     def filtered(
@@ -356,7 +382,7 @@ class EventEvaluator:
             + [m.mu.get(n) for n in names]
             for i, m in enumerate(mappings)
         ]
-        values = values_text([INDEX, FROM, TO, *names], rows)
+        values = self.data.table([INDEX, FROM, TO, *names], rows)
         test = expression_text(condition, self.special)
         kept = self.data.select(f"SELECT ?{INDEX} WHERE {{ {values} FILTER({test}) }}")
         return {mappings[int(r[INDEX].value)] for r in kept}
@@ -420,7 +446,7 @@ class EventEvaluator:
 
         def holds(m: Mu) -> bool:
             names = sorted(m)
-            values = values_text(names, [[m[n] for n in names]])
+            values = self.data.table(names, [[m[n] for n in names]])
             tests = " ".join(f"FILTER({expression_text(x, self.special)})" for x in deferred)
             return self.data.ask(f"ASK {{ {values} {tests} }}")
 
@@ -450,6 +476,17 @@ def _has_nested_path(p: object) -> bool:
         return any(_has_nested_path(x) for x in p)
     if dataclasses.is_dataclass(p) and not isinstance(p, type):
         return any(_has_nested_path(getattr(p, f.name)) for f in dataclasses.fields(p))
+    return False
+
+
+def _has_subselect(p: object) -> bool:
+    """Whether a graph pattern holds a sub-SELECT (a solution modifier below the top)."""
+    if isinstance(p, gp.Project | gp.Group | gp.Distinct | gp.Reduced | gp.Slice):
+        return True
+    if isinstance(p, tuple):
+        return any(_has_subselect(x) for x in p)
+    if dataclasses.is_dataclass(p) and not isinstance(p, type):
+        return any(_has_subselect(getattr(p, f.name)) for f in dataclasses.fields(p))
     return False
 
 

@@ -68,15 +68,16 @@ class Mu(Mapping[str, Term]):
 class EventMapping:
     """(mu, t1, t2): a solution mapping justified by events spanning [t1, t2].
 
-    ``support`` names the occurrences (window or stream, element graph) the mapping was built
-    from; it is bookkeeping for consumption policies (RSEP-QL section 4.4) and SPAseq match
-    identity, not part of the value: two event mappings are equal when (mu, t1, t2) are.
+    ``support`` names the occurrences (``Occurrence``; SPAseq: stream, element graph) the
+    mapping was built from; it is bookkeeping for consumption policies (RSEP-QL section 4.4)
+    and SPAseq match identity, not part of the value: two event mappings are equal when
+    (mu, t1, t2) are. Consumption keeps ``Derivation``s instead.
     """
 
     mu: Mu
     start: int
     end: int
-    support: frozenset[tuple[str, str]] = field(default=frozenset(), compare=False)
+    support: frozenset[tuple] = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         if self.end < self.start:
@@ -86,5 +87,22 @@ class EventMapping:
         return self.mu.compatible(other.mu)
 
     def combine(self, other: EventMapping, start: int, end: int) -> EventMapping:
-        """mu1 u mu2 stamped [start, end], with the union of both supports."""
-        return EventMapping(self.mu.merge(other.mu), start, end, self.support | other.support)
+        """mu1 u mu2 stamped [start, end], with the union of both supports (of this class:
+        a ``Derivation`` combines into one)."""
+        return type(self)(self.mu.merge(other.mu), start, end, self.support | other.support)
+
+
+Occurrence = tuple[int, int, str, str, str]
+"""(end, start, source, stream, element graph): one stream element seen through one window
+(or stream, "*" for EP-SPARQL's every stream), what consumption uses up (RSEP-QL Definition
+10). Tuples compare by time first, so sorting a support lists its occurrences earliest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Derivation(EventMapping):
+    """An event mapping whose support is part of its identity, as consumption needs it:
+    equal (mu, t1, t2) reached through different occurrences (two elements of one time, an
+    interval JOIN or EQUALS of different pairs, a SEQ_WO of two left events with one start)
+    are different derivations, each consumable on its own (docs/semantics.md)."""
+
+    support: frozenset[Occurrence] = field(default=frozenset(), compare=True)

@@ -6,7 +6,9 @@ result's time, or with the interval [from, to] of the event match it came from. 
 queries of the run read it like any input stream; a rule whose output stream is one of its
 own inputs is fed back (the Q-closure). The network is evaluated to a fixpoint: every
 query is evaluated on the inputs plus the streams derived so far, until no derived stream
-changes.
+changes. A stream two queries produce has both queries' elements: at one time, the
+run's input first, then each producer's in the order the queries are given (the order in
+which the engine hands them on).
 """
 
 from __future__ import annotations
@@ -53,16 +55,17 @@ def evaluate_network(
     derived: dict[str, list[StreamElement]] = {}
     for _ in range(MAX_ROUNDS):
         inputs = {**streams}
-        for iri, elements in derived.items():
-            inputs[iri] = sorted([*inputs.get(iri, []), *elements], key=lambda e: (e.end, e.start))
+        for iri, elements in derived.items():  # stable: the input's, then each producer's
+            inputs[iri] = sorted([*inputs.get(iri, []), *elements], key=lambda e: e.end)
         answers = {
             name: evaluate(q, inputs, background, name=name, until=until) for name, q in queries
         }
-        now = {
-            out: derived_elements(out, answers[name], time_kind(streams))
-            for name, q in queries
-            if (out := q.output_stream) is not None
-        }
+        now: dict[str, list[StreamElement]] = {}
+        for name, q in queries:  # two producers of one stream: both queries' elements
+            if (out := q.output_stream) is not None:
+                now.setdefault(out, []).extend(
+                    derived_elements(out, answers[name], time_kind(streams))
+                )
         if _graphs(now) == _graphs(derived):
             return sorted((r for rs in answers.values() for r in rs), key=lambda r: r.t)
         derived = now

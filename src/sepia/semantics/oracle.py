@@ -6,7 +6,9 @@ The queries differ only in the t0 of their sliding windows. By Theorem 1, window
 and (a, b, t0 + n*b) agree from t0 + n*b on, so each window's t0 ranges over
 {t0, ..., t0 + b - 1} only; the answers are compared from t_s, the largest of those values
 (Definition 26), which skips the start-up transient. Answers are compared as multisets of
-jsonl lines, ignoring the query name (the order within one t is not significant).
+jsonl lines, ignoring the query name (the order within one t is not significant) and the
+lexical form of literals (compared in pyoxigraph's canonical form, as the reference holds
+them).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sepia.algebra import dataset as ds
 from sepia.algebra.query import Query
 from sepia.io.results import Result, result_to_json
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import canonical, parse_term, term_to_nt
 from sepia.semantics.evaluator import evaluate, time_kind
 
 
@@ -61,7 +64,33 @@ class Verdict:
 
 
 def _key(line: Mapping[str, object]) -> str:
-    return json.dumps({k: v for k, v in line.items() if k != "query"}, sort_keys=True)
+    """A jsonl line as compared: without the query name, its terms in the form the
+    reference holds them (``terms.canonical``: another engine may print a literal as its
+    input wrote it, ``"102.10"^^xsd:decimal`` for ``"102.1"``)."""
+    kept = {k: v for k, v in line.items() if k != "query"}
+    if isinstance(binding := kept.get("binding"), Mapping):
+        kept["binding"] = {k: _canonical_text(v) for k, v in binding.items()}
+    if isinstance(triples := kept.get("triples"), list):
+        kept["triples"] = sorted(_canonical_statement(x) for x in triples)
+    return json.dumps(kept, sort_keys=True)
+
+
+def _canonical_text(text: object) -> object:
+    """An N-Triples term's text in canonical form (anything else as it is)."""
+    try:
+        return term_to_nt(canonical(parse_term(str(text))))
+    except ValueError:
+        return text
+
+
+def _canonical_statement(text: object) -> object:
+    """An N-Triples statement with its terms in canonical form (anything else as it is)."""
+    try:
+        (quad,) = ox.parse(str(text), format=ox.RdfFormat.N_TRIPLES)
+    except (SyntaxError, ValueError):
+        return text
+    terms = (quad.subject, quad.predicate, quad.object)
+    return f"{ox.Triple(*map(canonical, terms))} ."  # type: ignore[arg-type]
 
 
 def _from(lines: Sequence[Mapping[str, object]], t_start: int) -> Counter[str]:

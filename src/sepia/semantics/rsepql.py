@@ -7,9 +7,11 @@ side starts, t2 < t3 (the W^sqcup[0, t3 - 1] restriction), and stamps [t1, t4]: 
 as CQELS-CEP's SEQ, so ``seq`` is that function. CHRONOLOGICAL and RECENT follow
 ETALIS as semantics.md says: each right mapping, in order, takes the earliest (resp. latest)
 compatible earlier left mapping whose occurrences are not consumed, and both are consumed.
-Occurrences are (window, element graph) pairs: the consumption policy works on the input of
-each window (Definition 10). Mappings with equal intervals are served in the order of their
-bindings (``serve_key``), so which one is taken never depends on set iteration order.
+Occurrences are elements seen through a window (``mappings.Occurrence``): the consumption
+policy works on the input of each window (Definition 10). Under consumption the mappings are
+``Derivation``s (their support is part of their identity), and ``serve_key`` orders them
+totally: by interval, then bindings, then support, so which one is taken never depends on
+set iteration order.
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ from collections.abc import Callable, Iterable, Sequence
 
 from sepia.rdf.stream import StreamElement
 from sepia.semantics.cqels_cep import seq
-from sepia.semantics.mappings import EventMapping, Mu
+from sepia.semantics.mappings import EventMapping, Mu, Occurrence
 
 __all__ = [
     "event", "first", "last", "order_key", "seq", "seq_consuming", "seq_naive", "serve_key"
 ]
 
 Omega = Iterable[EventMapping]
-Occurrence = tuple[str, str]
 
 
 def order_key(m: EventMapping) -> tuple[int, int]:
@@ -35,23 +36,35 @@ def order_key(m: EventMapping) -> tuple[int, int]:
 
 def serve_key(m: EventMapping) -> tuple:
     """The total order consumption serves mappings in: by (end, start), then by the bindings
-    (variable names in order, each term compared by its N-Triples text). Two distinct event
-    mappings of one set never tie (they differ in mu when their intervals are equal)."""
-    return (m.end, m.start, tuple(sorted((k, str(v)) for k, v in m.mu.items())))
+    (variable names in order, each term compared by its N-Triples text), then by the support
+    (its occurrences earliest first, compared as a list). Two distinct event mappings, or
+    derivations, of one set never tie."""
+    bindings = tuple(sorted((k, str(v)) for k, v in m.mu.items()))
+    return (m.end, m.start, bindings, tuple(sorted(m.support)))
 
 
 def event(
-    window: str, elements: Sequence[StreamElement], matches: Callable[[StreamElement], Iterable[Mu]]
+    window: str,
+    elements: Sequence[StreamElement],
+    matches: Callable[[StreamElement], Iterable[Mu]],
+    kind: type[EventMapping] = EventMapping,
 ) -> set[EventMapping]:
     """<<EVENT w P>>: (mu, t_k, t_k) for every element G_k the window shows and mu in [[P]]_G_k.
 
     ``elements`` is already W . W_w(S, t); ``matches`` evaluates P over one element's graph.
+    Each mapping's support is its element seen through ``window``; as ``Derivation``s
+    (``kind``), two elements giving one mapping give two.
     """
     return {
-        EventMapping(m, e.start, e.end, frozenset({(window, e.graph)}))
+        kind(m, e.start, e.end, frozenset({occurrence(window, e)}))
         for e in elements
         for m in matches(e)
     }
+
+
+def occurrence(source: str, element: StreamElement) -> Occurrence:
+    """An element seen through ``source`` (a window, or "*": every stream)."""
+    return (element.end, element.start, source, element.stream, element.graph)
 
 
 def first(omega: Omega) -> set[EventMapping]:

@@ -169,6 +169,43 @@ def values_text(
     return f"VALUES ({head}) {{ {body} }}"
 
 
+TABLE_ROW = "__row"
+"""The hidden variable naming a row of a ``table_text`` whose blank nodes are in a graph."""
+TABLE_COLUMN = f"{OWN_GRAPHS}column:"
+
+
+def table_text(
+    variables: list[str],
+    rows: list[list[ox.NamedNode | ox.BlankNode | ox.Literal | None]],
+    graph: ox.NamedNode,
+) -> tuple[str, list[ox.Quad]]:
+    """Rows as a group pattern with ``values_text``'s solutions, for rows that may hold blank
+    nodes (stream data often does), which SPARQL's VALUES cannot: each blank node is left
+    UNDEF there and read from ``graph`` instead, whose quads (row node, column, blank node)
+    come back to be put in the store the query runs on. Without blank nodes: VALUES alone."""
+    cells = [
+        (i, v, x)
+        for i, row in enumerate(rows)
+        for v, x in zip(variables, row, strict=True)
+        if isinstance(x, ox.BlankNode)
+    ]
+    if not cells:
+        return values_text(variables, rows), []
+    node = lambda i: ox.NamedNode(f"{graph.value}:{i}")  # noqa: E731
+    table = [
+        [node(i), *(None if isinstance(x, ox.BlankNode) else x for x in row)]
+        for i, row in enumerate(rows)
+    ]
+    reads = " ".join(
+        f"OPTIONAL {{ GRAPH {graph} {{ ?{TABLE_ROW} <{TABLE_COLUMN}{v}> ?{v} }} }}"
+        for v in sorted({v for _, v, _ in cells})
+    )
+    quads = [ox.Quad(node(i), ox.NamedNode(TABLE_COLUMN + v), x, graph) for i, v, x in cells]
+    head = " ".join(f"?{v}" for v in variables)
+    body = f"{values_text([TABLE_ROW, *variables], table)} {reads}"
+    return f"{{ SELECT {head} WHERE {{ {body} }} }}", quads
+
+
 def pattern_text(p: gp.GraphPattern, special: Special | None = None) -> str:
     """The body of a group graph pattern (without the outer braces)."""
     text = lambda q: pattern_text(q, special)  # noqa: E731

@@ -1,8 +1,9 @@
 """The SparkSession Sepia runs on: local mode by default, quiet, Arrow on, small shuffles.
 
 The settings below come from measurements on 2-core machines (design/architecture.md):
-200 shuffle partitions were 6.5x slower than 2; keyed state needs the RocksDB provider;
-Python workers must run the driver's interpreter, not whatever `python3` is on PATH.
+200 shuffle partitions were 6.5x slower than 2 (so: two per core the master gives); keyed
+state needs the RocksDB provider; Python workers must run the driver's interpreter, not
+whatever `python3` is on PATH.
 
 Quiet: log4j2.properties keeps Spark's logs to errors, but some lines reach the JVM's
 standard error without log4j (the JVM's own start-up warning, the banner of the driver-side
@@ -53,8 +54,19 @@ class SparkConfig:
 
     master: str = "local[*]"
     app_name: str = "sepia"
-    shuffle_partitions: int = 2 * (os.cpu_count() or 1)
+    shuffle_partitions: int | None = None
+    """None: two per core the master gives (``local_cores``)."""
     extra: dict[str, str] = field(default_factory=dict)
+
+
+def local_cores(master: str) -> int:
+    """The cores a master gives this process: N for ``local[N]`` (and ``local[N,F]``), 1 for
+    ``local``, the machine's for ``local[*]`` and for a cluster (whose size is not known
+    before it starts; the machine's count is the usual order)."""
+    found = re.fullmatch(r"local\[(\d+)(?:,\d+)?\]", master)
+    if found:
+        return max(1, int(found.group(1)))
+    return 1 if master == "local" else os.cpu_count() or 1
 
 
 def java_major_version() -> int:
@@ -98,12 +110,15 @@ def check_master(master: str, timeout: float = MASTER_TIMEOUT_S) -> None:
     )
 
 
-def _settings(config: SparkConfig) -> dict[str, str]:
+def session_settings(config: SparkConfig) -> dict[str, str]:
+    """The session's Spark settings: Sepia's tuned defaults under the run's own."""
     return {
         "spark.master": config.master,
         "spark.app.name": config.app_name,
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": str(config.shuffle_partitions),
+        "spark.sql.shuffle.partitions": str(
+            config.shuffle_partitions or 2 * local_cores(config.master)
+        ),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.streaming.stateStore.providerClass":
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
@@ -153,7 +168,7 @@ def spark_session(config: SparkConfig | None = None) -> SparkSession:
         raise SparkUnavailable(f"Spark 4 needs Java 17 or newer; found Java {major}. {JAVA_HELP}")
     check_master(config.master)
     _prepare_environment()
-    settings = _settings(config)
+    settings = session_settings(config)
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
