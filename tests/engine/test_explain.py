@@ -31,12 +31,25 @@ def test_e1_plan():
     ]
 
 
-def test_aggregates_are_marked_as_fallback():
+def test_maintained_aggregates_are_shown_with_their_pattern():
     text = """PREFIX : <http://example.org/>
     REGISTER ISTREAM :o AS SELECT ?s (COUNT(?o) AS ?n) FROM NAMED WINDOW :w ON :s [RANGE 4]
     WHERE { WINDOW :w { ?s :p ?o FILTER(?o > 3) } } GROUP BY ?s"""
+    lines = [line.strip() for line in shown(text).splitlines()]
+    assert lines[0] == "R2S IStream"
+    assert lines[3].startswith("evaluation: GROUP BY maintained from the delta (CQELS)")
+    group = next(i for i, line in enumerate(lines) if line.startswith("GroupBy"))
+    assert lines[group].startswith("GroupBy ['?s'] ['?_1agg := COUNT(?o)']")
+    assert lines[group + 1].startswith("Select IF((?o > ")
+    assert lines[group + 2].startswith("Scan window <http://example.org/w>")
+
+
+def test_other_aggregates_are_marked_as_fallback():
+    text = """PREFIX : <http://example.org/>
+    REGISTER ISTREAM :o AS SELECT ?s (GROUP_CONCAT(?o) AS ?n) FROM NAMED WINDOW :w ON :s
+    [RANGE 4] WHERE { WINDOW :w { ?s :p ?o } } GROUP BY ?s"""
     plan_text = shown(text)
-    assert plan_text.startswith("R2S IStream")
+    assert "evaluation: full at each instant" in plan_text
     assert "FALLBACK pyoxigraph (group" in plan_text
 
 

@@ -69,6 +69,30 @@ def test_state_stays_bounded_over_a_long_stream():
     assert peak["dictionary_terms"] == terms
 
 
+def test_aggregate_state_stays_bounded_over_a_long_stream():
+    """A maintained GROUP BY (engine.aggregates) over 20,000 elements, two per time unit,
+    through a RANGE 10 STEP 5 window: its match sets hold at most the window's 20 triples,
+    its state a row per group and per value of MAX's multisets (at most 20 + 20)."""
+    text = f"""PREFIX : <{EX}>
+    REGISTER RSTREAM :out AS SELECT ?x (AVG(?y) AS ?a) (MAX(?y) AS ?m)
+    FROM NAMED WINDOW :w ON :s1 [RANGE 10 STEP 5]
+    WHERE {{ WINDOW :w {{ ?x :p ?y }} }} GROUP BY ?x"""
+    s = session(text)
+    node = [ox.NamedNode(f"{EX}n{i}") for i in range(50)]
+    p, integer = ox.NamedNode(EX + "p"), ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+    peak: dict[str, int] = {}
+    produced = 0
+    for i in range(20_000):
+        triple = ox.Triple(node[i % 50], p, ox.Literal(str(i % 97), datatype=integer))
+        produced += len(s.push(StreamElement(S1, f"g{i}", i // 2, i // 2, (triple,))))
+        for key, value in s.state_size().items():
+            peak[key] = max(peak.get(key, 0), value)
+    assert produced > 0
+    assert peak["window_triples"] <= 20
+    assert 0 < peak["maintained_rows"] <= 20
+    assert 0 < peak["aggregate_state"] <= 40
+
+
 def test_maintained_optional_and_minus_state_stays_bounded():
     """Delta evaluation of OPTIONAL and MINUS keeps both inputs of each (and the joins'
     mappings): over 6,000 elements, two per time unit on two streams, in RANGE 4 content

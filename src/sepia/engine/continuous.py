@@ -20,8 +20,9 @@ from weakref import WeakKeyDictionary
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
+from sepia.engine import aggregates, r2s
 from sepia.engine import operators as po
-from sepia.engine import r2s
+from sepia.engine.aggregates import MaintainedGroups
 from sepia.engine.automaton import Automaton, matches
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec, encode_triples
@@ -635,15 +636,27 @@ class ContinuousQuery:
         self.previous, out = r2s.step(self.operator, self.previous, now)
         return self._results(t, out)
 
-    def _maintained(self) -> MaintainedAnswer | None:
-        """The answer maintained by delta evaluation (``engine.delta``), where it applies."""
+    def _maintained(self) -> MaintainedAnswer | MaintainedGroups | None:
+        """The answer maintained by delta evaluation (``engine.delta``), or the GROUP BY
+        maintained from the same delta (``engine.aggregates``), where they apply."""
         physical = self.physical
-        delta = plan_of(self.query.form, physical.root, self.events_query)
-        if isinstance(delta, str) or self.background.varying:
+        if self.background.varying:
             return None
         slots = physical.slots
         kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
-        return MaintainedAnswer(delta, kept, len(slots.names))
+        delta = plan_of(self.query.form, physical.root, self.events_query)
+        if not isinstance(delta, str):
+            return MaintainedAnswer(delta, kept, len(slots.names))
+        form, root = self.query.form, physical.root
+        grouped = aggregates.plan_of(form, root, self.events_query, self._empty_graph)
+        if isinstance(grouped, str):
+            return None
+        return MaintainedGroups(grouped, kept, len(slots.names), self.dictionary)
+
+    def _empty_graph(self, ref: po.GraphRef) -> bool:
+        """Whether a static background graph is empty (a C-SPARQL window merged with it is
+        then the window alone)."""
+        return isinstance(ref, po.BackgroundGraph) and not self.background.graph(ref.name)
 
     def _delta_step(self, reader: _Reader) -> tuple[Counter[tuple], Counter[tuple]]:
         """(state, output) of the streaming operator from the maintained answer's change."""
@@ -754,6 +767,9 @@ class ContinuousQuery:
             "window_triples": sum(len(w.graph) for w in self.windows.values()),
             "previous_answer": sum(self.previous.values()),
             "maintained_rows": 0 if self._delta is None else len(self._delta),
+            "aggregate_state": (
+                self._delta.state_rows() if isinstance(self._delta, MaintainedGroups) else 0
+            ),
             "runs": len(self.runs),
             "dropped_runs": self.dropped,
         }

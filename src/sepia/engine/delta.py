@@ -39,6 +39,9 @@ from sepia.engine.rows import Row
 
 Key = tuple[int | None, ...]
 """A row of the answer: the output slots of a mapping."""
+RowLocal = po.Select | po.Bind | po.Keep
+Atoms = tuple[tuple[po.GraphRef, po.EncodedPattern], ...]
+"""The triple patterns of a join of BGPs, each with the one graph it matches in."""
 REBUILD = 0.25
 """A change above this share of the windows' triples is evaluated in full: W1's 5-minute
 window sliding by 1 minute changes by about 40% between evaluations, and there its delta
@@ -61,14 +64,25 @@ class DeltaPlan:
 
 def plan_of(form: qa.QueryForm, root: po.PhysicalPlan, events: bool) -> DeltaPlan | str:
     """The delta plan of a query's pattern, or why it is evaluated in full."""
+    top = query_pattern(form, root, events)
+    if isinstance(top, str):
+        return top
+    node, distinct = top
+    built = _Builder(0).build(node)
+    return built if isinstance(built, str) else DeltaPlan(node, distinct)
+
+
+def query_pattern(
+    form: qa.QueryForm, root: po.PhysicalPlan, events: bool
+) -> tuple[po.PhysicalPlan, bool] | str:
+    """A SELECT's pattern and whether a DISTINCT is on top of it; or why the query is not
+    maintained (also ``engine.aggregates``'s start)."""
     if events:
         return "an event pattern"
     if not isinstance(form, qa.Select):
         return f"a {type(form).__name__} form"
     distinct = isinstance(root, po.Dedup)
-    node = root.inner if isinstance(root, po.Dedup) else root
-    built = _Builder(0).build(node)
-    return built if isinstance(built, str) else DeltaPlan(node, distinct)
+    return (root.inner if distinct else root), distinct  # type: ignore[attr-defined]
 
 
 class _Builder:
@@ -115,7 +129,8 @@ class _Builder:
             case po.Table(rows):
                 return mt.Constant(rows)
             case _:
-                return NOT_COVERED.get(type(node), type(node).__name__)
+                kinds = (why for kind, why in NOT_COVERED.items() if isinstance(node, kind))
+                return next(kinds, type(node).__name__)  # (a GroupBy is a Fallback)
 
     def _both(
         self, left: po.PhysicalPlan, right: po.PhysicalPlan
@@ -168,7 +183,38 @@ def _keeps_all(node: po.PhysicalPlan, slots: tuple[int, ...]) -> bool:
     )
 
 
-def _atoms(node: po.PhysicalPlan) -> tuple[tuple[po.GraphRef, po.EncodedPattern], ...] | None:
+def under_row_local(node: po.PhysicalPlan) -> tuple[po.PhysicalPlan, tuple[RowLocal, ...]] | str:
+    """The operator under a chain of FILTER, BIND and projection, and that chain (innermost
+    first); or why those are not functions of their row (``engine.aggregates``: above
+    and under a GROUP BY)."""
+    steps: list[RowLocal] = []
+    while isinstance(node, RowLocal):
+        test = node.value if isinstance(node, po.Bind) else getattr(node, "condition", None)
+        if test is not None and not test.row_local:
+            return "an expression that is not a function of its row"
+        steps.append(node)
+        node = node.inner
+    return node, tuple(reversed(steps))
+
+
+def local_join(node: po.PhysicalPlan) -> tuple[Atoms, tuple[po.Select | po.Bind, ...]] | str:
+    """A join of BGPs each over one window or background graph (its triple patterns) under
+    FILTER and BIND (innermost first); or why ``node`` is not one (``engine.aggregates``
+    maintains such a join by counting, ``engine.counting``)."""
+    found = under_row_local(node)
+    if isinstance(found, str):
+        return found
+    core, steps = found
+    if any(isinstance(s, po.Keep) for s in steps):
+        return "a sub-select"
+    atoms = _atoms(core)
+    if atoms is None:
+        why = _Builder(0).build(core)
+        return why if isinstance(why, str) else "OPTIONAL, UNION, MINUS, VALUES or GRAPH ?g"
+    return atoms, steps  # type: ignore[return-value]
+
+
+def _atoms(node: po.PhysicalPlan) -> Atoms | None:
     """The triple patterns of a join of BGPs each over one window or background graph."""
     match node:
         case po.Scan(graphs, patterns):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from sepia.algebra import to_sexpr
+from sepia.engine import aggregates
 from sepia.engine import operators as po
 from sepia.engine.automaton import Bop, Conj, Disj, Gpm
 from sepia.engine.delta import plan_of
@@ -55,9 +56,16 @@ def _evaluation(physical: PhysicalQuery) -> str:
     """Whether each evaluation maintains the answer from the windows' changes (``delta``)."""
     events = physical.automaton is not None or physical.events is not None
     found = plan_of(physical.query.form, physical.root, events)
-    if isinstance(found, str):
-        return f"evaluation: full at each instant (delta evaluation does not cover {found})"
-    return "evaluation: delta (CQELS): only mappings using window triples that entered or left"
+    if not isinstance(found, str):
+        return "evaluation: delta (CQELS): only mappings using window triples that entered or left"
+    grouped = aggregates.plan_of(physical.query.form, physical.root, events, lambda _: True)
+    if not isinstance(grouped, str):
+        return (
+            "evaluation: GROUP BY maintained from the delta (CQELS) of its pattern: only the "
+            "groups whose mappings changed (a C-SPARQL window merged with a non-empty default "
+            "graph: full at each instant)"
+        )
+    return f"evaluation: full at each instant (delta evaluation does not cover {found})"
 
 
 def _partition(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:
@@ -176,6 +184,15 @@ def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: in
             where = " + ".join(map(_graph, graphs))
             return [f"{pad}NestedPath {where} {ends[0]} {to_sexpr(path)} {ends[1]} "
                     "(pairs cached per graph version)"]
+        case aggregates.GroupBy(inner=inner, keys=keys, aggregates=specs):
+            shown = [
+                f"{name(a.target)} := {a.function}({'DISTINCT ' if a.distinct else ''}"
+                f"{'*' if a.argument is None else name(a.argument)})"
+                for a in specs
+            ]
+            return [f"{pad}GroupBy {[name(k) for k in keys]} {shown} (per-group state updated "
+                    "by the changed mappings; pyoxigraph where not at the query's top)",
+                    *below(inner)]
         case po.Fallback(pattern, _):
             return [f"{pad}FALLBACK pyoxigraph {to_sexpr(pattern)}"]
         case _:

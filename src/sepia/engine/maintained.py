@@ -25,6 +25,7 @@ builds them from full answers (first evaluation, restore, a large change).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Protocol
 
 from sepia.engine import operators as po
@@ -96,19 +97,29 @@ class Local:
     def mapped(self, change: Change) -> Change:
         if not change:
             return change
-        rows, counts = list(change), list(change.values())
-        match self.step:
-            case po.Select(_, condition):
-                truths = condition.truths(rows)
-                return {r: c for r, c, ok in zip(rows, counts, truths, strict=True) if ok}
-            case po.Bind(_, slot, value):
-                rows = po.bind_rows(rows, slot, value.values(rows))
-            case po.Keep(_, slots):
-                rows = po.keep_rows(rows, slots)
+        rows, passed = through(self.step, list(change))
+        counts = list(change.values())
+        if passed is not None:  # a FILTER: the rows that pass, unchanged
+            return dict(zip(rows, compress(counts, passed), strict=True))
         out: Change = {}
         for row, count in zip(rows, counts, strict=True):
             add(out, row, count)
         return out
+
+
+def through(
+    step: po.Select | po.Bind | po.Keep, rows: list[Row]
+) -> tuple[list[Row], list[bool] | None]:
+    """Rows through a FILTER, BIND or projection: the rows it gives, and for a FILTER which
+    of ``rows`` pass (the rows given are those)."""
+    match step:
+        case po.Select(_, condition):
+            truths = condition.truths(rows)
+            return list(compress(rows, truths)), truths
+        case po.Bind(_, slot, value):
+            return po.bind_rows(rows, slot, value.values(rows)), None
+        case po.Keep(_, slots):
+            return po.keep_rows(rows, slots), None
 
 
 class Union:

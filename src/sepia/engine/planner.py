@@ -21,6 +21,7 @@ from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
+from sepia.engine import aggregates
 from sepia.engine import operators as po
 from sepia.engine.automaton import (
     Automaton,
@@ -309,6 +310,8 @@ class _Planner:
                 return self._graph_variable(variable, inner)
             case gp.PathPattern(subject, path, obj) if has_nested_test(path):
                 return self._nested_path(subject, path, obj, graphs)
+            case gp.Group():
+                return self._group(p, graphs)
             case _:
                 return self._fallback(p, graphs)
 
@@ -489,6 +492,18 @@ class _Planner:
         """Whether GRAPH <name> reads a graph of the dataset (FROM NAMED, when given)."""
         declared = self.dataset.default_graphs or self.dataset.named_graphs
         return not declared or name in self.dataset.named_graphs
+
+    def _group(self, p: gp.Group, graphs: tuple[po.GraphRef, ...]) -> po.Fallback:
+        """GROUP BY: pyoxigraph's fallback, which the engine maintains itself where it is
+        the query's top (``engine.aggregates``) if its aggregates and pattern allow."""
+        fallback = self._fallback(p, graphs)
+        if graphs == (po.EventGraph(),):
+            return fallback
+        try:
+            inner = self.plan(p.inner, graphs)
+        except Unsupported:
+            return fallback
+        return aggregates.native(p, fallback, inner, self.slots.index) or fallback
 
     def _fallback(self, p: gp.GraphPattern, graphs: tuple[po.GraphRef, ...]) -> po.Fallback:
         """Hand ``p`` to pyoxigraph, wrapped so that it reads the same active graph (one
