@@ -204,3 +204,14 @@ def test_an_unbound_value_unbinds_min_and_max():
     data = {S1: [StreamElement(S1, "_:g0", 0, 0, (zero,)),
                  StreamElement(S1, "_:g1", 1, 1, (zero, text_value))]}  # fmt: skip
     assert_agrees(text, data)
+
+
+def test_a_group_over_background_data_only_is_left_to_the_fallback():
+    """No window feeds the group (a one-time query, W3C agg01-style): nothing would ever
+    change it, so the maintained GROUP BY would answer nothing; pyoxigraph answers it."""
+    text = f"PREFIX : <{EX}>\nSELECT ?s (COUNT(?o) AS ?n) WHERE {{ ?s :r ?o }} GROUP BY ?s"
+    query = parse_query(text)
+    physical = plan(query, Dictionary(), ())
+    found = aggregates.plan_of(query.form, physical.root, False, lambda _: True)
+    assert isinstance(found, str) and "background data only" in found
+    assert_agrees(text, {})

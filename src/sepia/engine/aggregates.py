@@ -168,6 +168,8 @@ def plan_of(
     if isinstance(inner, str):
         return f"{inner} inside the group"
     atoms, inner_steps = inner
+    if not any(isinstance(graph, po.WindowGraph) for graph, _ in atoms):
+        return "a group over background data only (no window change to maintain it from)"
     return GroupPlan(atoms, inner_steps, node, steps, distinct)
 
 
