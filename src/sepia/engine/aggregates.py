@@ -188,8 +188,10 @@ def _unmerged(node: po.PhysicalPlan, empty: Callable[[po.GraphRef], bool]) -> po
 
 
 class Terms:
-    """Terms as pyoxigraph's store keeps them (canonical literals) and their numeric values,
-    found once per term by writing it to a store and reading it back."""
+    """The numeric values of terms, found once per term (by writing the literals Python
+    cannot read for sure to a store and asking it). The dictionary already encodes terms
+    in pyoxigraph's canonical form (``rdf.terms.canonical``), so each id is its own
+    canonical id."""
 
     def __init__(self, dictionary: Dictionary) -> None:
         self.dictionary = dictionary
@@ -206,22 +208,17 @@ class Terms:
         for i in set(ids).difference(known):
             if i is None:
                 continue
+            known[i] = i
             term = decode(i)
             if not isinstance(term, ox.Literal):
-                known[i] = i
                 self.numbers[i] = None
             elif (found := _plain(term)) is not False:
-                known[i] = i
                 self.numbers[i] = found
             else:
                 new.append(i)
         if new:
             for i, (term, numeric) in zip(new, _stored([decode(i) for i in new]), strict=True):
-                c = self.dictionary.encode(term)
-                known[i] = c
-                known.setdefault(c, c)
-                if c not in self.numbers:
-                    self.numbers[c] = _number(term) if numeric else None
+                self.numbers[i] = _number(term) if numeric else None
         return known.__getitem__
 
     @property
