@@ -11,9 +11,10 @@ leaves. So each evaluation costs a probe per changed triple, and nothing is stor
 mapping (``delta.WindowJoin`` keeps every mapping with the triples it uses, which
 ``aggregates`` does not need: it only folds the mappings' changes into per-group state).
 
-Triples are read in pyoxigraph's canonical forms (``aggregates.Terms``): the reference's
-store keeps "03"^^xsd:integer as "3", a graph is a set, so two triples of one canonical
-form are one triple here (counted, to leave with the last). Background atoms are matched
+Triples are read in pyoxigraph's canonical forms (the dictionary encodes terms so,
+``rdf.terms.canonical``): the reference's store keeps "03"^^xsd:integer as "3", a graph is
+a set, so two triples of one canonical form are one triple here (counted, to leave with the
+last). Background atoms are matched
 once; their graphs do not change (``ContinuousQuery._maintained``).
 """
 
