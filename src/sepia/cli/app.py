@@ -28,7 +28,3 @@ def fail(message: str, code: int = 1) -> NoReturn:
     err_console.print(message, markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
-
-def not_built_yet(what: str) -> NoReturn:
-    """Say plainly that a command's engine does not exist yet, rather than print fake output."""
-    fail(f"{what} is not built yet in this version of Sepia.", code=3)

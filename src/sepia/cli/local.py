@@ -18,10 +18,9 @@ from typing import TextIO
 
 import typer
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import err_console, fail
 from sepia.cli.options import EventPolicy, compile_queries, existing_paths, split_binding
-from sepia.engine.plan.planner import Unsupported
 from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
 from sepia.io.writers import ResultWriter, writer_for

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
+from sepia.algebra.query import Unsupported
 from sepia.cli.app import app, fail
 from sepia.cli.local import LocalRun, run_local
 from sepia.cli.options import (
@@ -43,7 +44,6 @@ from sepia.runtime.inputs import (
 from sepia.runtime.local.feed import Feed
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
-from sepia.semantics.sparql import Unsupported
 
 if TYPE_CHECKING:
     from sepia.runtime.spark.run import SparkRunOptions
