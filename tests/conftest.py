@@ -15,6 +15,8 @@ import pytest
 from hypothesis import settings
 from pyspark.sql import SparkSession
 
+import w3c_suites
+
 settings.register_profile("suite", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("SEPIA_HYPOTHESIS", "suite"))
@@ -27,3 +29,18 @@ def spark() -> Iterator[SparkSession]:
     session = spark_session(SparkConfig(master="local[2]", app_name="sepia-tests"))
     yield session
     session.stop()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under CI a missing W3C suite fails the run before any test (see ``w3c_suites``)."""
+    if w3c_suites.missing() and w3c_suites.in_ci():
+        failure = "CI=true, so the run fails. " + w3c_suites.message()
+        pytest.exit(failure, returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Outside CI a missing suite is one warning line at the end of the run."""
+    if w3c_suites.missing():
+        terminalreporter.write_line(
+            "WARNING: their tests were skipped. " + w3c_suites.message(), yellow=True, bold=True
+        )
