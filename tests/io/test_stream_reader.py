@@ -506,3 +506,29 @@ def test_sparql_style_directives_brackets_and_collections(
     assert [(e.graph, e.end, len(e.triples)) for e in elements] == [
         (E + "e1", 1, 8), (E + "x/e2", 2, 1)  # 1 + bnode's 1 + list of 3 (2 each)
     ]
+
+
+# --- a line of garbage costs no good element -------------------------------------------
+
+GARBAGE_LAYOUTS = {
+    "time first": ":e{n} prov:generatedAtTime {n} .\n:e{n} {{ :s :p :o . }}\n",
+    "time after": ":e{n} {{ :s :p :o . }}\n:e{n} prov:generatedAtTime {n} .\n",
+    "graph over lines": ":e{n} {{\n  :s :p :o .\n}}\n:e{n} prov:generatedAtTime {n} .\n",
+}
+
+
+@pytest.mark.parametrize("layout", GARBAGE_LAYOUTS)
+@pytest.mark.parametrize("where", [1, 2])
+def test_a_garbage_line_between_statements_takes_no_time_statement(
+    layout: str, where: int
+) -> None:
+    """`this is not rdf` has no `.`: read on, it would run into the next statement (a time
+    statement, here before or after the graph) and reject a good element as "no time"."""
+    size = GARBAGE_LAYOUTS[layout].count("\n")
+    lines = "".join(GARBAGE_LAYOUTS[layout].format(n=n) for n in range(6)).splitlines(True)
+    at = size * 3 + size - 2 + where  # before e3's last line, or after it
+    lines.insert(at, "this is not rdf\n")
+    elements, errors = skip(PREFIXES + "".join(lines))
+    assert [e.end for e in elements] == list(range(6))
+    assert [(e.line, e.element) for e in errors] == [(at + 3, None)]
+    assert errors[0].reason.startswith("syntax error:")

@@ -191,6 +191,11 @@ class _TrigState:
             if match.start(1) > offset:
                 break
             start, end = match.start(1), match.end(1)
+        # a line of garbage has no `.` of its own: the scanner runs it into the next
+        # statement; resume there, so that statement (often a time) is not lost with it
+        resume = resume_point(text[start:end] + b"\n")  # the last `.` needs a character after it
+        if resume is not None and offset < start + resume < end:
+            end = start + resume
         line = self.line + text.count(b"\n", 0, start)
         error_line = self.line + (error.lineno or 1) - 1
         statement = text[start:end]
