@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -532,3 +533,60 @@ def test_a_garbage_line_between_statements_takes_no_time_statement(
     assert [e.end for e in elements] == list(range(6))
     assert [(e.line, e.element) for e in errors] == [(at + 3, None)]
     assert errors[0].reason.startswith("syntax error:")
+
+
+# --- damaged gzip: what comes before the damage is read, the damage is located -------------
+
+def numbered(count: int, syntax: str) -> str:
+    """`count` one-triple elements stamped 0, 1, ...: one line each in TriG (after the
+    prefixes), two lines each in N-Quads."""
+    if syntax == "nq":
+        return "".join(f'<{E}s> <{E}p> <{E}o> <{E}e{n}> .\n<{E}e{n}> {GEN} "{n}"^^{INT} .\n'
+                       for n in range(count))
+    return PREFIXES + "".join(f":e{n} {{ :s :p :o }} :e{n} prov:generatedAtTime {n} .\n"
+                              for n in range(count))
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nq"])
+def test_truncated_gzip_keeps_the_elements_before_the_cut(syntax: str) -> None:
+    text = numbered(400, syntax).encode()
+    packed = gzip.compress(text)[:1200]  # about a third of the compressed data
+    prefix = zlib.decompressobj(31).decompress(packed)  # what zlib can read of it
+    cut_line = prefix.count(b"\n") + 1
+    whole_lines = cut_line - 1 - (0 if syntax == "nq" else 2)  # element lines read whole
+    before = whole_lines // 2 if syntax == "nq" else whole_lines
+    assert 20 < before < 390
+    name = f"s.{syntax}.gz"
+    errors: list[StreamError] = []
+    elements = list(read_stream(io.BytesIO(packed), S, name=name, on_error="skip",
+                                errors=errors.append))
+    assert [e.end for e in elements] == list(range(before))
+    assert str(errors[0]) == (
+        f"{name}:{cut_line}: the gzip data ends early (a truncated file); "
+        "what comes before this line is read, the rest is lost"
+    )
+    assert all(error.line in (cut_line - 1, cut_line) for error in errors[1:])
+    with pytest.raises(StreamError) as caught:  # stop mode: the same elements, then the error
+        for index, element in enumerate(read_stream(io.BytesIO(packed), S, name=name)):
+            assert element.end == index
+    assert str(caught.value) == str(errors[0])
+    assert index + 1 in (before - 1, before)  # the element still open at the cut waits
+
+
+def test_gzip_with_a_bad_checksum_is_read_whole_and_reported() -> None:
+    text = numbered(50, "trig").encode()
+    packed = bytearray(gzip.compress(text))
+    packed[-8] ^= 0xFF  # the CRC-32 in the trailer
+    errors: list[StreamError] = []
+    elements = list(read_stream(io.BytesIO(bytes(packed)), S, name="s.trig.gz",
+                                on_error="skip", errors=errors.append))
+    assert [e.end for e in elements] == list(range(50))
+    assert [(e.line, e.element) for e in errors] == [(53, None)]  # after the last line
+    assert "checksum fails" in errors[0].reason
+
+
+def test_gzip_members_and_padding_read_as_one_file() -> None:
+    text = numbered(30, "trig").encode()
+    packed = gzip.compress(text[:500]) + gzip.compress(text[500:]) + b"\0" * 8
+    elements = list(read_stream(io.BytesIO(packed), S, name="s.trig.gz"))
+    assert [e.end for e in elements] == list(range(30))
