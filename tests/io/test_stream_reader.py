@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import zlib
 from pathlib import Path
 
@@ -590,3 +591,89 @@ def test_gzip_members_and_padding_read_as_one_file() -> None:
     packed = gzip.compress(text[:500]) + gzip.compress(text[500:]) + b"\0" * 8
     elements = list(read_stream(io.BytesIO(packed), S, name="s.trig.gz"))
     assert [e.end for e in elements] == list(range(30))
+
+
+# --- long statements: linear work, and a bound -----------------------------------------------
+
+def long_literal(size: int, syntax: str) -> bytes:
+    literal = "x" * size
+    if syntax == "nq":
+        return (f'<{E}s> <{E}p> "{literal}" <{E}e1> .\n<{E}e1> {GEN} "1"^^{INT} .\n'
+                f'<{E}s> <{E}p> <{E}o> <{E}e2> .\n<{E}e2> {GEN} "2"^^{INT} .\n').encode()
+    return (PREFIXES + f':e1 {{ :s :p "{literal}" . }} :e1 prov:generatedAtTime 1 .\n'
+            ":e2 { :s :p :o . } :e2 prov:generatedAtTime 2 .\n").encode()
+
+
+class _Looked:
+    """A compiled pattern that adds up the length of the text it is asked to look at."""
+
+    def __init__(self, pattern: re.Pattern[bytes], seen: list[int]) -> None:
+        self.pattern, self.seen = pattern, seen
+
+    def match(self, text: bytes, *args: int) -> re.Match[bytes] | None:
+        self.seen.append(len(text))
+        return self.pattern.match(text, *args)
+
+    def fullmatch(self, text: bytes, *args: int) -> re.Match[bytes] | None:
+        self.seen.append(len(text))
+        return self.pattern.fullmatch(text, *args)
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nq"])
+def test_a_long_line_is_looked_at_a_bounded_number_of_times(
+    syntax: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Work linear in a line's length: the scanner and the parser look at the text read so
+    far only once it has doubled, so the bytes they see add up to a few times the line's
+    (before, they looked at it again after each 64 KiB block: 1 MiB was scanned 16 times)."""
+    seen: list[int] = []
+    real_parse = ox.parse
+
+    def parse(data, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(len(data) if isinstance(data, bytes) else 0)
+        return real_parse(data, *args, **kwargs)
+
+    monkeypatch.setattr(ox, "parse", parse)
+    for name in ("STATEMENTS", "UNFINISHED", "SPACE_ONLY"):
+        monkeypatch.setattr(trig_split, name, _Looked(getattr(trig_split, name), seen))
+    for size in (1 << 18, 1 << 20):
+        seen.clear()
+        data = long_literal(size, syntax)
+        elements = list(read_stream(io.BytesIO(data), S, name=f"s.{syntax}"))
+        assert [e.end for e in elements] == [1, 2]
+        assert elements[0].triples[0].object == ox.Literal("x" * size)
+        assert sum(seen) < 8 * len(data), (size, len(seen))
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nq"])
+def test_an_element_over_the_maximum_size_is_a_located_error(syntax: str) -> None:
+    data = long_literal(5000, syntax)
+    name = f"s.{syntax}"
+    errors: list[StreamError] = []
+    elements = list(read_stream(io.BytesIO(data), S, name=name, on_error="skip",
+                                errors=errors.append, max_element_size=4096))
+    assert [e.end for e in elements] == [2]
+    line = 1 if syntax == "nq" else 3
+    assert [(e.line, e.element) for e in errors] == [(line, E + "e1")]
+    assert errors[0].reason == (
+        "longer than the maximum element size (4096 bytes), so skipped unread; "
+        "--max-element-size raises the limit"
+    )
+    with pytest.raises(StreamError, match="maximum element size"):
+        list(read_stream(io.BytesIO(data), S, name=name, max_element_size=4096))
+    # the limit is on one statement or line, so the same file reads whole above it
+    assert len(list(read_stream(io.BytesIO(data), S, name=name, max_element_size=6000))) == 2
+
+
+def test_a_term_past_the_parsers_own_limit_is_a_located_error() -> None:
+    """pyoxigraph stops at a 16 MiB token (MemoryError); that is one element's error."""
+    for syntax, line in (("trig", 3), ("nq", 1)):
+        errors: list[StreamError] = []
+        data = long_literal(chunks.TERM_LIMIT + 10, syntax)
+        elements = list(read_stream(io.BytesIO(data), S, name=f"s.{syntax}",
+                                    on_error="skip", errors=errors.append))
+        assert [e.end for e in elements] == [2]
+        assert [(e.line, e.element, e.reason) for e in errors] == [
+            (line, E + "e1", f"syntax error: a term longer than {chunks.TERM_LIMIT} bytes, "
+             "the RDF parser's limit")
+        ]

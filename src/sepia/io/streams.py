@@ -8,6 +8,8 @@ Errors: with `on_error="stop"` the first bad element raises `StreamError`; with 
 error goes to the `errors` callback, the rejected text goes to the `dead_letter` file
 (after a `#` comment line giving the error), and reading goes on. Damaged gzip data ends
 the file where it breaks off, with an error saying so: it reads like the text cut there.
+A TriG statement or N-Quads line longer than `max_element_size` bytes is an error too, and
+is skipped without being held in memory; reading takes time linear in the longest one.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import BinaryIO, Literal
 import pyoxigraph as ox
 
 from sepia.io.assembly import Assembled, Assembler, graph_name
-from sepia.io.chunks import Broken, Parsed, nquads_pieces
+from sepia.io.chunks import MAX_ELEMENT_SIZE, Broken, Parsed, nquads_pieces
 from sepia.io.errors import StreamError
 from sepia.io.sources import Source, damage_of, display_name, open_binary, stream_format
 from sepia.io.trig_split import trig_pieces
@@ -44,6 +46,7 @@ class StreamReader:
         errors: Callable[[StreamError], None] | None = None,
         dead_letter: Path | None = None,
         allowed_lateness: int = 0,
+        max_element_size: int = MAX_ELEMENT_SIZE,
     ) -> None:
         if on_error not in ("stop", "skip"):
             raise ValueError(f"on_error must be 'stop' or 'skip', not {on_error!r}")
@@ -57,6 +60,9 @@ class StreamReader:
         self.errors = errors
         self.dead_letter = dead_letter
         self.allowed_lateness = allowed_lateness
+        if max_element_size < 1:
+            raise ValueError("the maximum element size must be at least 1 byte")
+        self.max_element_size = max_element_size
         self._assembler = Assembler(self.file, allowed_lateness, self._reject)
         self._dead: BinaryIO | None = None
         self._binary: BinaryIO | None = None
@@ -93,7 +99,7 @@ class StreamReader:
         try:
             with open_binary(self.source, ends_at_damage=True) as binary:
                 self._binary = binary
-                for piece in pieces(binary):
+                for piece in pieces(binary, self.max_element_size):
                     assembler.feed(piece)
                     if ready:
                         yield from ready
@@ -142,11 +148,13 @@ def read_stream(
     errors: Callable[[StreamError], None] | None = None,
     dead_letter: Path | None = None,
     allowed_lateness: int = 0,
+    max_element_size: int = MAX_ELEMENT_SIZE,
 ) -> Iterator[StreamElement]:
     """The elements of stream `stream` read from a TriG or N-Quads file, in time order."""
     reader = StreamReader(
         source, stream, name=name, fmt=fmt, on_error=on_error, errors=errors,
         dead_letter=dead_letter, allowed_lateness=allowed_lateness,
+        max_element_size=max_element_size,
     )
     return reader.elements()
 
@@ -161,11 +169,13 @@ def read_stream_rows(
     errors: Callable[[StreamError], None] | None = None,
     dead_letter: Path | None = None,
     allowed_lateness: int = 0,
+    max_element_size: int = MAX_ELEMENT_SIZE,
 ) -> Iterator[Row]:
     """Like `read_stream`, but one (graph, start, end, s, p, o) row per triple."""
     reader = StreamReader(
         source, stream, name=name, fmt=fmt, on_error=on_error, errors=errors,
         dead_letter=dead_letter, allowed_lateness=allowed_lateness,
+        max_element_size=max_element_size,
     )
     return reader.rows()
 
