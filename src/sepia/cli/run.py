@@ -19,6 +19,7 @@ from sepia.cli.options import (
     EntailmentOption,
     EventPolicyOption,
     LatenessOption,
+    MaxElementSizeOption,
     OnErrorChoice,
     OnErrorOption,
     QueriesArgument,
@@ -29,6 +30,7 @@ from sepia.cli.options import (
     load_inputs,
     split_binding,
 )
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import InputError
 from sepia.io.writers import WRITERS, writer_for
 from sepia.rdf.results import Result
@@ -72,6 +74,7 @@ def run(
     on_error: OnErrorOption = OnErrorChoice.stop,
     dead_letter: DeadLetterOption = None,
     allowed_lateness: LatenessOption = 0,
+    max_element_size: MaxElementSizeOption = MAX_ELEMENT_SIZE,
     until: UntilOption = None,
     max_runs: Annotated[
         int | None,
@@ -138,11 +141,11 @@ def run(
         named = compile_queries(queries, event_policy, entailment)
         options = SparkRunOptions(
             allowed_lateness, on_error.value, follow=follow, progress=progress,
-            metrics=metrics, dead_letter=dead_letter,
+            metrics=metrics, dead_letter=dead_letter, max_element_size=max_element_size,
         )  # fmt: skip
         _run_spark(named, stream, data, options, master, checkpoint, output, format)
         return
-    read = ReadOptions(on_error.value, dead_letter, allowed_lateness)
+    read = ReadOptions(on_error.value, dead_letter, allowed_lateness, max_element_size)
     if engine is Engine.local:
         feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until)
         local = LocalRun(queries, stream, data, feed, max_runs, restore, event_policy, entailment)

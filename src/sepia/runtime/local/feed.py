@@ -131,6 +131,7 @@ def sourced(
         elements = read_stream(
             path, iri, on_error=read.on_error, errors=read.errors,
             dead_letter=read.dead_letter, allowed_lateness=read.allowed_lateness,
+            max_element_size=read.max_element_size,
         )  # fmt: skip
         for element in islice(elements, skip.get(key, 0), None):
             yield element, key
@@ -141,6 +142,7 @@ def stdin_elements(iri: str, read: ReadOptions) -> Iterator[Sourced]:
     elements = read_stream(
         Stdin(), iri, fmt="trig", on_error=read.on_error, errors=read.errors,
         dead_letter=read.dead_letter, allowed_lateness=read.allowed_lateness,
+        max_element_size=read.max_element_size,
     )  # fmt: skip
     return ((element, STDIN) for element in elements)
 
