@@ -73,8 +73,8 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
     middle = (item.y0 + item.y1) / 2
     match item.kind:
         case "lane":
-            ax.axhspan(item.y0, item.y1, color="#f6f6f6" if int(gid.rsplit("-", 1)[1]) % 2 == 0 else "white",
-                       zorder=0, gid=gid)  # fmt: skip
+            shade = "#f6f6f6" if int(gid.rsplit("-", 1)[1]) % 2 == 0 else "white"
+            ax.axhspan(item.y0, item.y1, color=shade, zorder=0, gid=gid)
             ax.annotate(item.label, (0, item.y0), xycoords=("axes fraction", "data"),
                         xytext=(-4, -2), textcoords="offset points", ha="right", va="top",
                         fontsize=8)  # fmt: skip
@@ -85,7 +85,7 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
                 ax.add_patch(_box(item, gid, alpha=0.7))
             if item.label:
                 ax.text(item.t1, item.y0 - 0.05, " " + item.label, fontsize=6.5, rotation=18,
-                        rotation_mode="anchor", va="bottom", ha="left", color="#333333")  # fmt: skip
+                        rotation_mode="anchor", va="bottom", ha="left")  # fmt: skip
         case "window":
             ax.plot([item.t0, item.t1], [middle, middle], color=item.color, lw=1, gid=gid)
             ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=0.8)

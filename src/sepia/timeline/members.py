@@ -141,7 +141,9 @@ def _is_chain(pattern: ev.EventPattern) -> bool:
     return False
 
 
-def _stream_of(query: Query, window: ox.NamedNode | None, stream: ox.NamedNode | None) -> str | None:
+def _stream_of(
+    query: Query, window: ox.NamedNode | None, stream: ox.NamedNode | None
+) -> str | None:
     if stream is not None:
         return stream.value
     decl = query.dataset.window(window) if window is not None else None

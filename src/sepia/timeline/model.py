@@ -124,7 +124,7 @@ def timeline(
     whole = _whole_span(lanes_of_streams, lanes)
     chosen = span or whole
     shown = Timeline(
-        {iri: [e for e in es if _inside(e.start, e.end, chosen)] for iri, es in lanes_of_streams.items()},
+        {iri: [e for e in es if _inside(e, chosen)] for iri, es in lanes_of_streams.items()},
         [_cut(lane, chosen) for lane in lanes],
         chosen,
         title,
@@ -196,8 +196,8 @@ def _whole_span(streams: dict[str, list[Element]], lanes: list[ResultLane]) -> t
     return (min(times), max(times)) if times else (0, 1)
 
 
-def _inside(start: int, end: int, span: tuple[int, int]) -> bool:
-    return start <= span[1] and end >= span[0]
+def _inside(e: Element, span: tuple[int, int]) -> bool:
+    return e.start <= span[1] and e.end >= span[0]
 
 
 def _cut(lane: ResultLane, span: tuple[int, int]) -> ResultLane:

@@ -36,8 +36,9 @@ def page(scene: Scene) -> str:
 <style>{style}</style></head>
 <body>
 <h1>{title}</h1>
-<p class="help">Mouse wheel: zoom in time. Drag: move. Double-click or <button id="reset">reset</button>
-<button id="zoom-in">+</button> <button id="zoom-out">−</button>. Hover a mark: its content;
+<p class="help">Mouse wheel: zoom in time. Drag: move. Double-click or
+<button id="reset">reset</button> <button id="zoom-in">+</button>
+<button id="zoom-out">−</button>. Hover a mark: its content;
 a result lights up its member elements.</p>
 <svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0f}"
  data-low="{view[0]}" data-high="{view[1]}" data-left="{LEFT}" data-right="{WIDTH - RIGHT}"

@@ -23,10 +23,13 @@ class Shortener:
         if isinstance(term, ox.NamedNode):
             for prefix, iri in self.prefixes:
                 if term.value.startswith(iri) and iri:
-                    return f"{prefix}:{term.value[len(iri):]}"
+                    return f"{prefix}:{term.value[len(iri) :]}"
             return f"<{term.value}>"
         if isinstance(term, ox.Literal) and term.datatype.value in (
-            f"{XSD}integer", f"{XSD}decimal", f"{XSD}double", f"{XSD}boolean"
+            f"{XSD}integer",
+            f"{XSD}decimal",
+            f"{XSD}double",
+            f"{XSD}boolean",
         ):
             return term.value
         return str(term)
