@@ -102,20 +102,19 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
         case "result":
             if item.t0 != item.t1:
                 ax.add_patch(_box(item, gid + "-bar", alpha=0.45))
-            hollow = item.flag == "-"
+            hollow, differs = "dstream" in item.flags, "differs" in item.flags
             ax.plot([item.t], [middle], "D", ms=6, zorder=5, gid=gid,
                     color=item.color, mfc="white" if hollow else item.color,
-                    mec="black" if item.flag == "differs" else item.color,
-                    mew=2 if item.flag == "differs" else 1)  # fmt: skip
+                    mec="black" if differs else item.color, mew=2 if differs else 1)  # fmt: skip
             if item.label:
-                ax.text(item.t, middle, "  " + item.label, fontsize=6.5, va="center",
-                        ha="left", color="#333333", zorder=6)  # fmt: skip
-            if item.flag == "differs":
+                ax.annotate(item.label, (item.t, middle), xytext=(7, 0), fontsize=6.5,
+                            textcoords="offset points", va="center", zorder=6)  # fmt: skip
+            if differs:
                 ax.text(item.t, item.y0, "≠ ", fontsize=8, ha="right", va="top", color="black")
         case "link":
             ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=1.4,
                     alpha=0.8, zorder=2, gid=gid)  # fmt: skip
-            ax.plot([item.t0], [item.y1], "o", color=item.color, ms=3, zorder=6)
+            ax.plot([item.t0], [item.y1], "o", color=item.color, ms=3, zorder=4)
 
 
 def _box(item: Item, gid: str, alpha: float):

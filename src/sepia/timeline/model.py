@@ -11,7 +11,7 @@ match's interval and bindings (``sepia.timeline.members``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
@@ -59,6 +59,7 @@ class Mark:
     t: int
     op: str
     text: str
+    label: str = ""
     interval: tuple[int, int] | None = None
     members: tuple[int, ...] = ()
     differs: bool = False
@@ -98,6 +99,8 @@ class Run:
     query: Query
     results: Sequence[Result]
     lane: str | None = None
+    differs: Callable[[Result], bool] | None = None
+    """Which results to mark as not given by every compared setting (`sepia compare`)."""
 
 
 def timeline(
@@ -159,8 +162,10 @@ def _lane(
         if result.query != run.name:
             continue
         linked = tuple(numbered[id(e)] for e in members(result)) if result.interval else ()
+        differs = run.differs is not None and run.differs(result)
+        text, label = shorten.result(result), shorten.values(result)
         lane.marks.append(
-            Mark(lane.name, result.t, result.op, shorten.result(result), result.interval, linked)
+            Mark(lane.name, result.t, result.op, text, label, result.interval, linked, differs)
         )
     return lane
 

@@ -87,7 +87,7 @@ def _mark(item: Item, view: tuple[float, float]) -> str:
     mid = (y0 + y1) / 2
     ident = f'id="{item.ident}"'
     tip = f' data-tip="{escape(item.tip)}"' if item.tip else ""
-    flag = f" {item.flag}" if item.flag in ("differs",) else (" dstream" if item.flag else "")
+    flag = "".join(f" {f}" for f in sorted(item.flags))
     shapes: list[str] = []
     match item.kind:
         case "element":

@@ -36,7 +36,8 @@ class Item:
     tip: str = ""
     label: str = ""
     color: str = "#333333"
-    flag: str = ""  # "-" for a DStream result, "differs" for a result not every setting gave
+    flags: frozenset[str] = frozenset()
+    """A result's: "dstream" (op "-"), "differs" (not every compared setting gave it)."""
     ident: str = ""  # KIND-N, N counting the marks of that kind from 0
     lights: tuple[str, ...] = ()  # a result's member elements and links, lit on hover
 
@@ -95,10 +96,13 @@ def scene(timeline: Timeline) -> Scene:
         rows = _pack([m.interval or (m.t, m.t) for m in lane.marks])
         height = max(rows, default=0) + 1
         items.add(Item("lane", *timeline.span, y, y + height, label=lane.name))
-        for mark, row in zip(lane.marks, rows, strict=True):
+        room = _room(lane.marks, rows, timeline.span)
+        for mark, row, fits in zip(lane.marks, rows, room, strict=True):
             shown = [where[n] for n in mark.members if n in where]
             links = tuple(items.add(_link(at, mark, y + row)) for at in shown)
-            items.add(_result(mark, y + row), tuple(at[2] for at in shown) + links)
+            item = _result(mark, y + row)
+            item = item if fits else replace(item, label="")
+            items.add(item, tuple(at[2] for at in shown) + links)
         y += height
         for t in lane.instants:
             items.add(Item("instant", t, t, first, y, t=t, tip=f"{lane.name}: evaluation at {t}"))
@@ -129,16 +133,32 @@ def _bracket(b: Bracket, top: float) -> list[Item]:
 def _result(mark: Mark, top: float) -> Item:
     start, end = mark.interval or (mark.t, mark.t)
     color = "#d62728" if mark.op == "-" else "#ff7f0e"
-    flag = "differs" if mark.differs else ("-" if mark.op == "-" else "")
-    label = mark.text.split(": ", 1)[-1]
-    label = label if len(label) <= 60 else label[:59] + "…"
+    flags = frozenset(["differs"] * mark.differs + ["dstream"] * (mark.op == "-"))
+    label = mark.label if len(mark.label) <= 60 else mark.label[:59] + "…"
     return Item("result", start, end, top + 0.2, top + 0.8, t=mark.t, tip=mark.text,
-                label=label, color=color, flag=flag)  # fmt: skip
+                label=label, color=color, flags=flags)  # fmt: skip
 
 
 def _link(element: tuple[float, float, str], mark: Mark, top: float) -> Item:
     t, y, _ = element
     return Item("link", t, t, y, top + 0.5, t=mark.t, color="#e377c2")
+
+
+CHARACTER = 1 / 200
+"""A label character's width as a share of the time axis (6.5 pt on an 11 inch figure)."""
+
+
+def _room(marks: list[Mark], rows: list[int], span: tuple[int, int]) -> list[bool]:
+    """Whether each result's label fits before the next mark that starts in its row."""
+    width = max(span[1] - span[0], 1) * CHARACTER
+    starts = [(m.interval or (m.t, m.t))[0] for m in marks]
+    fits = []
+    for k, mark in enumerate(marks):
+        end = mark.t + (len(mark.label[:60]) + 3) * width
+        fits.append(not any(
+            rows[j] == rows[k] and j != k and mark.t < starts[j] <= end for j in range(len(marks))
+        ))  # fmt: skip
+    return fits
 
 
 def _pack(extents: list[tuple[int, int]]) -> list[int]:

@@ -50,3 +50,11 @@ class Shortener:
             body = str(result.boolean).lower()
         span = f" [{result.interval[0]}, {result.interval[1]}]" if result.interval else ""
         return f"{result.op} t={result.t}{span}: {body}"
+
+    def values(self, result: Result) -> str:
+        """The result in brief: its values in variable order, or its triples, or boolean."""
+        if result.binding is not None:
+            return ", ".join(self.term(v) for _, v in sorted(result.values.items()))
+        if result.triples is not None:
+            return self.triples(result.triples)
+        return str(result.boolean).lower()
