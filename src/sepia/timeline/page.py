@@ -16,6 +16,8 @@ from sepia.timeline.scene import Item, Scene
 
 LEFT, RIGHT, TOP, ROW, AXIS = 170, 30, 20, 24, 34
 WIDTH = 1200
+LAYERS = {"instant": 0, "link": 1, "window-other": 2, "window": 3, "element": 4, "result": 5}
+"""Later kinds are drawn over earlier ones: marks stay visible over the lines reaching them."""
 
 
 def page(scene: Scene) -> str:
@@ -25,7 +27,8 @@ def page(scene: Scene) -> str:
     view = (low - pad, high + pad)
     height = TOP + scene.rows * ROW + AXIS
     lanes = [_lane(item) for item in scene.items if item.kind == "lane"]
-    marks = [_mark(item, view) for item in scene.items if item.kind != "lane"]
+    drawn = sorted((i for i in scene.items if i.kind != "lane"), key=lambda i: LAYERS[i.kind])
+    marks = [_mark(item, view) for item in drawn]
     title = escape(scene.title or "Sepia timeline") + (
         f" <small>({escape(scene.note)})</small>" if scene.note else ""
     )
