@@ -53,8 +53,7 @@ def figure(scene: Scene) -> Figure:
         Line2D([], [], marker="D", ls="", color="#ff7f0e", label="result (bar: match interval)"),
         Line2D([], [], lw=1.4, color="#e377c2", label="member element of a match"),
     ]
-    ax.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.4 / scene.rows),
-              ncol=3, fontsize=7, frameon=False)  # fmt: skip
+    fig.legend(handles=legend, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
     return fig
 
 
@@ -84,8 +83,8 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
             else:
                 ax.add_patch(_box(item, gid, alpha=0.7))
             if item.label:
-                ax.text(item.t1, item.y0 - 0.05, " " + item.label, fontsize=6.5, rotation=18,
-                        rotation_mode="anchor", va="bottom", ha="left")  # fmt: skip
+                ax.annotate(item.label, (item.t1, middle), xytext=(6, 0), fontsize=6.5,
+                            textcoords="offset points", va="center")  # fmt: skip
         case "window":
             ax.plot([item.t0, item.t1], [middle, middle], color=item.color, lw=1, gid=gid)
             ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=0.8)

@@ -99,7 +99,7 @@ def _mark(item: Item, view: tuple[float, float]) -> str:
             else:
                 shapes.append(_rect(a, b, y0, y1, view, item.color))
             if item.label:
-                shapes.append(_text(b, y0 - 2, item.label, view, "label", dx=4))
+                shapes.append(_text(b, mid + 4, item.label, view, "label", dx=8))
         case "window":
             shapes += [
                 _line(a, b, mid, mid, view, "span"),

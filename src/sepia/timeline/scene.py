@@ -75,13 +75,14 @@ def scene(timeline: Timeline) -> Scene:
     y = 0.0
     labelled = len(timeline.elements) <= LABELS_UP_TO
     where: dict[int, tuple[float, float, str]] = {}
+    reach = max(timeline.span[1] - timeline.span[0], 1) * CHARACTER  # of a label character
     for n, (iri, elements) in enumerate(timeline.streams.items()):
         color = PALETTE[n % len(PALETTE)]
-        rows = _pack([(e.start, e.end) for e in elements])
-        height = max(rows, default=0) + 1 + (1.2 if labelled and elements else 0)
+        rows = _pack([(e.start, e.end + reach * labelled * (len(_label(e)) + 3)) for e in elements])
+        height = max(rows, default=0) + 1
         items.add(Item("lane", *timeline.span, y, y + height, label=_short_iri(iri)))
         for e, row in zip(elements, rows, strict=True):
-            top = y + (1.2 if labelled else 0) + row
+            top = y + row
             where[e.number] = (e.end, top + 0.5, items.add(_element(e, top, color, labelled)))
         y += height
     for lane in timeline.lanes:
@@ -111,9 +112,13 @@ def scene(timeline: Timeline) -> Scene:
 
 def _element(e: Element, top: float, color: str, labelled: bool) -> Item:
     stamp = f"{e.start}" if e.start == e.end else f"[{e.start}, {e.end}]"
-    label = (e.text if len(e.text) <= 28 else e.text[:27] + "…") if labelled else ""
+    label = _label(e) if labelled else ""
     return Item("element", e.start, e.end, top + 0.2, top + 0.8, t=e.end,
                 tip=f"@{stamp} {e.text}", label=label, color=color)  # fmt: skip
+
+
+def _label(e: Element) -> str:
+    return e.text if len(e.text) <= 32 else e.text[:31] + "…"
 
 
 def _bracket(b: Bracket, top: float) -> list[Item]:
@@ -144,7 +149,7 @@ def _link(element: tuple[float, float, str], mark: Mark, top: float) -> Item:
     return Item("link", t, t, y, top + 0.5, t=mark.t, color="#e377c2")
 
 
-CHARACTER = 1 / 200
+CHARACTER = 1 / 170
 """A label character's width as a share of the time axis (6.5 pt on an 11 inch figure)."""
 
 
@@ -161,9 +166,9 @@ def _room(marks: list[Mark], rows: list[int], span: tuple[int, int]) -> list[boo
     return fits
 
 
-def _pack(extents: list[tuple[int, int]]) -> list[int]:
+def _pack(extents: list[tuple[float, float]]) -> list[int]:
     """A row for each extent, the lowest free one (extents sharing a time never share a row)."""
-    taken: list[list[tuple[int, int]]] = []
+    taken: list[list[tuple[float, float]]] = []
     rows = []
     for start, end in extents:
         free = (k for k, row in enumerate(taken) if all(b < start or a > end for a, b in row))

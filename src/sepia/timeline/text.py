@@ -10,6 +10,8 @@ from sepia.io.results import Result
 from sepia.rdf.terms import Term
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+WELL_KNOWN = (("rdf", RDF), ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"), ("xsd", XSD))
 
 
 class Shortener:
@@ -17,9 +19,14 @@ class Shortener:
     ``PREFIX : <http://example.org/>``, plain numbers for xsd numeric literals."""
 
     def __init__(self, prefixes: Iterable[tuple[str, str]]) -> None:
-        self.prefixes = sorted(prefixes, key=lambda p: -len(p[1]))
+        given = list(prefixes)
+        taken = {name for name, _ in given}
+        known = [(name, iri) for name, iri in WELL_KNOWN if name not in taken]
+        self.prefixes = sorted(given + known, key=lambda p: -len(p[1]))
 
     def term(self, term: Term) -> str:
+        if isinstance(term, ox.NamedNode) and term.value == f"{RDF}type":
+            return "a"
         if isinstance(term, ox.NamedNode):
             for prefix, iri in self.prefixes:
                 if term.value.startswith(iri) and iri:
