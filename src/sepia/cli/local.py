@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -58,6 +59,8 @@ class LocalRun:
     restore: Path | None = None
     event_policy: EventPolicy | None = None
     entailment: Entailment | None = None
+    on_results: Callable[[list[Result]], None] | None = None
+    """Also given every batch of results (`--timeline` draws them after the run)."""
 
 
 def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
@@ -90,7 +93,7 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
             if output == "-"
             else stack.enter_context(Path(output).open("w", encoding="utf-8"))
         )
-        sink = _Sink(out, fmt, projected_variables(named))
+        sink = _Sink(out, fmt, projected_variables(named), run.on_results)
         driver = Driver(session, sink.write, feed, taken)
         sink.driver = driver
         inputs = {
@@ -135,8 +138,15 @@ class _Sink:
     """The result writer, made at the first result (when the inputs' kind of time is
     known); the output is flushed after each batch so a live run's results show at once."""
 
-    def __init__(self, out: TextIO, fmt: str | None, variables: list[str] | None) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        fmt: str | None,
+        variables: list[str] | None,
+        tap: Callable[[list[Result]], None] | None = None,
+    ) -> None:
         self.out = out
+        self.tap = tap
         self.fmt = fmt or ("table" if out.isatty() else "jsonl")
         self.variables = variables
         self.driver: Driver | None = None
@@ -149,6 +159,8 @@ class _Sink:
     def write(self, results: list[Result]) -> None:
         if not results:
             return
+        if self.tap is not None:
+            self.tap(results)
         writer = self.writer or self._open()
         for result in results:
             writer.write(result)

@@ -30,6 +30,12 @@ from sepia.cli.options import (
     load_inputs,
     split_binding,
 )
+from sepia.cli.timeline import (
+    TimelineOption,
+    TimelineRangeOption,
+    check_timeline,
+    draw_run,
+)
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import InputError
 from sepia.io.writers import WRITERS, writer_for
@@ -128,6 +134,8 @@ def run(
     ] = None,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
+    timeline: TimelineOption = None,
+    timeline_range: TimelineRangeOption = None,
 ) -> None:
     """Run continuous queries over stream files and print their results.
 
@@ -135,7 +143,10 @@ def run(
     may then also be live sources: mqtt://host:port/topic, tcp://host:port, gen:WORKLOAD?...,
     kafka://brokers/topic (docs/spark.md).
     """
+    span = check_timeline(timeline, timeline_range)
     if engine is Engine.spark:
+        if timeline is not None:
+            fail("--timeline draws runs of --engine local or reference (their results agree)")
         from sepia.runtime.spark.run import SparkRunOptions  # pyspark: only for Spark runs
 
         named = compile_queries(queries, event_policy, entailment)
@@ -148,8 +159,14 @@ def run(
     read = ReadOptions(on_error.value, dead_letter, allowed_lateness, max_element_size)
     if engine is Engine.local:
         feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until)
-        local = LocalRun(queries, stream, data, feed, max_runs, restore, event_policy, entailment)
+        made: list[Result] = []
+        local = LocalRun(
+            queries, stream, data, feed, max_runs, restore, event_policy, entailment, made.extend
+        )
         run_local(local, output, format)
+        if timeline is not None:
+            inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
+            draw_run(timeline, inputs, made, span, until)
         return
     if snapshot or restore or wall_clock:
         fail("--snapshot, --restore and --wall-clock are for --engine local")
@@ -161,6 +178,8 @@ def run(
         fail(f"the reference evaluator cannot run this query: {error}")
     variables = projected_variables(inputs.queries)
     _write(results, format, output, time_kind(inputs.streams), variables)
+    if timeline is not None:
+        draw_run(timeline, inputs, results, span, until)
 
 
 def _run_spark(
