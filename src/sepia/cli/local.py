@@ -25,10 +25,11 @@ from sepia.cli.options import (
     missing_file,
     split_binding,
 )
-from sepia.engine.planner import Unsupported
+from sepia.engine.plan.planner import Unsupported
+from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
-from sepia.io.results import Result
 from sepia.io.writers import ResultWriter, writer_for
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import (
     InputBindingError,
@@ -48,7 +49,6 @@ from sepia.runtime.local.feed import (
     sourced,
     stdin_elements,
 )
-from sepia.runtime.local.snapshots import SnapshotError
 
 _REFERENCE = "run it with --engine reference (the reference evaluator runs every query)"
 
