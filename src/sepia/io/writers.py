@@ -56,6 +56,14 @@ class ResultWriter:
     def time(self, value: int) -> int | str:
         return format_time(value, self.kind)
 
+    def progress(self) -> dict[str, Any]:
+        """What the writer has to remember of the output so far, as JSON (a header written,
+        graphs numbered): a writer `resume`d with it extends that output as this one would."""
+        return {}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        """Continue an output whose writer's `progress()` was `progress`."""
+
     def variables_of(self, results: Sequence[Result]) -> list[str]:
         """The declared variables, else every bound one in order of first appearance."""
         if self.variables is not None:
@@ -261,6 +269,12 @@ class _Delimited(ResultWriter):
             content = [self.term(values[n]) if n in values else "" for n in self._columns]
         self.line(self._meta(result) + content)
 
+    def progress(self) -> dict[str, Any]:
+        return {"columns": self._columns, "ask": self._ask}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._columns, self._ask = progress["columns"], progress["ask"]
+
     def _start(self, result: Result) -> None:
         self._ask = result.boolean is not None
         self._columns = ["boolean"] if self._ask else self.variables_of([result])
@@ -335,6 +349,12 @@ class TrigWriter(ResultWriter):
     def __init__(self, out: TextIO, **options: Any) -> None:
         super().__init__(out, **options)
         self._count = 0
+
+    def progress(self) -> dict[str, Any]:
+        return {"count": self._count}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._count = progress["count"]
 
     def write(self, result: Result) -> None:
         if result.triples is None:

@@ -74,6 +74,8 @@ class IngestOptions:
     """A folder every worker reaches: the rejected text of each document (file, message) with
     errors goes to a file of its own there, named after the stream and document, so a
     retried task rewrites the same file (`sinks.DeadLetterFile` gathers them)."""
+    idle_timeout: float | None = None
+    """Seconds after which a quiet live source lets time move on (sources.idle)."""
 
 
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
