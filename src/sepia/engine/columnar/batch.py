@@ -19,6 +19,7 @@ import numpy as np
 from sepia.engine.codec import Codec, encode_triples
 from sepia.engine.columnar.tables import Ids
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
 
 _NONE = np.empty(0, dtype=np.int64)
 
@@ -36,6 +37,8 @@ class ColumnBatch:
     s: Ids
     p: Ids
     o: Ids
+    kind: TimeKind = TimeKind.ABSTRACT
+    """What the times count: abstract units or epoch milliseconds (``xsd:dateTime``)."""
 
     def __len__(self) -> int:
         return len(self.times)
@@ -58,6 +61,38 @@ class ColumnBatch:
             np.zeros(len(elements), dtype=np.int64),
             np.array(numbers, dtype=np.int64),
             table[:, 0], table[:, 1], table[:, 2],
+            elements[0].kind if elements else TimeKind.ABSTRACT,
+        )
+
+    @classmethod
+    def merged(cls, batches: Sequence[ColumnBatch]) -> ColumnBatch:
+        """Several batches as one in time order; equal times keep the order of ``batches``
+        (then of each batch), as ``StreamSet.merged`` orders elements."""
+        batches = [b for b in batches if len(b)]
+        if not batches:
+            return EMPTY
+        if len(batches) == 1:
+            return batches[0]
+        streams: dict[str, int] = {}
+        parts, offset = [], 0
+        for b in batches:
+            numbers = np.array([streams.setdefault(iri, len(streams)) for iri in b.streams],
+                               dtype=np.int64)
+            parts.append((b, numbers[b.stream] if len(numbers) else b.stream, offset))
+            offset += len(b)
+        times = np.concatenate([b.times for b in batches])
+        order = np.argsort(times, kind="stable")
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        element = np.concatenate([position[b.element + at] for b, _, at in parts])
+        by_element = np.argsort(element, kind="stable")
+        return cls(
+            tuple(streams), times[order],
+            np.concatenate([stream for _, stream, _ in parts])[order],
+            np.concatenate([b.graph for b in batches])[order],
+            element[by_element],
+            *(np.concatenate([getattr(b, c) for b in batches])[by_element] for c in "spo"),
+            batches[0].kind,
         )
 
     def select(self, keep: np.ndarray) -> ColumnBatch:
@@ -68,7 +103,7 @@ class ColumnBatch:
         mine = keep[self.element]
         return ColumnBatch(
             self.streams, self.times[keep], self.stream[keep], self.graph[keep],
-            renumber[self.element[mine]], self.s[mine], self.p[mine], self.o[mine],
+            renumber[self.element[mine]], self.s[mine], self.p[mine], self.o[mine], self.kind,
         )
 
     def slice(self, start: int, stop: int) -> ColumnBatch:
@@ -79,7 +114,7 @@ class ColumnBatch:
         return ColumnBatch(
             self.streams, self.times[start:stop], self.stream[start:stop],
             self.graph[start:stop], self.element[lo:hi] - start,
-            self.s[lo:hi], self.p[lo:hi], self.o[lo:hi],
+            self.s[lo:hi], self.p[lo:hi], self.o[lo:hi], self.kind,
         )
 
     def of_streams(self, names: frozenset[str]) -> ColumnBatch:

@@ -86,6 +86,16 @@ class ColumnarQuery(ContinuousQuery):
         self._background: dict[tuple, Triples] = {}
         self._width = len(self.physical.slots.names)
 
+    def predicates(self) -> frozenset[str] | None:
+        """The predicate IRIs the plan's scans read; None when one reads a variable."""
+        found: set[str] = set()
+        for patterns in _scans(self.physical.root):
+            for _, p, _ in patterns:
+                if not isinstance(p, po.Constant):
+                    return None
+                found.add(self.dictionary.decode_text(p.id)[1:-1])
+        return frozenset(found)
+
     # --- the batch path -----------------------------------------------------------------
     def advance_columns(self, batch: ColumnBatch) -> list[Result]:
         """Every result due through the batch's last time, given the elements of the batch
@@ -130,7 +140,7 @@ class ColumnarQuery(ContinuousQuery):
             results += self._evaluate(due)
             after = due
         self._insert_columns(batch.slice(done, len(batch)))
-        self._quiet = (last, None)
+        self._quiet = (after, due)  # next_due's promise: nothing due in between
         self.clock = last
         return results
 
@@ -252,6 +262,20 @@ class ColumnarQuery(ContinuousQuery):
         for name, (_, op) in self.physical.windows.items():
             rows = [row[1:] for row in snapshot["windows"] if row[0] == str(name)]
             self.windows[name] = ColumnWindow.from_rows(op, rows)  # type: ignore[assignment]
+
+
+def _scans(node: po.PhysicalPlan) -> list[tuple[po.EncodedPattern, ...]]:
+    """The patterns of every scan in a (covered) plan."""
+    match node:
+        case po.Scan(_, patterns):
+            return [patterns]
+        case po.HashJoin(left, right, _):
+            return _scans(left) + _scans(right)
+        case po.MultiJoin(inputs, _):
+            return [p for i in inputs for p in _scans(i)]
+        case po.Keep(inner, _) | po.Dedup(inner) | po.Select(inner, _):
+            return _scans(inner)
+    return []
 
 
 def _distinct(table: Table) -> Table:
