@@ -16,19 +16,19 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from sepia.bench.generators import generate
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.columnar.frontend import read_columns
 from sepia.engine.columnar.tables import Table, join
 from sepia.engine.columnar.windows import ColumnWindow
-from sepia.engine.windows import WindowOperator, WindowState
+from sepia.engine.s2r.windows import WindowOperator, WindowState
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamSet
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
 from sepia.semantics import evaluate
+from sepia.workloads import generate
 
 from .generators import queries, streams
 from .support import background
@@ -99,7 +99,7 @@ def test_vector_join_is_the_nested_loop_join(a1, a2, b1, b2):
     right = Table({1: np.array(b1[:m]), 2: np.array(b2[:m])}, m)
     joined = join(left, right)
     expected = Counter(
-        (x, y, z) for x, y in zip(a1[:n], a2[:n]) for y2, z in zip(b1[:m], b2[:m]) if y == y2
+        (x, y, z) for x, y in zip(a1[:n], a2[:n], strict=True) for y2, z in zip(b1[:m], b2[:m], strict=True) if y == y2
     )
     assert Counter(joined.rows(3)) == expected
 
@@ -151,7 +151,7 @@ def _same_as_row_reader(path: Path, iri: str, predicates=None) -> None:
     def texts(b: ColumnBatch, codec: Codec) -> list[tuple]:
         return [
             (e, *(codec.decode_text(i) for i in spo))
-            for e, *spo in zip(b.element.tolist(), b.s.tolist(), b.p.tolist(), b.o.tolist())
+            for e, *spo in zip(b.element.tolist(), b.s.tolist(), b.p.tolist(), b.o.tolist(), strict=True)
         ]
 
     wanted = texts(expected, theirs)

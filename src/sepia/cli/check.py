@@ -21,7 +21,7 @@ from sepia.cli.options import (
     UntilOption,
     load_inputs,
 )
-from sepia.io.results import read_results_jsonl
+from sepia.rdf.results import read_results_jsonl
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.oracle import check as check_answer
 

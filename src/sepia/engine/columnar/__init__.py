@@ -15,7 +15,7 @@ Batch API (what a host such as the local session or a Spark task calls):
   A batch may hold one element (live input) or a file's worth (replay): the results are
   the same, and each carries the instant it was due at.
 - ``uncovered(query) -> str | None``: why a planned query stays on the row engine.
-  ``sepia.engine.partition.continuous_query`` picks the path; ``SEPIA_ENGINE_PATH=rows``
+  ``sepia.engine.query.partition.continuous_query`` picks the path; ``SEPIA_ENGINE_PATH=rows``
   forces the row engine (``columnar``: the columnar one wherever it is covered, the
   default).
 """

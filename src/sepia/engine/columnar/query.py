@@ -22,16 +22,16 @@ from collections import Counter
 import numpy as np
 
 from sepia.algebra import query as qa
-from sepia.engine import operators as po
-from sepia.engine import r2s
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.tables import Table, Triples, join, join_all, match_pattern
 from sepia.engine.columnar.windows import ColumnWindow
-from sepia.engine.continuous import ContinuousQuery, Snapshot
-from sepia.engine.expressions import ExpressionEvaluator
-from sepia.engine.report import Arrivals
+from sepia.engine.query.continuous import ContinuousQuery, Snapshot
+from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import HIDDEN
-from sepia.io.results import Result
+from sepia.engine.s2r.report import Arrivals
+from sepia.rdf.results import Result
 
 COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
 """The plan operators with a columnar form."""

@@ -2,7 +2,7 @@
 
 A ``Table`` is a bag of solutions held as one numpy ``int64`` column per bound slot of the
 query's slot table (a slot without a column is unbound in every row). Ids are the
-dictionary's (never 0). The row engine (``sepia.engine.operators``) extends solutions one
+dictionary's (never 0). The row engine (``sepia.engine.r2r.operators``) extends solutions one
 triple lookup at a time; here a triple pattern is a mask over a graph's (s, p, o) columns
 and a join is a sort of one side and a binary search of the other, so the per-solution
 cost is a few machine words of numpy work instead of Python calls.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sepia.engine import operators as po
+from sepia.engine.r2r import operators as po
 
 Ids = np.ndarray
 """A column of dictionary ids (``int64``)."""

@@ -23,7 +23,7 @@ import numpy as np
 from sepia.algebra import dataset as ds
 from sepia.engine.columnar.tables import Ids, Triples
 from sepia.engine.graph import EncodedTriple
-from sepia.engine.windows import WindowOperator, WindowRow
+from sepia.engine.s2r.windows import WindowOperator, WindowRow
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
