@@ -99,7 +99,10 @@ def test_vector_join_is_the_nested_loop_join(a1, a2, b1, b2):
     right = Table({1: np.array(b1[:m]), 2: np.array(b2[:m])}, m)
     joined = join(left, right)
     expected = Counter(
-        (x, y, z) for x, y in zip(a1[:n], a2[:n], strict=True) for y2, z in zip(b1[:m], b2[:m], strict=True) if y == y2
+        (x, y, z)
+        for x, y in zip(a1[:n], a2[:n], strict=True)
+        for y2, z in zip(b1[:m], b2[:m], strict=True)
+        if y == y2
     )
     assert Counter(joined.rows(3)) == expected
 
@@ -151,7 +154,9 @@ def _same_as_row_reader(path: Path, iri: str, predicates=None) -> None:
     def texts(b: ColumnBatch, codec: Codec) -> list[tuple]:
         return [
             (e, *(codec.decode_text(i) for i in spo))
-            for e, *spo in zip(b.element.tolist(), b.s.tolist(), b.p.tolist(), b.o.tolist(), strict=True)
+            for e, *spo in zip(
+                b.element.tolist(), b.s.tolist(), b.p.tolist(), b.o.tolist(), strict=True
+            )
         ]
 
     wanted = texts(expected, theirs)
