@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyoxigraph as ox
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import strategies as st
-from sepia.io.results import jsonl_line
+from sepia.rdf.results import jsonl_line
 
 from engine.generators import BACKGROUND, streams
 from engine.support import background

@@ -32,7 +32,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-from sepia.io.results import Result, result_from_json
+from sepia.rdf.results import Result, result_from_json
 from sepia.lang import parse_query
 from sepia.rdf.terms import Term, term_to_nt
 from sepia.runtime.spark.host import DEFAULT_ENGINE, FLUSH_TIMER, job_spec
