@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from hypothesis import reject
+
 from sepia.rdf.results import Result
 
 FLOOR = 0.70
