@@ -335,14 +335,15 @@ class ContinuousQuery:
             return []
         if self.delta is not None:
             self.previous, out = self._delta_step(Reader(self))
-            return self._results(t, out)
+            return self.stream_out(t, out)
         reader = Reader(self)
         rows = self.kind.solutions(po.run(self.physical.root, reader), t)
         now = self.form.answer(rows, reader.graph)
         self.previous, out = r2s.step(self.operator, self.previous, now)
-        return self._results(t, out)
+        return self.stream_out(t, out)
 
-    def _results(self, t: int, bag: Counter[tuple]) -> list[Result]:
+    def stream_out(self, t: int, bag: Counter[tuple]) -> list[Result]:
+        """The bag the streaming operator lets out at t, as results."""
         return self.form.results(t, bag, "-" if self.operator is qa.DStream else "+")
 
     def _maintained(self) -> MaintainedAnswer | MaintainedGroups | None:

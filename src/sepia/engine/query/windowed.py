@@ -42,38 +42,38 @@ class WindowQuery(QueryKind):
         for the next such element (which proves it does not) or for ``flush``."""
         host, streams = self.host, self.streams
         relevant = [e for e in elements if e.stream in streams]
-        results = self._once()
+        results = self.once()
         if not relevant:
             return results
         if host.clock is not None and t <= host.clock:
             raise ValueError(f"time went back: {t} after {host.clock}")
         if self.low is None:
             self.low = t
-        results += self._between(t)
+        results += self.between(t)
         arrived = host.insert(t, relevant)
-        if self._due_at(t, arrived):
+        if self.due_at(t, arrived):
             results += host.evaluate(t)
         host.clock = t
         return results
 
     def watermark(self, t: int) -> list[Result]:
         host = self.host
-        results = self._once()
+        results = self.once()
         if self.low is None or (host.clock is not None and t <= host.clock):
             return results
-        results += self._between(t + 1)
+        results += self.between(t + 1)
         host.clock = t
         return results
 
     def flush(self, until: int | None) -> list[Result]:
         """Fire everything due through the flush end (or ``until``)."""
         host = self.host
-        results = self._once()
+        results = self.once()
         if self.low is None:
             return results
         end = until if until is not None else host.flush_end()
         assert end is not None  # a window admitted an element (``low``)
-        results += self._between(end + 1)
+        results += self.between(end + 1)
         host.clock = max(end, host.clock or end)
         return results
 
@@ -86,7 +86,7 @@ class WindowQuery(QueryKind):
         due = next(iter(schedule.between(after, through + 1)), None)
         return through if due is None else due - 1
 
-    def _once(self) -> list[Result]:
+    def once(self) -> list[Result]:
         """A query without a report policy is evaluated once, at 0 (the reference's choice)."""
         host = self.host
         if self.schedule is not None or host.clock is not None:
@@ -94,7 +94,7 @@ class WindowQuery(QueryKind):
         host.clock = 0
         return host.evaluate(0)
 
-    def _between(self, before: int) -> list[Result]:
+    def between(self, before: int) -> list[Result]:
         """The due instants after the clock and before ``before``, where nothing arrives."""
         schedule, clock = self.schedule, self.host.clock
         if schedule is None or self.low is None:
@@ -110,8 +110,8 @@ class WindowQuery(QueryKind):
         self.quiet = (after, due)
         return results
 
-    def _due_at(self, t: int, arrived: Arrivals) -> bool:
-        """Whether the arrival instant t is due (after ``_between(t)``: time-driven
+    def due_at(self, t: int, arrived: Arrivals) -> bool:
+        """Whether the arrival instant t is due (after ``between(t)``: time-driven
         policies are then known quiet up to their next due instant)."""
         schedule = self.schedule
         if schedule is None:
