@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sepia.algebra.query import Unsupported
+from sepia.algebra.query import Unsupported as EngineUnsupported
 from sepia.cli.app import app, fail
 from sepia.cli.options import (
     DataOption,
@@ -21,12 +23,10 @@ from sepia.cli.options import (
     load_inputs,
 )
 from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeline, draw_timeline
-from sepia.engine.plan.planner import Unsupported as EngineUnsupported
 from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.evaluator import time_kind
-from sepia.semantics.sparql import Unsupported
 from sepia.timeline.compare import (
     Row,
     SettingError,

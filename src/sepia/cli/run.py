@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import app, fail
 from sepia.cli.described import described_run
 from sepia.cli.local import LocalRun, run_local
@@ -56,7 +56,6 @@ from sepia.runtime.inputs import (
 from sepia.runtime.local.feed import Feed
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
-from sepia.semantics.sparql import Unsupported
 
 if TYPE_CHECKING:
     from sepia.runtime.spark.run import SparkRunOptions
