@@ -161,8 +161,23 @@ def _stream(
     """A stream's ingest rows; a file or folder also reads its end-of-input folder."""
     if parse_spec(spec) is not None:
         return source_for(spark, iri, spec, ingest)
-    sources = [StreamSource(iri, Path(spec)), StreamSource(iri, ends[iri])]
+    path = Path(spec)
+    if not path.is_dir():
+        path = _alone(path, ends[iri].parent.parent / "inputs" / ends[iri].name)
+    sources = [StreamSource(iri, path), StreamSource(iri, ends[iri])]
     return stream_rows(spark, sources, ingest)
+
+
+def _alone(file: Path, folder: Path) -> Path:
+    """A link to a stream file in a folder of its own: Spark's file source lists the whole
+    folder of a file it reads, and fails on one with unrelated subfolders (a home folder:
+    CONFLICTING_DIRECTORY_STRUCTURES). The workers read through the link; errors name the
+    file itself (ingest)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / file.name
+    if not link.is_symlink():
+        link.symlink_to(file.resolve())
+    return link
 
 
 def _drive(
