@@ -47,13 +47,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from sepia.engine.query.session import Session
 from sepia.io.errors import StreamError
-from sepia.io.results import Result
 from sepia.io.streams import read_stream
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
-from sepia.runtime.local.session import Session
 
 STDIN = "-"
 Sourced = tuple[StreamElement, str]
@@ -133,6 +133,7 @@ def sourced(
         elements = read_stream(
             path, iri, on_error=read.on_error, errors=read.errors,
             dead_letter=read.dead_letter, allowed_lateness=read.allowed_lateness,
+            max_element_size=read.max_element_size,
         )  # fmt: skip
         for element in islice(elements, skip.get(key, 0), None):
             yield element, key
@@ -143,6 +144,7 @@ def stdin_elements(iri: str, read: ReadOptions) -> Iterator[Sourced]:
     elements = read_stream(
         Stdin(), iri, fmt="trig", on_error=read.on_error, errors=read.errors,
         dead_letter=read.dead_letter, allowed_lateness=read.allowed_lateness,
+        max_element_size=read.max_element_size,
     )  # fmt: skip
     return ((element, STDIN) for element in elements)
 

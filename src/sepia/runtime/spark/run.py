@@ -27,6 +27,7 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.runtime.inputs import NamedQuery, background
 from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
@@ -52,6 +53,8 @@ class SparkRunOptions:
     """Append one JSON object per micro-batch to this file (`progress.BatchProgress`)."""
     dead_letter: Path | None = None
     """With on_error="skip": where the rejected text of bad elements goes."""
+    max_element_size: int = MAX_ELEMENT_SIZE
+    """The longest TriG statement or N-Quads line read (`sepia.io.streams`)."""
     follow: bool = False
     trigger_seconds: float = 1.0
     engine: str = DEFAULT_ENGINE
@@ -100,6 +103,7 @@ def run_on_spark(
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
             allowed_lateness=options.allowed_lateness,
+            max_element_size=options.max_element_size,
             dead_letters=str(letters.parts) if letters else None,
             idle_timeout=options.idle_timeout,
         )
