@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.table import Table
 
 from sepia.algebra.query import Unsupported
-from sepia.algebra.query import Unsupported as EngineUnsupported
 from sepia.cli.app import app, fail
 from sepia.cli.options import (
     DataOption,
@@ -94,7 +93,7 @@ def compare(
             )
         except SettingError as error:
             fail(str(error))
-        except (Unsupported, EngineUnsupported) as error:
+        except Unsupported as error:
             fail(f"setting {setting.name}: the {setting.engine} engine cannot run it: {error}")
     rows = compare_rows(results)
     names = list(results)

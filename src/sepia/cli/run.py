@@ -304,6 +304,8 @@ def _run_spark(
             variables=projected_variables(named), spark=spark,
         )  # fmt: skip
     except (InputBindingError, InputError, SparkUnavailable, ValueError) as error:
+        if choices.debug:
+            traceback.print_exception(error)
         fail(str(error), getattr(error, "hint", None))
     except (SparkRunError, PySparkException, Py4JError) as error:
         if choices.debug:
