@@ -146,3 +146,33 @@ def test_compare_refuses_what_does_not_apply() -> None:
     assert out.exit_code == 1 and "give at least one axis" in out.output
     out = sepia("compare", str(E1 / "nearby.rq"), *NEARBY, "--report", "xx")
     assert out.exit_code == 1 and "not one of cc, wc, nc" in out.output
+
+
+def test_compare_e1_report_policies() -> None:
+    """docs/semantics.md: content change answers bob's coupon at 15, when it enters w2;
+    window close (with or without NON EMPTY) at 16, when (14, 16] closes."""
+    args = worked("e1-shops-coupons").cli_args()
+    out = sepia("compare", *args, "--report", "cc,wc,wc+nc", "--format", "jsonl")
+    assert out.exit_code == 0, out.output
+    rows = {(line["t"], _who(line)[-1]): line["settings"] for line in _jsonl(out.stdout)}
+    assert rows == {
+        (8, "carl"): {"cc": 1, "wc": 1, "wc+nc": 1},
+        (8, "eve"): {"cc": 1, "wc": 1, "wc+nc": 1},
+        (15, "diana"): {"cc": 1, "wc": 0, "wc+nc": 0},
+        (16, "diana"): {"cc": 0, "wc": 1, "wc+nc": 1},
+    }
+
+
+def test_compare_dialect_defaults() -> None:
+    """nearby.rq read with C-SPARQL's defaults (window close AND non-empty, RStream) and
+    CQELS's (content change, IStream): CQELS answers at each arrival 2, 5, 7, 12 what is
+    new in w1's present window ((1,6] at 2 and 5, (3,8] at 7, (7,12] at 12)."""
+    out = sepia("compare", str(E1 / "nearby.rq"), *NEARBY, "--dialect", "csparql,cqels",
+                "--format", "jsonl")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    cqels = sorted(_who(line) for line in _jsonl(out.stdout) if line["settings"]["cqels"])
+    assert cqels == [
+        (2, "+", "a", "diana"), (2, "+", "b", "eve"), (5, "+", "a", "carl"),
+        (7, "+", "a", "eve"), (12, "+", "b", "diana"),
+    ]  # fmt: skip
+    assert sum(line["settings"]["csparql"] for line in _jsonl(out.stdout)) == 9

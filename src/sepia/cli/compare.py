@@ -67,6 +67,8 @@ def compare(
         str | None, _list("SPAseq sequences: strict (,), next (;), any (:).")
     ] = None,
     engine: Annotated[str | None, _list("Engines: reference, local.")] = None,
+    dialect: Annotated[str | None, _list(
+        "Dialect defaults (report policy and stream operator): csparql, rspql, cqels.")] = None,
     format: Annotated[str, typer.Option("--format", help="table or jsonl.")] = "table",
     until: UntilOption = None,
     timeline: TimelineOption = None,
@@ -81,8 +83,8 @@ def compare(
         fail(f"--format {format}: table or jsonl")
     span = check_timeline(timeline, timeline_range)
     try:
-        chosen = settings(*(_split(v) for v in (report, operator, event_policy, contiguity,
-                                                 engine)))  # fmt: skip
+        axes = (report, operator, event_policy, contiguity, engine, dialect)
+        chosen = settings(*(_split(v) for v in axes))
     except SettingError as error:
         fail(str(error))
     inputs = load_inputs(queries, stream, data, ReadOptions())
