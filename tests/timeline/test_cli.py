@@ -176,3 +176,12 @@ def test_compare_dialect_defaults() -> None:
         (7, "+", "a", "eve"), (12, "+", "b", "diana"),
     ]  # fmt: skip
     assert sum(line["settings"]["csparql"] for line in _jsonl(out.stdout)) == 9
+
+
+def test_compare_an_example_folder_across_engines() -> None:
+    """E6 given as its folder (run.json: RDFS entailment): both engines give its 4 rows."""
+    out = sepia("compare", str(EXAMPLES / "e6-smart-city-rdfs"), "--engine", "reference,local",
+                "--format", "jsonl")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    lines = _jsonl(out.stdout)
+    assert len(lines) == 4 and not any(line["differs"] for line in lines)
