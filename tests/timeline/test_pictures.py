@@ -134,3 +134,14 @@ def test_a_long_run_is_cut_to_its_first_200_elements(tmp_path: Path) -> None:
     assert parse_range("3:9") == (3, 9)
     with pytest.raises(ValueError, match="FROM <= TO"):
         parse_range("9:x")
+
+
+def test_html_is_self_contained(tmp_path: Path) -> None:
+    """No script, style, image or font is fetched: the page works offline."""
+    w = worked("e4-spaseq-selection")
+    path = tmp_path / "e4.html"
+    write(timeline(w.runs, w.streams, w.background), path)
+    text = path.read_text()
+    assert "<script>" in text and "<style>" in text
+    assert not re.search(r"<script[^>]+src=|<link|@import|url\(\s*['\"]?(https?:|//)", text)
+    assert not re.search(r"(src|href)=\"(https?:)?//", text)

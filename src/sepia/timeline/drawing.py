@@ -15,6 +15,7 @@ from sepia.timeline.scene import Item, Scene
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
 
 INSTALL = (
     "drawing a PNG or SVG timeline needs matplotlib: pip install 'matplotlib>=3.8' "
@@ -116,7 +117,7 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
             ax.plot([item.t0], [item.y1], "o", color=item.color, ms=3, zorder=4)
 
 
-def _box(item: Item, gid: str, alpha: float):
+def _box(item: Item, gid: str, alpha: float) -> Rectangle:
     from matplotlib.patches import Rectangle
 
     return Rectangle((item.t0, item.y0), item.t1 - item.t0, item.y1 - item.y0,
