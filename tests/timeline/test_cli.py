@@ -185,3 +185,17 @@ def test_compare_an_example_folder_across_engines() -> None:
     assert out.exit_code == 0, out.output
     lines = _jsonl(out.stdout)
     assert len(lines) == 4 and not any(line["differs"] for line in lines)
+
+
+def test_without_matplotlib_png_says_how_to_install(tmp_path: Path, monkeypatch) -> None:
+    """matplotlib is a dependency, but a broken environment gets one line, not a traceback;
+    the HTML form needs nothing."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import fails
+    args = [*worked("e1-shops-coupons").cli_args(), "--engine", "reference"]
+    out = sepia("run", *args, "--timeline", str(tmp_path / "x.png"))
+    assert out.exit_code == 1 and "pip install 'matplotlib" in out.output
+    assert "Traceback" not in out.output
+    html = sepia("run", *args, "--timeline", str(tmp_path / "x.html"))
+    assert html.exit_code == 0 and (tmp_path / "x.html").exists()
