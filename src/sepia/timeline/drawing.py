@@ -112,8 +112,8 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
             if differs:
                 ax.text(item.t, item.y0, "≠ ", fontsize=8, ha="right", va="top", color="black")
         case "link":
-            ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=1.4,
-                    alpha=0.8, zorder=2, gid=gid)  # fmt: skip
+            ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=1.0,
+                    alpha=0.55, zorder=2, gid=gid)  # fmt: skip
             ax.plot([item.t0], [item.y1], "o", color=item.color, ms=3, zorder=4)
 
 
