@@ -19,15 +19,14 @@ from sepia.timeline import FORMATS, Run, parse_range, picture
 TimelineOption = Annotated[
     Path | None,
     typer.Option(
-        metavar="FILE",
         help="Also draw the run as a timeline: streams, windows at each evaluation, "
         "evaluation instants, results (.png, .svg, or .html with zoom and hover).",
     ),
 ]
 TimelineRangeOption = Annotated[
     str | None,
-    typer.Option(metavar="FROM:TO", help="The part of time the timeline shows (default: the "
-                 "whole run, or its first 200 elements)."),
+    typer.Option(metavar="FROM:TO", help="The part of time the timeline shows (default: "
+                 "the whole run, or its first 200 elements)."),
 ]  # fmt: skip
 
 
