@@ -199,3 +199,9 @@ def test_without_matplotlib_png_says_how_to_install(tmp_path: Path, monkeypatch)
     assert "Traceback" not in out.output
     html = sepia("run", *args, "--timeline", str(tmp_path / "x.html"))
     assert html.exit_code == 0 and (tmp_path / "x.html").exists()
+
+
+def test_timeline_refuses_standard_input(tmp_path: Path) -> None:
+    out = sepia("run", str(E1 / "nearby.rq"), "--stream", "http://example.org/nearby=-",
+                "--engine", "local", "--timeline", str(tmp_path / "x.html"))  # fmt: skip
+    assert out.exit_code == 1 and "standard input" in out.output

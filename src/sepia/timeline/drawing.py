@@ -17,10 +17,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-INSTALL = (
-    "drawing a PNG or SVG timeline needs matplotlib: pip install 'matplotlib>=3.8' "
-    "(or write the timeline as .html, which needs nothing)"
-)
+INSTALL = "drawing a PNG or SVG timeline needs matplotlib, which is not installed"
+HINT = "pip install 'matplotlib>=3.8', or write the timeline as .html (it needs nothing)"
 
 
 class MissingMatplotlib(RuntimeError):
