@@ -191,10 +191,11 @@ def run(
         "--restore": restore is not None, "--wall-clock": wall_clock,
         "--max-runs": max_runs is not None, "--follow": follow,
     })  # fmt: skip
-    span = check_timeline(timeline, timeline_range)
+    span = check_timeline(timeline, timeline_range, stream)
     if engine is Engine.spark:
         if timeline is not None:
-            fail("--timeline draws runs of --engine local or reference (their results agree)")
+            fail("--timeline draws runs of --engine local or reference",
+                 "run the same inputs with --engine local: its results agree with Spark's")
         from sepia.runtime.spark.run import SparkRunOptions  # pyspark: only for Spark runs
 
         named = compile_queries(queries, event_policy, entailment)
