@@ -24,6 +24,7 @@ from sepia.cli.options import (
     existing_paths,
     missing_file,
     split_binding,
+    warn_unread,
 )
 from sepia.engine.plan.planner import Unsupported
 from sepia.engine.query.snapshots import SnapshotError
@@ -126,7 +127,9 @@ def _bindings(named: list[NamedQuery], stream: list[str]) -> dict[str, Path]:
     for _, path in pairs:
         if path != STDIN and not Path(path).exists():
             missing_file(path)
-    return bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
+    bound = bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
+    warn_unread(named, bound)
+    return bound
 
 
 def _reporting(feed: Feed) -> Feed:

@@ -30,6 +30,7 @@ from sepia.cli.options import (
     existing_paths,
     load_inputs,
     split_binding,
+    warn_unread,
 )
 from sepia.io.errors import InputError
 from sepia.io.writers import WRITERS, writer_for
@@ -218,6 +219,7 @@ def _run_spark(
 
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
+        warn_unread(named, bindings)
         run_on_spark(
             named, bindings, existing_paths(data), options, master=master, checkpoint=checkpoint,
             output=output, fmt=fmt, variables=projected_variables(named),
