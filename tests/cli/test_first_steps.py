@@ -32,7 +32,8 @@ def readable(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_help_fits_80_columns_and_says_where_to_start():
-    for command in ([], ["run"], ["bench"], ["validate"], ["check"], ["explain"], ["generate"]):
+    for command in ([], ["run"], ["bench"], ["validate"], ["check"], ["explain"], ["generate"],
+                    ["compare"]):
         done = sepia(*command, "--help")
         assert done.returncode == 0, done.stderr
         text = readable(done)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -66,6 +67,8 @@ class LocalRun:
     restore: Path | None = None
     event_policy: EventPolicy | None = None
     entailment: Entailment | None = None
+    on_results: Callable[[list[Result]], None] | None = None
+    """Also given every batch of results (`--timeline` draws them after the run)."""
 
 
 def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
@@ -98,7 +101,9 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
             if output == "-"
             else stack.enter_context(Path(output).open("w", encoding="utf-8"))
         )
-        sink = _Sink(out, fmt, projected_variables(named), query_prefixes(named))
+        sink = _Sink(
+            out, fmt, projected_variables(named), query_prefixes(named), run.on_results
+        )
         driver = Driver(session, sink.write, feed, taken)
         sink.driver = driver
         inputs = {
@@ -146,10 +151,16 @@ class _Sink:
     known); the output is flushed after each batch so a live run's results show at once."""
 
     def __init__(
-        self, out: TextIO, fmt: str | None, variables: list[str] | None, prefixes: dict[str, str]
+        self,
+        out: TextIO,
+        fmt: str | None,
+        variables: list[str] | None,
+        prefixes: dict[str, str],
+        tap: Callable[[list[Result]], None] | None = None,
     ) -> None:
         self.out = out
         self.prefixes = prefixes
+        self.tap = tap
         self.fmt = fmt or ("table" if out.isatty() else "jsonl")
         self.variables = variables
         self.driver: Driver | None = None
@@ -162,6 +173,8 @@ class _Sink:
     def write(self, results: list[Result]) -> None:
         if not results:
             return
+        if self.tap is not None:
+            self.tap(results)
         writer = self.writer or self._open()
         for result in results:
             writer.write(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
@@ -66,6 +67,27 @@ LatenessOption = Annotated[
     int,
     typer.Option(metavar="N", help="Put back in order elements up to this many time units late."),
 ]
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text: str | int) -> int:
+    """A byte count: 1000, 512K, 64M or 1G (binary units; `KiB`, `MB` and the like too)."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if match is None or int(match.group(1)) < 1:
+        raise typer.BadParameter(f"{text!r} is not a size: write e.g. 1000, 512K, 64M, 1G")
+    return int(match.group(1)) * SIZE_UNITS[match.group(2).upper()]
+
+
+MaxElementSizeOption = Annotated[
+    int,
+    typer.Option(
+        parser=parse_size, metavar="SIZE",
+        help="Longest TriG statement (a graph block) or N-Quads line read, e.g. 64M; a longer "
+        "one is a bad element, skipped in bounded memory.",
+    ),
+]  # fmt: skip
 
 
 class EventPolicy(StrEnum):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Iterable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
@@ -21,6 +23,7 @@ from sepia.cli.options import (
     EntailmentOption,
     EventPolicyOption,
     LatenessOption,
+    MaxElementSizeOption,
     OnErrorChoice,
     OnErrorOption,
     QueriesArgument,
@@ -32,6 +35,13 @@ from sepia.cli.options import (
     split_binding,
     warn_unread,
 )
+from sepia.cli.timeline import (
+    TimelineOption,
+    TimelineRangeOption,
+    check_timeline,
+    draw_run,
+)
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import InputError
 from sepia.io.writers import WRITERS, writer_for
 from sepia.rdf.results import Result
@@ -79,6 +89,7 @@ def run(
     on_error: OnErrorOption = OnErrorChoice.stop,
     dead_letter: DeadLetterOption = None,
     allowed_lateness: LatenessOption = 0,
+    max_element_size: MaxElementSizeOption = MAX_ELEMENT_SIZE,
     until: UntilOption = None,
     max_runs: Annotated[
         int | None,
@@ -112,6 +123,24 @@ def run(
         Path | None,
         typer.Option(help="Append one JSON object per Spark micro-batch to this file."),
     ] = None,
+    conf: Annotated[
+        list[str],
+        typer.Option(
+            metavar="KEY=VALUE",
+            help="A Spark setting for the run's session, as spark-submit's --conf; repeatable.",
+        ),
+    ] = [],  # noqa: B006  (typer reads the default, never mutates it)
+    packages: Annotated[
+        str | None,
+        typer.Option(
+            metavar="GROUP:ARTIFACT:VERSION,...",
+            help="Maven packages Spark adds (connectors such as Kafka's), as spark-submit's "
+            "--packages.",
+        ),
+    ] = None,
+    debug: Annotated[
+        bool, typer.Option(help="On a Spark error, also print Spark's full trace.")
+    ] = False,
     wall_clock: Annotated[
         bool,
         typer.Option(
@@ -119,6 +148,15 @@ def run(
             "and periodic reports fire without waiting for an element (--engine local).",
         ),
     ] = False,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            min=0.001,
+            help="Live runs: an input quiet this long stops holding results back, and once "
+            "all are, time moves on with the clock from the latest element (off by default).",
+        ),
+    ] = None,
     snapshot: Annotated[
         Path | None,
         typer.Option(
@@ -135,6 +173,8 @@ def run(
     ] = None,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
+    timeline: TimelineOption = None,
+    timeline_range: TimelineRangeOption = None,
 ) -> None:
     """Run continuous queries over stream files and print their results.
 
@@ -151,23 +191,36 @@ def run(
         "--metrics": metrics is not None, "--no-progress": not progress,
         "--snapshot": snapshot is not None, "--snapshot-every": snapshot_every is not None,
         "--restore": restore is not None, "--wall-clock": wall_clock,
-        "--max-runs": max_runs is not None, "--follow": follow,
+        "--max-runs": max_runs is not None, "--follow": follow, "--conf": bool(conf),
+        "--packages": packages is not None, "--debug": debug,
+        "--idle-timeout": idle_timeout is not None,
     })  # fmt: skip
+    span = check_timeline(timeline, timeline_range)
     if engine is Engine.spark:
+        if timeline is not None:
+            fail("--timeline draws runs of --engine local or reference (their results agree)")
         from sepia.runtime.spark.run import SparkRunOptions  # pyspark: only for Spark runs
 
         named = compile_queries(queries, event_policy, entailment)
         options = SparkRunOptions(
             allowed_lateness, on_error.value, follow=follow, progress=progress,
-            metrics=metrics, dead_letter=dead_letter,
+            metrics=metrics, dead_letter=dead_letter, max_element_size=max_element_size,
+            idle_timeout=idle_timeout,
         )  # fmt: skip
-        _run_spark(named, stream, data, options, master, checkpoint, output, format)
+        session = SparkChoices(master, spark_settings(conf, packages), debug)
+        _run_spark(named, stream, data, options, session, checkpoint, output, format)
         return
-    read = ReadOptions(on_error.value, dead_letter, allowed_lateness)
+    read = ReadOptions(on_error.value, dead_letter, allowed_lateness, max_element_size)
     if engine is Engine.local:
-        feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until)
-        local = LocalRun(queries, stream, data, feed, max_runs, restore, event_policy, entailment)
+        feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until, idle_timeout)
+        made: list[Result] = []
+        local = LocalRun(
+            queries, stream, data, feed, max_runs, restore, event_policy, entailment, made.extend
+        )
         run_local(local, output, format)
+        if timeline is not None:
+            inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
+            draw_run(timeline, inputs, made, span, until)
         return
     inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
     pairs = [(q.name, q.query) for q in inputs.queries]
@@ -178,6 +231,8 @@ def run(
     variables = projected_variables(inputs.queries)
     prefixes = query_prefixes(inputs.queries)
     _write(results, format, output, time_kind(inputs.streams), variables, prefixes)
+    if timeline is not None:
+        draw_run(timeline, inputs, results, span, until)
 
 
 _ENGINE_OPTIONS = {
@@ -185,7 +240,9 @@ _ENGINE_OPTIONS = {
     "--no-progress": {Engine.spark}, "--snapshot": {Engine.local},
     "--snapshot-every": {Engine.local}, "--restore": {Engine.local},
     "--wall-clock": {Engine.local}, "--max-runs": {Engine.local},
-    "--follow": {Engine.spark, Engine.local},
+    "--follow": {Engine.spark, Engine.local}, "--conf": {Engine.spark},
+    "--packages": {Engine.spark}, "--debug": {Engine.spark},
+    "--idle-timeout": {Engine.spark, Engine.local},
 }  # fmt: skip
 """Options that only some engines read: given to another engine, they are an error."""
 
@@ -203,29 +260,63 @@ def _check_engine_options(engine: Engine, given: dict[str, bool]) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SparkChoices:
+    """The command line's choices for the Spark session of a run."""
+
+    master: str
+    settings: dict[str, str]
+    """`--conf` and `--packages`, as Spark settings."""
+    debug: bool = False
+
+
+def spark_settings(conf: list[str], packages: str | None) -> dict[str, str]:
+    """`--conf KEY=VALUE ...` and `--packages` as Spark settings (a usage error names a bad one)."""
+    settings = {}
+    for text in conf:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{text!r}: a Spark setting is KEY=VALUE", param_hint="--conf")
+        settings[key.strip()] = value
+    if packages:
+        settings["spark.jars.packages"] = packages
+    return settings
+
+
 def _run_spark(
     named: list[NamedQuery],
     stream: list[str],
     data: list[str],
     options: SparkRunOptions,
-    master: str,
+    choices: SparkChoices,
     checkpoint: Path | None,
     output: str,
     fmt: str | None,
 ) -> None:
     """The run as a Spark job (streams stay where they are: Spark reads them)."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    from sepia.runtime.spark.errors import one_line
     from sepia.runtime.spark.run import RunStopped, SparkRunError, run_on_spark
-    from sepia.runtime.spark.session import SparkUnavailable
+    from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
 
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
         warn_unread(named, bindings)
+        paths = existing_paths(data)
+        spark = spark_session(SparkConfig(master=choices.master, extra=choices.settings))
         run_on_spark(
-            named, bindings, existing_paths(data), options, master=master, checkpoint=checkpoint,
-            output=output, fmt=fmt, variables=projected_variables(named),
+            named, bindings, paths, options, checkpoint=checkpoint, output=output, fmt=fmt,
+            variables=projected_variables(named), spark=spark,
         )  # fmt: skip
-    except (InputBindingError, InputError, SparkUnavailable, SparkRunError, ValueError) as error:
+    except (InputBindingError, InputError, SparkUnavailable, ValueError) as error:
         fail(str(error), getattr(error, "hint", None))
+    except (SparkRunError, PySparkException, Py4JError) as error:
+        if choices.debug:
+            traceback.print_exception(error)
+        told = str(error) if isinstance(error, SparkRunError) else one_line(str(error))
+        fail(f"Spark: {told}", None if choices.debug else "--debug prints Spark's full trace")
     except RunStopped as stopped:
         resume = (
             f"run again with --checkpoint {checkpoint} to resume"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
@@ -28,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sepia.rdf.results import Result, jsonl_line, triple_to_nt
-from sepia.rdf.terms import Term, term_to_nt
+from sepia.rdf.terms import Term, term_to_nt, turtle_term
 from sepia.rdf.time import TimeKind, format_time
 from sepia.rdf.vocabulary import PROV, XSD
 
@@ -58,6 +57,14 @@ class ResultWriter:
 
     def time(self, value: int) -> int | str:
         return format_time(value, self.kind)
+
+    def progress(self) -> dict[str, Any]:
+        """What the writer has to remember of the output so far, as JSON (a header written,
+        graphs numbered): a writer `resume`d with it extends that output as this one would."""
+        return {}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        """Continue an output whose writer's `progress()` was `progress`."""
 
     def variables_of(self, results: Sequence[Result]) -> list[str]:
         """The declared variables, else every bound one in order of first appearance."""
@@ -145,43 +152,6 @@ class TableWriter(_PerEvaluation):
 
     def _term(self, term: Term) -> str:
         return turtle_term(term, self.prefixes)
-
-
-_BARE = {  # Turtle's shorthand: these lexical forms written bare denote exactly that literal
-    XSD + "integer": re.compile(r"[+-]?[0-9]+"),
-    XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
-    XSD + "boolean": re.compile(r"true|false"),
-}
-_LOCAL_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?")
-
-
-def turtle_term(term: Term, prefixes: Mapping[str, str]) -> str:
-    """A term as Turtle writes it: `ex:name` for an IRI under a declared prefix (the longest
-    namespace wins), `3` / `true` for numbers and booleans in Turtle's forms, else N-Triples."""
-    if isinstance(term, ox.NamedNode):
-        return _prefixed(term.value, prefixes) or term_to_nt(term)
-    if isinstance(term, ox.Literal) and not term.language:
-        datatype = term.datatype.value
-        bare = _BARE.get(datatype)
-        if bare is not None and bare.fullmatch(term.value):
-            return term.value
-        if datatype != XSD + "string":
-            short = _prefixed(datatype, prefixes)
-            if short:
-                return term_to_nt(ox.Literal(term.value)) + "^^" + short
-    if isinstance(term, ox.Triple):
-        return "<< " + " ".join(turtle_term(part, prefixes) for part in term) + " >>"
-    return term_to_nt(term)
-
-
-def _prefixed(iri: str, prefixes: Mapping[str, str]) -> str | None:
-    best = None
-    for name, namespace in prefixes.items():
-        local = iri[len(namespace):]
-        if (iri.startswith(namespace) and (local == "" or _LOCAL_NAME.fullmatch(local))
-                and (best is None or len(namespace) > len(prefixes[best]))):
-            best = name
-    return None if best is None else f"{best}:{iri[len(prefixes[best]):]}"
 
 
 class SparqlJsonWriter(_PerEvaluation):
@@ -340,6 +310,12 @@ class _Delimited(ResultWriter):
             content = [self.term(values[n]) if n in values else "" for n in self._columns]
         self.line(self._meta(result) + content)
 
+    def progress(self) -> dict[str, Any]:
+        return {"columns": self._columns, "ask": self._ask}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._columns, self._ask = progress["columns"], progress["ask"]
+
     def _start(self, result: Result) -> None:
         self._ask = result.boolean is not None
         self._columns = ["boolean"] if self._ask else self.variables_of([result])
@@ -414,6 +390,12 @@ class TrigWriter(ResultWriter):
     def __init__(self, out: TextIO, **options: Any) -> None:
         super().__init__(out, **options)
         self._count = 0
+
+    def progress(self) -> dict[str, Any]:
+        return {"count": self._count}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._count = progress["count"]
 
     def write(self, result: Result) -> None:
         if result.triples is None:

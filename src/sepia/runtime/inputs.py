@@ -19,6 +19,7 @@ from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.pattern import Project
 from sepia.algebra.query import Entailment, Query, RegistrationKind
 from sepia.io.background import load_background
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import StreamError
 from sepia.io.streams import OnError, read_stream
 from sepia.lang import parse_query
@@ -52,6 +53,7 @@ class ReadOptions:
     on_error: OnError = "stop"
     dead_letter: Path | None = None
     allowed_lateness: int = 0
+    max_element_size: int = MAX_ELEMENT_SIZE
     errors: Callable[[StreamError], None] | None = field(default=None, compare=False)
 
 
@@ -171,6 +173,7 @@ def read_streams(paths: dict[str, Path], options: ReadOptions) -> dict[str, list
                 errors=options.errors,
                 dead_letter=options.dead_letter,
                 allowed_lateness=options.allowed_lateness,
+                max_element_size=options.max_element_size,
             )
         )
         for iri, path in paths.items()

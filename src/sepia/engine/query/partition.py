@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import os
 import zlib
 from collections.abc import Callable, Sequence
 
@@ -44,6 +45,7 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.cep.automaton import Strategy
+from sepia.engine.columnar.query import ColumnarQuery, uncovered
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result, jsonl_line
@@ -311,6 +313,21 @@ def continuous_query(
     max_runs: int | None = None,
     rdfs: bool = False,
 ) -> RegisteredQuery:
-    """The engine for one registered query: partitioned when it says PARTITION BY."""
-    engine = PartitionedQuery if query.partition_by is not None else ContinuousQuery
-    return engine(query, name, dictionary, background, max_runs, rdfs)
+    """The engine for one registered query: partitioned when it says PARTITION BY; a
+    window query the columnar core covers runs there (``engine_path``), else on rows."""
+    if query.partition_by is not None:
+        return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs)
+    if engine_path() == "columnar":
+        columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
+        if uncovered(columnar) is None:
+            return columnar
+    return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+
+
+def engine_path() -> str:
+    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: wherever the columnar core covers a
+    query) or ``rows`` (the row engine everywhere, to compare the two)."""
+    chosen = os.environ.get("SEPIA_ENGINE_PATH", "columnar")
+    if chosen not in ("columnar", "rows"):
+        raise ValueError(f"SEPIA_ENGINE_PATH must be columnar or rows, not {chosen!r}")
+    return chosen
