@@ -25,8 +25,8 @@ TimelineOption = Annotated[
 ]
 TimelineRangeOption = Annotated[
     str | None,
-    typer.Option(metavar="FROM:TO", help="The part of time the timeline shows (default: the "
-                 "whole run, or its first 200 elements)."),
+    typer.Option(metavar="FROM:TO", help="The part of time the timeline shows (default: "
+                 "the whole run, or its first 200 elements)."),
 ]  # fmt: skip
 
 
