@@ -44,7 +44,7 @@ def _list(help_text: str) -> object:
     return typer.Option(metavar="A,B,...", help=help_text + " Comma-separated.")
 
 
-@app.command()
+@app.command(short_help="Run queries under several settings, results side by side.")
 def compare(
     queries: QueriesArgument,
     stream: StreamOption = [],  # noqa: B006  (typer reads the default, never mutates it)
