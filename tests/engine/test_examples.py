@@ -32,7 +32,7 @@ SUPPORTED = {
 CASES = [
     (folder.name, query)
     for folder in sorted(EXAMPLES.iterdir())
-    if folder.is_dir()
+    if (folder / "run.json").exists()  # not examples/notebooks
     for query in json.loads((folder / "run.json").read_text())["queries"]
 ]
 

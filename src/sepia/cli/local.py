@@ -25,6 +25,7 @@ from sepia.cli.options import (
     existing_paths,
     missing_file,
     split_binding,
+    warn_unread,
 )
 from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
@@ -130,7 +131,9 @@ def _bindings(named: list[NamedQuery], stream: list[str]) -> dict[str, Path]:
     for _, path in pairs:
         if path != STDIN and not Path(path).exists():
             missing_file(path)
-    return bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
+    bound = bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
+    warn_unread(named, bound)
+    return bound
 
 
 def _reporting(feed: Feed) -> Feed:

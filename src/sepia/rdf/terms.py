@@ -7,6 +7,7 @@ the jsonl writer prints it, and Spark rows carry it when they carry terms at all
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 import pyoxigraph as ox
@@ -73,3 +74,40 @@ def parse_term(text: str) -> Term:
     if len(quads) != 1:
         raise ValueError(f"not a single RDF term: {text!r}")
     return quads[0].object
+
+
+_BARE = {  # Turtle's shorthand: these lexical forms written bare denote exactly that literal
+    XSD + "integer": re.compile(r"[+-]?[0-9]+"),
+    XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
+    XSD + "boolean": re.compile(r"true|false"),
+}
+_LOCAL_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?")
+
+
+def turtle_term(term: Term, prefixes: Mapping[str, str]) -> str:
+    """A term as Turtle writes it: `ex:name` for an IRI under a declared prefix (the longest
+    namespace wins), `3` / `true` for numbers and booleans in Turtle's forms, else N-Triples."""
+    if isinstance(term, ox.NamedNode):
+        return _prefixed(term.value, prefixes) or term_to_nt(term)
+    if isinstance(term, ox.Literal) and not term.language:
+        datatype = term.datatype.value
+        bare = _BARE.get(datatype)
+        if bare is not None and bare.fullmatch(term.value):
+            return term.value
+        if datatype != XSD + "string":
+            short = _prefixed(datatype, prefixes)
+            if short:
+                return term_to_nt(ox.Literal(term.value)) + "^^" + short
+    if isinstance(term, ox.Triple):
+        return "<< " + " ".join(turtle_term(part, prefixes) for part in term) + " >>"
+    return term_to_nt(term)
+
+
+def _prefixed(iri: str, prefixes: Mapping[str, str]) -> str | None:
+    best = None
+    for name, namespace in prefixes.items():
+        local = iri[len(namespace):]
+        if (iri.startswith(namespace) and (local == "" or _LOCAL_NAME.fullmatch(local))
+                and (best is None or len(namespace) > len(prefixes[best]))):
+            best = name
+    return None if best is None else f"{best}:{iri[len(prefixes[best]):]}"

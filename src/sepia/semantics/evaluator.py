@@ -237,7 +237,17 @@ def evaluate(
     ``streams`` (stream IRI -> elements in time order) and ``background`` data, with RDFS
     entailment when ``rdfs`` is set or the query says ``ENTAILMENT rdfs``. A PARTITION BY
     query is the union of its partitions' answers, its match ids prefixed with the
-    partition's number."""
+    partition's number.
+
+    >>> from sepia import load_background, parse_query, read_stream
+    >>> e1, ex = "examples/e1-shops-coupons/", "http://example.org/"
+    >>> streams = {ex + s: list(read_stream(f"{e1}stream-{s}.trig", ex + s))
+    ...            for s in ("nearby", "coupons")}
+    >>> answer = evaluate(parse_query(open(e1 + "query.rq").read()), streams,
+    ...                   load_background(e1 + "background.ttl"))
+    >>> sorted((r.t, r.binding["shopper"].value.removeprefix(ex)) for r in answer)
+    [(8, 'carl'), (8, 'eve'), (16, 'diana')]
+    """
     rdfs = rdfs or query.entailment is qa.Entailment.RDFS
     if query.partition_by is None:
         return continuous(Evaluation(query, streams, background, name, rdfs), until)
