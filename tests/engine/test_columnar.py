@@ -211,3 +211,17 @@ def test_times_are_the_row_readers(moment, digits):
         batch = read_columns(path, "s", Codec())
     assert batch is not None
     assert batch.times.tolist() == [parse_datetime_ms(lexical)]
+
+
+def test_explain_says_which_path_the_operators_take():
+    from sepia.engine.plan.explain import explain
+    from sepia.engine.plan.planner import plan
+
+    codec = Codec()
+    shown = explain(plan(parse_query(W1_LIKE), codec), codec)
+    assert "evaluation: columnar" in shown
+    assert "(columnar: a mask per pattern, vector joins)" in shown
+    optional = parse_query(W1_LIKE.replace("?y :r ?w", "OPTIONAL { ?y :r ?w }"))
+    shown = explain(plan(optional, codec), codec)
+    assert "path: rows (not the columnar core: LeftOuterJoin has no columnar form yet)" in shown
+    assert "index nested loops" in shown

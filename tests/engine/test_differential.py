@@ -12,7 +12,7 @@ from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
 from .generators import queries, sequence_queries, streams
-from .support import assert_agrees, background, canonical
+from .support import assert_agrees, background, canonical, engine_path
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -21,6 +21,15 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 @given(queries(), streams())
 def test_engine_agrees_with_reference(text, data):
     assert_agrees(text, data)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
+@given(queries(), streams())
+def test_row_engine_agrees_with_reference(text, data):
+    """The row engine forced on every query, those the columnar core takes by default
+    included (``tests/engine/test_columnar.py`` checks that core's batch path)."""
+    with engine_path("rows"):
+        assert_agrees(text, data)
 
 
 @pytest.mark.slow

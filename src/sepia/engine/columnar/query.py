@@ -25,6 +25,7 @@ from sepia.algebra import query as qa
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.tables import Table, Triples, join, join_all, match_pattern
 from sepia.engine.columnar.windows import ColumnWindow
+from sepia.engine.plan.planner import PhysicalQuery
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
@@ -39,13 +40,17 @@ COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
 
 def uncovered(engine: ContinuousQuery) -> str | None:
     """Why a planned query cannot run on the columnar path, or None when it can."""
-    physical = engine.physical
-    if physical.automaton is not None or physical.events is not None or physical.trees:
-        return "event patterns run on the row engine"
-    if isinstance(engine.query.form, qa.Describe):
-        return "DESCRIBE runs on the row engine"
     if engine.background.schema is not None:
         return "RDFS entailment runs on the row engine"
+    return plan_uncovered(engine.physical)
+
+
+def plan_uncovered(physical: PhysicalQuery) -> str | None:
+    """``uncovered`` from the plan alone (RDFS entailment, a run option, aside)."""
+    if physical.automaton is not None or physical.events is not None or physical.trees:
+        return "event patterns run on the row engine"
+    if isinstance(physical.query.form, qa.Describe):
+        return "DESCRIBE runs on the row engine"
     return _operator_uncovered(physical.root)
 
 
@@ -68,12 +73,6 @@ def _operator_uncovered(node: po.PhysicalPlan) -> str | None:
         case po.Keep(inner, _) | po.Dedup(inner):
             return _operator_uncovered(inner)
     return None
-
-
-def describe(node: po.PhysicalPlan) -> str:
-    """One line for ``explain``: which path an operator takes."""
-    reason = _operator_uncovered(node)
-    return "columnar" if reason is None else f"rows ({reason})"
 
 
 class ColumnarQuery(ContinuousQuery):
