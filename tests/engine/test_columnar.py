@@ -225,3 +225,55 @@ def test_explain_says_which_path_the_operators_take():
     shown = explain(plan(optional, codec), codec)
     assert "path: rows (not the columnar core: LeftOuterJoin has no columnar form yet)" in shown
     assert "index nested loops" in shown
+
+
+def test_chunks_and_the_row_reader_after_a_part_out_of_shape(tmp_path, w4_files):
+    """Read 40 lines at a time, a prefixed name in the 101st element: the first 100
+    elements come as columns, the rest from the row reader, all of them as the row reader
+    reads the whole file."""
+    from sepia.engine.columnar.frontend import stream_columns
+
+    (path,) = (w4_files / "streams").glob("*.trig")
+    lines = path.read_text().split("\n")
+    at = 2 + 2 * 100 + 1  # two prefix lines, then a time line and a graph line per element
+    lines[at] = lines[at].replace("<http://example/price>", "prov:price", 1)
+    broken = tmp_path / "broken.trig"
+    broken.write_text("\n".join(lines))
+    mine, theirs = Codec(), Codec()
+    batches = list(stream_columns(broken, "s", mine, lines=40))
+    assert len(batches) > 5
+    got = ColumnBatch.merged(batches)
+    expected = ColumnBatch.from_elements(list(read_stream(broken, "s")), theirs)
+    assert got.times.tolist() == expected.times.tolist()
+    assert [mine.decode_text(i) for i in got.o.tolist()] == [
+        theirs.decode_text(i) for i in expected.o.tolist()
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=5), min_size=1, max_size=3),
+       st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=5), min_size=1, max_size=3))
+def test_interleaved_streams_are_merged_in_time_order(first, second):
+    """Two streams given in batches (gaps between times, 0: equal times) come out as one
+    merged batch would: time order, equal times in stream order."""
+    from sepia.engine.columnar.batch import interleaved
+
+    def batches(name: str, gaps: list[list[int]]) -> list[ColumnBatch]:
+        t, out = 0, []
+        for part in gaps:
+            times = []
+            for gap in part:
+                t += gap
+                times.append(t)
+            n = len(times)
+            none = np.zeros(0, dtype=np.int64)
+            out.append(ColumnBatch((name,), np.array(times), np.zeros(n, dtype=np.int64),
+                                   np.arange(n) + 100 * len(out), none, none, none, none))
+        return out
+
+    a, b = batches("a", first), batches("b", second)
+    whole = ColumnBatch.merged([ColumnBatch.merged(a), ColumnBatch.merged(b)])
+    got = ColumnBatch.merged(list(interleaved([iter(a), iter(b)])))
+    assert got.times.tolist() == whole.times.tolist()
+    assert [got.streams[i] for i in got.stream] == [whole.streams[i] for i in whole.stream]
+    assert got.graph.tolist() == whole.graph.tolist()
