@@ -32,6 +32,15 @@ def test_row_engine_agrees_with_reference(text, data):
         assert_agrees(text, data)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=CHECKS)
+@given(queries(), streams())
+def test_columnar_core_agrees_with_reference(text, data):
+    """The columnar core wherever it covers a query, reports at arrivals included (by
+    default those stay on the row engine's delta evaluation, for speed)."""
+    with engine_path("columnar-always"):
+        assert_agrees(text, data)
+
+
 @pytest.mark.slow
 @settings(max_examples=3000, deadline=None, suppress_health_check=CHECKS)
 @given(queries(), streams())

@@ -38,19 +38,26 @@ COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
 """The plan operators with a columnar form."""
 
 
-def uncovered(engine: ContinuousQuery) -> str | None:
-    """Why a planned query cannot run on the columnar path, or None when it can."""
+def uncovered(engine: ContinuousQuery, costed: bool = True) -> str | None:
+    """Why a planned query does not run on the columnar path, or None when it does;
+    ``costed``: also when the row engine would be faster (reports at arrivals)."""
     if engine.background.schema is not None:
         return "RDFS entailment runs on the row engine"
-    return plan_uncovered(engine.physical)
+    return plan_uncovered(engine.physical, costed)
 
 
-def plan_uncovered(physical: PhysicalQuery) -> str | None:
+def plan_uncovered(physical: PhysicalQuery, costed: bool = True) -> str | None:
     """``uncovered`` from the plan alone (RDFS entailment, a run option, aside)."""
     if physical.automaton is not None or physical.events is not None or physical.trees:
         return "event patterns run on the row engine"
     if isinstance(physical.query.form, qa.Describe):
         return "DESCRIBE runs on the row engine"
+    if costed and physical.schedule is not None and not physical.schedule.time_driven:
+        return (
+            "a report at arrivals (content change, landmark, NOW or count windows): the row "
+            "engine's delta evaluation updates the answer per element, the columnar core "
+            "would recompute it"
+        )
     return _operator_uncovered(physical.root)
 
 

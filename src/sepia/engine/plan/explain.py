@@ -35,7 +35,11 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     windows = physical.windows.items()
     lines += [f"S2R window {name} on <{stream}>: {op.spec}" for name, (stream, op) in windows]
     lines.append(f"report {physical.query.report}")
-    reason = plan_uncovered(physical) if engine_path() == "columnar" else "SEPIA_ENGINE_PATH=rows"
+    chosen = engine_path()
+    reason = (
+        "SEPIA_ENGINE_PATH=rows" if chosen == "rows"
+        else plan_uncovered(physical, costed=chosen == "columnar")
+    )
     columnar = reason is None
     lines.append(_path(physical) if columnar else _evaluation(physical))
     if not columnar:
