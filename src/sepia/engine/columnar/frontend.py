@@ -52,7 +52,7 @@ _SKELETON = r"^T T T(?: \. T T T)*(?: \.)?$"
 time statement), nothing but terms, spaces and dots."""
 
 
-LINES = 1 << 17
+LINES = 1 << 15
 """Lines read per batch: memory follows this, not the file's length."""
 
 
