@@ -200,6 +200,23 @@ class ColumnarQuery(ContinuousQuery):
         ]
         return Counter(zip(*columns, strict=True)) if kept else Counter({(): table.size})
 
+    def _results(self, t: int, bag: Counter[tuple]) -> list[Result]:
+        """SELECT rows as results, each distinct id decoded once and each distinct row
+        made once (a row counted n times is n equal results)."""
+        slots = self.physical.slots
+        names = [n for n in slots.names if slots.visible(n) or n in HIDDEN]
+        if not bag or not isinstance(self.query.form, qa.Select) or set(names) & set(HIDDEN):
+            return super()._results(t, bag)
+        op = "-" if self.operator is qa.DStream else "+"
+        order = sorted(range(len(names)), key=names.__getitem__)
+        decode = self.dictionary.decode
+        terms = {i: decode(i) for i in {v for row in bag for v in row if v is not None}}
+        out: list[Result] = []
+        for row, count in bag.items():
+            binding = tuple((names[i], terms[row[i]]) for i in order if row[i] is not None)
+            out += [Result(self.name, t, op, binding)] * count
+        return out
+
     def _run(self, node: po.PhysicalPlan) -> Table:
         match node:
             case po.Scan(graphs, patterns):
