@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the harness's parent process imports the registry, not the 
 
 PACE = 0.10
 """The paced replay's rate, as a share of the full-speed replay's."""
-CHUNK = 4096
+CHUNK = 1024
 """Elements per batch when a columnar session replays a file."""
 PEAK_SHARE = 0.3
 """The share of the budget the paced system may spend learning the peak rate."""
