@@ -23,7 +23,7 @@ import numpy as np
 from sepia.algebra import dataset as ds
 from sepia.engine.columnar.tables import Ids, Triples
 from sepia.engine.graph import EncodedTriple
-from sepia.engine.s2r.windows import WindowOperator, WindowRow
+from sepia.engine.s2r.windows import Eviction, WindowOperator, WindowRow
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
@@ -36,11 +36,10 @@ class ColumnWindow:
         "_count",
         "_evict",
         "_graph",
-        "_lower",
         "_pending",
         "_times",
         "_triples",
-        "advanced",
+        "eviction",
         "first",
         "operator",
         "version",
@@ -57,8 +56,7 @@ class ColumnWindow:
         self.first = 0
         """The number of the oldest element shown."""
         self.version = 0
-        self.advanced: int | None = None
-        self._lower: tuple[int, int | None, int] = (0, None, -1)
+        self.eviction = Eviction(operator)
         self._after = operator.admitted_after()
         spec = operator.spec
         self._count = spec.count if isinstance(spec, ds.CountBased) else None
@@ -133,14 +131,8 @@ class ColumnWindow:
         self.first = 0
 
     def advance(self, t: int) -> None:
-        """Evict what the window no longer shows at evaluation time t."""
-        if t == self.advanced:
-            return
-        self.advanced = t
-        since, lower, through = self._lower
-        if not since <= t <= through:
-            lower, through = self.operator.lower_through(t)
-            self._lower = (t, lower, through)
+        """Evict what the window no longer shows at evaluation time t (when it is read)."""
+        lower = self.eviction.through(t)
         if lower is not None:
             self._evict = lower
 
