@@ -128,7 +128,7 @@ def test_column_window_state_is_the_row_window_state(arrivals, at):
     for window in (rows_window, columns_window):
         window.advance(max(t, at))
     assert columns_window.rows() == rows_window.rows()
-    graph = columns_window.graph()
+    graph = columns_window.graph
     assert set(zip(graph.s.tolist(), graph.p.tolist(), graph.o.tolist(), strict=True)) == set(
         rows_window.graph.triples()
     )

@@ -237,7 +237,7 @@ class ColumnarQuery(ContinuousQuery):
 
     def _graph(self, ref: po.GraphRef) -> Triples:
         if isinstance(ref, po.WindowGraph):
-            return self.windows[ref.name].graph()  # type: ignore[attr-defined]
+            return self.windows[ref.name].graph  # type: ignore[return-value]
         assert isinstance(ref, po.BackgroundGraph)
         key = (ref.name, self.background.version(ref.name, self.now))
         found = self._background.get(key)
@@ -275,11 +275,6 @@ class ColumnarQuery(ContinuousQuery):
         return table.take(np.flatnonzero(truths[inverse]))
 
     # --- state ------------------------------------------------------------------------
-    def state_size(self) -> dict[str, int]:
-        size = super().state_size()
-        size["window_triples"] = sum(w.triple_count() for w in self.windows.values())  # type: ignore[attr-defined]
-        return size
-
     def restore(self, snapshot: Snapshot) -> None:
         super().restore(snapshot)
         for name, (_, op) in self.physical.windows.items():

@@ -4,8 +4,8 @@ The row engine's ``WindowState`` keeps a deque of elements and an indexed, refer
 graph updated triple by triple. Here a window keeps the times of the elements it admitted
 (one column, sorted, since elements arrive in time order) and their triples as columns
 (element number, s, p, o); what it shows at t is the suffix from the first element stamped
-after ``lower(t)``, found by binary search, and its graph is that suffix's triples as a set,
-built once per change (``Triples.of``). Elements are appended one at a time (the push
+after ``lower(t)``, found by binary search, and its ``graph`` is that suffix's triples as a
+set, built once per change (``Triples.of``). Elements are appended one at a time (the push
 path) or as whole column slices (``extend``, the batch path) and consolidated into numpy
 arrays when read; evicted prefixes are dropped once they are half of what is kept.
 
@@ -156,8 +156,10 @@ class ColumnWindow:
         cut = int(np.searchsorted(numbers, self.first, side="left"))
         return tuple(c[cut:] for c in self._triples)  # type: ignore[return-value]
 
+    @property
     def graph(self) -> Triples:
-        """The instantaneous graph: the shown elements' triples as a set."""
+        """The instantaneous graph: the shown elements' triples as a set (its ``len`` is
+        ``WindowState.graph``'s: what ``state_size`` counts)."""
         self._settle()
         cached = self._graph
         if cached is not None and cached[0] == self.version:
@@ -166,9 +168,6 @@ class ColumnWindow:
         graph = Triples.of(s, p, o)
         self._graph = (self.version, graph)
         return graph
-
-    def triple_count(self) -> int:
-        return len(self.graph())
 
     def rows(self) -> list[WindowRow]:
         """``WindowState.rows()``: (element number, time, s, p, o), Nones for an element
