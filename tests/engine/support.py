@@ -18,6 +18,7 @@ from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
 from .generators import BACKGROUND, SCHEMA
+from .shares import judge
 
 
 @contextmanager
@@ -69,6 +70,7 @@ def assert_agrees(
     store = background() if store is None else store
     query = parse_query(text)
     expected = evaluate(query, data, store, name="q", rdfs=rdfs)
+    judge(text, data, expected)
     got = list(run([("q", query)], data, store, rdfs=rdfs))
     same = canonical if renamed else Counter
     assert same(got) == same(expected), text
@@ -80,6 +82,8 @@ def assert_resumes(text: str | Query, data: dict, cut: int) -> None:
     """A session restored from a JSON snapshot after ``cut`` elements gives the results of
     one that ran through (the reference's); ``text`` may be a compiled query."""
     query = parse_query(text) if isinstance(text, str) else text
+    expected = evaluate(query, data, background(), name="q")
+    judge(str(text), data, expected)
     merged = list(StreamSet(data).merged())  # as `run` reads them: each stream in its order
     first = Session(background())
     first.register(query, "q")
@@ -89,5 +93,4 @@ def assert_resumes(text: str | Query, data: dict, cut: int) -> None:
     second.register(query, "q")
     second.restore(state)
     got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
-    expected = evaluate(query, data, background(), name="q")
     assert Counter(got) == Counter(expected), text

@@ -24,7 +24,7 @@ from .child_run import STREAM
 from .cluster import Cluster
 from .test_spark_recovery import child
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark]
 
 QUERY = """PREFIX : <http://example.org/>
 SELECT ?c ?p1 ?p2

@@ -3,7 +3,8 @@
 Every syntax pyoxigraph reads, chosen by extension (through a trailing `.gz`). A triples
 file goes to the default graph, or to GRAPH when one is given; TriG and N-Quads keep their
 named graphs (with GRAPH given, their default-graph triples go to GRAPH). Relative IRIs
-resolve against the file's own URI. A syntax error names the file and line.
+resolve against the file's own URI. A syntax error, or damaged gzip data, names the file
+and line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pyoxigraph as ox
 
 from sepia.io.chunks import syntax_message
 from sepia.io.errors import InputError
-from sepia.io.sources import base_extension, open_binary
+from sepia.io.sources import LOST, DamagedInput, base_extension, open_binary
 
 EXTRA_EXTENSIONS = {"nquads": ox.RdfFormat.N_QUADS, "owl": ox.RdfFormat.RDF_XML}
 
@@ -29,11 +30,27 @@ def background_format(path: Path) -> ox.RdfFormat:
     return found
 
 
-def load_background(paths: Iterable[tuple[str | None, Path]]) -> ox.Store:
-    """An in-memory store holding every (graph, path) pair's triples and quads."""
+Source = str | Path | tuple[str | None, str | Path]
+"""A file (`str` or `Path`), or a (graph IRI or None, file) pair."""
+
+
+def load_background(paths: str | Path | Iterable[Source]) -> ox.Store:
+    """An in-memory store holding the triples and quads of one file or of many.
+
+    A (graph, file) pair's triples go to that graph; a bare file's to the default graph
+    (TriG and N-Quads keep their named graphs).
+
+    >>> len(load_background("examples/e1-shops-coupons/background.ttl"))
+    2
+    >>> store = load_background([("http://example.org/map", "examples/e2-subway-delays/"
+    ...                           "background.ttl")])
+    >>> {str(quad.graph_name) for quad in store}
+    {'<http://example.org/map>'}
+    """
     store = ox.Store()
-    for graph, path in paths:
-        store.extend(_quads(path, ox.NamedNode(graph) if graph else None))
+    for source in [paths] if isinstance(paths, str | Path) else paths:
+        graph, path = source if isinstance(source, tuple) else (None, source)
+        store.extend(_quads(Path(path), ox.NamedNode(graph) if graph else None))
     return store
 
 
@@ -52,3 +69,5 @@ def _quads(path: Path, graph: ox.NamedNode | None) -> Iterator[ox.Quad]:
                     yield quad
         except SyntaxError as error:
             raise InputError(str(path), error.lineno or 1, syntax_message(error)) from None
+        except DamagedInput as damage:
+            raise InputError(str(path), damage.line, damage.reason.removesuffix(LOST)) from None

@@ -16,6 +16,7 @@ one pass reports every bad element and loses no good one.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.streams import StreamError, read_stream
 from sepia.rdf.stream import StreamElement
 
@@ -67,16 +69,19 @@ class IngestOptions:
     """Reader settings applied inside the workers."""
 
     allowed_lateness: int = 0
+    max_element_size: int = MAX_ELEMENT_SIZE
     rows_per_batch: int = 65_536
     dead_letters: str | None = None
     """A folder every worker reaches: the rejected text of each document (file, message) with
     errors goes to a file of its own there, named after the stream and document, so a
     retried task rewrites the same file (`sinks.DeadLetterFile` gathers them)."""
+    idle_timeout: float | None = None
+    """Seconds after which a quiet live source lets time move on (sources.idle)."""
 
 
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
     """Spark's file source over one file (by glob filter on its folder) or a whole folder."""
-    path = source.path.resolve()
+    path = Path(os.path.abspath(source.path))  # not resolved: run.py reads files via links
     reader = spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA)
     reader = reader.option("maxFilesPerTrigger", 1)
     if path.is_dir():
@@ -143,8 +148,9 @@ def _local_path(uri: str) -> Path:
 
 def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[pa.RecordBatch]:
     """Every row of one stream file: triples of good elements, and one row per error."""
+    name = str(path.resolve()) if path.is_symlink() else str(path)  # run.py links files
     with path.open("rb") as handle:
-        yield from source_batches(stream, handle, str(path), None, options)
+        yield from source_batches(stream, handle, name, None, options)
 
 
 def source_batches(
@@ -166,6 +172,7 @@ def source_batches(
         errors=errors.append,
         dead_letter=dead_letter_part(options.dead_letters, stream, name),
         allowed_lateness=options.allowed_lateness,
+        max_element_size=options.max_element_size,
     )
     for seq, element in enumerate(elements):
         columns.add_element(seq, element)
