@@ -31,7 +31,7 @@ from sepia.semantics import evaluate
 from sepia.workloads import generate
 
 from ..generators import queries, streams
-from ..support import background
+from ..support import background, engine_path
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
@@ -56,8 +56,10 @@ def _session(text: str) -> Session:
 @given(queries(), streams(), st.lists(st.integers(0, 40), max_size=4))
 def test_batches_cut_anywhere_agree_with_reference(text, data, cuts):
     """``push_columns`` over the merged input cut at arbitrary elements (a cut inside a
-    run of equal times included) gives the reference's answer, in time order."""
-    session = _session(text)
+    run of equal times included) gives the reference's answer, in time order; reports at
+    arrivals included (by default those stay on the row engine, for speed only)."""
+    with engine_path("columnar-always"):
+        session = _session(text)
     assume(session.columnar)
     merged = list(StreamSet(data).merged())
     batch = ColumnBatch.from_elements(merged, session.dictionary)
@@ -126,7 +128,7 @@ def test_column_window_state_is_the_row_window_state(arrivals, at):
     for window in (rows_window, columns_window):
         window.advance(max(t, at))
     assert columns_window.rows() == rows_window.rows()
-    graph = columns_window.graph()
+    graph = columns_window.graph
     assert set(zip(graph.s.tolist(), graph.p.tolist(), graph.o.tolist(), strict=True)) == set(
         rows_window.graph.triples()
     )
@@ -211,3 +213,69 @@ def test_times_are_the_row_readers(moment, digits):
         batch = read_columns(path, "s", Codec())
     assert batch is not None
     assert batch.times.tolist() == [parse_datetime_ms(lexical)]
+
+
+def test_explain_says_which_path_the_operators_take():
+    from sepia.engine.plan.explain import explain
+    from sepia.engine.plan.planner import plan
+
+    codec = Codec()
+    shown = explain(plan(parse_query(W1_LIKE), codec), codec)
+    assert "evaluation: columnar" in shown
+    assert "(columnar: a mask per pattern, vector joins)" in shown
+    optional = parse_query(W1_LIKE.replace("?y :r ?w", "OPTIONAL { ?y :r ?w }"))
+    shown = explain(plan(optional, codec), codec)
+    assert "path: rows (not the columnar core: LeftOuterJoin has no columnar form yet)" in shown
+    assert "index nested loops" in shown
+
+
+def test_chunks_and_the_row_reader_after_a_part_out_of_shape(tmp_path, w4_files):
+    """Read 40 lines at a time, a prefixed name in the 101st element: the first 100
+    elements come as columns, the rest from the row reader, all of them as the row reader
+    reads the whole file."""
+    from sepia.engine.columnar.frontend import stream_columns
+
+    (path,) = (w4_files / "streams").glob("*.trig")
+    lines = path.read_text().split("\n")
+    at = 2 + 2 * 100 + 1  # two prefix lines, then a time line and a graph line per element
+    lines[at] = lines[at].replace("<http://example/price>", "prov:price", 1)
+    broken = tmp_path / "broken.trig"
+    broken.write_text("\n".join(lines))
+    mine, theirs = Codec(), Codec()
+    batches = list(stream_columns(broken, "s", mine, lines=40))
+    assert len(batches) > 5
+    got = ColumnBatch.merged(batches)
+    expected = ColumnBatch.from_elements(list(read_stream(broken, "s")), theirs)
+    assert got.times.tolist() == expected.times.tolist()
+    assert [mine.decode_text(i) for i in got.o.tolist()] == [
+        theirs.decode_text(i) for i in expected.o.tolist()
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=5), min_size=1, max_size=3),
+       st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=5), min_size=1, max_size=3))
+def test_interleaved_streams_are_merged_in_time_order(first, second):
+    """Two streams given in batches (gaps between times, 0: equal times) come out as one
+    merged batch would: time order, equal times in stream order."""
+    from sepia.engine.columnar.batch import interleaved
+
+    def batches(name: str, gaps: list[list[int]]) -> list[ColumnBatch]:
+        t, out = 0, []
+        for part in gaps:
+            times = []
+            for gap in part:
+                t += gap
+                times.append(t)
+            n = len(times)
+            none = np.zeros(0, dtype=np.int64)
+            out.append(ColumnBatch((name,), np.array(times), np.zeros(n, dtype=np.int64),
+                                   np.arange(n) + 100 * len(out), none, none, none, none))
+        return out
+
+    a, b = batches("a", first), batches("b", second)
+    whole = ColumnBatch.merged([ColumnBatch.merged(a), ColumnBatch.merged(b)])
+    got = ColumnBatch.merged(list(interleaved([iter(a), iter(b)])))
+    assert got.times.tolist() == whole.times.tolist()
+    assert [got.streams[i] for i in got.stream] == [whole.streams[i] for i in whole.stream]
+    assert got.graph.tolist() == whole.graph.tolist()

@@ -22,7 +22,10 @@ def test_e1_plan():
     assert lines[0] == "R2S RStream"
     assert "S2R window <http://example.org/w1> on <http://example.org/nearby>: " \
         "Sliding(width=5, slide=2, t0=1)" in lines
-    join = lines.index("  MultiJoin (smallest connected input next, at each evaluation)")
+    assert lines[4].startswith("evaluation: columnar")  # a window-close query: the columnar core
+    join = lines.index(
+        "  MultiJoin (columnar vector joins, smallest connected input next, at each evaluation)"
+    )
     scans = [line.split(" [")[0].strip() for line in lines[join + 1 : join + 4]]
     assert scans == [
         "Scan window <http://example.org/w1>",

@@ -165,7 +165,8 @@ def test_explain_says_why_an_evaluation_is_full(projection, where, named):
     assert line.startswith("evaluation: full at each instant") and named in line
 
 
-def test_explain_names_the_delta_path():
+def test_explain_names_the_delta_path(monkeypatch):
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")  # a time-driven report: columnar by default
     text = f"""PREFIX : <{EX}>
     REGISTER ISTREAM :out AS SELECT * FROM NAMED WINDOW :w1 ON :s1 [RANGE 4]
     FROM NAMED WINDOW :w2 ON :s2 [RANGE 3] WHERE {{ WINDOW :w1 {{ ?x :p ?y }} ?y :r ?z }}"""
