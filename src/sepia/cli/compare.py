@@ -12,7 +12,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import app, fail
+from sepia.cli.described import described_run
 from sepia.cli.options import (
     DataOption,
     QueriesArgument,
@@ -21,12 +23,10 @@ from sepia.cli.options import (
     load_inputs,
 )
 from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeline, draw_timeline
-from sepia.engine import Unsupported as EngineUnsupported
 from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.evaluator import time_kind
-from sepia.semantics.sparql import Unsupported
 from sepia.timeline.compare import (
     Row,
     SettingError,
@@ -41,10 +41,10 @@ from sepia.timeline.text import Shortener
 
 
 def _list(help_text: str) -> object:
-    return typer.Option(help=help_text + " Comma-separated.")
+    return typer.Option(metavar="A,B,...", help=help_text + " Comma-separated.")
 
 
-@app.command()
+@app.command(short_help="Run queries under several settings, results side by side.")
 def compare(
     queries: QueriesArgument,
     stream: StreamOption = [],  # noqa: B006  (typer reads the default, never mutates it)
@@ -67,7 +67,13 @@ def compare(
         str | None, _list("SPAseq sequences: strict (,), next (;), any (:).")
     ] = None,
     engine: Annotated[str | None, _list("Engines: reference, local.")] = None,
-    format: Annotated[str, typer.Option("--format", help="table or jsonl.")] = "table",
+    dialect: Annotated[
+        str | None,
+        _list("Dialect defaults (report policy and stream operator): csparql, rspql, cqels."),
+    ] = None,
+    format: Annotated[
+        str, typer.Option("--format", metavar="table|jsonl", help="How to print the results.")
+    ] = "table",
     until: UntilOption = None,
     timeline: TimelineOption = None,
     timeline_range: TimelineRangeOption = None,
@@ -81,11 +87,14 @@ def compare(
         fail(f"--format {format}: table or jsonl")
     span = check_timeline(timeline, timeline_range)
     try:
-        chosen = settings(*(_split(v) for v in (report, operator, event_policy, contiguity,
-                                                 engine)))  # fmt: skip
+        axes = (report, operator, event_policy, contiguity, engine, dialect)
+        chosen = settings(*(_split(v) for v in axes))
     except SettingError as error:
         fail(str(error))
-    inputs = load_inputs(queries, stream, data, ReadOptions())
+    described = described_run(queries, stream, data)
+    entailment = Entailment(described.entailment) if described.entailment else None
+    inputs = load_inputs(described.queries, described.stream, described.data, ReadOptions(),
+                         entailment=entailment)  # fmt: skip
     results: dict[str, list[Result]] = {}
     for setting in chosen:
         try:
@@ -94,7 +103,7 @@ def compare(
             )
         except SettingError as error:
             fail(str(error))
-        except (Unsupported, EngineUnsupported) as error:
+        except Unsupported as error:
             fail(f"setting {setting.name}: the {setting.engine} engine cannot run it: {error}")
     rows = compare_rows(results)
     names = list(results)
