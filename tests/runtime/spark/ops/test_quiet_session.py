@@ -24,6 +24,27 @@ def test_start_up_noise_is_dropped_and_everything_else_kept(capfd) -> None:
     )
 
 
+def test_the_traceback_of_a_worker_that_came_too_late_is_dropped(capfd) -> None:
+    """Spark waits 10 s for a Python worker it starts; one that connects later fails with
+    CANNOT_OPEN_SOCKET while the run has already started the query again."""
+    _forward([
+        b"Traceback (most recent call last):\n",
+        b'  File "<frozen runpy>", line 198, in _run_module_as_main\n',
+        b"pyspark.errors.exceptions.base.PySparkRuntimeError: [CANNOT_OPEN_SOCKET] Can not "
+        b"open socket: timed out\n",
+        b"Traceback (most recent call last):\n",
+        b'  File "q.py", line 1, in <module>\n',
+        b"ZeroDivisionError: division by zero\n",
+        b"07:30:06 ERROR TaskSetManager: Task 0 in stage 3.0 failed 4 times\n",
+    ])  # fmt: skip
+    assert capfd.readouterr().err == (
+        "Traceback (most recent call last):\n"
+        '  File "q.py", line 1, in <module>\n'
+        "ZeroDivisionError: division by zero\n"
+        "07:30:06 ERROR TaskSetManager: Task 0 in stage 3.0 failed 4 times\n"
+    )
+
+
 def test_only_standalone_masters_are_checked_and_any_live_host_will_do() -> None:
     check_master("local[2]")
     check_master("yarn")

@@ -205,6 +205,7 @@ class Interrupted(Query):
     def __init__(self) -> None:
         super().__init__(None)
         self.status = {"isTriggerActive": False}
+        self.lastProgress = None
         self.waits = 0
         self.stopped = False
 
@@ -230,3 +231,31 @@ def test_ctrl_c_stops_the_query_without_raising_into_spark(capsys) -> None:
     assert query.stopped and interrupts.count == 1
     assert "stopping after the batch in progress" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+class Busy(Interrupted):
+    """A live query with a batch always running (an idle clock starts the next at once):
+    batch 5 is in progress at Ctrl-C and ends after a few looks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status = {"isTriggerActive": True}
+        self.looks = 0
+
+    @property
+    def lastProgress(self) -> dict:
+        self.looks += 1
+        return {"batchId": 4 if self.looks < 4 else 5}
+
+    @lastProgress.setter
+    def lastProgress(self, _value: object) -> None:
+        pass
+
+
+def test_ctrl_c_waits_for_the_batch_in_progress_not_for_a_quiet_moment() -> None:
+    query = Busy()
+    writer = Writer()
+    writer.start = lambda: query  # type: ignore[method-assign]
+    with Interrupts() as interrupts, pytest.raises(RunStopped):
+        _await(writer, ProgressLog(), interrupts)
+    assert query.stopped and query.looks >= 4 and interrupts.count == 1
