@@ -20,8 +20,9 @@ from sepia.algebra import dataset as ds
 from sepia.algebra.query import Entailment, Query
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
 from sepia.semantics import windows as wf
-from sepia.semantics.evaluator import Evaluation
+from sepia.semantics.evaluator import Evaluation, time_kind
 from sepia.timeline.members import match_members
 from sepia.timeline.text import Shortener
 
@@ -84,6 +85,7 @@ class Timeline:
     span: tuple[int, int]
     title: str = ""
     note: str = ""
+    kind: TimeKind = TimeKind.ABSTRACT
 
     @property
     def elements(self) -> list[Element]:
@@ -115,7 +117,8 @@ def timeline(
 ) -> Timeline:
     """The timeline of ``runs`` over ``streams``, cut to ``span`` (whole run when None).
     ``windows=False`` leaves the window brackets out (`sepia compare` draws results only)."""
-    shorten = Shortener(runs[0].query.prefixes if runs else ())
+    kind = time_kind(streams)
+    shorten = Shortener(runs[0].query.prefixes if runs else (), kind)
     numbered: dict[int, int] = {}
     lanes_of_streams: dict[str, list[Element]] = {}
     for iri, elements in streams.items():
@@ -131,6 +134,7 @@ def timeline(
         [_cut(lane, chosen) for lane in lanes],
         chosen,
         title,
+        kind=kind,
     )
     if span is not None:
         shown.note = f"time range {span[0]}..{span[1]} of {whole[0]}..{whole[1]}"
