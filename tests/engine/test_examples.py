@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sepia.engine.plan.planner import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.io.background import load_background
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query

@@ -8,7 +8,7 @@ import pyoxigraph as ox
 from rich.console import Console
 
 from sepia.io.tables import column_groups, print_fitted
-from sepia.io.writers import turtle_term
+from sepia.rdf.terms import turtle_term
 
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"

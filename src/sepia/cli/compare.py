@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import app, fail
 from sepia.cli.described import described_run
 from sepia.cli.options import (
@@ -23,12 +23,10 @@ from sepia.cli.options import (
     load_inputs,
 )
 from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeline, draw_timeline
-from sepia.engine.plan.planner import Unsupported as EngineUnsupported
 from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.evaluator import time_kind
-from sepia.semantics.sparql import Unsupported
 from sepia.timeline.compare import (
     Row,
     SettingError,
@@ -46,7 +44,7 @@ def _list(help_text: str) -> object:
     return typer.Option(metavar="A,B,...", help=help_text + " Comma-separated.")
 
 
-@app.command()
+@app.command(short_help="Run queries under several settings, results side by side.")
 def compare(
     queries: QueriesArgument,
     stream: StreamOption = [],  # noqa: B006  (typer reads the default, never mutates it)
@@ -105,7 +103,7 @@ def compare(
             )
         except SettingError as error:
             fail(str(error))
-        except (Unsupported, EngineUnsupported) as error:
+        except Unsupported as error:
             fail(f"setting {setting.name}: the {setting.engine} engine cannot run it: {error}")
     rows = compare_rows(results)
     names = list(results)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import err_console, fail
 from sepia.cli.options import (
     EventPolicy,
@@ -25,8 +25,8 @@ from sepia.cli.options import (
     existing_paths,
     missing_file,
     split_binding,
+    warn_unread,
 )
-from sepia.engine.plan.planner import Unsupported
 from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
 from sepia.io.writers import ResultWriter, writer_for
@@ -131,7 +131,9 @@ def _bindings(named: list[NamedQuery], stream: list[str]) -> dict[str, Path]:
     for _, path in pairs:
         if path != STDIN and not Path(path).exists():
             missing_file(path)
-    return bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
+    bound = bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
+    warn_unread(named, bound)
+    return bound
 
 
 def _reporting(feed: Feed) -> Feed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NamedTuple, NoReturn
@@ -12,7 +13,7 @@ import typer
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.query import Entailment
-from sepia.cli.app import fail
+from sepia.cli.app import fail, warn
 from sepia.io.errors import InputError
 from sepia.lang import QueryError
 from sepia.rdf.stream import StreamElement
@@ -22,8 +23,10 @@ from sepia.runtime.inputs import (
     ReadOptions,
     background,
     bind_streams,
+    input_streams,
     load_query,
     read_streams,
+    unread_streams,
 )
 
 
@@ -147,6 +150,14 @@ def missing_file(path: str) -> NoReturn:
          "--data [GRAPH=]PATH")
 
 
+def warn_unread(queries: list[NamedQuery], bound: Iterable[str]) -> None:
+    """A --stream no query reads is most likely a mistake: say so, and run on."""
+    for iri in unread_streams(queries, bound):
+        read = ", ".join(f"<{i}>" for i in input_streams(queries))
+        warn(f"no query reads the stream <{iri}> given with --stream (they read {read}); "
+             "its elements change no answer")
+
+
 def stream_binding(text: str) -> tuple[str, Path]:
     """A `[IRI=]PATH` stream; without an IRI the stream is named by the file's URI."""
     ((name, path),) = existing_paths([text])
@@ -186,6 +197,7 @@ def load_inputs(
     named = compile_queries(queries, event_policy, entailment)
     try:
         paths = bind_streams(named, existing_paths(stream))
+        warn_unread(named, paths)
         dataset = background(existing_paths(data))
         return RunInputs(named, read_streams(paths, options), dataset)
     except (InputBindingError, InputError) as error:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import app, fail
 from sepia.cli.described import described_run
 from sepia.cli.local import LocalRun, run_local
@@ -33,6 +33,7 @@ from sepia.cli.options import (
     existing_paths,
     load_inputs,
     split_binding,
+    warn_unread,
 )
 from sepia.cli.timeline import (
     TimelineOption,
@@ -56,7 +57,6 @@ from sepia.runtime.inputs import (
 from sepia.runtime.local.feed import Feed
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
-from sepia.semantics.sparql import Unsupported
 
 if TYPE_CHECKING:
     from sepia.runtime.spark.run import SparkRunOptions
@@ -190,7 +190,9 @@ def run(
         "--metrics": metrics is not None, "--no-progress": not progress,
         "--snapshot": snapshot is not None, "--snapshot-every": snapshot_every is not None,
         "--restore": restore is not None, "--wall-clock": wall_clock,
-        "--max-runs": max_runs is not None, "--follow": follow,
+        "--max-runs": max_runs is not None, "--follow": follow, "--conf": bool(conf),
+        "--packages": packages is not None, "--debug": debug,
+        "--idle-timeout": idle_timeout is not None,
     })  # fmt: skip
     span = check_timeline(timeline, timeline_range, stream)
     if engine is Engine.spark:
@@ -238,7 +240,9 @@ _ENGINE_OPTIONS = {
     "--no-progress": {Engine.spark}, "--snapshot": {Engine.local},
     "--snapshot-every": {Engine.local}, "--restore": {Engine.local},
     "--wall-clock": {Engine.local}, "--max-runs": {Engine.local},
-    "--follow": {Engine.spark, Engine.local},
+    "--follow": {Engine.spark, Engine.local}, "--conf": {Engine.spark},
+    "--packages": {Engine.spark}, "--debug": {Engine.spark},
+    "--idle-timeout": {Engine.spark, Engine.local},
 }  # fmt: skip
 """Options that only some engines read: given to another engine, they are an error."""
 
@@ -299,6 +303,7 @@ def _run_spark(
 
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
+        warn_unread(named, bindings)
         paths = existing_paths(data)
         spark = spark_session(SparkConfig(master=choices.master, extra=choices.settings))
         run_on_spark(
@@ -306,6 +311,8 @@ def _run_spark(
             variables=projected_variables(named), spark=spark,
         )  # fmt: skip
     except (InputBindingError, InputError, SparkUnavailable, ValueError) as error:
+        if choices.debug:
+            traceback.print_exception(error)
         fail(str(error), getattr(error, "hint", None))
     except (SparkRunError, PySparkException, Py4JError) as error:
         if choices.debug:

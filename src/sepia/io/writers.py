@@ -1,4 +1,4 @@
-"""Result writers, one per `--format`: jsonl, table, json, csv, tsv, ntriples, trig.
+"""Result writers, one per `--format`: jsonl, table, json, xml, csv, tsv, ntriples, trig.
 
 Every writer takes results one at a time (`write`) and is `close`d at the end; writers that
 print one block per evaluation (table, json) buffer only the current evaluation's rows.
@@ -7,6 +7,8 @@ print one block per evaluation (table, json) buffer only the current evaluation'
 Extensions to the W3C formats, since results of a continuous query have a time:
 - SPARQL JSON: one document per evaluation and line, with a leading `"sepia"` member
   `{"query", "t", "op"}` (plus `"rows"`: from / to / match per binding, when present);
+- SPARQL XML: one document per evaluation and line, the evaluation named by a `<link>` in
+  its head (the format's place for metadata);
 - CSV / TSV: the columns query, t, op, from, to, match come before the variables;
 - TriG: each CONSTRUCT result is a named graph with its time, i.e. a stream file.
 """
@@ -15,17 +17,17 @@ from __future__ import annotations
 
 import csv
 import json
-import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pyoxigraph as ox
 from rich.console import Console
 from rich.table import Table
 
 from sepia.rdf.results import Result, jsonl_line, triple_to_nt
-from sepia.rdf.terms import Term, term_to_nt
+from sepia.rdf.terms import Term, term_to_nt, turtle_term
 from sepia.rdf.time import TimeKind, format_time
 from sepia.rdf.vocabulary import PROV, XSD
 
@@ -152,43 +154,6 @@ class TableWriter(_PerEvaluation):
         return turtle_term(term, self.prefixes)
 
 
-_BARE = {  # Turtle's shorthand: these lexical forms written bare denote exactly that literal
-    XSD + "integer": re.compile(r"[+-]?[0-9]+"),
-    XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
-    XSD + "boolean": re.compile(r"true|false"),
-}
-_LOCAL_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?")
-
-
-def turtle_term(term: Term, prefixes: Mapping[str, str]) -> str:
-    """A term as Turtle writes it: `ex:name` for an IRI under a declared prefix (the longest
-    namespace wins), `3` / `true` for numbers and booleans in Turtle's forms, else N-Triples."""
-    if isinstance(term, ox.NamedNode):
-        return _prefixed(term.value, prefixes) or term_to_nt(term)
-    if isinstance(term, ox.Literal) and not term.language:
-        datatype = term.datatype.value
-        bare = _BARE.get(datatype)
-        if bare is not None and bare.fullmatch(term.value):
-            return term.value
-        if datatype != XSD + "string":
-            short = _prefixed(datatype, prefixes)
-            if short:
-                return term_to_nt(ox.Literal(term.value)) + "^^" + short
-    if isinstance(term, ox.Triple):
-        return "<< " + " ".join(turtle_term(part, prefixes) for part in term) + " >>"
-    return term_to_nt(term)
-
-
-def _prefixed(iri: str, prefixes: Mapping[str, str]) -> str | None:
-    best = None
-    for name, namespace in prefixes.items():
-        local = iri[len(namespace):]
-        if (iri.startswith(namespace) and (local == "" or _LOCAL_NAME.fullmatch(local))
-                and (best is None or len(namespace) > len(prefixes[best]))):
-            best = name
-    return None if best is None else f"{best}:{iri[len(prefixes[best]):]}"
-
-
 class SparqlJsonWriter(_PerEvaluation):
     """SPARQL 1.1 Query Results JSON, one document per evaluation (one per line)."""
 
@@ -218,6 +183,82 @@ class SparqlJsonWriter(_PerEvaluation):
 
     def _document(self, document: dict[str, Any]) -> None:
         self.out.write(json.dumps(document, ensure_ascii=False) + "\n")
+
+
+SPARQL_RESULTS = "http://www.w3.org/2005/sparql-results#"
+
+
+class SparqlXmlWriter(_PerEvaluation):
+    """SPARQL 1.1 Query Results XML, one document per evaluation (one per line).
+
+    The evaluation is named where the format leaves room for metadata, a `<link>` in the
+    head: `urn:sepia:evaluation?query=q&t=8&op=%2B` (plus `from`, `to`, `match` of each
+    row, as `row=N&from=..` links, when present), so every document is valid as it is.
+    """
+
+    def block(self, rows: list[Result]) -> None:
+        first = rows[0]
+        if first.triples is not None:
+            raise ValueError("CONSTRUCT results cannot be written as SPARQL XML: use trig")
+        if first.boolean is not None:  # one document per answer, as the JSON writer does
+            for row in rows:
+                self._document([row])
+            return
+        self._document(rows)
+
+    def _document(self, rows: list[Result]) -> None:
+        first = rows[0]
+        root = ET.Element("sparql", xmlns=SPARQL_RESULTS)
+        head = ET.SubElement(root, "head")
+        variables = [] if first.boolean is not None else self.variables_of(rows)
+        for name in variables:
+            ET.SubElement(head, "variable", name=name)
+        evaluation = {"query": first.query, "t": self.time(first.t), "op": first.op}
+        ET.SubElement(head, "link", href="urn:sepia:evaluation?" + urlencode(evaluation))
+        for number, row in enumerate(rows, start=1):
+            meta = self._row_meta(row)
+            if meta:
+                ET.SubElement(head, "link",
+                              href="urn:sepia:row?" + urlencode({"row": number, **meta}))
+        if first.boolean is not None:
+            ET.SubElement(root, "boolean").text = "true" if first.boolean else "false"
+        else:
+            results = ET.SubElement(root, "results")
+            for row in rows:
+                result = ET.SubElement(results, "result")
+                for name, term in row.values.items():
+                    _xml_term(ET.SubElement(result, "binding", name=name), term)
+        text = ET.tostring(root, encoding="unicode")
+        # one document per line: line breaks inside literals become character references
+        text = text.replace("\r", "&#13;").replace("\n", "&#10;")
+        self.out.write('<?xml version="1.0"?>' + text + "\n")
+
+    def _row_meta(self, row: Result) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        if row.interval:
+            meta["from"], meta["to"] = (self.time(t) for t in row.interval)
+        if row.match:
+            meta["match"] = row.match
+        return meta
+
+
+def _xml_term(parent: ET.Element, term: Term) -> None:
+    """A term as the XML format writes it (a triple term as SPARQL 1.2 does)."""
+    if isinstance(term, ox.NamedNode):
+        ET.SubElement(parent, "uri").text = term.value
+    elif isinstance(term, ox.BlankNode):
+        ET.SubElement(parent, "bnode").text = term.value
+    elif isinstance(term, ox.Literal):
+        literal = ET.SubElement(parent, "literal")
+        literal.text = term.value
+        if term.language:
+            literal.set("xml:lang", term.language)
+        elif term.datatype.value != XSD + "string":
+            literal.set("datatype", term.datatype.value)
+    else:
+        triple = ET.SubElement(parent, "triple")
+        for name, part in zip(("subject", "predicate", "object"), term, strict=True):
+            _xml_term(ET.SubElement(triple, name), part)
 
 
 def sparql_json_term(term: Term) -> dict[str, Any]:
@@ -382,6 +423,7 @@ WRITERS: dict[str, type[ResultWriter]] = {
     "jsonl": JsonlWriter,
     "table": TableWriter,
     "json": SparqlJsonWriter,
+    "xml": SparqlXmlWriter,
     "csv": CsvWriter,
     "tsv": TsvWriter,
     "ntriples": NTriplesWriter,

@@ -28,6 +28,13 @@ def parse_query(
     `base_iri` resolves relative IRIs before any BASE clause; `event_policy` is the default
     selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides;
     `entailment` likewise for `--entailment` and the ENTAILMENT clause.
+
+    >>> query = parse_query(open("examples/e1-shops-coupons/query.rq").read())
+    >>> query.dialect.value, [w.name.value for w in query.dataset.windows]
+    ('RSP-QL', ['http://example.org/w1', 'http://example.org/w2'])
+    >>> parse_query("SELEC * WHERE { ?s ?p ?o }")
+    Traceback (most recent call last):
+    sepia.lang.errors.QueryError: <query>:1:1: unexpected 'SELEC'; ...
     """
     tree = parse_tree(text, source)
     context = Context(text, source, base=base_iri)

@@ -8,7 +8,7 @@ error is reported before any data is read (language.md section 8).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -136,22 +136,16 @@ def _complete(queries: Sequence[NamedQuery], named: Sequence[tuple[str, T]]) -> 
             raise InputBindingError(f"stream <{iri}> is bound twice ({bound[iri]} and {value})")
         bound[iri] = value
     missing = [iri for iri in input_streams(queries) if iri not in bound]
-    unread = _unread(queries, bound)
     if missing:
         raise InputBindingError(
             "no --stream given for " + ", ".join(f"<{i}>" for i in missing),
-            _closest(unread, missing) or f"add --stream {missing[0]}=PATH",
-        )
-    if unread:
-        read = ", ".join(f"<{iri}>" for iri in input_streams(queries))
-        raise InputBindingError(
-            f"no query reads the stream <{unread[0]}> given with --stream",
-            f"the queries read {read}: fix the IRI or leave that --stream out",
+            _closest(unread_streams(queries, bound), missing)
+            or f"add --stream {missing[0]}=PATH",
         )
     return bound
 
 
-def _unread(queries: Sequence[NamedQuery], bound: dict[str, object]) -> list[str]:
+def unread_streams(queries: Sequence[NamedQuery], bound: Iterable[str]) -> list[str]:
     """Bound streams no query declares (none when a query reads whatever it is given)."""
     declared = [{s.iri.value for s in q.query.dataset.streams} for q in queries]
     if not all(declared):

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import pyoxigraph as ox
 
 from sepia.rdf.results import Result
-from sepia.rdf.terms import Term
+from sepia.rdf.terms import Term, turtle_term
 from sepia.rdf.time import TimeKind, format_time
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -31,19 +31,7 @@ class Shortener:
     def term(self, term: Term) -> str:
         if isinstance(term, ox.NamedNode) and term.value == f"{RDF}type":
             return "a"
-        if isinstance(term, ox.NamedNode):
-            for prefix, iri in self.prefixes:
-                if term.value.startswith(iri) and iri:
-                    return f"{prefix}:{term.value[len(iri) :]}"
-            return f"<{term.value}>"
-        if isinstance(term, ox.Literal) and term.datatype.value in (
-            f"{XSD}integer",
-            f"{XSD}decimal",
-            f"{XSD}double",
-            f"{XSD}boolean",
-        ):
-            return term.value
-        return str(term)
+        return turtle_term(term, dict(self.prefixes))
 
     def triple(self, triple: ox.Triple) -> str:
         return " ".join(self.term(x) for x in (triple.subject, triple.predicate, triple.object))

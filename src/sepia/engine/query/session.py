@@ -36,7 +36,20 @@ from sepia.rdf.time import TimeKind
 
 class Session:
     """Queries registered over one background dataset, fed by ``push`` or by attached
-    readers; ``on_result`` (if given) receives every result as it is made."""
+    readers; ``on_result`` (if given) receives every result as it is made.
+
+    >>> import pyoxigraph as ox
+    >>> ex = "http://example.org/"
+    >>> session = Session()
+    >>> _ = session.register(
+    ...     "PREFIX : <http://example.org/> SELECT ?x "
+    ...     "FROM NAMED WINDOW :w ON :s [RANGE 10 STEP 5] WHERE { WINDOW :w { ?x :p :o } }")
+    >>> triple = ox.Triple(ox.NamedNode(ex + "a"), ox.NamedNode(ex + "p"), ox.NamedNode(ex + "o"))
+    >>> session.push_graph(ex + "s", 3, [triple])   # due once time 3 is over
+    []
+    >>> [(r.t, r.binding["x"].value) for r in session.flush()]
+    [(3, 'http://example.org/a')]
+    """
 
     def __init__(
         self,
@@ -59,6 +72,9 @@ class Session:
         self.on_result = on_result
         self.horizon: int | None = None
         """The last watermark: elements stamped at or before it are late."""
+        self.reads: set[str] | None = set()
+        """Streams the registered queries read; None once one reads whatever it is given
+        (an EP-SPARQL query without FROM STREAM)."""
         self.sources: list[Iterable[StreamElement]] = []
         self.pushed = 0
         """Elements given to ``push_graph`` (they are named after it)."""
@@ -71,6 +87,8 @@ class Session:
         )
         self.network.add(engine)
         self.queries.append(engine)
+        declared = {stream.iri.value for stream in compiled.dataset.streams}
+        self.reads = None if self.reads is None or not declared else self.reads | declared
         return engine
 
     def push(self, element: StreamElement) -> list[Result]:
@@ -100,7 +118,14 @@ class Session:
         kind: TimeKind = TimeKind.ABSTRACT,
     ) -> list[Result]:
         """``push`` an element of ``stream`` stamped ``t`` holding ``triples`` (named
-        ``graph``, else a fresh blank node; ``kind``: DATETIME for epoch milliseconds)."""
+        ``graph``, else a fresh blank node; ``kind``: DATETIME for epoch milliseconds).
+
+        A stream no registered query reads is a ValueError (a mistyped IRI would otherwise
+        go unnoticed: its elements would change no answer)."""
+        if self.reads is not None and stream not in self.reads:
+            read = ", ".join(f"<{iri}>" for iri in sorted(self.reads)) or "nothing yet"
+            raise ValueError(f"no registered query reads the stream <{stream}>; they read "
+                             f"{read} (register the queries before pushing)")
         self.pushed += 1
         name = graph if graph is not None else f"_:e{self.pushed}"
         return self.push(StreamElement(stream, name, t, t, tuple(triples), kind))
@@ -295,7 +320,17 @@ def run(
 ) -> Iterator[Result]:
     """Replay finite ``streams`` (IRI -> elements in time order) through the (name, query)
     pairs at full speed; results come out in time order per query as they become due.
-    ``max_runs`` bounds each event automaton's runs; ``Session.state_size()`` counts drops."""
+    ``max_runs`` bounds each event automaton's runs; ``Session.state_size()`` counts drops.
+
+    >>> from sepia import load_background, read_stream
+    >>> e1, ex = "examples/e1-shops-coupons/", "http://example.org/"
+    >>> streams = {ex + s: read_stream(f"{e1}stream-{s}.trig", ex + s)
+    ...            for s in ("nearby", "coupons")}
+    >>> results = run([("offers", open(e1 + "query.rq").read())], streams,
+    ...               load_background(e1 + "background.ttl"))
+    >>> sorted((r.query, r.t, r.binding["shopper"].value.removeprefix(ex)) for r in results)
+    [('offers', 8, 'carl'), ('offers', 8, 'eve'), ('offers', 16, 'diana')]
+    """
     session = Session(background, rdfs=rdfs, max_runs=max_runs)
     for name, query in queries:
         session.register(query, name)
