@@ -3,7 +3,7 @@ evaluation instant, the instants the report policy chose, and every result.
 
 Nothing here evaluates a query. The elements are the run's input; the instants and the
 windows follow from the query's report policy and window definitions exactly as the
-reference evaluator defines them (``sepia.semantics.report``, ``sepia.semantics.windows``);
+reference evaluator defines them (``sepia.semantics.report``, ``sepia.algebra.dataset``);
 the results are whatever engine's results are given, so a picture of a local run shows the
 local engine's answers. The member elements of an event match are worked out from the
 match's interval and bindings (``sepia.timeline.members``).
@@ -180,7 +180,7 @@ def bracket(
     """The window ``decl`` shows at t as (opening, close] (None: no window holds t)."""
     match decl.spec:
         case ds.Sliding(width, slide, t0):
-            holding = wf.windows_for(t, width, slide, t0)
+            holding = ds.windows_for(t, width, slide, t0)
             if not holding:
                 return None
             (opening, close), others = holding[0], tuple(holding[1:])
