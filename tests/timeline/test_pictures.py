@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from sepia.timeline import scene, timeline, write
+from sepia.lang import parse_query
+from sepia.semantics.network import evaluate_network
+from sepia.timeline import Run, scene, timeline, write
 from sepia.timeline.drawing import save
 
-from .worked import NAMES, worked
+from .worked import EXAMPLES, NAMES, worked
 
 # example: (elements, window brackets, instants, results, links)
 EXPECTED = {
@@ -145,3 +147,36 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     assert "<script>" in text and "<style>" in text
     assert not re.search(r"<script[^>]+src=|<link|@import|url\(\s*['\"]?(https?:|//)", text)
     assert not re.search(r"(src|href)=\"(https?:)?//", text)
+
+
+def test_datetime_streams_read_as_iso_times(tmp_path: Path) -> None:
+    """E5's query over wall-clock times (seconds apart): ticks, tips and result texts in
+    ISO 8601, as results print them; the match is still linked to its three occurrences."""
+    from sepia.io.streams import read_stream
+
+    trig = tmp_path / "prices.trig"
+    prices = [("acme", 100), ("beta", 50), ("acme", 60), ("beta", 20), ("acme", 110)]
+    trig.write_text(
+        "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+        + "".join(
+            f':t{n} {{ :{c} :price {p} . }} :t{n} prov:generatedAtTime "2026-01-01T00:00:0{n}Z"'
+            "^^<http://www.w3.org/2001/XMLSchema#dateTime> .\n"
+            for n, (c, p) in enumerate(prices, start=1)
+        )
+    )
+    text = (EXAMPLES / "e5-epsparql-drop-rise" / "query.rq").read_text()
+    query = parse_query(text.replace(" && getDURATION() < 30", ""))  # durations: in ms here
+    streams = {"http://example.org/prices": list(read_stream(trig, "http://example.org/prices"))}
+    results = evaluate_network([("query", query)], streams)
+    assert [r.interval for r in results] == [(1767225601000, 1767225605000)]
+    shown = timeline([Run("query", query, results)], streams)
+    assert shown.lanes[0].marks[0].members == (0, 2, 4)
+    page = tmp_path / "prices.html"
+    write(shown, page)
+    text = page.read_text()
+    assert 'data-kind="dateTime"' in text
+    assert "+ t=2026-01-01T00:00:05.000Z [2026-01-01T00:00:01.000Z, " in text
+    figure = save(scene(shown), tmp_path / "prices.png")
+    figure.canvas.draw()
+    ticks = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert any(t.startswith("2026-01-01T00:00:0") for t in ticks), ticks

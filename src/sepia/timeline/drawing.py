@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sepia.rdf.time import TimeKind
 from sepia.timeline.scene import Item, Scene
+from sepia.timeline.text import Shortener
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -42,6 +44,12 @@ def figure(scene: Scene) -> Figure:
     ax.set_ylim(scene.rows, -0.2)
     ax.set_yticks([])
     ax.set_xlabel("time")
+    if scene.kind is TimeKind.DATETIME:  # epoch milliseconds: ISO 8601 ticks
+        from matplotlib.ticker import FuncFormatter
+
+        clock = Shortener((), scene.kind).time
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: clock(value)))
+        ax.tick_params(axis="x", labelrotation=20, labelsize=7)
     ax.grid(axis="x", color="#eeeeee", zorder=0)
     ax.set_title(scene.title + (f" ({scene.note})" if scene.note else ""), fontsize=10)
     legend = [

@@ -3,7 +3,7 @@ evaluation instant, the instants the report policy chose, and every result.
 
 Nothing here evaluates a query. The elements are the run's input; the instants and the
 windows follow from the query's report policy and window definitions exactly as the
-reference evaluator defines them (``sepia.semantics.report``, ``sepia.semantics.windows``);
+reference evaluator defines them (``sepia.semantics.report``, ``sepia.algebra.dataset``);
 the results are whatever engine's results are given, so a picture of a local run shows the
 local engine's answers. The member elements of an event match are worked out from the
 match's interval and bindings (``sepia.timeline.members``).
@@ -20,8 +20,9 @@ from sepia.algebra import dataset as ds
 from sepia.algebra.query import Entailment, Query
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
 from sepia.semantics import windows as wf
-from sepia.semantics.evaluator import Evaluation
+from sepia.semantics.evaluator import Evaluation, time_kind
 from sepia.timeline.members import match_members
 from sepia.timeline.text import Shortener
 
@@ -84,6 +85,7 @@ class Timeline:
     span: tuple[int, int]
     title: str = ""
     note: str = ""
+    kind: TimeKind = TimeKind.ABSTRACT
 
     @property
     def elements(self) -> list[Element]:
@@ -115,7 +117,8 @@ def timeline(
 ) -> Timeline:
     """The timeline of ``runs`` over ``streams``, cut to ``span`` (whole run when None).
     ``windows=False`` leaves the window brackets out (`sepia compare` draws results only)."""
-    shorten = Shortener(runs[0].query.prefixes if runs else ())
+    kind = time_kind(streams)
+    shorten = Shortener(runs[0].query.prefixes if runs else (), kind)
     numbered: dict[int, int] = {}
     lanes_of_streams: dict[str, list[Element]] = {}
     for iri, elements in streams.items():
@@ -131,6 +134,7 @@ def timeline(
         [_cut(lane, chosen) for lane in lanes],
         chosen,
         title,
+        kind=kind,
     )
     if span is not None:
         shown.note = f"time range {span[0]}..{span[1]} of {whole[0]}..{whole[1]}"
@@ -176,7 +180,7 @@ def bracket(
     """The window ``decl`` shows at t as (opening, close] (None: no window holds t)."""
     match decl.spec:
         case ds.Sliding(width, slide, t0):
-            holding = wf.windows_for(t, width, slide, t0)
+            holding = ds.windows_for(t, width, slide, t0)
             if not holding:
                 return None
             (opening, close), others = holding[0], tuple(holding[1:])

@@ -44,8 +44,8 @@ def page(scene: Scene) -> str:
 <button id="zoom-out">−</button>. Hover a mark: its content;
 a result lights up its member elements.</p>
 <svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0f}"
- data-low="{view[0]}" data-high="{view[1]}" data-left="{LEFT}" data-right="{WIDTH - RIGHT}"
- data-axis="{height - AXIS:.0f}">
+ data-kind="{scene.kind.value}" data-low="{view[0]}" data-high="{view[1]}"
+ data-left="{LEFT}" data-right="{WIDTH - RIGHT}" data-axis="{height - AXIS:.0f}">
 <defs><clipPath id="plot"><rect x="{LEFT}" y="0" width="{WIDTH - LEFT - RIGHT}"
  height="{height:.0f}"/></clipPath></defs>
 <g class="lanes">{"".join(lanes)}</g>

@@ -6,9 +6,14 @@ top). Both drawings draw exactly these marks, so a test can count them in either
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from sepia.rdf.time import TimeKind
 from sepia.timeline.model import Bracket, Element, Mark, Timeline
+from sepia.timeline.text import Shortener
+
+Clock = Callable[[float], str]
 
 LABELS_UP_TO = 40
 """Elements are labelled in the picture when there are at most this many (hover always)."""
@@ -49,6 +54,7 @@ class Scene:
     span: tuple[int, int]
     title: str
     note: str
+    kind: TimeKind = TimeKind.ABSTRACT
 
     def count(self, kind: str) -> int:
         return sum(item.kind == kind for item in self.items)
@@ -72,6 +78,7 @@ class _Items(list):
 def scene(timeline: Timeline) -> Scene:
     """Lay out ``timeline``: streams first, then each lane's windows and results."""
     items = _Items()
+    clock = Shortener((), timeline.kind).time
     y = 0.0
     labelled = len(timeline.elements) <= LABELS_UP_TO
     where: dict[int, tuple[float, float, str]] = {}
@@ -83,7 +90,11 @@ def scene(timeline: Timeline) -> Scene:
         items.add(Item("lane", *timeline.span, y, y + height, label=_short_iri(iri)))
         for e, row in zip(elements, rows, strict=True):
             top = y + row
-            where[e.number] = (e.end, top + 0.5, items.add(_element(e, top, color, labelled)))
+            where[e.number] = (
+                e.end,
+                top + 0.5,
+                items.add(_element(e, top, color, labelled, clock)),
+            )
         y += height
     for lane in timeline.lanes:
         first = y
@@ -91,7 +102,7 @@ def scene(timeline: Timeline) -> Scene:
             height = max(len(brackets), 1)
             items.add(Item("lane", *timeline.span, y, y + height, label=f"{lane.name} {window}"))
             for k, b in enumerate(brackets):
-                for item in _bracket(b, y + k):
+                for item in _bracket(b, y + k, clock):
                     items.add(item)
             y += height
         rows = _pack([m.interval or (m.t, m.t) for m in lane.marks])
@@ -106,12 +117,13 @@ def scene(timeline: Timeline) -> Scene:
             items.add(item, tuple(at[2] for at in shown) + links)
         y += height
         for t in lane.instants:
-            items.add(Item("instant", t, t, first, y, t=t, tip=f"{lane.name}: evaluation at {t}"))
-    return Scene(list(items), y, timeline.span, timeline.title, timeline.note)
+            tip = f"{lane.name}: evaluation at {clock(t)}"
+            items.add(Item("instant", t, t, first, y, t=t, tip=tip))
+    return Scene(list(items), y, timeline.span, timeline.title, timeline.note, timeline.kind)
 
 
-def _element(e: Element, top: float, color: str, labelled: bool) -> Item:
-    stamp = f"{e.start}" if e.start == e.end else f"[{e.start}, {e.end}]"
+def _element(e: Element, top: float, color: str, labelled: bool, clock: Clock) -> Item:
+    stamp = clock(e.start) if e.start == e.end else f"[{clock(e.start)}, {clock(e.end)}]"
     label = _label(e) if labelled else ""
     return Item("element", e.start, e.end, top + 0.2, top + 0.8, t=e.end,
                 tip=f"@{stamp} {e.text}", label=label, color=color)  # fmt: skip
@@ -121,16 +133,18 @@ def _label(e: Element) -> str:
     return e.text if len(e.text) <= 32 else e.text[:31] + "…"
 
 
-def _bracket(b: Bracket, top: float) -> list[Item]:
+def _bracket(b: Bracket, top: float, clock: Clock) -> list[Item]:
     """The present window at b.t, and the other windows holding b.t below it (when few)."""
     present = Item("window", b.opening, b.close, top + 0.15, top + 0.6, t=b.t,
-                   tip=f"{b.window} at {b.t}: present window ({b.opening}, {b.close}], "
-                   f"shows ({b.opening}, {b.t}]", color="#d62728")  # fmt: skip
+                   tip=f"{b.window} at {clock(b.t)}: present window ({clock(b.opening)}, "
+                   f"{clock(b.close)}], shows ({clock(b.opening)}, {clock(b.t)}]",
+                   color="#d62728")  # fmt: skip
     if len(b.others) > OTHER_WINDOWS_UP_TO:
         return [present]
     return [present] + [
         Item("window-other", o, c, top + 0.68 + 0.1 * k, top + 0.68 + 0.1 * k, t=b.t,
-             color="#999999", tip=f"{b.window} at {b.t}: window ({o}, {c}] also holds {b.t}")
+             color="#999999",
+             tip=f"{b.window} at {clock(b.t)}: window ({clock(o)}, {clock(c)}] also holds it")
         for k, (o, c) in enumerate(b.others)
     ]  # fmt: skip
 

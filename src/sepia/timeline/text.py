@@ -8,6 +8,7 @@ import pyoxigraph as ox
 
 from sepia.rdf.results import Result
 from sepia.rdf.terms import Term, turtle_term
+from sepia.rdf.time import TimeKind, format_time
 from sepia.rdf.vocabulary import RDF, RDFS, XSD
 
 WELL_KNOWN = (("rdf", RDF), ("rdfs", RDFS), ("xsd", XSD))
@@ -17,7 +18,10 @@ class Shortener:
     """Writes terms as the query wrote them: ``:carl`` for <http://example.org/carl> under
     ``PREFIX : <http://example.org/>``, plain numbers for xsd numeric literals."""
 
-    def __init__(self, prefixes: Iterable[tuple[str, str]]) -> None:
+    def __init__(
+        self, prefixes: Iterable[tuple[str, str]], kind: TimeKind = TimeKind.ABSTRACT
+    ) -> None:
+        self.kind = kind
         given = list(prefixes)
         taken = {name for name, _ in given}
         known = [(name, iri) for name, iri in WELL_KNOWN if name not in taken]
@@ -42,8 +46,13 @@ class Shortener:
             body = self.triples(result.triples)
         else:
             body = str(result.boolean).lower()
-        span = f" [{result.interval[0]}, {result.interval[1]}]" if result.interval else ""
-        return f"{result.op} t={result.t}{span}: {body}"
+        interval = result.interval
+        span = f" [{self.time(interval[0])}, {self.time(interval[1])}]" if interval else ""
+        return f"{result.op} t={self.time(result.t)}{span}: {body}"
+
+    def time(self, t: float) -> str:
+        """A time as results print it (ISO 8601 for dateTime streams)."""
+        return str(format_time(int(t), self.kind))
 
     def values(self, result: Result) -> str:
         """The result in brief: its values in variable order, or its triples, or boolean."""

@@ -26,6 +26,11 @@
     axis();
   }
 
+  // dateTime streams are in epoch milliseconds: ISO 8601 ticks, as results print them
+  const label = svg.dataset.kind === "dateTime"
+    ? (v) => new Date(v).toISOString().replace(".000Z", "Z")
+    : (v) => String(v);
+
   function axis() {
     const g = svg.querySelector(".axis");
     const span = view[1] - view[0];
@@ -35,7 +40,7 @@
     for (let t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
       const v = Math.abs(t) < 1e-9 ? 0 : +t.toPrecision(12);
       out += '<line class="tick" x1="' + X(v) + '" x2="' + X(v) + '" y1="0" y2="5"/>' +
-        '<text x="' + X(v) + '" y="18" text-anchor="middle">' + v + "</text>";
+        '<text x="' + X(v) + '" y="18" text-anchor="middle">' + label(v) + "</text>";
     }
     g.innerHTML = out;
   }
