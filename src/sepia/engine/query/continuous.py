@@ -20,6 +20,7 @@ from weakref import WeakKeyDictionary
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
+from sepia.algebra import report as rp
 from sepia.engine.background import Background
 from sepia.engine.cep.automaton import Automaton, matches
 from sepia.engine.cep.epsparql import batches
@@ -109,6 +110,11 @@ class ContinuousQuery:
         self.operator = r2s.operator_of(query)
         self.events_query = bool(self.physical.automaton or self.physical.events)
         """Push-based: only solutions carrying a match reported at t count at t."""
+        if self.events_query and isinstance(query.report, rp.Report):
+            raise Unsupported(
+                "an event pattern under a REPORT clause (its answer at a report instant is "
+                "every match over the window then; the engine pushes matches as they complete)"
+            )
         self.dense = self.events_query and (
             isinstance(query.form, qa.Ask) or self.operator is not qa.RStream
         )
