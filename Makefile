@@ -49,6 +49,7 @@ demo: setup
 
 lint: setup
 	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/mypy
 
 # pytest exits 5 when it collected no test: that is not a failure of the code.
 test: setup test-tools lint

@@ -3,7 +3,7 @@
 SPARQL's VALUES cannot hold a blank node, and both evaluators hand rows to pyoxigraph in
 VALUES blocks (the engine to evaluate FILTER and BIND over a batch of rows, the reference
 to join event mappings and path ends); those rows' blank nodes now travel in a graph of the
-store instead (``sepia.semantics.sparql.table_text``). Before, any FILTER over a blank node
+store instead (``sepia.algebra.sparql.table_text``). Before, any FILTER over a blank node
 stopped the run with a SPARQL syntax error. The differential tests' streams hold a blank
 node too (tests/engine/generators.py)."""
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.engine import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import run

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sepia.algebra import dataset as ds
+from sepia.algebra.dataset import last_close_holding, windows_for
 from sepia.engine.graph import SMALL, TripleIndex
 from sepia.engine.s2r.windows import WindowOperator, WindowState
-from sepia.semantics.windows import last_close_holding, windows_for
 
 
 def times(state: WindowState) -> list[int]:

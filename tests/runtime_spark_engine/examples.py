@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from sepia.engine import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.io.background import load_background
 from sepia.io.streams import read_stream
 from sepia.rdf.results import jsonl_line

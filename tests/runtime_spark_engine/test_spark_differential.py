@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from engine.generators import BACKGROUND, event_queries, queries, sequence_queries, streams
 from engine.support import background
-from sepia.engine import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.lang import parse_query
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.stream import StreamElement

@@ -14,7 +14,9 @@ connect back" and ended; the same checkpoint then finished correctly. Two levels
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -25,9 +27,10 @@ from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.api import continuous_query
 from sepia.runtime.spark.errors import one_line, transient
+from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import END_GRAPH, END_TIME
 from sepia.runtime.spark.progress import ProgressLog
-from sepia.runtime.spark.run import QUERY_ATTEMPTS, SparkRunError, _await
+from sepia.runtime.spark.run import QUERY_ATTEMPTS, RunStopped, SparkRunError, _await
 from sepia.runtime.spark.session import (
     TASK_ATTEMPTS,
     SparkConfig,
@@ -150,7 +153,7 @@ class Writer:
 
 def test_a_query_failed_for_a_transient_cause_starts_again(capsys) -> None:
     writer = Writer(CONNECT_BACK, CONNECT_BACK)
-    _await(writer, ProgressLog())
+    _await(writer, ProgressLog(), Interrupts())
     assert writer.starts == 3
     told = capsys.readouterr().err
     assert "Python worker failed to connect back" in told and "(3 of 4)" in told
@@ -159,14 +162,14 @@ def test_a_query_failed_for_a_transient_cause_starts_again(capsys) -> None:
 def test_a_bad_element_stops_the_run_at_once() -> None:
     writer = Writer(BAD_ELEMENT)
     with pytest.raises(SparkRunError, match=re.escape("s.trig line 3: element :e4: no time")):
-        _await(writer, ProgressLog())
+        _await(writer, ProgressLog(), Interrupts())
     assert writer.starts == 1
 
 
 def test_a_transient_cause_that_does_not_pass_ends_the_run() -> None:
     writer = Writer(*[CONNECT_BACK] * QUERY_ATTEMPTS)
     with pytest.raises(SparkRunError, match="Python worker failed to connect back"):
-        _await(writer, ProgressLog())
+        _await(writer, ProgressLog(), Interrupts())
     assert writer.starts == QUERY_ATTEMPTS
 
 
@@ -192,3 +195,38 @@ def test_a_transient_cause_that_does_not_pass_ends_the_run() -> None:
 )
 def test_spark_errors_are_one_line(message: str, line: str) -> None:
     assert one_line(message) == line
+
+
+class Interrupted(Query):
+    """A query running when Ctrl-C comes: SIGINT arrives during its first wait."""
+
+    isActive = True
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.status = {"isTriggerActive": False}
+        self.waits = 0
+        self.stopped = False
+
+    def awaitTermination(self, timeout: float) -> bool:
+        self.waits += 1
+        if self.waits == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return self.stopped
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_ctrl_c_stops_the_query_without_raising_into_spark(capsys) -> None:
+    """PySpark's handler raised KeyboardInterrupt inside a py4j command (a logged traceback,
+    a broken gateway, "Gateway must be connected"); Sepia's only counts, and the wait loop
+    stops the query itself."""
+    query = Interrupted()
+    writer = Writer()
+    writer.start = lambda: query  # type: ignore[method-assign]
+    with Interrupts() as interrupts, pytest.raises(RunStopped):
+        _await(writer, ProgressLog(), interrupts)
+    assert query.stopped and interrupts.count == 1
+    assert "stopping after the batch in progress" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -146,3 +146,62 @@ def test_compare_refuses_what_does_not_apply() -> None:
     assert out.exit_code == 1 and "give at least one axis" in out.output
     out = sepia("compare", str(E1 / "nearby.rq"), *NEARBY, "--report", "xx")
     assert out.exit_code == 1 and "not one of cc, wc, nc" in out.output
+
+
+def test_compare_e1_report_policies() -> None:
+    """docs/semantics.md: content change answers bob's coupon at 15, when it enters w2;
+    window close (with or without NON EMPTY) at 16, when (14, 16] closes."""
+    args = worked("e1-shops-coupons").cli_args()
+    out = sepia("compare", *args, "--report", "cc,wc,wc+nc", "--format", "jsonl")
+    assert out.exit_code == 0, out.output
+    rows = {(line["t"], _who(line)[-1]): line["settings"] for line in _jsonl(out.stdout)}
+    assert rows == {
+        (8, "carl"): {"cc": 1, "wc": 1, "wc+nc": 1},
+        (8, "eve"): {"cc": 1, "wc": 1, "wc+nc": 1},
+        (15, "diana"): {"cc": 1, "wc": 0, "wc+nc": 0},
+        (16, "diana"): {"cc": 0, "wc": 1, "wc+nc": 1},
+    }
+
+
+def test_compare_dialect_defaults() -> None:
+    """nearby.rq read with C-SPARQL's defaults (window close AND non-empty, RStream) and
+    CQELS's (content change, IStream): CQELS answers at each arrival 2, 5, 7, 12 what is
+    new in w1's present window ((1,6] at 2 and 5, (3,8] at 7, (7,12] at 12)."""
+    out = sepia("compare", str(E1 / "nearby.rq"), *NEARBY, "--dialect", "csparql,cqels",
+                "--format", "jsonl")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    cqels = sorted(_who(line) for line in _jsonl(out.stdout) if line["settings"]["cqels"])
+    assert cqels == [
+        (2, "+", "a", "diana"), (2, "+", "b", "eve"), (5, "+", "a", "carl"),
+        (7, "+", "a", "eve"), (12, "+", "b", "diana"),
+    ]  # fmt: skip
+    assert sum(line["settings"]["csparql"] for line in _jsonl(out.stdout)) == 9
+
+
+def test_compare_an_example_folder_across_engines() -> None:
+    """E6 given as its folder (run.json: RDFS entailment): both engines give its 4 rows."""
+    out = sepia("compare", str(EXAMPLES / "e6-smart-city-rdfs"), "--engine", "reference,local",
+                "--format", "jsonl")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    lines = _jsonl(out.stdout)
+    assert len(lines) == 4 and not any(line["differs"] for line in lines)
+
+
+def test_without_matplotlib_png_says_how_to_install(tmp_path: Path, monkeypatch) -> None:
+    """matplotlib is a dependency, but a broken environment gets one line, not a traceback;
+    the HTML form needs nothing."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import fails
+    args = [*worked("e1-shops-coupons").cli_args(), "--engine", "reference"]
+    out = sepia("run", *args, "--timeline", str(tmp_path / "x.png"))
+    assert out.exit_code == 1 and "pip install 'matplotlib" in out.output
+    assert "Traceback" not in out.output
+    html = sepia("run", *args, "--timeline", str(tmp_path / "x.html"))
+    assert html.exit_code == 0 and (tmp_path / "x.html").exists()
+
+
+def test_timeline_refuses_standard_input(tmp_path: Path) -> None:
+    out = sepia("run", str(E1 / "nearby.rq"), "--stream", "http://example.org/nearby=-",
+                "--engine", "local", "--timeline", str(tmp_path / "x.html"))  # fmt: skip
+    assert out.exit_code == 1 and "standard input" in out.output

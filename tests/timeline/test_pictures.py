@@ -119,3 +119,29 @@ def test_time_range_cuts_the_picture() -> None:
     w = worked("e3-rsepql-landmark")
     drawn = scene(timeline(w.runs, w.streams, w.background, span=(5, 8)))
     assert (drawn.count("element"), drawn.count("window"), drawn.count("result")) == (2, 4, 3)
+
+
+def test_a_long_run_is_cut_to_its_first_200_elements(tmp_path: Path) -> None:
+    from sepia.rdf.stream import StreamElement
+    from sepia.timeline import parse_range, picture
+
+    w = worked("e3-rsepql-landmark")
+    ((iri, elements),) = w.streams.items()
+    many = [StreamElement(iri, f"g{t}", t, t, elements[1].triples) for t in range(1, 451)]
+    drawn, note = picture(w.runs, {iri: many}, None, tmp_path / "long.svg")
+    assert drawn.count("element") == 200 and drawn.span == (1, 200)
+    assert "--timeline-range" in note
+    assert parse_range("3:9") == (3, 9)
+    with pytest.raises(ValueError, match="FROM <= TO"):
+        parse_range("9:x")
+
+
+def test_html_is_self_contained(tmp_path: Path) -> None:
+    """No script, style, image or font is fetched: the page works offline."""
+    w = worked("e4-spaseq-selection")
+    path = tmp_path / "e4.html"
+    write(timeline(w.runs, w.streams, w.background), path)
+    text = path.read_text()
+    assert "<script>" in text and "<style>" in text
+    assert not re.search(r"<script[^>]+src=|<link|@import|url\(\s*['\"]?(https?:|//)", text)
+    assert not re.search(r"(src|href)=\"(https?:)?//", text)

@@ -87,7 +87,3 @@ def _wrapped(text: str, indent: str = "") -> str:
                          subsequent_indent=follow, break_on_hyphens=False,
                          break_long_words=False)
 
-
-def not_built_yet(what: str) -> NoReturn:
-    """Say plainly that a command's engine does not exist yet, rather than print fake output."""
-    fail(f"{what} is not built yet in this version of Sepia.", code=3)

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import app, fail
 from sepia.cli.described import described_run
 from sepia.cli.options import (
@@ -23,12 +23,10 @@ from sepia.cli.options import (
     load_inputs,
 )
 from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeline, draw_timeline
-from sepia.engine.plan.planner import Unsupported as EngineUnsupported
 from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.evaluator import time_kind
-from sepia.semantics.sparql import Unsupported
 from sepia.timeline.compare import (
     Row,
     SettingError,
@@ -69,8 +67,12 @@ def compare(
         str | None, _list("SPAseq sequences: strict (,), next (;), any (:).")
     ] = None,
     engine: Annotated[str | None, _list("Engines: reference, local.")] = None,
+    dialect: Annotated[
+        str | None,
+        _list("Dialect defaults (report policy and stream operator): csparql, rspql, cqels."),
+    ] = None,
     format: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="table or jsonl.")
+        str, typer.Option("--format", metavar="table|jsonl", help="How to print the results.")
     ] = "table",
     until: UntilOption = None,
     timeline: TimelineOption = None,
@@ -85,14 +87,14 @@ def compare(
         fail(f"--format {format}: table or jsonl")
     span = check_timeline(timeline, timeline_range)
     try:
-        chosen = settings(*(_split(v) for v in (report, operator, event_policy, contiguity,
-                                                 engine)))  # fmt: skip
+        axes = (report, operator, event_policy, contiguity, engine, dialect)
+        chosen = settings(*(_split(v) for v in axes))
     except SettingError as error:
         fail(str(error))
     described = described_run(queries, stream, data)
     entailment = Entailment(described.entailment) if described.entailment else None
     inputs = load_inputs(described.queries, described.stream, described.data, ReadOptions(),
-                         entailment=entailment)
+                         entailment=entailment)  # fmt: skip
     results: dict[str, list[Result]] = {}
     for setting in chosen:
         try:
@@ -101,7 +103,7 @@ def compare(
             )
         except SettingError as error:
             fail(str(error))
-        except (Unsupported, EngineUnsupported) as error:
+        except Unsupported as error:
             fail(f"setting {setting.name}: the {setting.engine} engine cannot run it: {error}")
     rows = compare_rows(results)
     names = list(results)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import err_console, fail
 from sepia.cli.options import (
     EventPolicy,
@@ -27,7 +27,6 @@ from sepia.cli.options import (
     split_binding,
     warn_unread,
 )
-from sepia.engine.plan.planner import Unsupported
 from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
 from sepia.io.writers import ResultWriter, writer_for

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from sepia.algebra.query import Entailment
+from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import app, fail
 from sepia.cli.described import described_run
 from sepia.cli.local import LocalRun, run_local
@@ -57,7 +57,6 @@ from sepia.runtime.inputs import (
 from sepia.runtime.local.feed import Feed
 from sepia.semantics.evaluator import time_kind
 from sepia.semantics.network import evaluate_network
-from sepia.semantics.sparql import Unsupported
 
 if TYPE_CHECKING:
     from sepia.runtime.spark.run import SparkRunOptions
@@ -195,10 +194,11 @@ def run(
         "--packages": packages is not None, "--debug": debug,
         "--idle-timeout": idle_timeout is not None,
     })  # fmt: skip
-    span = check_timeline(timeline, timeline_range)
+    span = check_timeline(timeline, timeline_range, stream)
     if engine is Engine.spark:
         if timeline is not None:
-            fail("--timeline draws runs of --engine local or reference (their results agree)")
+            fail("--timeline draws runs of --engine local or reference",
+                 "run the same inputs with --engine local: its results agree with Spark's")
         from sepia.runtime.spark.run import SparkRunOptions  # pyspark: only for Spark runs
 
         named = compile_queries(queries, event_policy, entailment)
@@ -311,6 +311,8 @@ def _run_spark(
             variables=projected_variables(named), spark=spark,
         )  # fmt: skip
     except (InputBindingError, InputError, SparkUnavailable, ValueError) as error:
+        if choices.debug:
+            traceback.print_exception(error)
         fail(str(error), getattr(error, "hint", None))
     except (SparkRunError, PySparkException, Py4JError) as error:
         if choices.debug:

@@ -11,10 +11,11 @@ import pyoxigraph as ox
 import typer
 
 from sepia.cli.app import err_console, fail
-from sepia.cli.options import RunInputs
+from sepia.cli.options import RunInputs, split_binding
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.timeline import FORMATS, Run, parse_range, picture
+from sepia.timeline.drawing import HINT
 
 TimelineOption = Annotated[
     Path | None,
@@ -30,14 +31,23 @@ TimelineRangeOption = Annotated[
 ]  # fmt: skip
 
 
-def check_timeline(path: Path | None, span: str | None) -> tuple[int, int] | None:
-    """Refuse a bad file suffix or range before anything runs; the range as a span."""
+def check_timeline(
+    path: Path | None, span: str | None, streams: Sequence[str] = ()
+) -> tuple[int, int] | None:
+    """Refuse a bad file suffix or range, or a stream the picture cannot read again
+    (standard input), before anything runs; the range as a span."""
     if path is not None and path.suffix.lower() not in FORMATS:
-        fail(f"--timeline {path}: the file must end in {', '.join(FORMATS)}")
+        fail(
+            f"--timeline {path}: the file must end in {', '.join(FORMATS)}",
+            "name the picture e.g. timeline.html (zoom and hover) or timeline.png",
+        )
+    if path is not None and any(split_binding(s)[1] == "-" for s in streams):
+        fail("--timeline cannot draw a stream read from standard input (it reads the stream "
+             "files again after the run)", "save the stream to a file and give that")  # fmt: skip
     if span is None:
         return None
     if path is None:
-        fail("--timeline-range is for --timeline")
+        fail("--timeline-range is for --timeline", "add --timeline FILE")
     try:
         return parse_range(span)
     except ValueError as error:
@@ -77,7 +87,7 @@ def draw_timeline(
             windows=windows,
         )  # fmt: skip
     except MissingMatplotlib as error:
-        fail(f"--timeline {path}: {error}")
+        fail(f"--timeline {path}: {error}", HINT)
     except OSError as error:
         fail(f"--timeline {path}: cannot write it: {error.strerror or error}")
     if note:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import pyoxigraph as ox
 
+from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term, parse_term, term_to_nt
 from sepia.rdf.time import TimeKind, format_time, parse_datetime_ms
 
@@ -188,3 +189,18 @@ def _triple(text: str) -> ox.Triple:
     if len(quads) != 1:
         raise ValueError(f"not one N-Triples triple: {text!r}")
     return quads[0].triple
+
+
+MAX_ROUNDS = 64
+"""Derivations are monotone for the papers' rules; a network that keeps changing after
+this many rounds is reported instead of looping forever."""
+
+
+def derived_element(stream: str, result: Result, n: int, kind: TimeKind) -> StreamElement | None:
+    """The event graph the n-th result of a registered CONSTRUCT query makes, stamped with
+    its match interval or its time (None: no triples, no element)."""
+    if not result.triples:
+        return None
+    start, end = result.interval or (result.t, result.t)
+    graph = f"urn:sepia:derived:{result.query}:{n}"
+    return StreamElement(stream, graph, start, end, result.triples, kind)

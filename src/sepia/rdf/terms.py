@@ -42,7 +42,8 @@ def canonical(term: Term) -> Term:
     if datatype == _STRING:
         return term
     if datatype == _LANG_STRING:
-        return term if term.language == term.language.lower() else _held(term)
+        language = term.language or ""
+        return term if language == language.lower() else _held(term)
     kept = _ALREADY_CANONICAL.get(datatype)
     return term if kept is not None and kept.fullmatch(term.value) else _held(term)
 
@@ -50,9 +51,11 @@ def canonical(term: Term) -> Term:
 @lru_cache(maxsize=65536)
 def _held(term: ox.Literal) -> Term:
     """pyoxigraph's own form of a literal: the value a query binds a variable to it with."""
-    (solution,) = _CANONICAL_STORE.query(
+    solutions = _CANONICAL_STORE.query(
         "SELECT ?v WHERE {}", substitutions={ox.Variable("v"): term}
     )
+    assert isinstance(solutions, ox.QuerySolutions)
+    (solution,) = solutions
     return solution["v"]
 
 

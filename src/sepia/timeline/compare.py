@@ -6,7 +6,9 @@ policy (SECRET's content change ``cc``, window close ``wc``, non-empty ``nc``, p
 ``p``; RSP-QL Definition 23), the streaming operator (RStream / IStream / DStream,
 Definitions 20-22), the selection and consumption policy of event sequences (RSEP-QL
 Table 1), SPAseq's contiguity (Definitions 10-12), or the engine that evaluates it
-(reference, local: a built-in differential check). Several axes given together make every
+(reference, local: a built-in differential check), or the defaults a dialect gives a query
+without REPORT clause (C-SPARQL and RSP-QL: window close AND non-empty, RStream; CQELS:
+content change, IStream). Several axes given together make every
 combination. Results are compared as their jsonl lines without the ``match`` id (engines
 name Kleene matches their own way).
 """
@@ -40,6 +42,10 @@ CONTIGUITY = {
 }
 """SPAseq's ``,`` ``;`` ``:``."""
 EVENT_POLICIES = ("unrestricted", "chronological", "recent", "naive")
+DIALECT_DEFAULTS = {"csparql": ("wc+nc", "rstream"), "rspql": ("wc+nc", "rstream"),
+                    "cqels": ("cc", "istream")}  # fmt: skip
+"""What a query without REPORT clause gets from its dialect (language.md section 3, after
+the RSP-QL paper's table): report policy and streaming operator."""
 ENGINES = ("reference", "local")
 
 
@@ -67,6 +73,7 @@ def settings(
     event_policy: Sequence[str] = (),
     contiguity: Sequence[str] = (),
     engine: Sequence[str] = (),
+    dialect: Sequence[str] = (),
 ) -> list[Setting]:
     """Every combination of the values given on each axis (an axis not given: unchanged)."""
     axes: list[list[tuple[str, Change | str]]] = [
@@ -75,11 +82,12 @@ def settings(
         [(name, _event_policy(name)) for name in event_policy],
         [(name, _contiguity(name)) for name in contiguity],
         [(name, _engine(name)) for name in engine],
+        [(name, _dialect(name)) for name in dialect],
     ]
     chosen = [axis for axis in axes if axis]
     if not chosen:
         raise SettingError("give at least one axis to compare: --report, --operator, "
-                           "--event-policy, --contiguity or --engine")  # fmt: skip
+                           "--event-policy, --contiguity, --engine or --dialect")  # fmt: skip
     made = []
     for combination in itertools.product(*chosen):
         engines = [value for _, value in combination if isinstance(value, str)]
@@ -228,6 +236,15 @@ def _with_contiguity(node: object, policy: ev.SelectionPolicy) -> object:
                  for f in dataclasses.fields(node)}  # fmt: skip
         return dataclasses.replace(node, **parts)
     return node
+
+
+def _dialect(name: str) -> Change:
+    """The report policy and streaming operator the dialect gives a query without its own."""
+    defaults = DIALECT_DEFAULTS.get(name.lower())
+    if defaults is None:
+        raise SettingError(f"--dialect {name}: one of {', '.join(DIALECT_DEFAULTS)}")
+    report, operator = _report(defaults[0]), _operator(defaults[1])
+    return lambda query: operator(report(query))
 
 
 def _engine(name: str) -> str:

@@ -15,11 +15,10 @@ from sepia.timeline.scene import Item, Scene
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
 
-INSTALL = (
-    "drawing a PNG or SVG timeline needs matplotlib: pip install 'matplotlib>=3.8' "
-    "(or write the timeline as .html, which needs nothing)"
-)
+INSTALL = "drawing a PNG or SVG timeline needs matplotlib, which is not installed"
+HINT = "pip install 'matplotlib>=3.8', or write the timeline as .html (it needs nothing)"
 
 
 class MissingMatplotlib(RuntimeError):
@@ -111,12 +110,12 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
             if differs:
                 ax.text(item.t, item.y0, "≠ ", fontsize=8, ha="right", va="top", color="black")
         case "link":
-            ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=1.4,
-                    alpha=0.8, zorder=2, gid=gid)  # fmt: skip
+            ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=1.0,
+                    alpha=0.55, zorder=2, gid=gid)  # fmt: skip
             ax.plot([item.t0], [item.y1], "o", color=item.color, ms=3, zorder=4)
 
 
-def _box(item: Item, gid: str, alpha: float):
+def _box(item: Item, gid: str, alpha: float) -> Rectangle:
     from matplotlib.patches import Rectangle
 
     return Rectangle((item.t0, item.y0), item.t1 - item.t0, item.y1 - item.y0,

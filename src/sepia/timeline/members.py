@@ -26,7 +26,7 @@ from sepia.algebra.query import Query
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import canonical
-from sepia.semantics.entailment import rdfs_closure
+from sepia.reasoning.entailment import rdfs_closure
 
 SEQUENCES = (ev.Seq, ev.SeqJoin, ev.SeqWithout, ev.NoTail, ev.NoHead, ev.EventFilter)
 """Operators whose non-negated operands follow each other in time, in the written order."""

@@ -130,7 +130,12 @@ def _circle(a: float, y: float, r: float, view: tuple[float, float], color: str)
     return f'<circle data-a="{a}" cx="{_x(a, view):.1f}" cy="{y:.1f}" r="{r}" fill="{color}"/>'
 
 
-def _rect(a, b, y0, y1, view, color: str | None, cls: str = "") -> str:
+View = tuple[float, float]
+
+
+def _rect(
+    a: float, b: float, y0: float, y1: float, view: View, color: str | None, cls: str = ""
+) -> str:
     fill = f' fill="{color}"' if color else ""
     klass = f' class="{cls}"' if cls else ""
     x0, x1 = _x(a, view), _x(b, view)
@@ -140,14 +145,14 @@ def _rect(a, b, y0, y1, view, color: str | None, cls: str = "") -> str:
     )
 
 
-def _line(a, b, y0, y1, view, cls: str) -> str:
+def _line(a: float, b: float, y0: float, y1: float, view: View, cls: str) -> str:
     return (
         f'<line class="{cls}" data-a="{a}" data-b="{b}" x1="{_x(a, view):.1f}" '
         f'x2="{_x(b, view):.1f}" y1="{y0:.1f}" y2="{y1:.1f}"/>'
     )
 
 
-def _text(a, y, text: str, view, cls: str, dx: float = 0) -> str:
+def _text(a: float, y: float, text: str, view: View, cls: str, dx: float = 0) -> str:
     return (
         f'<text class="{cls}" data-a="{a}" data-dx="{dx}" x="{_x(a, view) + dx:.1f}" '
         f'y="{y:.1f}">{escape(text)}</text>'

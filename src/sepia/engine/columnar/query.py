@@ -25,6 +25,7 @@ from sepia.algebra import query as qa
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.tables import Table, Triples, join, join_all, match_pattern
 from sepia.engine.columnar.windows import ColumnWindow
+from sepia.engine.plan.physical import WindowPlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
@@ -40,7 +41,7 @@ COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
 def uncovered(engine: ContinuousQuery) -> str | None:
     """Why a planned query cannot run on the columnar path, or None when it can."""
     physical = engine.physical
-    if physical.automaton is not None or physical.events is not None or physical.trees:
+    if not isinstance(physical.kind, WindowPlan):
         return "event patterns run on the row engine"
     if isinstance(engine.query.form, qa.Describe):
         return "DESCRIBE runs on the row engine"
@@ -82,7 +83,7 @@ class ColumnarQuery(ContinuousQuery):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.windows = {n: ColumnWindow(op) for n, (_, op) in self.physical.windows.items()}  # type: ignore[misc]
-        self._delta = None  # the whole answer is recomputed: a vector join is cheap
+        self.delta = None  # the whole answer is recomputed: a vector join is cheap
         self._background: dict[tuple, Triples] = {}
         self._width = len(self.physical.slots.names)
 
@@ -104,24 +105,24 @@ class ColumnarQuery(ContinuousQuery):
         Windows receive the batch in slices between due instants; an instant is due or
         not by the inherited report logic, asked once per distinct time of the batch only
         when the schedule is not time-driven (else once per due instant)."""
-        relevant = batch.of_streams(self._streams)
-        results = self._once()
+        relevant = batch.of_streams(self.kind.streams)
+        results = self.kind.once()
         if not len(relevant):
             return results
         times = relevant.times
         if self.clock is not None and times[0] <= self.clock:
             raise ValueError(f"time went back: {int(times[0])} after {self.clock}")
-        if self.low is None:
-            self.low = int(times[0])
+        if self.kind.low is None:
+            self.kind.low = int(times[0])
         schedule = self.physical.schedule
         if schedule is not None and schedule.time_driven:
             results += self._driven(relevant)
         else:
             for t, part in relevant.instants():
-                results += self._between(t)
+                results += self.kind.between(t)
                 arrived = self._insert_columns(part)
-                if self._due_at(t, arrived):
-                    results += self._evaluate(t)
+                if self.kind.due_at(t, arrived):
+                    results += self.evaluate(t)
                 self.clock = t
         return results
 
@@ -131,16 +132,17 @@ class ColumnarQuery(ContinuousQuery):
         schedule = self.physical.schedule
         assert schedule is not None
         last = int(batch.times[-1])
-        after = self.low - 1 if self.clock is None else max(self.clock, self.low - 1)  # type: ignore[operator]
+        low = self.kind.low
+        after = low - 1 if self.clock is None else max(self.clock, low - 1)  # type: ignore[operator]
         results, done = [], 0
         while (due := schedule.next_due(after, last + 1)) is not None and due <= last:
             upto = int(np.searchsorted(batch.times, due, side="right"))
             self._insert_columns(batch.slice(done, upto))
             done = upto
-            results += self._evaluate(due)
+            results += self.evaluate(due)
             after = due
         self._insert_columns(batch.slice(done, len(batch)))
-        self._quiet = (after, due)  # next_due's promise: nothing due in between
+        self.kind.quiet = (after, due)  # next_due's promise: nothing due in between
         self.clock = last
         return results
 
@@ -154,7 +156,7 @@ class ColumnarQuery(ContinuousQuery):
             window.advance(int(batch.times[0]))
         for stream, part in batch.by_stream():
             self.last_arrival[stream] = int(part.times[-1])
-            for name in self._readers_of.get(stream, ()):
+            for name in self.readers_of.get(stream, ()):
                 window = self.windows[name]
                 keep = part.select(window.admitted(part.times))
                 if len(keep):
@@ -165,7 +167,7 @@ class ColumnarQuery(ContinuousQuery):
         return Arrivals(frozenset(admitted))
 
     # --- one evaluation -----------------------------------------------------------------
-    def _evaluate(self, t: int) -> list[Result]:
+    def evaluate(self, t: int) -> list[Result]:
         self.now = t
         for window in self.windows.values():
             window.advance(t)
@@ -177,7 +179,7 @@ class ColumnarQuery(ContinuousQuery):
         table = self._run(self.physical.root)
         now = self._bag(table)
         self.previous, out = r2s.step(self.operator, self.previous, now)
-        return self._results(t, out)
+        return self.stream_out(t, out)
 
     def _bag(self, table: Table) -> Counter[tuple]:
         """The answer bag of the query form (SELECT straight from the columns)."""
@@ -185,7 +187,7 @@ class ColumnarQuery(ContinuousQuery):
         if isinstance(form, qa.Ask):
             return Counter({(table.size > 0,): 1})
         if isinstance(form, qa.Construct):
-            return self._answer(table.rows(self._width), None)  # type: ignore[arg-type]
+            return self.form.answer(table.rows(self._width), None)  # type: ignore[arg-type]
         slots = self.physical.slots
         kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
         columns = [

@@ -7,7 +7,7 @@ from typing import assert_never
 from sepia.algebra import to_sexpr
 from sepia.engine.cep.automaton import Bop, Conj, Disj, Gpm
 from sepia.engine.cep.epsparql import OccurrenceLeaf
-from sepia.engine.cep.events import (
+from sepia.engine.cep.event_trees import (
     Combined,
     EventFilter,
     EventLeaf,
@@ -18,7 +18,13 @@ from sepia.engine.cep.events import (
     OptionalJoin,
     consumes,
 )
-from sepia.engine.plan.planner import PhysicalQuery
+from sepia.engine.plan.physical import (
+    EventPlan,
+    MatchesPlan,
+    PhysicalQuery,
+    SequencePlan,
+    WindowPlan,
+)
 from sepia.engine.r2r import aggregates
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.delta import plan_of
@@ -35,18 +41,24 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     lines.append(f"report {physical.query.report}")
     lines.append(_evaluation(physical))
     lines += _tree(physical.root, physical.slots, dictionary, 0)
-    if physical.automaton is not None:
-        lines += _automaton(physical, dictionary)
-    for number, tree in enumerate(physical.trees):
-        lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
-        lines += _events(tree, physical.slots, dictionary, 1)
-    if physical.events is not None and not physical.trees:
-        how = (
-            "derivations over the whole windows at each arrival, consuming"
-            if consumes(physical.events) else "mappings ending at each arrival"
-        )
-        lines.append(f"event pattern ({how})")
-        lines += _events(physical.events, physical.slots, dictionary, 1)
+    match physical.kind:
+        case WindowPlan():
+            pass
+        case SequencePlan() as sequence:
+            lines += _automaton(sequence, physical.slots, dictionary)
+        case MatchesPlan(trees):
+            for number, tree in enumerate(trees):
+                lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
+                lines += _events(tree, physical.slots, dictionary, 1)
+        case EventPlan(tree):
+            how = (
+                "derivations over the whole windows at each arrival, consuming"
+                if consumes(tree) else "mappings ending at each arrival"
+            )
+            lines.append(f"event pattern ({how})")
+            lines += _events(tree, physical.slots, dictionary, 1)
+        case _:
+            assert_never(physical.kind)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)
     return "\n".join(lines)
@@ -54,7 +66,7 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
 
 def _evaluation(physical: PhysicalQuery) -> str:
     """Whether each evaluation maintains the answer from the windows' changes (``delta``)."""
-    events = physical.automaton is not None or physical.events is not None
+    events = not isinstance(physical.kind, WindowPlan)
     found = plan_of(physical.query.form, physical.root, events)
     if not isinstance(found, str):
         return "evaluation: delta (CQELS): only mappings using window triples that entered or left"
@@ -115,12 +127,11 @@ def _events(tree: EventTree, slots: Slots, dictionary: Dictionary, depth: int) -
             assert_never(tree)
 
 
-def _automaton(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:
+def _automaton(sequence: SequencePlan, slots: Slots, dictionary: Dictionary) -> list[str]:
     """The automaton's states, and the edges that leave each one."""
-    automaton, slots = physical.automaton, physical.slots
-    assert automaton is not None
+    automaton = sequence.automaton
     lines = [f"automaton: {len(automaton)} states, match at state {len(automaton)}"
-             + (f", {physical.within}" if physical.within else "")]
+             + (f", {sequence.within}" if sequence.within else "")]
     for i, state in enumerate(automaton.states):
         strategy = "first" if state.strategy is None else state.strategy.value
         edges = [f"take -> {i + 1} ({strategy})"]

@@ -46,6 +46,7 @@ from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.cep.automaton import Strategy
 from sepia.engine.columnar.query import ColumnarQuery, uncovered
+from sepia.engine.plan.physical import SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result, jsonl_line
@@ -81,7 +82,8 @@ class PartitionedQuery:
         self.parts: dict[int, tuple[str, ContinuousQuery]] = {}
         self.clock: int | None = None
         """The last instant of the streamset."""
-        automaton = self.router.physical.automaton
+        kind = self.router.physical.kind
+        automaton = kind.automaton if isinstance(kind, SequencePlan) else None
         self.waits = automaton is not None and automaton.states[-1].negated
         """A tail negation: every partition waits for the whole input's end."""
         self.holds = automaton is not None and any(
@@ -117,7 +119,8 @@ class PartitionedQuery:
         if value not in self.parts:
             term = self.router.dictionary.decode(value)
             label = label or f"{term_to_nt(term)}@{made}"
-            self.parts[value] = (label, ContinuousQuery(*self._settings, term))
+            physical = self.router.physical
+            self.parts[value] = (label, ContinuousQuery(*self._settings, term, physical))
         return self.parts[value][1]
 
     def values_of(self, element: StreamElement) -> list[ox.Term]:

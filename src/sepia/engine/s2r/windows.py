@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from sepia.algebra import dataset as ds
+from sepia.algebra.dataset import last_close_holding, present_window
 from sepia.engine.graph import EncodedTriple, TripleIndex
-from sepia.semantics.windows import last_close_holding, present_window
 
 ON_ARRIVAL = (ds.Landmark, ds.Now, ds.CountBased)
 """The window kinds that close at every element they admit (a tuple, built once: this is
@@ -107,14 +107,6 @@ class WindowOperator:
                 return t == end
             case _:
                 return False
-
-    def close_step(self) -> int | None:
-        """The distance between two closes, for time-driven windows."""
-        match self.spec:
-            case ds.Sliding(_, slide, _):
-                return slide
-            case _:
-                return None
 
     def first_close_after(self, t: int) -> int | None:
         """The earliest close strictly after t (time-driven windows), else None."""

@@ -112,6 +112,10 @@ def run_to_end(
     return query
 
 
+WAITING = "Waiting for data to arrive"
+"""Spark's status message once a trigger found no new data and no batch was due."""
+
+
 def _wait(query: StreamingQuery, poll_seconds: float, done: Callable[[], bool]) -> None:
     while not done():
         if query.awaitTermination(poll_seconds):
@@ -119,9 +123,10 @@ def _wait(query: StreamingQuery, poll_seconds: float, done: Callable[[], bool]) 
 
 
 def _idle(query: StreamingQuery) -> bool:
-    """No batch running and none due: every source has given what it has."""
+    """A trigger found nothing new and ran nothing: every source has given what it has
+    (before the first trigger, the status is "Initializing sources")."""
     status = query.status
-    return not status["isDataAvailable"] and not status["isTriggerActive"]
+    return status["message"] == WAITING and not status["isTriggerActive"]
 
 
 def _flushed(query: StreamingQuery) -> bool:

@@ -32,6 +32,7 @@ from sepia.runtime.inputs import NamedQuery, background
 from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
+from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import end_folder, mark_end, results_frame
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
 from sepia.runtime.spark.session import SparkConfig, spark_session
@@ -165,8 +166,23 @@ def _stream(
     """A stream's ingest rows; a file or folder also reads its end-of-input folder."""
     if parse_spec(spec) is not None:
         return source_for(spark, iri, spec, ingest)
-    sources = [StreamSource(iri, Path(spec)), StreamSource(iri, ends[iri])]
+    path = Path(spec)
+    if not path.is_dir():
+        path = _alone(path, ends[iri].parent.parent / "inputs" / ends[iri].name)
+    sources = [StreamSource(iri, path), StreamSource(iri, ends[iri])]
     return stream_rows(spark, sources, ingest)
+
+
+def _alone(file: Path, folder: Path) -> Path:
+    """A link to a stream file in a folder of its own: Spark's file source lists the whole
+    folder of a file it reads, and fails on one with unrelated subfolders (a home folder:
+    CONFLICTING_DIRECTORY_STRUCTURES). The workers read through the link; errors name the
+    file itself (ingest)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / file.name
+    if not link.is_symlink():
+        link.symlink_to(file.resolve())
+    return link
 
 
 def _drive(
@@ -181,15 +197,16 @@ def _drive(
     """Run the streaming query: to the end of a finite input, or until stopped."""
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
-    if not finite:
-        interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
-        _await(writer.trigger(processingTime=interval), log)
-        return
-    if any(Path(s).is_dir() for s in bindings.values()):
-        _await(writer.trigger(availableNow=True), log)  # every file first, in order
-    for folder in ends.values():
-        mark_end(folder)
-    _await(writer.trigger(availableNow=True), log)
+    with Interrupts() as interrupts:
+        if not finite:
+            interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
+            _await(writer.trigger(processingTime=interval), log, interrupts)
+            return
+        if any(Path(s).is_dir() for s in bindings.values()):
+            _await(writer.trigger(availableNow=True), log, interrupts)  # every file first
+        for folder in ends.values():
+            mark_end(folder)
+        _await(writer.trigger(availableNow=True), log, interrupts)
 
 
 class SparkRunError(RuntimeError):
@@ -210,7 +227,12 @@ QUERY_ATTEMPTS = 4
 """Starts of a streaming query that failed for a transient reason (`errors.transient`)."""
 
 
-def _await(writer: DataStreamWriter, log: ProgressLog, attempts: int = QUERY_ATTEMPTS) -> None:
+def _await(
+    writer: DataStreamWriter,
+    log: ProgressLog,
+    interrupts: Interrupts,
+    attempts: int = QUERY_ATTEMPTS,
+) -> None:
     """Start the query and wait for it, reporting its batches; Ctrl-C stops it gracefully.
 
     A query that fails for a transient reason (a Python worker that did not connect back in
@@ -218,14 +240,20 @@ def _await(writer: DataStreamWriter, log: ProgressLog, attempts: int = QUERY_ATT
     batch from the same offsets and state, and the sinks skip what they already wrote.
     """
     for attempt in range(1, attempts + 1):
+        if interrupts.count:
+            raise RunStopped(len(log.batches))
         query = writer.start()
         try:
             while not query.awaitTermination(POLL_S):
                 log.poll(query)
+                if interrupts.count:
+                    _stop(query, interrupts)
+                    log.poll(query)
+                    raise RunStopped(len(log.batches))
             log.poll(query)
             return
-        except KeyboardInterrupt:
-            _stop(query)
+        except KeyboardInterrupt:  # outside the main thread, Python's default handler
+            query.stop()
             log.poll(query)
             raise RunStopped(len(log.batches)) from None
         except StreamingQueryException as error:
@@ -236,12 +264,9 @@ def _await(writer: DataStreamWriter, log: ProgressLog, attempts: int = QUERY_ATT
             print(f"sepia: Spark: {told}; {again}", file=sys.stderr, flush=True)
 
 
-def _stop(query: StreamingQuery) -> None:
+def _stop(query: StreamingQuery, interrupts: Interrupts) -> None:
     """Stop after the batch in progress, or at once on a second Ctrl-C."""
     print("stopping after the batch in progress (Ctrl-C again: now) ...", file=sys.stderr)
-    try:
-        while query.isActive and query.status["isTriggerActive"]:
-            time.sleep(0.1)
-    except KeyboardInterrupt:
-        pass
+    while interrupts.count < 2 and query.isActive and query.status["isTriggerActive"]:
+        time.sleep(0.1)
     query.stop()

@@ -76,10 +76,10 @@ class Background:
             graphs[g].remove(t)
         stamped: dict[GraphName, dict[int, set[ox.Triple]]] = {}
         for (g, t), time in zip(stamps, times, strict=True):
-            content = graphs.get(t.subject, [])  # several stamps may name the same version
+            content = graphs.get(t.subject, [])  # type: ignore[arg-type]  # several stamps may name one version
             stamped.setdefault(g, {}).setdefault(time.value, set()).update(content)
         for _, t in stamps:
-            graphs.pop(t.subject, None)  # type: ignore[call-overload]
+            graphs.pop(t.subject, None)  # type: ignore[arg-type]
         varying = {g: _varying(graphs.pop(g, []), v.items()) for g, v in stamped.items()}
         return Background(graphs, varying, next(iter(kinds), None))
 
