@@ -21,6 +21,7 @@ from typing import assert_never
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
+from sepia.algebra import report as rp
 from sepia.algebra.query import Unsupported
 from sepia.algebra.sparql import TIMESTAMP, integer_literal
 from sepia.engine.background import Background
@@ -99,6 +100,11 @@ class ContinuousQuery:
         self.operator = r2s.operator_of(query)
         self.events_query = not isinstance(physical.kind, WindowPlan)
         """Push-based: only solutions carrying a match reported at t count at t."""
+        if self.events_query and isinstance(query.report, rp.Report):
+            raise Unsupported(
+                "an event pattern under a REPORT clause (its answer at a report instant is "
+                "every match over the window then; the engine pushes matches as they complete)"
+            )
         self.dense = self.events_query and (
             isinstance(query.form, qa.Ask) or self.operator is not qa.RStream
         )
