@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pyoxigraph as ox
 
@@ -16,6 +19,20 @@ from sepia.semantics import evaluate
 
 from .generators import BACKGROUND, SCHEMA
 from .shares import judge
+
+
+@contextmanager
+def engine_path(chosen: str) -> Iterator[None]:
+    """Sessions made inside take this engine path (``SEPIA_ENGINE_PATH``: rows, columnar)."""
+    before = os.environ.get("SEPIA_ENGINE_PATH")
+    os.environ["SEPIA_ENGINE_PATH"] = chosen
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["SEPIA_ENGINE_PATH"]
+        else:
+            os.environ["SEPIA_ENGINE_PATH"] = before
 
 
 def background(schema: bool = False) -> ox.Store:

@@ -13,7 +13,7 @@ from sepia.semantics import evaluate
 
 from .generators import ONE_WINDOW, TWO_WINDOWS, paired_streams, queries, sequence_queries, streams
 from .shares import judge
-from .support import assert_agrees, background, canonical
+from .support import assert_agrees, background, canonical, engine_path
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -32,6 +32,24 @@ def test_engine_agrees_with_reference(family, data, streams):
     """Each pattern family on its own, so that each is drawn (and with answers: 12 x 25
     examples, most of whose reference answers are non-empty, see shares.py)."""
     assert_agrees(data.draw(queries(family), label="query"), streams)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
+@given(queries(), streams())
+def test_row_engine_agrees_with_reference(text, data):
+    """The row engine forced on every query, those the columnar core takes by default
+    included (``tests/engine/test_columnar.py`` checks that core's batch path)."""
+    with engine_path("rows"):
+        assert_agrees(text, data)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=CHECKS)
+@given(queries(), streams())
+def test_columnar_core_agrees_with_reference(text, data):
+    """The columnar core wherever it covers a query, reports at arrivals included (by
+    default those stay on the row engine's delta evaluation, for speed)."""
+    with engine_path("columnar-always"):
+        assert_agrees(text, data)
 
 
 @pytest.mark.slow

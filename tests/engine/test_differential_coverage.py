@@ -18,6 +18,7 @@ from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
+from .cep.test_event_fallback import rsepql_queries, spaseq_queries
 from .generators import (
     EVENTS,
     EX,
@@ -34,7 +35,6 @@ from .generators import (
 )
 from .shares import judge
 from .support import assert_agrees, assert_resumes, background, canonical
-from .test_event_fallback import rsepql_queries, spaseq_queries
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 

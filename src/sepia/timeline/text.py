@@ -9,10 +9,9 @@ import pyoxigraph as ox
 from sepia.rdf.results import Result
 from sepia.rdf.terms import Term, turtle_term
 from sepia.rdf.time import TimeKind, format_time
+from sepia.rdf.vocabulary import RDF, RDFS, XSD
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-WELL_KNOWN = (("rdf", RDF), ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"), ("xsd", XSD))
+WELL_KNOWN = (("rdf", RDF), ("rdfs", RDFS), ("xsd", XSD))
 
 
 class Shortener:

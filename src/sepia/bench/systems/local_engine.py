@@ -11,7 +11,7 @@ time spent behind schedule counts."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the harness's parent process imports the registry, not the 
 
 PACE = 0.10
 """The paced replay's rate, as a share of the full-speed replay's."""
-CHUNK = 4096
+CHUNK = 1024
 """Elements per batch when a columnar session replays a file."""
 PEAK_SHARE = 0.3
 """The share of the budget the paced system may spend learning the peak rate."""
@@ -50,9 +50,10 @@ class LocalEngine:
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         session = _session(data, manifest, variant)
         if session.columnar:
-            triples = sum(s.triples for s in manifest.streams_of(variant))
-            batch = _columns(session, data, manifest, variant)
-            return replay_columns(session, batch, triples, deadline)
+            streams = manifest.streams_of(variant)
+            elements, triples = sum(s.elements for s in streams), sum(s.triples for s in streams)
+            batches = _columns(session, data, manifest, variant)
+            return replay_columns(session, batches, elements, triples, deadline)
         return replay(session, _elements(data, manifest, variant), deadline)
 
 
@@ -92,43 +93,43 @@ def _elements(data: Path, manifest: Manifest, variant: Variant) -> list[StreamEl
     return list(StreamSet({s.iri: read_stream(data / s.path, s.iri) for s in streams}).merged())
 
 
-def _columns(session: Session, data: Path, manifest: Manifest, variant: Variant) -> ColumnBatch:
-    """The variant's streams as one batch of columns, each file read by the columnar
-    reader (only the predicates the query reads) or, outside its shape, by the row one."""
-    from sepia.engine.columnar import ColumnBatch
-    from sepia.engine.columnar.frontend import read_columns
-    from sepia.io.streams import read_stream
+def _columns(
+    session: Session, data: Path, manifest: Manifest, variant: Variant
+) -> Iterator[ColumnBatch]:
+    """The variant's streams as batches of columns in time order, each file read by the
+    columnar reader (only the predicates the query reads) where it takes the file's
+    shape, else by the row one; read as they are consumed, so memory stays bounded."""
+    from sepia.engine.columnar.batch import interleaved
+    from sepia.engine.columnar.frontend import stream_columns
 
-    batches = []
-    for stream in manifest.streams_of(variant):
-        path = data / stream.path
-        batch = read_columns(path, stream.iri, session.dictionary, session.predicates())
-        if batch is None:
-            batch = ColumnBatch.from_elements(list(read_stream(path, stream.iri)),
-                                              session.dictionary)
-        batches.append(batch)
-    return ColumnBatch.merged(batches)
+    predicates = session.predicates()
+    return interleaved([
+        stream_columns(data / s.path, s.iri, session.dictionary, predicates)
+        for s in manifest.streams_of(variant)
+    ])
 
 
 def replay_columns(
-    session: Session, batch: ColumnBatch, triples: int, deadline: float
+    session: Session, batches: Iterator[ColumnBatch], elements: int, triples: int,
+    deadline: float,
 ) -> RunOutcome:
-    """Push the columns ``CHUNK`` elements at a time (a chunk arrives at once: each
-    result's latency runs from its chunk's arrival). ``triples``: the files' element
-    triples (the batch holds only those of the predicates the query reads)."""
-    counted, latencies = ResultCount(), []
-    for start in range(0, len(batch), CHUNK):
-        arrived = time.perf_counter()
-        due = session.push_columns(batch.slice(start, min(start + CHUNK, len(batch))))
-        done = time.perf_counter()
-        latencies += [(done - arrived) * 1000] * len(due)
-        counted.add(due)
-        if done > deadline and start + CHUNK < len(batch):
-            stop = start + CHUNK
-            share = round(triples * stop / len(batch))
-            return RunOutcome(stop, share, counted.total, tuple(latencies), False)
+    """Push the batches ``CHUNK`` elements at a time (a chunk arrives at once: each
+    result's latency runs from its chunk's arrival). ``elements``, ``triples``: the
+    files' (the batches hold only the triples of the predicates the query reads)."""
+    counted, latencies, done = ResultCount(), [], 0
+    for batch in batches:
+        for start in range(0, len(batch), CHUNK):
+            arrived = time.perf_counter()
+            due = session.push_columns(batch.slice(start, min(start + CHUNK, len(batch))))
+            finished = time.perf_counter()
+            latencies += [(finished - arrived) * 1000] * len(due)
+            counted.add(due)
+            done += min(CHUNK, len(batch) - start)
+            if finished > deadline and done < elements:
+                share = round(triples * done / elements)
+                return RunOutcome(done, share, counted.total, tuple(latencies), False)
     counted.add(session.flush())
-    return RunOutcome(len(batch), triples, counted.total, tuple(latencies))
+    return RunOutcome(done, triples, counted.total, tuple(latencies))
 
 
 def replay(

@@ -146,4 +146,30 @@ class ColumnBatch:
         return self.times, self.element, self.s, self.p, self.o
 
 
+def interleaved(streams: Sequence[Iterator[ColumnBatch]]) -> Iterator[ColumnBatch]:
+    """Several streams' batches merged in time order (``ColumnBatch.merged`` order: equal
+    times in the order of ``streams``), holding about a batch per stream: what comes out
+    is everything before the earliest last time among the streams still open."""
+    buffers = [EMPTY] * len(streams)
+    open_ = [True] * len(streams)
+    while True:
+        for n, source in enumerate(streams):  # each open stream: beyond one instant
+            while open_[n] and (not len(buffers[n]) or buffers[n].times[0] == buffers[n].times[-1]):
+                more = next(source, None)
+                if more is None:
+                    open_[n] = False
+                else:
+                    buffers[n] = ColumnBatch.merged([buffers[n], more])
+        if not any(open_):
+            yield ColumnBatch.merged(buffers)
+            return
+        bound = min(int(b.times[-1]) for b, o in zip(buffers, open_, strict=True) if o)
+        ready = []
+        for n, buffer in enumerate(buffers):
+            cut = int(np.searchsorted(buffer.times, bound, side="left"))
+            ready.append(buffer.slice(0, cut))
+            buffers[n] = buffer.slice(cut, len(buffer))
+        yield ColumnBatch.merged(ready)
+
+
 EMPTY = ColumnBatch((), _NONE, _NONE, _NONE, _NONE, _NONE, _NONE, _NONE)

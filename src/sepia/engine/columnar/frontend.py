@@ -26,7 +26,8 @@ what a malformed file means.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ import pyoxigraph as ox
 
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.io.streams import read_stream
 from sepia.rdf.time import TimeKind
 
 PROV_GENERATED = "http://www.w3.org/ns/prov#generatedAtTime"
@@ -45,52 +47,121 @@ TERM = f"(?:{IRI}|{LITERAL})"
 PNAME = r"[A-Za-z][\w.\-]*:[\w\-]+"
 _PREFIX = re.compile(r"@prefix\s+([A-Za-z][\w.\-]*)?:\s*(" + IRI + r")\s*\.\s*")
 _DATETIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z"
-_SKELETON = r"^(?:T T T(?: \. T T T)*(?: \.)?)?$"
+_SKELETON = r"^T T T(?: \. T T T)*(?: \.)?$"
+"""An element's triples once each term is T: no empty graph (the row reader rejects its
+time statement), nothing but terms, spaces and dots."""
+
+
+LINES = 1 << 15
+"""Lines read per batch: memory follows this, not the file's length."""
+
+
+class OutOfShape(Exception):
+    """A part of the file this reader does not take, after ``done`` elements it took."""
+
+    def __init__(self, done: int) -> None:
+        super().__init__(f"out of the columnar reader's shape after {done} elements")
+        self.done = done
 
 
 def read_columns(
     path: str | Path, stream: str, codec: Codec, predicates: Collection[str] | None = None
 ) -> ColumnBatch | None:
-    """The elements of one stream file as columns (ids from ``codec``), keeping only the
-    triples whose predicate IRI is in ``predicates`` (None: all); None when the file is
-    not in the shape this reader takes (see the module docstring)."""
+    """The elements of one stream file as one batch (ids from ``codec``), keeping only
+    the triples whose predicate IRI is in ``predicates`` (None: all); None when some part
+    of the file is not in the shape this reader takes (see the module docstring)."""
+    try:
+        return ColumnBatch.merged(list(column_chunks(path, stream, codec, predicates)))
+    except OutOfShape:
+        return None
+
+
+def stream_columns(
+    path: str | Path, stream: str, codec: Codec, predicates: Collection[str] | None = None,
+    lines: int = LINES,
+) -> Iterator[ColumnBatch]:
+    """The file's elements as batches of about ``lines`` lines each: read as columns while
+    the file is in shape, and from the first part that is not, by the row reader (which
+    reports errors as it always does) as batches of the same size."""
+    done = 0
+    try:
+        for batch in column_chunks(path, stream, codec, predicates, lines):
+            done += len(batch)
+            yield batch
+        return
+    except OutOfShape:
+        pass
+    elements = islice(read_stream(path, stream), done, None)
+    while chunk := list(islice(elements, lines // 2)):
+        yield ColumnBatch.from_elements(chunk, codec)
+
+
+def column_chunks(
+    path: str | Path, stream: str, codec: Codec, predicates: Collection[str] | None = None,
+    lines: int = LINES,
+) -> Iterator[ColumnBatch]:
+    """Batches of elements read as columns, ``lines`` lines at a time; raises
+    ``OutOfShape`` (how many elements came before) at the first part out of shape."""
     path = Path(path)
     if path.suffix != ".trig":
-        return None
-    text = path.read_text(encoding="utf-8")
-    lines = pl.Series("line", text.split("\n"), dtype=pl.String)
-    prefixes, body = _prefixes(lines)
-    if prefixes is None:
-        return None
+        raise OutOfShape(0)
+    done, last, name = 0, None, None
+    prefixes: dict[str, str] | None = None
+    carried: list[str] = []
+    with path.open(encoding="utf-8") as file:
+        while block := carried + [line.rstrip("\n") for line in islice(file, lines)]:
+            if len(block) == len(carried):
+                raise OutOfShape(done)  # a time line with no graph line after it
+            prefixes, body = _prefixes(pl.Series("line", block, dtype=pl.String), prefixes)
+            if prefixes is None:
+                raise OutOfShape(done)
+            carried = body.tail(1).to_list() if len(body) % 2 else []
+            body = body.head(len(body) - len(carried))
+            if not len(body):
+                continue
+            batch, name = _batch(body, prefixes, stream, codec, predicates, name)
+            if batch is None or (last is not None and batch.times[0] < last):
+                raise OutOfShape(done)
+            last = int(batch.times[-1])
+            done += len(batch)
+            yield batch
+
+
+def _batch(
+    body: pl.Series, prefixes: dict[str, str], stream: str, codec: Codec,
+    predicates: Collection[str] | None, before: str | None,
+) -> tuple[ColumnBatch | None, str | None]:
+    """One block of (time line, graph line) pairs as a batch, and its last graph name."""
     times, graphs = body.gather_every(2), body.gather_every(2, offset=1)
-    if len(times) != len(graphs) or not len(times):
-        return None
-    elements = _elements(times, graphs, prefixes)
+    elements = _elements(times, graphs, prefixes, before)
     if elements is None:
-        return None
-    stamps, contents = elements
+        return None, None
+    stamps, contents, last = elements
     triples = _triples(contents, predicates)
-    if triples is None:
-        return None
-    ids = _encode(triples, codec)
+    ids = None if triples is None else _encode(triples, codec)
     if ids is None:
-        return None
+        return None, None
     s, p, o, element = ids
     count = len(stamps)
     return ColumnBatch(
         (stream,), stamps, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64),
         element, s, p, o, TimeKind.DATETIME,
-    )
+    ), last
 
 
-def _prefixes(lines: pl.Series) -> tuple[dict[str, str] | None, pl.Series]:
-    """The @prefix declarations (a leading block) and the other non-blank lines."""
+def _prefixes(
+    lines: pl.Series, known: dict[str, str] | None
+) -> tuple[dict[str, str] | None, pl.Series]:
+    """The @prefix declarations (a block leading the file: ``known`` is None only for the
+    file's first lines) and the other non-blank lines."""
     stripped = lines.str.strip_chars()
     kept = stripped.filter((stripped != "") & ~stripped.str.starts_with("#"))
     declared = kept.str.starts_with("@prefix")
     head = int(declared.arg_min()) if not declared.all() else len(kept)  # type: ignore[arg-type]
-    if declared.slice(head).any():
+    if declared.slice(head).any() or (known is not None and head):
         return None, kept  # a prefix declared among the elements
+    if known is not None:
+        return known, kept
     prefixes: dict[str, str] = {}
     for line in kept.slice(0, head).to_list():
         found = _PREFIX.fullmatch(line)
@@ -109,18 +180,21 @@ def _expand(term: str, prefixes: dict[str, str]) -> str | None:
 
 
 def _elements(
-    times: pl.Series, graphs: pl.Series, prefixes: dict[str, str]
-) -> tuple[np.ndarray, pl.Series] | None:
-    """(epoch ms per element, each element's triples text), when every element is a time
-    line (prov:generatedAtTime, an xsd:dateTime in UTC) right before its graph line and
-    times never go back."""
+    times: pl.Series, graphs: pl.Series, prefixes: dict[str, str], before: str | None
+) -> tuple[np.ndarray, pl.Series, str] | None:
+    """(epoch ms per element, each element's triples text, the last graph name), when
+    every element is a time line (prov:generatedAtTime, an xsd:dateTime in UTC) right
+    before its graph line, times never go back, and no graph name follows itself (the row
+    reader would make one element of both)."""
     fields = times.str.split_exact(" ", 3).struct.unnest()
     names, predicate, stamp, end = (fields[f"field_{i}"] for i in range(4))
     graph_names = graphs.str.split_exact(" ", 1).struct.field("field_0")
     if end.null_count() or (end != ".").any() or (names != graph_names).any():
         return None
-    if not names.str.contains(f"^{IRI}$").all() or names.n_unique() != len(names):
-        return None  # a graph name used twice: the row reader decides what that means
+    if not names.str.contains(f"^{IRI}$").all():
+        return None
+    if (names.slice(1) == names.slice(0, len(names) - 1)).any() or names[0] == before:
+        return None
     contents = graphs.str.slice(graph_names.str.len_chars() + 1)
     if not (contents.str.starts_with("{") & contents.str.ends_with("}")).all():
         return None
@@ -139,7 +213,7 @@ def _elements(
     stamps = moments.dt.epoch("ms").to_numpy().astype(np.int64)
     if (np.diff(stamps) < 0).any():
         return None
-    return stamps, contents
+    return stamps, contents, names[-1]
 
 
 def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.DataFrame | None:

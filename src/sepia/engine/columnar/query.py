@@ -25,7 +25,7 @@ from sepia.algebra import query as qa
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.tables import Table, Triples, join, join_all, match_pattern
 from sepia.engine.columnar.windows import ColumnWindow
-from sepia.engine.plan.physical import WindowPlan
+from sepia.engine.plan.physical import PhysicalQuery, WindowPlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
@@ -38,15 +38,26 @@ COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
 """The plan operators with a columnar form."""
 
 
-def uncovered(engine: ContinuousQuery) -> str | None:
-    """Why a planned query cannot run on the columnar path, or None when it can."""
-    physical = engine.physical
-    if not isinstance(physical.kind, WindowPlan):
-        return "event patterns run on the row engine"
-    if isinstance(engine.query.form, qa.Describe):
-        return "DESCRIBE runs on the row engine"
+def uncovered(engine: ContinuousQuery, costed: bool = True) -> str | None:
+    """Why a planned query does not run on the columnar path, or None when it does;
+    ``costed``: also when the row engine would be faster (reports at arrivals)."""
     if engine.background.schema is not None:
         return "RDFS entailment runs on the row engine"
+    return plan_uncovered(engine.physical, costed)
+
+
+def plan_uncovered(physical: PhysicalQuery, costed: bool = True) -> str | None:
+    """``uncovered`` from the plan alone (RDFS entailment, a run option, aside)."""
+    if not isinstance(physical.kind, WindowPlan):
+        return "event patterns run on the row engine"
+    if isinstance(physical.query.form, qa.Describe):
+        return "DESCRIBE runs on the row engine"
+    if costed and physical.schedule is not None and not physical.schedule.time_driven:
+        return (
+            "a report at arrivals (content change, landmark, NOW or count windows): the row "
+            "engine's delta evaluation updates the answer per element, the columnar core "
+            "would recompute it"
+        )
     return _operator_uncovered(physical.root)
 
 
@@ -69,12 +80,6 @@ def _operator_uncovered(node: po.PhysicalPlan) -> str | None:
         case po.Keep(inner, _) | po.Dedup(inner):
             return _operator_uncovered(inner)
     return None
-
-
-def describe(node: po.PhysicalPlan) -> str:
-    """One line for ``explain``: which path an operator takes."""
-    reason = _operator_uncovered(node)
-    return "columnar" if reason is None else f"rows ({reason})"
 
 
 class ColumnarQuery(ContinuousQuery):
@@ -196,6 +201,23 @@ class ColumnarQuery(ContinuousQuery):
         ]
         return Counter(zip(*columns, strict=True)) if kept else Counter({(): table.size})
 
+    def stream_out(self, t: int, bag: Counter[tuple]) -> list[Result]:
+        """SELECT rows as results, each distinct id decoded once and each distinct row
+        made once (a row counted n times is n equal results)."""
+        slots = self.physical.slots
+        names = [n for n in slots.names if slots.visible(n) or n in HIDDEN]
+        if not bag or not isinstance(self.query.form, qa.Select) or set(names) & set(HIDDEN):
+            return super().stream_out(t, bag)
+        op = "-" if self.operator is qa.DStream else "+"
+        order = sorted(range(len(names)), key=names.__getitem__)
+        decode = self.dictionary.decode
+        terms = {i: decode(i) for i in {v for row in bag for v in row if v is not None}}
+        out: list[Result] = []
+        for row, count in bag.items():
+            binding = tuple((names[i], terms[row[i]]) for i in order if row[i] is not None)
+            out += [Result(self.name, t, op, binding)] * count
+        return out
+
     def _run(self, node: po.PhysicalPlan) -> Table:
         match node:
             case po.Scan(graphs, patterns):
@@ -216,7 +238,7 @@ class ColumnarQuery(ContinuousQuery):
 
     def _graph(self, ref: po.GraphRef) -> Triples:
         if isinstance(ref, po.WindowGraph):
-            return self.windows[ref.name].graph()  # type: ignore[attr-defined]
+            return self.windows[ref.name].graph  # type: ignore[return-value]
         assert isinstance(ref, po.BackgroundGraph)
         key = (ref.name, self.background.version(ref.name, self.now))
         found = self._background.get(key)
@@ -254,11 +276,6 @@ class ColumnarQuery(ContinuousQuery):
         return table.take(np.flatnonzero(truths[inverse]))
 
     # --- state ------------------------------------------------------------------------
-    def state_size(self) -> dict[str, int]:
-        size = super().state_size()
-        size["window_triples"] = sum(w.triple_count() for w in self.windows.values())  # type: ignore[attr-defined]
-        return size
-
     def restore(self, snapshot: Snapshot) -> None:
         super().restore(snapshot)
         for name, (_, op) in self.physical.windows.items():

@@ -4,8 +4,8 @@ The row engine's ``WindowState`` keeps a deque of elements and an indexed, refer
 graph updated triple by triple. Here a window keeps the times of the elements it admitted
 (one column, sorted, since elements arrive in time order) and their triples as columns
 (element number, s, p, o); what it shows at t is the suffix from the first element stamped
-after ``lower(t)``, found by binary search, and its graph is that suffix's triples as a set,
-built once per change (``Triples.of``). Elements are appended one at a time (the push
+after ``lower(t)``, found by binary search, and its ``graph`` is that suffix's triples as a
+set, built once per change (``Triples.of``). Elements are appended one at a time (the push
 path) or as whole column slices (``extend``, the batch path) and consolidated into numpy
 arrays when read; evicted prefixes are dropped once they are half of what is kept.
 
@@ -23,7 +23,7 @@ import numpy as np
 from sepia.algebra import dataset as ds
 from sepia.engine.columnar.tables import Ids, Triples
 from sepia.engine.graph import EncodedTriple
-from sepia.engine.s2r.windows import WindowOperator, WindowRow
+from sepia.engine.s2r.windows import Eviction, WindowOperator, WindowRow
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
@@ -36,11 +36,10 @@ class ColumnWindow:
         "_count",
         "_evict",
         "_graph",
-        "_lower",
         "_pending",
         "_times",
         "_triples",
-        "advanced",
+        "eviction",
         "first",
         "operator",
         "version",
@@ -57,8 +56,7 @@ class ColumnWindow:
         self.first = 0
         """The number of the oldest element shown."""
         self.version = 0
-        self.advanced: int | None = None
-        self._lower: tuple[int, int | None, int] = (0, None, -1)
+        self.eviction = Eviction(operator)
         self._after = operator.admitted_after()
         spec = operator.spec
         self._count = spec.count if isinstance(spec, ds.CountBased) else None
@@ -133,14 +131,8 @@ class ColumnWindow:
         self.first = 0
 
     def advance(self, t: int) -> None:
-        """Evict what the window no longer shows at evaluation time t."""
-        if t == self.advanced:
-            return
-        self.advanced = t
-        since, lower, through = self._lower
-        if not since <= t <= through:
-            lower, through = self.operator.lower_through(t)
-            self._lower = (t, lower, through)
+        """Evict what the window no longer shows at evaluation time t (when it is read)."""
+        lower = self.eviction.through(t)
         if lower is not None:
             self._evict = lower
 
@@ -164,8 +156,10 @@ class ColumnWindow:
         cut = int(np.searchsorted(numbers, self.first, side="left"))
         return tuple(c[cut:] for c in self._triples)  # type: ignore[return-value]
 
+    @property
     def graph(self) -> Triples:
-        """The instantaneous graph: the shown elements' triples as a set."""
+        """The instantaneous graph: the shown elements' triples as a set (its ``len`` is
+        ``WindowState.graph``'s: what ``state_size`` counts)."""
         self._settle()
         cached = self._graph
         if cached is not None and cached[0] == self.version:
@@ -174,9 +168,6 @@ class ColumnWindow:
         graph = Triples.of(s, p, o)
         self._graph = (self.version, graph)
         return graph
-
-    def triple_count(self) -> int:
-        return len(self.graph())
 
     def rows(self) -> list[WindowRow]:
         """``WindowState.rows()``: (element number, time, s, p, o), Nones for an element

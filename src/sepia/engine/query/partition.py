@@ -320,17 +320,21 @@ def continuous_query(
     window query the columnar core covers runs there (``engine_path``), else on rows."""
     if query.partition_by is not None:
         return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs)
-    if engine_path() == "columnar":
+    chosen = engine_path()
+    if chosen != "rows":
         columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
-        if uncovered(columnar) is None:
+        if uncovered(columnar, costed=chosen == "columnar") is None:
             return columnar
     return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
 
 
 def engine_path() -> str:
-    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: wherever the columnar core covers a
-    query) or ``rows`` (the row engine everywhere, to compare the two)."""
+    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: the columnar core wherever it covers
+    a query and is the faster), ``columnar-always`` (wherever it covers one: tests) or
+    ``rows`` (the row engine everywhere, to compare the two)."""
     chosen = os.environ.get("SEPIA_ENGINE_PATH", "columnar")
-    if chosen not in ("columnar", "rows"):
-        raise ValueError(f"SEPIA_ENGINE_PATH must be columnar or rows, not {chosen!r}")
+    if chosen not in ("columnar", "columnar-always", "rows"):
+        raise ValueError(
+            f"SEPIA_ENGINE_PATH must be columnar, columnar-always or rows, not {chosen!r}"
+        )
     return chosen

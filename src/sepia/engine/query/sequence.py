@@ -128,7 +128,7 @@ class SequenceQuery(QueryKind):
         """Matches reported at one instant are numbered by start, mapping, then iterations,
         the mappings compared by their terms' text: ids depend on the order terms were
         first seen, which a run resumed from a snapshot does not repeat (it numbered two
-        matches the other way round: tests/engine/test_local_runtime.py)."""
+        matches the other way round: tests/runtime/local/test_local_runtime.py)."""
         text = self.host.dictionary.decode_text
 
         def key(row: Row) -> tuple[str, ...]:

@@ -139,10 +139,35 @@ class WindowOperator:
                 return 0
 
 
+class Eviction:
+    """How far a window evicts at each new instant, ``operator.lower`` asked once per
+    step of that step function (shared by the row and the columnar windows)."""
+
+    __slots__ = ("_lower", "advanced", "operator")
+
+    def __init__(self, operator: WindowOperator) -> None:
+        self.operator = operator
+        self.advanced: int | None = None
+        """The last instant asked (asked once per window per element)."""
+        self._lower: tuple[int, int | None, int] = (0, None, -1)
+        """(a, lower, b): ``operator.lower`` is ``lower`` at every instant of [a, b]."""
+
+    def through(self, t: int) -> int | None:
+        """Evict the elements stamped at or before this at t (None: nothing new to do)."""
+        if t == self.advanced:
+            return None
+        self.advanced = t
+        since, lower, through = self._lower
+        if not since <= t <= through:
+            lower, through = self.operator.lower_through(t)
+            self._lower = (t, lower, through)
+        return lower
+
+
 class WindowState:
     """The elements a window shows, oldest first, and their triples' index."""
 
-    __slots__ = ("_after", "_lower", "advanced", "elements", "graph", "operator", "version")
+    __slots__ = ("_after", "elements", "eviction", "graph", "operator", "version")
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
@@ -150,10 +175,7 @@ class WindowState:
         self.graph = TripleIndex()
         self.version = 0
         """Counts changes, so caches of the content know when they are stale."""
-        self.advanced: int | None = None
-        """The last time ``advance`` evicted up to (asked once per window per element)."""
-        self._lower: tuple[int, int | None, int] = (0, None, -1)
-        """(a, lower, b): ``operator.lower`` is ``lower`` at every instant of [a, b]."""
+        self.eviction = Eviction(operator)
         self._after = operator.admitted_after()
 
     def __len__(self) -> int:
@@ -175,13 +197,7 @@ class WindowState:
 
     def advance(self, t: int) -> None:
         """Evict what the window no longer shows at evaluation time t."""
-        if t == self.advanced:
-            return
-        self.advanced = t
-        since, lower, through = self._lower
-        if not since <= t <= through:
-            lower, through = self.operator.lower_through(t)
-            self._lower = (t, lower, through)
+        lower = self.eviction.through(t)
         if lower is None:
             return
         while self.elements and self.elements[0][0] <= lower:

@@ -265,8 +265,21 @@ def _await(
 
 
 def _stop(query: StreamingQuery, interrupts: Interrupts) -> None:
-    """Stop after the batch in progress, or at once on a second Ctrl-C."""
+    """Stop once the batch in progress is done (a live source with an idle timeout may
+    start the next at once: the wait is for that batch, not for a quiet moment), or at
+    once on a second Ctrl-C."""
     print("stopping after the batch in progress (Ctrl-C again: now) ...", file=sys.stderr)
-    while interrupts.count < 2 and query.isActive and query.status["isTriggerActive"]:
+    done = _last_batch(query)
+    while (
+        interrupts.count < 2
+        and query.isActive
+        and query.status["isTriggerActive"]
+        and _last_batch(query) == done
+    ):
         time.sleep(0.1)
     query.stop()
+
+
+def _last_batch(query: StreamingQuery) -> int | None:
+    progress = query.lastProgress
+    return progress["batchId"] if progress else None

@@ -49,6 +49,9 @@ NOISE = (
     re.compile(r"^(Starting )?Streaming TransformWithStateIn\w* Python worker"),
 )
 """Lines of the JVM's standard error that are not log4j's and say nothing to a user."""
+TRACEBACK = "Traceback (most recent call last):"
+LATE_WORKER = ("CANNOT_OPEN_SOCKET",)
+"""The end of the traceback of a Python worker that could not connect back in time."""
 
 
 class SparkUnavailable(RuntimeError):
@@ -162,15 +165,30 @@ def _launch_quiet_jvm(settings: dict[str, str]) -> None:
 
 def _forward(lines: Iterable[bytes]) -> None:
     """Copy the JVM's standard error to ours, without the NOISE lines (and the blank line
-    the Python worker prints after each)."""
+    the Python worker prints after each), and without the traceback of a Python worker
+    that started after Spark had given up waiting for it (`LATE_WORKER`: the run starts the
+    query again, `run._await`). A traceback is held until its last line says what it is."""
     dropped = False
+    held: list[bytes] = []
     for raw in lines:
         text = raw.decode(errors="replace")
+        if held:
+            held.append(raw)
+            if text[:1] not in (" ", "\t", ""):  # the exception line ends the traceback
+                if not any(cause in text for cause in LATE_WORKER):
+                    os.write(2, b"".join(held))
+                held = []
+            continue
+        if text.startswith(TRACEBACK):
+            held = [raw]
+            continue
         if any(p.match(text) for p in NOISE) or (dropped and not text.strip()):
             dropped = True
             continue
         dropped = False
         os.write(2, raw)
+    if held:
+        os.write(2, b"".join(held))
 
 
 def spark_session(config: SparkConfig | None = None) -> SparkSession:
