@@ -27,11 +27,11 @@ from sepia.lang import parse_query
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
-from .generators import EX, report, streams
-from .support import background
+from ..generators import EX, report, streams
+from ..support import background
 from .test_differential_cep import CHECKS, event_clause, triple_sequence
 
-E2 = Path(__file__).parents[2] / "examples" / "e2-subway-delays"
+E2 = Path(__file__).parents[3] / "examples" / "e2-subway-delays"
 SUBWAY = """PREFIX : <http://example.org/>
 REGISTER OPERATOR :out AS
 SELECT ?v ?s
