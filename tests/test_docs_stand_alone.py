@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
-PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
+PAGES = [*sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").rglob("*.md")),
+         ROOT / "README.md"]
 NOT_THERE = re.compile(
     r"\.\./shared|\bseeds?/|\bseed 00\d|\b[Ii]ssues? #?\d|\b(?:language|io)\.md\b"
     r"|\bspec/\w+\.md|\bdesign/\w+\.md"
