@@ -9,7 +9,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.semantics.conformance import read_manifest, run_manifest
 
 # shared/ sits beside the repository (CI clones it so); SEPIA_SHARED points elsewhere.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from sepia.rdf.vocabulary import XSD
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,8 +53,8 @@ def bench(
     # imported here: the harness brings pandas and matplotlib, ~0.4 s every other command
     # would pay at start-up
     from sepia.bench import reasoning
-    from sepia.bench.generators import WORKLOADS
     from sepia.bench.harness import BenchOptions, run_bench
+    from sepia.workloads import WORKLOADS
 
     options = BenchOptions(
         tuple(workloads or (*WORKLOADS, reasoning.ID)),

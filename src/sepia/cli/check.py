@@ -23,7 +23,7 @@ from sepia.cli.options import (
     load_inputs,
 )
 from sepia.io.chunks import MAX_ELEMENT_SIZE
-from sepia.io.results import read_results_jsonl
+from sepia.rdf.results import read_results_jsonl
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.oracle import check as check_answer
 

@@ -9,9 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sepia.bench.generators import WORKLOADS, workload
-from sepia.bench.generators import generate as generate_workload
 from sepia.cli.app import app, fail
+from sepia.workloads import WORKLOADS, workload
+from sepia.workloads import generate as generate_workload
 
 
 def _list_workloads() -> None:

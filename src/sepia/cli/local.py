@@ -21,10 +21,11 @@ import typer
 from sepia.algebra.query import Entailment
 from sepia.cli.app import err_console, fail
 from sepia.cli.options import EventPolicy, compile_queries, existing_paths, split_binding
-from sepia.engine.planner import Unsupported
+from sepia.engine.plan.planner import Unsupported
+from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
-from sepia.io.results import Result
 from sepia.io.writers import ResultWriter, writer_for
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import (
     InputBindingError,
@@ -43,7 +44,6 @@ from sepia.runtime.local.feed import (
     sourced,
     stdin_elements,
 )
-from sepia.runtime.local.snapshots import SnapshotError
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,8 @@ from sepia.cli.options import (
 )
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import InputError
-from sepia.io.results import Result
 from sepia.io.writers import WRITERS, writer_for
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import (
     InputBindingError,

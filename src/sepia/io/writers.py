@@ -23,10 +23,10 @@ import pyoxigraph as ox
 from rich.console import Console
 from rich.table import Table
 
-from sepia.io.assembly import PROV
-from sepia.io.results import Result, jsonl_line, triple_to_nt
+from sepia.rdf.results import Result, jsonl_line, triple_to_nt
 from sepia.rdf.terms import Term, term_to_nt
-from sepia.rdf.time import XSD, TimeKind, format_time
+from sepia.rdf.time import TimeKind, format_time
+from sepia.rdf.vocabulary import PROV, XSD
 
 XSD_INTEGER = ox.NamedNode(XSD + "integer")
 XSD_DATETIME = ox.NamedNode(XSD + "dateTime")
@@ -179,7 +179,7 @@ def sparql_json_term(term: Term) -> dict[str, Any]:
         found: dict[str, Any] = {"type": "literal", "value": term.value}
         if term.language:
             found["xml:lang"] = term.language
-        elif term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+        elif term.datatype.value != f"{XSD}string":
             found["datatype"] = term.datatype.value
         return found
     parts = zip(("subject", "predicate", "object"), term, strict=True)

@@ -27,8 +27,9 @@ from sepia.algebra.expression import (
     Unary,
     UnaryOperator,
 )
-from sepia.algebra.functions import BUILTINS, XSD, XSD_CASTS
+from sepia.algebra.functions import BUILTINS, XSD_CASTS
 from sepia.lang.context import Context
+from sepia.rdf.vocabulary import XSD
 
 _COMPARATORS = {op.value: op for op in BinaryOperator}
 

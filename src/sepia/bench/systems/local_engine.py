@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.systems.base import ResultCount, RunOutcome
-from sepia.bench.workload import Manifest, Variant
 from sepia.rdf.stream import StreamElement
+from sepia.workloads import Kind, Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 if TYPE_CHECKING:  # the harness's parent process imports the registry, not the engine
     from sepia.runtime.local import Session

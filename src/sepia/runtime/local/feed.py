@@ -47,13 +47,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from sepia.engine.query.session import Session
 from sepia.io.errors import StreamError
-from sepia.io.results import Result
 from sepia.io.streams import read_stream
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
-from sepia.runtime.local.session import Session
 
 STDIN = "-"
 Sourced = tuple[StreamElement, str]

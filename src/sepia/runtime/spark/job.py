@@ -9,7 +9,7 @@ sources (ingest rows, watermark per stream)
 
 Keys. A unit without PARTITION BY has one key (null). A PARTITION BY unit on the
 incremental engine is spread over `JobSpec.buckets` keys `b/k` (bucket b of k): an element
-goes to the bucket of every partition value it binds (`sepia.engine.partition.bucket_of`),
+goes to the bucket of every partition value it binds (`sepia.engine.query.partition.bucket_of`),
 and every other bucket gets a *stand-in*, the element without its triples, so that its
 partitions still step through each instant of the streamset (WITHIN deadlines, the end of
 a tail negation); each bucket's engine owns its values only. A query with a `, !B` stays in
@@ -37,7 +37,8 @@ from pyspark.sql import DataFrame
 
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
-from sepia.engine.partition import PartitionedQuery, bucket_of
+from sepia.engine.query.partition import PartitionedQuery, bucket_of
+from sepia.rdf.vocabulary import PROV
 from sepia.runtime.spark.elements import (
     ELEMENT_DDL,
     ELEMENT_FIELDS,
@@ -54,7 +55,7 @@ END_TIME = 7_258_118_400_000
 """2200-01-01 in epoch ms: past the flush timer, before pandas' nanosecond timestamps end."""
 END_MARKER = (
     f"<{END_GRAPH}> {{ <{END_GRAPH}> a <urn:sepia:EndOfInput> . }}\n"
-    f"<{END_GRAPH}> <http://www.w3.org/ns/prov#generatedAtTime> {END_TIME} .\n"
+    f"<{END_GRAPH}> <{PROV}generatedAtTime> {END_TIME} .\n"
 )
 ROUTED_DDL = "unit int, partition string, " + ELEMENT_DDL
 ROUTED_SCHEMA = pa.schema(

@@ -25,8 +25,8 @@ from typing import TextIO
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter
 
-from sepia.io.results import result_from_json
 from sepia.io.writers import ResultWriter, writer_for
+from sepia.rdf.results import result_from_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.host import RESULT_ORDER
 from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX

@@ -1,7 +1,7 @@
 """The generator source: a benchmark workload's stream replayed at a given rate.
 
 `gen:W4?rate=500&seed=7&scale=10000` is the stream the seeded generators of
-`sepia.bench.generators` write for W4 (same workload, scale and seed: the same elements),
+`sepia.workloads` write for W4 (same workload, scale and seed: the same elements),
 released `rate` elements per second of wall-clock time (all at once without `rate`). The
 generators write whole files, so the stream is generated once per machine into a cache
 directory, parsed by Sepia's reader (ingest's file parse) into Parquet ingest rows, and then
@@ -28,9 +28,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from sepia.bench import generators
-from sepia.bench.generators import generate, workload
-from sepia.bench.workload import Manifest, StreamFile
+from sepia import workloads as generators
 from sepia.runtime.spark.ingest import (
     INGEST_DDL,
     INGEST_SCHEMA,
@@ -38,6 +36,8 @@ from sepia.runtime.spark.ingest import (
     parse_path_batches,
 )
 from sepia.runtime.spark.sources.push import required_option
+from sepia.workloads import generate, workload
+from sepia.workloads.manifest import Manifest, StreamFile
 
 OFFSET = "element"
 DEFAULT_SEED = 7  # sepia generate's default: `gen:W4` is the data `sepia generate W4` writes
