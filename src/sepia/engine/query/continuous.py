@@ -13,6 +13,7 @@ All state is rows (architecture principle 3), see ``snapshot`` and ``restore``.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Callable, Sequence
 from weakref import WeakKeyDictionary
@@ -570,10 +571,27 @@ class ContinuousQuery:
             return []  # asked at every arrival: nothing is due until the next window close
         results = []
         while (due := schedule.next_due(after, before)) is not None and due < before:
-            results += self._evaluate(due)
+            out = self._evaluate(due)
+            results += out
             after = due
+            if not out:  # the same data answers the same: quiet until it changes
+                change = self._next_change(due)
+                after = before - 1 if change is None or change >= before else max(due, change - 1)
         self._quiet = (after, due)
         return results
+
+    def _next_change(self, t: int) -> int | None:
+        """The first instant after t at which what an evaluation reads changes with nothing
+        arriving: a window's oldest element leaves, or a background graph's next version
+        starts. Until then an instant that streamed out nothing is followed by more such
+        instants (R2S makes nothing of an answer it just made; NON EMPTY fails again), so
+        ``_between`` leaps over them: a gap in time costs nothing."""
+        changes = [c for w in self.windows.values() if (c := w.next_eviction()) is not None]
+        for graph in self.background.varying.values():
+            later = bisect.bisect_right(graph.times, t)
+            if later < len(graph.times):
+                changes.append(graph.times[later])
+        return min(changes, default=None)
 
     def _due_at(self, t: int, arrived: Arrivals) -> bool:
         """Whether the arrival instant t is due (after ``_between(t)``: time-driven
