@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.query import Entailment, Query
+from sepia.lang.checks import FLATTER, TOO_DEEP
 from sepia.lang.context import Context
-from sepia.lang.errors import QueryError
+from sepia.lang.errors import QueryError, span_at
 from sepia.lang.lowering import lower
 from sepia.lang.parser import parse_tree
 
@@ -29,13 +30,15 @@ def parse_query(
     selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides;
     `entailment` likewise for `--entailment` and the ENTAILMENT clause.
     """
-    tree = parse_tree(text, source)
     context = Context(text, source, base=base_iri)
     if event_policy is not None:
         context.event_policy = event_policy
     if entailment is not None:
         context.entailment = entailment
-    return lower(tree, context)
+    try:
+        return lower(parse_tree(text, source), context)
+    except RecursionError:  # the compiler walks the query recursively
+        context.fail(span_at(text, 0, 1), TOO_DEEP, expected=FLATTER)
 
 
 __all__ = ["QueryError", "parse_query"]
