@@ -23,14 +23,16 @@ def parse_query(
     base_iri: str | None = None,
     event_policy: SelectionPolicy | None = None,
     entailment: Entailment | None = None,
+    syntax_only: bool = False,
 ) -> Query:
     """Compile query text into the algebra, or raise QueryError before any data is read.
 
     `base_iri` resolves relative IRIs before any BASE clause; `event_policy` is the default
     selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides;
-    `entailment` likewise for `--entailment` and the ENTAILMENT clause.
+    `entailment` likewise for `--entailment` and the ENTAILMENT clause. `syntax_only`
+    accepts valid SPARQL that Sepia cannot evaluate (a call of an unknown function IRI).
     """
-    context = Context(text, source, base=base_iri)
+    context = Context(text, source, base=base_iri, syntax_only=syntax_only)
     if event_policy is not None:
         context.event_policy = event_policy
     if entailment is not None:

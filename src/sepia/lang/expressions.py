@@ -152,7 +152,7 @@ class ExpressionRules:
                 )
             if len(args) != 1 or distinct:
                 self.ctx.fail(meta, "an XSD constructor function takes exactly 1 argument")
-        elif iri.value not in EXTENSION_FUNCTIONS:  # it would only fail once data arrives
+        elif iri.value not in EXTENSION_FUNCTIONS and not self.ctx.syntax_only:  # fails late
             self.ctx.fail(
                 meta,
                 f"unknown function <{iri.value}>",
