@@ -14,7 +14,7 @@ docs/engine.md ("Using it") has a runnable example; ``Unsupported`` names what t
 cannot run, ``QueryError`` a bad query, ``StreamError`` bad stream input.
 """
 
-from sepia.engine.plan.planner import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.io.background import load_background
 from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream

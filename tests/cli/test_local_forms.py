@@ -48,7 +48,7 @@ def test_describe(tmp_path: Path) -> None:
 
 def test_several_matches(tmp_path: Path) -> None:
     """A SEQ (a p b at 1, b q c at 3) joined with an alarm MATCH (a at 2 and 5): pushed at 3
-    over [1, 3] and at 5 over [1, 5] (tests/engine/test_several_matches.py)."""
+    over [1, 3] and at 5 over [1, 5] (tests/engine/cep/test_several_matches.py)."""
     lines = run_both(
         tmp_path,
         "PREFIX : <http://example.org/>\nSELECT ?a\n"

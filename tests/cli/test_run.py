@@ -36,7 +36,9 @@ def invoke(args: list[str]):
     return CliRunner().invoke(app, args, env={"COLUMNS": "500"})
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
+@pytest.mark.parametrize(
+    "example", sorted(p.name for p in EXAMPLES.iterdir() if (p / "run.json").exists())
+)
 def test_every_example_gives_its_expected_jsonl_on_the_reference_engine(example: str) -> None:
     folder = EXAMPLES / example
     spec = json.loads((folder / "run.json").read_text())
@@ -51,7 +53,7 @@ def test_every_example_gives_its_expected_jsonl_on_the_reference_engine(example:
 
 ALL_QUERIES = [
     (example.name, query)
-    for example in sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
+    for example in sorted(p for p in EXAMPLES.iterdir() if (p / "run.json").exists())
     for query in json.loads((example / "run.json").read_text())["queries"]
 ]
 LOCAL_SUPPORTED = {"e1-shops-coupons", "e3-rsepql-landmark", "e4-spaseq-selection",
@@ -189,7 +191,7 @@ WHERE { WINDOW :recent { ?x :q :hot } WINDOW :w { ?x :p ?y } }
 def test_a_query_network_runs_on_the_local_engine_as_on_the_reference(tmp_path: Path) -> None:
     """A C-SPARQL ``REGISTER STREAM ... AS CONSTRUCT`` feeds an RSP-QL query of the same
     run (language.md section 7): both engines print the same lines, among them the pairs
-    derived by hand in tests/engine/test_network.py (a hot at 1 and a :p c at 3 meet at 4;
+    derived by hand in tests/engine/query/test_network.py (a hot at 1 and a :p c at 3 meet at 4;
     b hot at 5 and b :p a at 7 meet at 8)."""
     (tmp_path / "alerts.rq").write_text(ALERTS)
     (tmp_path / "pairs.rq").write_text(PAIRS)

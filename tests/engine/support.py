@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pyoxigraph as ox
 
@@ -15,6 +18,21 @@ from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
 from .generators import BACKGROUND, SCHEMA
+from .shares import judge
+
+
+@contextmanager
+def engine_path(chosen: str) -> Iterator[None]:
+    """Sessions made inside take this engine path (``SEPIA_ENGINE_PATH``: rows, columnar)."""
+    before = os.environ.get("SEPIA_ENGINE_PATH")
+    os.environ["SEPIA_ENGINE_PATH"] = chosen
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["SEPIA_ENGINE_PATH"]
+        else:
+            os.environ["SEPIA_ENGINE_PATH"] = before
 
 
 def background(schema: bool = False) -> ox.Store:
@@ -52,6 +70,7 @@ def assert_agrees(
     store = background() if store is None else store
     query = parse_query(text)
     expected = evaluate(query, data, store, name="q", rdfs=rdfs)
+    judge(text, data, expected)
     got = list(run([("q", query)], data, store, rdfs=rdfs))
     same = canonical if renamed else Counter
     assert same(got) == same(expected), text
@@ -63,6 +82,8 @@ def assert_resumes(text: str | Query, data: dict, cut: int) -> None:
     """A session restored from a JSON snapshot after ``cut`` elements gives the results of
     one that ran through (the reference's); ``text`` may be a compiled query."""
     query = parse_query(text) if isinstance(text, str) else text
+    expected = evaluate(query, data, background(), name="q")
+    judge(str(text), data, expected)
     merged = list(StreamSet(data).merged())  # as `run` reads them: each stream in its order
     first = Session(background())
     first.register(query, "q")
@@ -72,5 +93,4 @@ def assert_resumes(text: str | Query, data: dict, cut: int) -> None:
     second.register(query, "q")
     second.restore(state)
     got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
-    expected = evaluate(query, data, background(), name="q")
     assert Counter(got) == Counter(expected), text

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from sepia.engine import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
+from .cep.test_event_fallback import rsepql_queries, spaseq_queries
 from .generators import (
     EVENTS,
     EX,
@@ -32,8 +33,8 @@ from .generators import (
     streams,
     window_specs,
 )
+from .shares import judge
 from .support import assert_agrees, assert_resumes, background, canonical
-from .test_event_fallback import rsepql_queries, spaseq_queries
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -221,6 +222,7 @@ def assert_agrees_over(text: str, data: dict, trig: str) -> None:
     except Unsupported:
         assume(False)
     expected = evaluate(query, data, store, name="q")
+    judge(text, data, expected)
     assert canonical(got) == canonical(expected), text
 
 
@@ -262,6 +264,7 @@ def assert_forms_agree(text: str, data: dict) -> None:
     except Unsupported:
         assume(False)
     expected = evaluate(query, data, background(), name="q")
+    judge(text, data, expected)
     assert canonical(got) == canonical(expected), text
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sepia.engine.plan.planner import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.io.background import load_background
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query
@@ -32,7 +32,7 @@ SUPPORTED = {
 CASES = [
     (folder.name, query)
     for folder in sorted(EXAMPLES.iterdir())
-    if folder.is_dir()
+    if (folder / "run.json").exists()  # not examples/notebooks
     for query in json.loads((folder / "run.json").read_text())["queries"]
 ]
 

@@ -185,9 +185,9 @@ def test_table_groups_rows_by_evaluation() -> None:
 
 
 def test_registry_and_unknown_format() -> None:
-    assert set(WRITERS) == {"jsonl", "table", "json", "csv", "tsv", "ntriples", "trig"}
-    with pytest.raises(ValueError, match="unknown result format 'xml'"):
-        writer_for("xml", io.StringIO())
+    assert set(WRITERS) == {"jsonl", "table", "json", "xml", "csv", "tsv", "ntriples", "trig"}
+    with pytest.raises(ValueError, match="unknown result format 'yaml'"):
+        writer_for("yaml", io.StringIO())
 
 
 def test_tsv_datetime_times_are_typed_literals() -> None:

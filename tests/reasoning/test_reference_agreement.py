@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.reasoning.background import as_tuple, background_schema, close_background
+from sepia.reasoning.entailment import rdfs_closure
 from sepia.reasoning.rdfs import graph_closure
 from sepia.reasoning.schema import Vocabulary
 from sepia.reasoning.support import SupportCounter
 from sepia.semantics import evaluate
-from sepia.semantics.entailment import rdfs_closure
 
 EX = "http://example.org/"
 V = Vocabulary.terms()

@@ -10,9 +10,9 @@ import pytest
 
 from sepia.io.background import load_background
 from sepia.lang import parse_query
+from sepia.rdf.background import Background
 from sepia.rdf.time import TimeKind
 from sepia.semantics import evaluate
-from sepia.semantics.background import Background
 
 from .support import EX, element, iri
 from .test_oracle import streams as e1_streams

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sepia.lang import parse_query
+from sepia.rdf.describe import bounded_description
 from sepia.rdf.stream import StreamElement
 from sepia.semantics import evaluate
-from sepia.semantics.describe import bounded_description
 
 from .support import EX, iri
 

@@ -9,8 +9,7 @@ from sepia.algebra import dataset as ds
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
-from sepia.semantics import evaluate
-from sepia.semantics.entailment import (
+from sepia.reasoning.entailment import (
     DOMAIN,
     RANGE,
     RDF_TYPE,
@@ -18,6 +17,7 @@ from sepia.semantics.entailment import (
     SUB_PROPERTY,
     rdfs_closure,
 )
+from sepia.semantics import evaluate
 
 from .support import bgp, element, iri, project
 

@@ -7,8 +7,8 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sepia.algebra import dataset as wd
 from sepia.semantics import spaseq as sq
-from sepia.semantics import windows as w
 from sepia.semantics.mappings import EventMapping, Mu
 from sepia.semantics.r2s import dstream, istream
 
@@ -21,14 +21,14 @@ sizes = st.integers(min_value=1, max_value=12)
 @given(t=times, width=sizes, slide=sizes, t0=st.integers(min_value=-10, max_value=10))
 def test_windows_for_is_every_window_holding_t(t, width, slide, t0):
     brute = [(t0 + k * slide, t0 + k * slide + width) for k in range(0, 200)]
-    assert w.windows_for(t, width, slide, t0) == [(o, c) for o, c in brute if o < t <= c]
+    assert wd.windows_for(t, width, slide, t0) == [(o, c) for o, c in brute if o < t <= c]
 
 
 @given(width=sizes, slide=sizes, t0=st.integers(min_value=-10, max_value=10), low=times, span=sizes)
 def test_close_times_are_the_closes_in_range(width, slide, t0, low, span):
     high = low + span * 3
     brute = [t0 + k * slide + width for k in range(0, 200)]
-    closes = w.close_times(width, slide, t0, low, high)
+    closes = wd.close_times(width, slide, t0, low, high)
     assert list(closes) == [c for c in brute if low <= c <= high]
 
 

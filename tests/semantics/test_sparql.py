@@ -9,7 +9,8 @@ import pytest
 from sepia.algebra import expression as ex
 from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
-from sepia.semantics.sparql import Unsupported, expression_text, select_text, window_graph
+from sepia.algebra.query import Unsupported
+from sepia.algebra.sparql import expression_text, select_text, window_graph
 
 from .support import iri
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from sepia.algebra import dataset as wd
 from sepia.semantics import windows as w
 
 
@@ -26,25 +27,25 @@ from sepia.semantics import windows as w
     ],
 )
 def test_windows_for(t, width, slide, t0, expected):
-    assert w.windows_for(t, width, slide, t0) == expected
+    assert wd.windows_for(t, width, slide, t0) == expected
 
 
 def test_present_window_is_earliest_opening():
-    assert w.present_window(9, 5, 2, 1) == (5, 10)
-    assert w.present_window(1, 5, 2, 1) is None
+    assert wd.present_window(9, 5, 2, 1) == (5, 10)
+    assert wd.present_window(1, 5, 2, 1) is None
 
 
 def test_close_times_and_flush():
-    assert list(w.close_times(2, 2, 0, 3, 16)) == [4, 6, 8, 10, 12, 14, 16]
-    assert list(w.close_times(5, 2, 1, 0, 11)) == [6, 8, 10]
+    assert list(wd.close_times(2, 2, 0, 3, 16)) == [4, 6, 8, 10, 12, 14, 16]
+    assert list(wd.close_times(5, 2, 1, 0, 11)) == [6, 8, 10]
     # the last window holding 15 is (13, 18]: the flush after an element at 15 goes to 18
-    assert w.last_close_holding(15, 5, 2, 1) == 18
-    assert w.last_close_holding(1, 5, 2, 1) is None
+    assert wd.last_close_holding(15, 5, 2, 1) == 18
+    assert wd.last_close_holding(1, 5, 2, 1) is None
 
 
 def test_invalid_parameters():
     with pytest.raises(ValueError, match="positive"):
-        w.windows_for(3, 0, 1)
+        wd.windows_for(3, 0, 1)
     with pytest.raises(ValueError, match="positive count"):
         w.count_based(0)
 

@@ -67,6 +67,9 @@ EXTENSION_FUNCTIONS: dict[str, Arity] = {
 
 BUILTINS: dict[str, Arity] = {**SPARQL_BUILTINS, **EXTENSION_FUNCTIONS}
 
+CSPARQL_TIMESTAMP = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
+"""``timestamp`` as the C-SPARQL engine's own examples spell it (``PREFIX f:`` its library)."""
+
 XSD_CASTS: frozenset[str] = frozenset(
     XSD + name for name in ("boolean", "double", "float", "decimal", "integer", "dateTime",
                             "string")

@@ -17,6 +17,11 @@ from sepia.algebra.report import ReportPolicy
 from sepia.rdf.time import TimeKind
 
 
+class Unsupported(ValueError):
+    """A construct an evaluator cannot run, or SPARQL 1.1 text cannot say (the message
+    names it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RStream:
     """RStream (seed 004, Definition 20): every answer of each evaluation is streamed out."""
@@ -63,7 +68,7 @@ class Ask:
 @dataclass(frozen=True, slots=True)
 class Describe:
     """DESCRIBE: resources are IRIs or variables (``*``: none named), each described by its
-    concise bounded description (``sepia.semantics.describe``)."""
+    concise bounded description (``sepia.rdf.describe``)."""
 
     resources: tuple[ox.NamedNode | ox.Variable, ...]
 

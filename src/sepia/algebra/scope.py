@@ -1,17 +1,25 @@
-"""In-scope variables of a pattern (SPARQL 1.1, section 18.2.1), in order of first appearance.
+"""The variables of algebra trees, walked once for everyone (parser, planner, both evaluators).
 
+In-scope variables of a pattern (SPARQL 1.1, section 18.2.1), in order of first appearance:
 ``SELECT *`` projects these; BIND and ``SELECT (e AS ?v)`` may not rebind one of them. For event
 patterns the variables of negated parts are out of scope: they never bind anything.
+
+The variables an expression reads: row by row (what a FILTER or BIND needs bound before it
+can run), or with those read inside EXISTS patterns and aggregates too (SPAseq lets a GPM's
+FILTER use variables bound by earlier GPMs, seed 002 Query 4: such a filter cannot be checked
+on the GPM's own event and waits for the run's combined mapping).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterator
 from typing import assert_never
 
 import pyoxigraph as ox
 
 from sepia.algebra import event as ev
+from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
 
 
@@ -80,3 +88,70 @@ def _event_variables(node: ev.EventPattern) -> Iterator[ox.Variable]:
 
 def _terms(*terms: object) -> Iterator[ox.Variable]:
     yield from (term for term in terms if isinstance(term, ox.Variable))
+
+
+def pattern_variables(pattern: gp.GraphPattern | ev.EventPattern) -> set[str]:
+    """The names of the variables that solutions of ``pattern`` may bind (its in-scope ones)."""
+    return {v.value for v in in_scope(pattern)}
+
+
+def bop_variables(pattern: ev.EventPattern) -> set[str]:
+    """Variables of a basic event pattern: an Event, or a conjunction / disjunction of them."""
+    match pattern:
+        case ev.Event(inner):
+            return pattern_variables(inner)
+        case ev.And(left, right) | ev.Or(left, right):
+            return bop_variables(left) | bop_variables(right)
+        case _:
+            return set()
+
+
+CallReads = Callable[[ex.Call], set[str] | None]
+"""What a builtin call reads besides its arguments (None: its arguments only)."""
+
+
+def expression_variables(
+    expression: ex.Expression, *, nested: bool = True, reads: CallReads | None = None
+) -> set[str]:
+    """The names of the variables an expression reads. ``nested``: also those inside EXISTS
+    patterns (their in-scope variables) and aggregates' arguments; without, only those read
+    row by row. ``reads`` answers for builtins that read more than their arguments."""
+
+    def walk(e: ex.Expression) -> set[str]:
+        match e:
+            case ox.Variable():
+                return {e.value}
+            case ox.NamedNode() | ox.Literal():
+                return set()
+            case ex.Binary(_, left, right):
+                return walk(left) | walk(right)
+            case ex.Unary(_, operand):
+                return walk(operand)
+            case ex.In(value, options, _):
+                return walk(value).union(*map(walk, options))
+            case ex.Exists(pattern, _):
+                return pattern_variables(pattern) if nested else set()
+            case ex.Aggregate(_, args):
+                return set().union(*map(walk, args)) if nested else set()
+            case ex.Call(_, args):
+                own = None if reads is None else reads(e)
+                return set().union(*map(walk, args)) if own is None else own
+            case ex.FunctionCall(_, args):
+                return set().union(*map(walk, args))
+            case _:
+                assert_never(e)
+
+    return walk(expression)
+
+
+def nodes(tree: object, kind: type | tuple[type, ...]) -> list:
+    """Every node of type ``kind`` inside an algebra tree (any dataclass tree), outermost and
+    leftmost first."""
+    found = [tree] if isinstance(tree, kind) else []
+    if isinstance(tree, tuple):
+        return found + [m for x in tree for m in nodes(x, kind)]
+    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
+        return found + [
+            m for f in dataclasses.fields(tree) for m in nodes(getattr(tree, f.name), kind)
+        ]
+    return found

@@ -69,24 +69,24 @@ class QueryText(EventText):
                 return f"{operator.value}({self.expression(operand)})"
             case ex.In(inner, options, negated):
                 keyword = "NOT IN" if negated else "IN"
-                return f"({self.expression(inner)} {keyword} ({self._args(options)}))"
+                return f"({self.expression(inner)} {keyword} ({self.arguments(options)}))"
             case ex.Exists(pattern, negated):
                 return ("NOT EXISTS " if negated else "EXISTS ") + self.group(pattern)
             case ex.Call(function, args):
-                return f"{function}({self._args(args)})"
+                return f"{function}({self.arguments(args)})"
             case ex.FunctionCall(function, args, distinct):
                 prefix = "DISTINCT " if distinct else ""
-                return f"{self.term(function)}({prefix}{self._args(args)})"
+                return f"{self.term(function)}({prefix}{self.arguments(args)})"
             case ex.Aggregate(function, args, distinct, separator):
                 inner = "DISTINCT " if distinct else ""
-                inner += self._args(args) if args else "*"
+                inner += self.arguments(args) if args else "*"
                 if separator is not None:
                     inner += f"; SEPARATOR={ox.Literal(separator)}"
                 return f"{function.value}({inner})"
             case _:
                 return self.term(node)
 
-    def _args(self, args: tuple[ex.Expression, ...]) -> str:
+    def arguments(self, args: tuple[ex.Expression, ...]) -> str:
         return ", ".join(self.expression(a) for a in args)
 
     def path(self, node: pa.Path) -> str:

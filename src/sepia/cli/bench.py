@@ -11,12 +11,12 @@ from rich.console import Console
 from sepia.cli.app import app, fail
 
 
-@app.command()
+@app.command(short_help="Run the benchmark suite and write its tables and plots.")
 def bench(
     workloads: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[WORKLOAD]...",
+            metavar="WORKLOAD",
             help="W1-W11, triples (see `sepia generate --list`), and reasoning: EP-SPARQL's "
             "stream-reasoning test (40,000 classes, depth 8; 4,000 with --quick); default: all",
         ),
@@ -25,6 +25,7 @@ def bench(
     engine: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="SYSTEM",
             help="systems to measure (repeat): floor, naive, local, spark, ...; default: all "
             "but the Spark job's (spark, spark-1core, spark-passthrough: a JVM per run)"
         ),

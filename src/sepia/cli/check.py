@@ -28,7 +28,7 @@ from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.oracle import check as check_answer
 
 
-@app.command()
+@app.command(short_help="Judge an answer file against a query (RSP-QL oracle).")
 def check(
     query: Annotated[Path, typer.Argument(help="The query file (.rq).", exists=True)],
     answer: Annotated[

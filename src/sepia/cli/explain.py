@@ -12,9 +12,10 @@ from typing import Annotated
 import typer
 
 from sepia.algebra import Query, to_json, to_sexpr, to_sparql, to_tree
+from sepia.algebra.query import Unsupported
 from sepia.cli.app import app, fail
-from sepia.engine import Unsupported, plan
 from sepia.engine import explain as engine_explain
+from sepia.engine import plan
 from sepia.lang import QueryError, parse_query
 from sepia.rdf.dictionary import Dictionary
 
@@ -28,7 +29,7 @@ class ExplainFormat(enum.Enum):
     SPARQL = "sparql"
 
 
-@app.command()
+@app.command(short_help="Print a query's algebra and the local engine's plan.")
 def explain(
     query: Annotated[str, typer.Argument(help="Query file (.rq), or '-' to read stdin.")],
     output_format: Annotated[

@@ -21,7 +21,7 @@ def _list_workloads() -> None:
     Console().print(table)
 
 
-@app.command()
+@app.command(short_help="Generate a benchmark workload's stream files.")
 def generate(
     workload_id: Annotated[
         str | None, typer.Argument(metavar="WORKLOAD", help="W1..W11 or triples")

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated, NamedTuple, NoReturn
 
 import pyoxigraph as ox
 import typer
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.query import Entailment
-from sepia.cli.app import fail
+from sepia.cli.app import fail, warn
 from sepia.io.errors import InputError
 from sepia.lang import QueryError
 from sepia.rdf.stream import StreamElement
@@ -22,8 +23,10 @@ from sepia.runtime.inputs import (
     ReadOptions,
     background,
     bind_streams,
+    input_streams,
     load_query,
     read_streams,
+    unread_streams,
 )
 
 
@@ -32,20 +35,37 @@ class OnErrorChoice(StrEnum):
     skip = "skip"
 
 
-QueriesArgument = Annotated[list[Path], typer.Argument(help="Query files (.rq).", exists=True)]
+QueriesArgument = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="QUERY",
+        help="Query files (.rq), or one example folder holding a run.json.",
+        exists=True,
+    ),
+]
 StreamOption = Annotated[
     list[str],
-    typer.Option(help="[IRI=]PATH of a stream file (TriG / N-Quads, .gz ok); repeatable."),
+    typer.Option(
+        metavar="[IRI=]SOURCE",
+        help="A stream: a TriG / N-Quads file or folder (.gz ok), - for standard input, "
+        "or with --engine spark also mqtt://host:port/topic, tcp://host:port, "
+        "kafka://brokers/topic, gen:WORKLOAD?rate=N; repeatable.",
+    ),
 ]
-DataOption = Annotated[list[str], typer.Option(help="[GRAPH=]PATH of background data; repeatable.")]
+DataOption = Annotated[
+    list[str],
+    typer.Option(metavar="[GRAPH=]PATH", help="Background data (Turtle, TriG ...); repeatable."),
+]
 OnErrorOption = Annotated[
     OnErrorChoice, typer.Option(help="At bad input: stop, or skip it to the dead-letter file.")
 ]
 DeadLetterOption = Annotated[
-    Path | None, typer.Option(help="Where skipped elements go (with --on-error skip).")
+    Path | None,
+    typer.Option(metavar="FILE", help="Where skipped elements go (with --on-error skip)."),
 ]
 LatenessOption = Annotated[
-    int, typer.Option(help="Put back in order elements up to this many time units late.")
+    int,
+    typer.Option(metavar="N", help="Put back in order elements up to this many time units late."),
 ]
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -96,7 +116,8 @@ EntailmentOption = Annotated[
     ),
 ]
 UntilOption = Annotated[
-    int | None, typer.Option(help="Flush up to this time instead of the last window close.")
+    int | None,
+    typer.Option(metavar="T", help="Flush up to this time instead of the last window close."),
 ]
 
 
@@ -118,8 +139,23 @@ def existing_paths(values: list[str]) -> list[tuple[str | None, Path]]:
     bindings = [split_binding(value) for value in values]
     for _, path in bindings:
         if not Path(path).exists():
-            raise typer.BadParameter(f"{path}: no such file or directory")
+            missing_file(path)
     return [(name, Path(path)) for name, path in bindings]
+
+
+def missing_file(path: str) -> NoReturn:
+    """A `--stream` / `--data` path that is not there: say so and what the option takes."""
+    fail(f"{path}: no such file or directory",
+         "check the path (relative to the current folder); --stream takes [IRI=]SOURCE, "
+         "--data [GRAPH=]PATH")
+
+
+def warn_unread(queries: list[NamedQuery], bound: Iterable[str]) -> None:
+    """A --stream no query reads is most likely a mistake: say so, and run on."""
+    for iri in unread_streams(queries, bound):
+        read = ", ".join(f"<{i}>" for i in input_streams(queries))
+        warn(f"no query reads the stream <{iri}> given with --stream (they read {read}); "
+             "its elements change no answer")
 
 
 def stream_binding(text: str) -> tuple[str, Path]:
@@ -146,7 +182,7 @@ def compile_queries(
     try:
         return [load_query(path, policy, entailment) for path in queries]
     except QueryError as error:
-        fail(str(error))
+        fail(str(error), getattr(error, "hint", None))
 
 
 def load_inputs(
@@ -161,7 +197,8 @@ def load_inputs(
     named = compile_queries(queries, event_policy, entailment)
     try:
         paths = bind_streams(named, existing_paths(stream))
+        warn_unread(named, paths)
         dataset = background(existing_paths(data))
         return RunInputs(named, read_streams(paths, options), dataset)
     except (InputBindingError, InputError) as error:
-        fail(str(error))
+        fail(str(error), getattr(error, "hint", None))

@@ -6,9 +6,11 @@ rows); ``ContinuousQuery`` runs it step by step with its state kept as rows; ``e
 prints the plan. The local runtime (``sepia.runtime.local``) hosts it in-process.
 """
 
+from sepia.algebra.query import Unsupported
 from sepia.engine.background import Background
 from sepia.engine.plan.explain import explain
-from sepia.engine.plan.planner import PhysicalQuery, Unsupported, plan
+from sepia.engine.plan.physical import PhysicalQuery
+from sepia.engine.plan.planner import plan
 from sepia.engine.query.continuous import ContinuousQuery
 
 __all__ = ["Background", "ContinuousQuery", "PhysicalQuery", "Unsupported", "explain", "plan"]

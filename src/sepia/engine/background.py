@@ -5,7 +5,7 @@ RDFS entailment (semantics.md) every graph is read as its own closure under the 
 schema: ``entailed()`` gives that view once, with the schema for closing stream elements.
 
 Time-varying graphs (RSP-QL Definition 10, ``prov:generatedAtTime`` versions, read by
-:class:`sepia.semantics.background.Background` exactly as the reference reads them) are
+:class:`sepia.rdf.background.Background` exactly as the reference reads them) are
 snapshots: G(t) is G's unversioned triples plus the latest version stamped at or before t.
 Each G(t) is indexed the first time some evaluation reads it and kept (one index per version),
 so ``graph(name, t)`` is a lookup; ``state(t)`` names the versions in force (cache keys).
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from sepia.engine.graph import TripleIndex
+from sepia.rdf.background import Background as Versions
+from sepia.rdf.background import TimeVaryingGraph
 from sepia.rdf.dictionary import Dictionary
-from sepia.semantics.background import Background as Versions
-from sepia.semantics.background import TimeVaryingGraph
-from sepia.semantics.entailment import rdfs_closure, schema_of
+from sepia.reasoning.entailment import rdfs_closure, schema_of
 
 GraphName = ox.NamedNode | None
 

@@ -36,6 +36,14 @@ class Codec(Dictionary):
             self._decoded.setdefault(found, kept)
         return found
 
+    def encode_triples(self, triples: Iterable[ox.Triple]) -> list[EncodedTriple]:
+        """Triples as ids, one dict lookup per known term (ids are never 0)."""
+        known, encode = self._encoded.get, self.encode
+        return [
+            (known(s) or encode(s), known(p) or encode(p), known(o) or encode(o))
+            for s, p, o in triples
+        ]
+
     def decode(self, term_id: int) -> Term:
         found = self._decoded.get(term_id)
         if found is None:
@@ -46,11 +54,7 @@ class Codec(Dictionary):
 def encode_triples(dictionary: Dictionary, triples: Iterable[ox.Triple]) -> list[EncodedTriple]:
     """An element's triples as ids: with a ``Codec``, one dict lookup per known term (ids
     are never 0), instead of a method call each (per triple on entry, the hottest path)."""
+    if isinstance(dictionary, Codec):
+        return dictionary.encode_triples(triples)
     encode = dictionary.encode
-    if not isinstance(dictionary, Codec):
-        return [(encode(s), encode(p), encode(o)) for s, p, o in triples]
-    known = dictionary._encoded.get
-    return [
-        (known(s) or encode(s), known(p) or encode(p), known(o) or encode(o))
-        for s, p, o in triples
-    ]
+    return [(encode(s), encode(p), encode(o)) for s, p, o in triples]

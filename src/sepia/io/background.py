@@ -30,11 +30,27 @@ def background_format(path: Path) -> ox.RdfFormat:
     return found
 
 
-def load_background(paths: Iterable[tuple[str | None, Path]]) -> ox.Store:
-    """An in-memory store holding every (graph, path) pair's triples and quads."""
+Source = str | Path | tuple[str | None, str | Path]
+"""A file (`str` or `Path`), or a (graph IRI or None, file) pair."""
+
+
+def load_background(paths: str | Path | Iterable[Source]) -> ox.Store:
+    """An in-memory store holding the triples and quads of one file or of many.
+
+    A (graph, file) pair's triples go to that graph; a bare file's to the default graph
+    (TriG and N-Quads keep their named graphs).
+
+    >>> len(load_background("examples/e1-shops-coupons/background.ttl"))
+    2
+    >>> store = load_background([("http://example.org/map", "examples/e2-subway-delays/"
+    ...                           "background.ttl")])
+    >>> {str(quad.graph_name) for quad in store}
+    {'<http://example.org/map>'}
+    """
     store = ox.Store()
-    for graph, path in paths:
-        store.extend(_quads(path, ox.NamedNode(graph) if graph else None))
+    for source in [paths] if isinstance(paths, str | Path) else paths:
+        graph, path = source if isinstance(source, tuple) else (None, source)
+        store.extend(_quads(Path(path), ox.NamedNode(graph) if graph else None))
     return store
 
 

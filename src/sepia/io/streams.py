@@ -150,7 +150,13 @@ def read_stream(
     allowed_lateness: int = 0,
     max_element_size: int = MAX_ELEMENT_SIZE,
 ) -> Iterator[StreamElement]:
-    """The elements of stream `stream` read from a TriG or N-Quads file, in time order."""
+    """The elements of stream `stream` read from a TriG or N-Quads file, in time order.
+
+    >>> nearby = list(read_stream("examples/e1-shops-coupons/stream-nearby.trig",
+    ...                           "http://example.org/nearby"))
+    >>> len(nearby), nearby[0].time, nearby[0].graph
+    (5, 2, 'http://example.org/n1')
+    """
     reader = StreamReader(
         source, stream, name=name, fmt=fmt, on_error=on_error, errors=errors,
         dead_letter=dead_letter, allowed_lateness=allowed_lateness,

@@ -1,4 +1,4 @@
-"""Result writers, one per `--format`: jsonl, table, json, csv, tsv, ntriples, trig.
+"""Result writers, one per `--format`: jsonl, table, json, xml, csv, tsv, ntriples, trig.
 
 Every writer takes results one at a time (`write`) and is `close`d at the end; writers that
 print one block per evaluation (table, json) buffer only the current evaluation's rows.
@@ -7,6 +7,8 @@ print one block per evaluation (table, json) buffer only the current evaluation'
 Extensions to the W3C formats, since results of a continuous query have a time:
 - SPARQL JSON: one document per evaluation and line, with a leading `"sepia"` member
   `{"query", "t", "op"}` (plus `"rows"`: from / to / match per binding, when present);
+- SPARQL XML: one document per evaluation and line, the evaluation named by a `<link>` in
+  its head (the format's place for metadata);
 - CSV / TSV: the columns query, t, op, from, to, match come before the variables;
 - TriG: each CONSTRUCT result is a named graph with its time, i.e. a stream file.
 """
@@ -15,16 +17,17 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Sequence
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pyoxigraph as ox
 from rich.console import Console
 from rich.table import Table
 
 from sepia.rdf.results import Result, jsonl_line, triple_to_nt
-from sepia.rdf.terms import Term, term_to_nt
+from sepia.rdf.terms import Term, term_to_nt, turtle_term
 from sepia.rdf.time import TimeKind, format_time
 from sepia.rdf.vocabulary import PROV, XSD
 
@@ -38,11 +41,12 @@ class ResultWriter:
 
     def __init__(
         self, out: TextIO, *, time_kind: TimeKind = TimeKind.ABSTRACT,
-        variables: Sequence[str] | None = None,
+        variables: Sequence[str] | None = None, prefixes: Mapping[str, str] | None = None,
     ) -> None:
         self.out = out
         self.kind = time_kind
         self.variables = list(variables) if variables is not None else None
+        self.prefixes = dict(prefixes or {})
 
     def write(self, result: Result) -> None:
         raise NotImplementedError
@@ -53,6 +57,14 @@ class ResultWriter:
 
     def time(self, value: int) -> int | str:
         return format_time(value, self.kind)
+
+    def progress(self) -> dict[str, Any]:
+        """What the writer has to remember of the output so far, as JSON (a header written,
+        graphs numbered): a writer `resume`d with it extends that output as this one would."""
+        return {}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        """Continue an output whose writer's `progress()` was `progress`."""
 
     def variables_of(self, results: Sequence[Result]) -> list[str]:
         """The declared variables, else every bound one in order of first appearance."""
@@ -97,7 +109,8 @@ class _PerEvaluation(ResultWriter):
 
 
 class TableWriter(_PerEvaluation):
-    """For a person: one rich table per evaluation, titled with query, time and op."""
+    """For a person: one rich table per evaluation, titled with query, time and op; IRIs
+    are shortened with the query's prefixes, numbers and booleans written bare (Turtle)."""
 
     def __init__(self, out: TextIO, **options: Any) -> None:
         super().__init__(out, **options)
@@ -128,14 +141,17 @@ class TableWriter(_PerEvaluation):
             values["from"], values["to"] = (str(self.time(t)) for t in row.interval)
         return [values.get(name, "") for name in extra]
 
-    @staticmethod
-    def _cells(row: Result, content: list[str]) -> list[list[str]]:
+    def _cells(self, row: Result, content: list[str]) -> list[list[str]]:
         if row.triples is not None:
-            return [[triple_to_nt(triple)] for triple in row.triples]
+            return [[" ".join(self._term(term) for term in triple) + " ."]
+                    for triple in row.triples]
         if row.boolean is not None:
             return [["true" if row.boolean else "false"]]
         values = row.values
-        return [[term_to_nt(values[name]) if name in values else "" for name in content]]
+        return [[self._term(values[name]) if name in values else "" for name in content]]
+
+    def _term(self, term: Term) -> str:
+        return turtle_term(term, self.prefixes)
 
 
 class SparqlJsonWriter(_PerEvaluation):
@@ -167,6 +183,82 @@ class SparqlJsonWriter(_PerEvaluation):
 
     def _document(self, document: dict[str, Any]) -> None:
         self.out.write(json.dumps(document, ensure_ascii=False) + "\n")
+
+
+SPARQL_RESULTS = "http://www.w3.org/2005/sparql-results#"
+
+
+class SparqlXmlWriter(_PerEvaluation):
+    """SPARQL 1.1 Query Results XML, one document per evaluation (one per line).
+
+    The evaluation is named where the format leaves room for metadata, a `<link>` in the
+    head: `urn:sepia:evaluation?query=q&t=8&op=%2B` (plus `from`, `to`, `match` of each
+    row, as `row=N&from=..` links, when present), so every document is valid as it is.
+    """
+
+    def block(self, rows: list[Result]) -> None:
+        first = rows[0]
+        if first.triples is not None:
+            raise ValueError("CONSTRUCT results cannot be written as SPARQL XML: use trig")
+        if first.boolean is not None:  # one document per answer, as the JSON writer does
+            for row in rows:
+                self._document([row])
+            return
+        self._document(rows)
+
+    def _document(self, rows: list[Result]) -> None:
+        first = rows[0]
+        root = ET.Element("sparql", xmlns=SPARQL_RESULTS)
+        head = ET.SubElement(root, "head")
+        variables = [] if first.boolean is not None else self.variables_of(rows)
+        for name in variables:
+            ET.SubElement(head, "variable", name=name)
+        evaluation = {"query": first.query, "t": self.time(first.t), "op": first.op}
+        ET.SubElement(head, "link", href="urn:sepia:evaluation?" + urlencode(evaluation))
+        for number, row in enumerate(rows, start=1):
+            meta = self._row_meta(row)
+            if meta:
+                ET.SubElement(head, "link",
+                              href="urn:sepia:row?" + urlencode({"row": number, **meta}))
+        if first.boolean is not None:
+            ET.SubElement(root, "boolean").text = "true" if first.boolean else "false"
+        else:
+            results = ET.SubElement(root, "results")
+            for row in rows:
+                result = ET.SubElement(results, "result")
+                for name, term in row.values.items():
+                    _xml_term(ET.SubElement(result, "binding", name=name), term)
+        text = ET.tostring(root, encoding="unicode")
+        # one document per line: line breaks inside literals become character references
+        text = text.replace("\r", "&#13;").replace("\n", "&#10;")
+        self.out.write('<?xml version="1.0"?>' + text + "\n")
+
+    def _row_meta(self, row: Result) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        if row.interval:
+            meta["from"], meta["to"] = (self.time(t) for t in row.interval)
+        if row.match:
+            meta["match"] = row.match
+        return meta
+
+
+def _xml_term(parent: ET.Element, term: Term) -> None:
+    """A term as the XML format writes it (a triple term as SPARQL 1.2 does)."""
+    if isinstance(term, ox.NamedNode):
+        ET.SubElement(parent, "uri").text = term.value
+    elif isinstance(term, ox.BlankNode):
+        ET.SubElement(parent, "bnode").text = term.value
+    elif isinstance(term, ox.Literal):
+        literal = ET.SubElement(parent, "literal")
+        literal.text = term.value
+        if term.language:
+            literal.set("xml:lang", term.language)
+        elif term.datatype.value != XSD + "string":
+            literal.set("datatype", term.datatype.value)
+    else:
+        triple = ET.SubElement(parent, "triple")
+        for name, part in zip(("subject", "predicate", "object"), term, strict=True):
+            _xml_term(ET.SubElement(triple, name), part)
 
 
 def sparql_json_term(term: Term) -> dict[str, Any]:
@@ -217,6 +309,12 @@ class _Delimited(ResultWriter):
             values = result.values
             content = [self.term(values[n]) if n in values else "" for n in self._columns]
         self.line(self._meta(result) + content)
+
+    def progress(self) -> dict[str, Any]:
+        return {"columns": self._columns, "ask": self._ask}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._columns, self._ask = progress["columns"], progress["ask"]
 
     def _start(self, result: Result) -> None:
         self._ask = result.boolean is not None
@@ -293,6 +391,12 @@ class TrigWriter(ResultWriter):
         super().__init__(out, **options)
         self._count = 0
 
+    def progress(self) -> dict[str, Any]:
+        return {"count": self._count}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._count = progress["count"]
+
     def write(self, result: Result) -> None:
         if result.triples is None:
             raise ValueError("only CONSTRUCT results can be written as TriG")
@@ -319,6 +423,7 @@ WRITERS: dict[str, type[ResultWriter]] = {
     "jsonl": JsonlWriter,
     "table": TableWriter,
     "json": SparqlJsonWriter,
+    "xml": SparqlXmlWriter,
     "csv": CsvWriter,
     "tsv": TsvWriter,
     "ntriples": NTriplesWriter,
@@ -328,7 +433,7 @@ WRITERS: dict[str, type[ResultWriter]] = {
 
 def writer_for(
     fmt: str, out: TextIO, *, time_kind: TimeKind = TimeKind.ABSTRACT,
-    variables: Sequence[str] | None = None,
+    variables: Sequence[str] | None = None, prefixes: Mapping[str, str] | None = None,
 ) -> ResultWriter:
     """The writer registered for `fmt` (one of `WRITERS`)."""
     try:
@@ -336,4 +441,4 @@ def writer_for(
     except KeyError:
         known = ", ".join(WRITERS)
         raise ValueError(f"unknown result format {fmt!r}: use one of {known}") from None
-    return writer(out, time_kind=time_kind, variables=variables)
+    return writer(out, time_kind=time_kind, variables=variables, prefixes=prefixes)

@@ -31,6 +31,13 @@ def parse_query(
     selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides;
     `entailment` likewise for `--entailment` and the ENTAILMENT clause. `syntax_only`
     accepts valid SPARQL that Sepia cannot evaluate (a call of an unknown function IRI).
+
+    >>> query = parse_query(open("examples/e1-shops-coupons/query.rq").read())
+    >>> query.dialect.value, [w.name.value for w in query.dataset.windows]
+    ('RSP-QL', ['http://example.org/w1', 'http://example.org/w2'])
+    >>> parse_query("SELEC * WHERE { ?s ?p ?o }")
+    Traceback (most recent call last):
+    sepia.lang.errors.QueryError: <query>:1:1: unexpected 'SELEC'; ...
     """
     context = Context(text, source, base=base_iri, syntax_only=syntax_only)
     if event_policy is not None:

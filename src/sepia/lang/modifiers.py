@@ -29,7 +29,7 @@ from sepia.algebra.pattern import (
     Slice,
     Values,
 )
-from sepia.algebra.scope import in_scope
+from sepia.algebra.scope import expression_variables, in_scope
 from sepia.lang.context import Context
 from sepia.lang.errors import Span
 from sepia.lang.expressions import contains_aggregate
@@ -294,7 +294,11 @@ class ModifierRules:
         return self._extend_with_select_expressions(grouped, items), items
 
     def _check_grouped(self, item: SelectItem, allowed: set[ox.Variable]) -> None:
-        used = {item.variable} if item.expression is None else _variables_of(item.expression)
+        used = (
+            {item.variable}
+            if item.expression is None
+            else {ox.Variable(n) for n in expression_variables(item.expression, nested=False)}
+        )
         stray = sorted(v.value for v in used - allowed)
         if stray:
             self.ctx.fail(
@@ -334,20 +338,3 @@ class ModifierRules:
                 )
             case _:
                 return expression
-
-
-def _variables_of(expression: Expression) -> set[ox.Variable]:
-    """Variables an expression reads outside aggregates and EXISTS patterns."""
-    match expression:
-        case ox.Variable():
-            return {expression}
-        case Binary(_, left, right):
-            return _variables_of(left) | _variables_of(right)
-        case Unary(_, operand):
-            return _variables_of(operand)
-        case In(inner, options, _):
-            return _variables_of(inner).union(*map(_variables_of, options))
-        case Call(_, args) | FunctionCall(_, args, _):
-            return set().union(*map(_variables_of, args))
-        case _:
-            return set()

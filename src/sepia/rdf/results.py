@@ -6,8 +6,9 @@ produced by query `query` at evaluation time `t`, with `op` "+" (RStream / IStre
 one SPAseq Kleene match share a `match` id. Times are Sepia's integers; the writers print
 them in the run's `TimeKind`.
 
-`binding` is stored sorted by variable name, so two equal solutions compare (and hash)
-equal whatever order they were built in: tests compare result multisets.
+`binding` is a `Solution` (a mapping from variable names to terms) sorted by variable
+name, so two equal solutions compare (and hash) equal whatever order they were built in:
+tests compare result multisets. It may be given as a mapping or as (name, term) pairs.
 """
 
 from __future__ import annotations
@@ -20,21 +21,77 @@ from typing import Any, Literal
 
 import pyoxigraph as ox
 
+from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term, parse_term, term_to_nt
 from sepia.rdf.time import TimeKind, format_time, parse_datetime_ms
 
 Op = Literal["+", "-"]
-Binding = tuple[tuple[str, Term], ...]
+
+
+class Solution(tuple[tuple[str, Term], ...]):
+    """A solution mapping: variable name -> term, sorted by name.
+
+    Read it as a mapping (``b["x"]``, ``b.get("x")``, ``"x" in b``, ``keys()``, ``items()``,
+    ``values()``, ``dict(b)``); it is also the tuple of ``(name, term)`` pairs it always was
+    (iterating and indexing give pairs), so code written against pairs keeps working.
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            for name, term in tuple.__iter__(self):
+                if name == key:
+                    return term
+            raise KeyError(key)
+        return tuple.__getitem__(self, key)
+
+    def get(self, key: str, default: Term | None = None) -> Term | None:
+        return next((term for name, term in tuple.__iter__(self) if name == key), default)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            return any(name == key for name, _ in tuple.__iter__(self))
+        return tuple.__contains__(self, key)
+
+    def keys(self) -> list[str]:
+        return [name for name, _ in tuple.__iter__(self)]
+
+    def values(self) -> list[Term]:
+        return [term for _, term in tuple.__iter__(self)]
+
+    def items(self) -> list[tuple[str, Term]]:
+        return list(tuple.__iter__(self))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        return f"Solution({dict(self.items())!r})"
+
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """One output row of a continuous query (exactly one of binding, triples, boolean)."""
+    """One output row of a continuous query (exactly one of binding, triples, boolean).
+
+    >>> import pyoxigraph as ox
+    >>> row = Result("offers", 8, binding={"shopper": ox.NamedNode("http://example.org/eve")})
+    >>> row.binding["shopper"].value, "shop" in row.binding, row.op
+    ('http://example.org/eve', False, '+')
+    """
 
     query: str
     t: int
     op: Op = "+"
-    binding: Binding | Mapping[str, Term] | None = None
+    binding: Solution | Mapping[str, Term] | tuple[tuple[str, Term], ...] | None = None
     triples: tuple[ox.Triple, ...] | None = None
     boolean: bool | None = None
     interval: tuple[int, int] | None = None
@@ -48,14 +105,14 @@ class Result:
         if self.binding is not None:
             pairs = self.binding.items() if isinstance(self.binding, Mapping) else self.binding
             bound = [pair for pair in pairs if pair[1] is not None]  # None means unbound
-            object.__setattr__(self, "binding", tuple(sorted(bound, key=lambda pair: pair[0])))
+            object.__setattr__(self, "binding", Solution(sorted(bound, key=lambda pair: pair[0])))
         if self.triples is not None:
             object.__setattr__(self, "triples", tuple(self.triples))
 
     @property
     def values(self) -> dict[str, Term]:
         """The binding as a dict (empty for CONSTRUCT and ASK results)."""
-        return dict(self.binding or ())  # type: ignore[arg-type]
+        return dict(self.binding.items()) if isinstance(self.binding, Solution) else {}
 
     @property
     def evaluation(self) -> tuple[str, int, str]:
@@ -132,3 +189,18 @@ def _triple(text: str) -> ox.Triple:
     if len(quads) != 1:
         raise ValueError(f"not one N-Triples triple: {text!r}")
     return quads[0].triple
+
+
+MAX_ROUNDS = 64
+"""Derivations are monotone for the papers' rules; a network that keeps changing after
+this many rounds is reported instead of looping forever."""
+
+
+def derived_element(stream: str, result: Result, n: int, kind: TimeKind) -> StreamElement | None:
+    """The event graph the n-th result of a registered CONSTRUCT query makes, stamped with
+    its match interval or its time (None: no triples, no element)."""
+    if not result.triples:
+        return None
+    start, end = result.interval or (result.t, result.t)
+    graph = f"urn:sepia:derived:{result.query}:{n}"
+    return StreamElement(stream, graph, start, end, result.triples, kind)

@@ -54,3 +54,9 @@ class StreamSet:
     def merged(self) -> Iterator[StreamElement]:
         """All elements in arrival order; equal times keep the order the streams were given."""
         return heapq.merge(*self.streams.values(), key=_arrival_key)
+
+
+Occurrence = tuple[int, int, str, str, str]
+"""(end, start, source, stream, element graph): one stream element seen through one window
+(or stream, "*" for EP-SPARQL's every stream), what consumption uses up (RSEP-QL Definition
+10). Tuples compare by time first, so sorting a support lists its occurrences earliest first."""

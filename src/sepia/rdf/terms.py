@@ -7,6 +7,7 @@ the jsonl writer prints it, and Spark rows carry it when they carry terms at all
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 import pyoxigraph as ox
@@ -41,7 +42,8 @@ def canonical(term: Term) -> Term:
     if datatype == _STRING:
         return term
     if datatype == _LANG_STRING:
-        return term if term.language == term.language.lower() else _held(term)
+        language = term.language or ""
+        return term if language == language.lower() else _held(term)
     kept = _ALREADY_CANONICAL.get(datatype)
     return term if kept is not None and kept.fullmatch(term.value) else _held(term)
 
@@ -49,9 +51,11 @@ def canonical(term: Term) -> Term:
 @lru_cache(maxsize=65536)
 def _held(term: ox.Literal) -> Term:
     """pyoxigraph's own form of a literal: the value a query binds a variable to it with."""
-    (solution,) = _CANONICAL_STORE.query(
+    solutions = _CANONICAL_STORE.query(
         "SELECT ?v WHERE {}", substitutions={ox.Variable("v"): term}
     )
+    assert isinstance(solutions, ox.QuerySolutions)
+    (solution,) = solutions
     return solution["v"]
 
 
@@ -70,3 +74,40 @@ def parse_term(text: str) -> Term:
     if len(quads) != 1:
         raise ValueError(f"not a single RDF term: {text!r}")
     return quads[0].object
+
+
+_BARE = {  # Turtle's shorthand: these lexical forms written bare denote exactly that literal
+    XSD + "integer": re.compile(r"[+-]?[0-9]+"),
+    XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
+    XSD + "boolean": re.compile(r"true|false"),
+}
+_LOCAL_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?")
+
+
+def turtle_term(term: Term, prefixes: Mapping[str, str]) -> str:
+    """A term as Turtle writes it: `ex:name` for an IRI under a declared prefix (the longest
+    namespace wins), `3` / `true` for numbers and booleans in Turtle's forms, else N-Triples."""
+    if isinstance(term, ox.NamedNode):
+        return _prefixed(term.value, prefixes) or term_to_nt(term)
+    if isinstance(term, ox.Literal) and not term.language:
+        datatype = term.datatype.value
+        bare = _BARE.get(datatype)
+        if bare is not None and bare.fullmatch(term.value):
+            return term.value
+        if datatype != XSD + "string":
+            short = _prefixed(datatype, prefixes)
+            if short:
+                return term_to_nt(ox.Literal(term.value)) + "^^" + short
+    if isinstance(term, ox.Triple):
+        return "<< " + " ".join(turtle_term(part, prefixes) for part in term) + " >>"
+    return term_to_nt(term)
+
+
+def _prefixed(iri: str, prefixes: Mapping[str, str]) -> str | None:
+    best = None
+    for name, namespace in prefixes.items():
+        local = iri[len(namespace):]
+        if (iri.startswith(namespace) and (local == "" or _LOCAL_NAME.fullmatch(local))
+                and (best is None or len(namespace) > len(prefixes[best]))):
+            best = name
+    return None if best is None else f"{best}:{iri[len(prefixes[best]):]}"

@@ -26,10 +26,10 @@ import pyoxigraph as ox
 
 from sepia.rdf.vocabulary import XSD
 from sepia.reasoning.background import OxTriple, as_tuple, close_background
+from sepia.reasoning.entailment import rdfs_closure
 from sepia.reasoning.rdfs import entailed
 from sepia.reasoning.schema import Schema, Vocabulary
 from sepia.reasoning.support import SupportCounter
-from sepia.semantics.entailment import rdfs_closure
 
 PLANTS = "http://example.org/plants#"
 V = Vocabulary.terms()

@@ -7,7 +7,8 @@ error is reported before any data is read (language.md section 8).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import difflib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -28,7 +29,12 @@ T = TypeVar("T")
 
 
 class InputBindingError(ValueError):
-    """A `--stream` binding does not fit the queries (unknown stream, ambiguous path)."""
+    """A `--stream` binding does not fit the queries (unknown stream, ambiguous path);
+    `hint` says what to do."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +80,11 @@ def projected_variables(queries: Sequence[NamedQuery]) -> list[str] | None:
         if node is None:
             return None
     return [variable.value for variable in node.variables]
+
+
+def query_prefixes(queries: Sequence[NamedQuery]) -> dict[str, str]:
+    """The prefixes the queries declare (a later query's wins), for writers that shorten."""
+    return {name: iri for named in queries for name, iri in named.query.prefixes}
 
 
 def input_streams(queries: Sequence[NamedQuery]) -> list[str]:
@@ -126,8 +137,29 @@ def _complete(queries: Sequence[NamedQuery], named: Sequence[tuple[str, T]]) -> 
         bound[iri] = value
     missing = [iri for iri in input_streams(queries) if iri not in bound]
     if missing:
-        raise InputBindingError("no --stream given for " + ", ".join(f"<{i}>" for i in missing))
+        raise InputBindingError(
+            "no --stream given for " + ", ".join(f"<{i}>" for i in missing),
+            _closest(unread_streams(queries, bound), missing)
+            or f"add --stream {missing[0]}=PATH",
+        )
     return bound
+
+
+def unread_streams(queries: Sequence[NamedQuery], bound: Iterable[str]) -> list[str]:
+    """Bound streams no query declares (none when a query reads whatever it is given)."""
+    declared = [{s.iri.value for s in q.query.dataset.streams} for q in queries]
+    if not all(declared):
+        return []
+    return [iri for iri in bound if not any(iri in streams for streams in declared)]
+
+
+def _closest(unread: list[str], missing: list[str]) -> str | None:
+    """'did you mean' for a mistyped stream IRI: the unread IRI closest to a missing one."""
+    for iri in unread:
+        close = difflib.get_close_matches(iri, missing, n=1, cutoff=0.6)
+        if close:
+            return f"--stream {iri} is read by no query: did you mean {close[0]}?"
+    return None
 
 
 def read_streams(paths: dict[str, Path], options: ReadOptions) -> dict[str, list[StreamElement]]:

@@ -2,13 +2,13 @@
 seed 001, Definition 4): background graphs, streams, and named windows over them.
 
 Everything lives in one pyoxigraph store: the background graphs (a time-varying one,
-:mod:`sepia.semantics.background`, holds G(t)), every stream element as its own named graph
+:mod:`sepia.rdf.background`, holds G(t)), every stream element as its own named graph
 (so a basic event pattern can be matched against each event graph alone), and each window's
 instantaneous graph in a named graph; ``at(t)`` refills the windows and the time-varying
 graphs for the evaluation time t. The query's FROM / FROM NAMED clauses pick the graphs it
 sees, as SPARQL 1.1 section 13.2 says. SPARQL text produced by
-:mod:`sepia.semantics.sparql` then runs against it. With RDFS entailment on, every graph is
-stored as its closure (:mod:`sepia.semantics.entailment`).
+:mod:`sepia.algebra.sparql` then runs against it. With RDFS entailment on, every graph is
+stored as its closure (:mod:`sepia.reasoning.entailment`).
 """
 
 from __future__ import annotations
@@ -20,20 +20,20 @@ from typing import assert_never
 import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
-from sepia.rdf.stream import StreamElement
-from sepia.rdf.terms import canonical
-from sepia.semantics import windows as wf
-from sepia.semantics.background import Background
-from sepia.semantics.entailment import rdfs_closure, schema_of
-from sepia.semantics.mappings import Mu, Term
-from sepia.semantics.report import WindowInput
-from sepia.semantics.sparql import (
+from sepia.algebra.sparql import (
     OWN_GRAPHS,
     TIMESTAMP,
     integer_literal,
     table_text,
     window_graph,
 )
+from sepia.rdf.background import Background
+from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import canonical
+from sepia.reasoning.entailment import rdfs_closure, schema_of
+from sepia.semantics import windows as wf
+from sepia.semantics.mappings import Mu, Term
+from sepia.semantics.report import WindowInput
 
 
 def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> WindowInput:
@@ -44,8 +44,8 @@ def window_input(decl: ds.WindowDecl, elements: Sequence[StreamElement]) -> Wind
                 decl.name,
                 elements,
                 wf.sliding(width, slide, t0),
-                lambda low, high: wf.close_times(width, slide, t0, low, high),
-                lambda t: _or_itself(wf.last_close_holding(t, width, slide, t0), t),
+                lambda low, high: ds.close_times(width, slide, t0, low, high),
+                lambda t: _or_itself(ds.last_close_holding(t, width, slide, t0), t),
                 t0,
             )
         case ds.Landmark(t0):

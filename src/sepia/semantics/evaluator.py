@@ -21,25 +21,20 @@ import pyoxigraph as ox
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
+from sepia.algebra.query import Unsupported
+from sepia.algebra.sparql import FROM, TO, integer_literal, select_text
+from sepia.rdf.describe import bounded_description
 from sepia.rdf.results import Op, Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.semantics import r2s
 from sepia.semantics.dataset import StreamingDataset
-from sepia.semantics.describe import bounded_description
 from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
 from sepia.semantics.partition import end_of_input, split_by_value
 from sepia.semantics.paths import evaluate_path
 from sepia.semantics.report import Instants, evaluation_instants
-from sepia.semantics.sparql import (
-    FROM,
-    TO,
-    Unsupported,
-    integer_literal,
-    select_text,
-)
 
 AT, MATCH = "__at", "__match"
 HIDDEN = (FROM, TO, AT, MATCH)
@@ -253,10 +248,20 @@ def evaluate(
     ``streams`` (stream IRI -> elements in time order) and ``background`` data, with RDFS
     entailment when ``rdfs`` is set or the query says ``ENTAILMENT rdfs``. A PARTITION BY
     query is the union of its partitions' answers, its match ids prefixed with the
-    partition's number."""
+    partition's number.
+
+    >>> from sepia import load_background, parse_query, read_stream
+    >>> e1, ex = "examples/e1-shops-coupons/", "http://example.org/"
+    >>> streams = {ex + s: list(read_stream(f"{e1}stream-{s}.trig", ex + s))
+    ...            for s in ("nearby", "coupons")}
+    >>> answer = evaluate(parse_query(open(e1 + "query.rq").read()), streams,
+    ...                   load_background(e1 + "background.ttl"))
+    >>> sorted((r.t, r.binding["shopper"].value.removeprefix(ex)) for r in answer)
+    [(8, 'carl'), (8, 'eve'), (16, 'diana')]
+    """
     rdfs = rdfs or query.entailment is qa.Entailment.RDFS
     if query.partition_by is None:
-        return _continuous(Evaluation(query, streams, background, name, rdfs), until)
+        return continuous(Evaluation(query, streams, background, name, rdfs), until)
     results: list[Result] = []
     variable = query.partition_by.value
     end = end_of_input(query, streams)
@@ -264,7 +269,7 @@ def evaluate(
         run = Evaluation(query, members, background, name, rdfs, (variable, value), end)
         results += [
             dataclasses.replace(r, match=None if r.match is None else f"p{n}.{r.match}")
-            for r in _continuous(run, until)
+            for r in continuous(run, until)
         ]
     return sorted(results, key=lambda r: r.t)
 
@@ -281,7 +286,7 @@ def partitions(
     return split_by_value(query, whole.data, whole.events.per_element)
 
 
-def _continuous(run: Evaluation, until: int | None) -> list[Result]:
+def continuous(run: Evaluation, until: int | None) -> list[Result]:
     """Definition 24: evaluate at every instant of ET, stream out through R2S."""
     operator, op = _stream_operator(run.query)
     if isinstance(run.query.report, rp.Report) and not run.match_number:

@@ -23,13 +23,8 @@ from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
 from sepia.algebra.expression import Expression
 from sepia.algebra.query import Query
-from sepia.rdf.stream import StreamElement
-from sepia.rdf.terms import Term
-from sepia.rdf.time import TimeKind
-from sepia.semantics import cqels_cep, epsparql, rsepql, spaseq
-from sepia.semantics.dataset import StreamingDataset
-from sepia.semantics.mappings import Derivation, EventMapping, Mu, Occurrence
-from sepia.semantics.sparql import (
+from sepia.algebra.scope import bop_variables, expression_variables, pattern_variables
+from sepia.algebra.sparql import (
     FROM,
     TO,
     Special,
@@ -39,7 +34,12 @@ from sepia.semantics.sparql import (
     pattern_text,
     time_literal,
 )
-from sepia.semantics.variables import bop_variables, expression_variables, pattern_variables
+from sepia.rdf.stream import Occurrence, StreamElement
+from sepia.rdf.terms import Term
+from sepia.rdf.time import TimeKind
+from sepia.semantics import cqels_cep, epsparql, rsepql, spaseq
+from sepia.semantics.dataset import StreamingDataset
+from sepia.semantics.mappings import Derivation, EventMapping, Mu
 
 Policy = ev.SelectionPolicy
 SPASEQ_POLICIES = {

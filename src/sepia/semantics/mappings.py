@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from sepia.rdf.stream import Occurrence
+
 Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
 
 
@@ -90,12 +92,6 @@ class EventMapping:
         """mu1 u mu2 stamped [start, end], with the union of both supports (of this class:
         a ``Derivation`` combines into one)."""
         return type(self)(self.mu.merge(other.mu), start, end, self.support | other.support)
-
-
-Occurrence = tuple[int, int, str, str, str]
-"""(end, start, source, stream, element graph): one stream element seen through one window
-(or stream, "*" for EP-SPARQL's every stream), what consumption uses up (RSEP-QL Definition
-10). Tuples compare by time first, so sorting a support lists its occurrences earliest first."""
 
 
 @dataclass(frozen=True, slots=True)

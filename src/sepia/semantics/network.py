@@ -18,24 +18,10 @@ from collections.abc import Mapping, Sequence
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
-from sepia.rdf.results import Result
+from sepia.rdf.results import MAX_ROUNDS, Result, derived_element
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.semantics.evaluator import evaluate, time_kind
-
-MAX_ROUNDS = 64
-"""Derivations are monotone for the papers' rules; a network that keeps changing after
-this many rounds is reported instead of looping forever."""
-
-
-def derived_element(stream: str, result: Result, n: int, kind: TimeKind) -> StreamElement | None:
-    """The event graph the n-th result of a registered CONSTRUCT query makes, stamped with
-    its match interval or its time (None: no triples, no element)."""
-    if not result.triples:
-        return None
-    start, end = result.interval or (result.t, result.t)
-    graph = f"urn:sepia:derived:{result.query}:{n}"
-    return StreamElement(stream, graph, start, end, result.triples, kind)
 
 
 def derived_elements(stream: str, results: Sequence[Result], kind: TimeKind) -> list[StreamElement]:

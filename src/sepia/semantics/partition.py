@@ -10,11 +10,10 @@ input ends when everyone's does.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
+from sepia.algebra.pattern import event_leaves
 from sepia.algebra.query import Query
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
@@ -22,22 +21,6 @@ from sepia.semantics.dataset import StreamingDataset
 from sepia.semantics.mappings import Mu
 
 PerElement = Callable[[gp.GraphPattern, list[StreamElement]], Callable[[StreamElement], list[Mu]]]
-
-
-def event_leaves(node: object) -> Iterator[gp.GraphPattern]:
-    """The graph pattern of every basic event pattern in a query expression (an
-    occurrence pattern gives one pattern per triple, matched on its own)."""
-    match node:
-        case ev.Event(pattern):
-            yield pattern
-        case ev.OccurrencePattern(bgp):
-            yield from (gp.Bgp((triple,)) for triple in bgp.triples)
-        case tuple():
-            for item in node:
-                yield from event_leaves(item)
-        case _ if dataclasses.is_dataclass(node):
-            for f in dataclasses.fields(node):
-                yield from event_leaves(getattr(node, f.name))
 
 
 def end_of_input(query: Query, streams: Mapping[str, Sequence[StreamElement]]) -> int | None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from sepia.rdf.stream import StreamElement
+from sepia.rdf.stream import Occurrence, StreamElement
 from sepia.semantics.cqels_cep import seq
-from sepia.semantics.mappings import EventMapping, Mu, Occurrence
+from sepia.semantics.mappings import EventMapping, Mu
 
 __all__ = [
     "event", "first", "last", "order_key", "seq", "seq_consuming", "seq_naive", "serve_key"

@@ -16,43 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import reduce
 
+from sepia.algebra.dataset import present_window
 from sepia.rdf.stream import StreamElement
 
 WindowFunction = Callable[[Sequence[StreamElement], int], list[StreamElement]]
-
-
-def windows_for(t: int, width: int, slide: int, t0: int = 0) -> list[tuple[int, int]]:
-    """Every window (o, c] of the sliding window (width, slide, t0) that contains t,
-    earliest opening first (RSP-QL Definition 13)."""
-    return [(t0 + k * slide, t0 + k * slide + width) for k in _holding(t, width, slide, t0)]
-
-
-def _holding(t: int, width: int, slide: int, t0: int) -> range:
-    """The k of the windows (t0 + k*slide, t0 + k*slide + width] that contain t (a range:
-    a narrow slide makes many, e.g. RANGE 10m over millisecond times)."""
-    if width <= 0 or slide <= 0:
-        raise ValueError(f"window width {width} and slide {slide} must be positive")
-    first = max(0, -((t - width - t0) // -slide))  # ceil((t - width - t0) / slide)
-    last = -((t - t0) // -slide) - 1  # largest k with t0 + k*slide < t
-    return range(first, last + 1)
-
-
-def present_window(t: int, width: int, slide: int, t0: int = 0) -> tuple[int, int] | None:
-    """The present window at t: the window holding t with the earliest opening, if any."""
-    holding = _holding(t, width, slide, t0)
-    return (t0 + holding[0] * slide, t0 + holding[0] * slide + width) if holding else None
-
-
-def close_times(width: int, slide: int, t0: int, low: int, high: int) -> range:
-    """The closing instants c = t0 + k*slide + width (k >= 0) that fall in [low, high]."""
-    first = max(0, -((low - width - t0) // -slide))
-    return range(t0 + first * slide + width, high + 1, slide)
-
-
-def last_close_holding(t: int, width: int, slide: int, t0: int = 0) -> int | None:
-    """The close of the last window that holds t (where the end-of-input flush stops)."""
-    holding = _holding(t, width, slide, t0)
-    return t0 + holding[-1] * slide + width if holding else None
 
 
 def _stamped_in(elements: Sequence[StreamElement], after: int, through: int) -> list[StreamElement]:

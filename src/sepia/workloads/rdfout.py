@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -147,7 +147,7 @@ class DatasetWriter:
         text: str | None,
         background: tuple[str, ...] = (),
         x: float | None = None,
-        params: dict[str, object] | None = None,
+        params: Mapping[str, object] | None = None,
     ) -> None:
         """A query file (none for pure ingest) and the variant that measures it."""
         relative = None

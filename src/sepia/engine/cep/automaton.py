@@ -21,11 +21,11 @@ from enum import Enum
 
 from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
+from sepia.algebra.scope import expression_variables
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.rows import Row, compatible, merge
 from sepia.rdf.stream import StreamElement
-from sepia.semantics.variables import expression_variables
 
 
 class Strategy(Enum):

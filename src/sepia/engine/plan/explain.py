@@ -7,7 +7,7 @@ from typing import assert_never
 from sepia.algebra import to_sexpr
 from sepia.engine.cep.automaton import Bop, Conj, Disj, Gpm
 from sepia.engine.cep.epsparql import OccurrenceLeaf
-from sepia.engine.cep.events import (
+from sepia.engine.cep.event_trees import (
     Combined,
     EventFilter,
     EventLeaf,
@@ -18,7 +18,15 @@ from sepia.engine.cep.events import (
     OptionalJoin,
     consumes,
 )
-from sepia.engine.plan.planner import PhysicalQuery
+from sepia.engine.columnar.query import plan_uncovered
+from sepia.engine.plan.physical import (
+    EventPlan,
+    MatchesPlan,
+    PhysicalQuery,
+    SequencePlan,
+    WindowPlan,
+)
+from sepia.engine.query.partition import engine_path
 from sepia.engine.r2r import aggregates
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.delta import plan_of
@@ -33,28 +41,51 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     windows = physical.windows.items()
     lines += [f"S2R window {name} on <{stream}>: {op.spec}" for name, (stream, op) in windows]
     lines.append(f"report {physical.query.report}")
-    lines.append(_evaluation(physical))
-    lines += _tree(physical.root, physical.slots, dictionary, 0)
-    if physical.automaton is not None:
-        lines += _automaton(physical, dictionary)
-    for number, tree in enumerate(physical.trees):
-        lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
-        lines += _events(tree, physical.slots, dictionary, 1)
-    if physical.events is not None and not physical.trees:
-        how = (
-            "derivations over the whole windows at each arrival, consuming"
-            if consumes(physical.events) else "mappings ending at each arrival"
-        )
-        lines.append(f"event pattern ({how})")
-        lines += _events(physical.events, physical.slots, dictionary, 1)
+    chosen = engine_path()
+    reason = (
+        "SEPIA_ENGINE_PATH=rows" if chosen == "rows"
+        else plan_uncovered(physical, costed=chosen == "columnar")
+    )
+    columnar = reason is None
+    lines.append(_path(physical) if columnar else _evaluation(physical))
+    if not columnar:
+        lines.append(f"path: rows (not the columnar core: {reason})")
+    lines += _tree(physical.root, physical.slots, dictionary, 0, columnar)
+    match physical.kind:
+        case WindowPlan():
+            pass
+        case SequencePlan() as sequence:
+            lines += _automaton(sequence, physical.slots, dictionary)
+        case MatchesPlan(trees):
+            for number, tree in enumerate(trees):
+                lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
+                lines += _events(tree, physical.slots, dictionary, 1)
+        case EventPlan(tree):
+            how = (
+                "derivations over the whole windows at each arrival, consuming"
+                if consumes(tree) else "mappings ending at each arrival"
+            )
+            lines.append(f"event pattern ({how})")
+            lines += _events(tree, physical.slots, dictionary, 1)
+        case _:
+            assert_never(physical.kind)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)
     return "\n".join(lines)
 
 
+def _path(physical: PhysicalQuery) -> str:
+    """The columnar core's line (``sepia.engine.columnar``), or why the row engine runs."""
+    return (
+        "evaluation: columnar, full at each instant: windows as time-sorted id columns, "
+        "scans as masks, joins as vector joins, FILTERs once per distinct key (under RDFS "
+        "entailment: the row engine)"
+    )
+
+
 def _evaluation(physical: PhysicalQuery) -> str:
     """Whether each evaluation maintains the answer from the windows' changes (``delta``)."""
-    events = physical.automaton is not None or physical.events is not None
+    events = not isinstance(physical.kind, WindowPlan)
     found = plan_of(physical.query.form, physical.root, events)
     if not isinstance(found, str):
         return "evaluation: delta (CQELS): only mappings using window triples that entered or left"
@@ -115,12 +146,11 @@ def _events(tree: EventTree, slots: Slots, dictionary: Dictionary, depth: int) -
             assert_never(tree)
 
 
-def _automaton(physical: PhysicalQuery, dictionary: Dictionary) -> list[str]:
+def _automaton(sequence: SequencePlan, slots: Slots, dictionary: Dictionary) -> list[str]:
     """The automaton's states, and the edges that leave each one."""
-    automaton, slots = physical.automaton, physical.slots
-    assert automaton is not None
+    automaton = sequence.automaton
     lines = [f"automaton: {len(automaton)} states, match at state {len(automaton)}"
-             + (f", {physical.within}" if physical.within else "")]
+             + (f", {sequence.within}" if sequence.within else "")]
     for i, state in enumerate(automaton.states):
         strategy = "first" if state.strategy is None else state.strategy.value
         edges = [f"take -> {i + 1} ({strategy})"]
@@ -148,22 +178,31 @@ def _bop(bop: Bop, slots: Slots, dictionary: Dictionary, depth: int) -> list[str
                     *_bop(right, slots, dictionary, depth + 1)]
 
 
-def _tree(node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: int) -> list[str]:
+def _tree(
+    node: po.PhysicalPlan, slots: Slots, dictionary: Dictionary, depth: int,
+    columnar: bool = False,
+) -> list[str]:
     pad = "  " * depth
     name = lambda i: "?" + slots.names[i]  # noqa: E731
     below = lambda *children: [  # noqa: E731
-        line for c in children for line in _tree(c, slots, dictionary, depth + 1)
+        line for c in children for line in _tree(c, slots, dictionary, depth + 1, columnar)
     ]
     match node:
         case po.Scan(graphs, patterns):
             shown = [" ".join(_position(p, slots, dictionary) for p in t) for t in patterns]
             where = " + ".join(map(_graph, graphs))
-            return [f"{pad}Scan {where} {shown} (index nested loops, order by index sizes)"]
+            how = (
+                "columnar: a mask per pattern, vector joins" if columnar
+                else "index nested loops, order by index sizes"
+            )
+            return [f"{pad}Scan {where} {shown} ({how})"]
         case po.HashJoin(left, right, keys) | po.LeftOuterJoin(left, right, keys, _):
             kind = type(node).__name__
-            return [f"{pad}{kind} on {[name(k) for k in keys]}", *below(left, right)]
+            how = " (columnar: sort and binary search)" if columnar else ""
+            return [f"{pad}{kind} on {[name(k) for k in keys]}{how}", *below(left, right)]
         case po.MultiJoin(inputs, _):
-            return [f"{pad}MultiJoin (smallest connected input next, at each evaluation)",
+            how = "columnar vector joins, " if columnar else ""
+            return [f"{pad}MultiJoin ({how}smallest connected input next, at each evaluation)",
                     *below(*inputs)]
         case po.UnionAll(left, right) | po.AntiJoin(left, right):
             return [f"{pad}{type(node).__name__}", *below(left, right)]

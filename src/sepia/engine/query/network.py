@@ -33,14 +33,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sepia.algebra import query as qa
-from sepia.engine.cep.events import grows
-from sepia.engine.plan.planner import Unsupported
+from sepia.algebra.query import Unsupported
 from sepia.engine.query.continuous import ContinuousQuery
+from sepia.engine.query.events import EventQuery
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, held_results, held_rows
-from sepia.rdf.results import Result
+from sepia.rdf.results import MAX_ROUNDS, Result, derived_element
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
-from sepia.semantics.network import MAX_ROUNDS, derived_element
 
 Queued = tuple[int, int, int, int, StreamElement]
 """An inbox entry: time, producer rank (0: the run's input), start, arrival, element."""
@@ -303,10 +302,9 @@ class Network:
 def _closes(engine: RegisteredQuery) -> bool:
     """Whether a query reading its own output can run as a Q-closure: an EP-SPARQL RSTREAM
     pattern whose matches only grow (so the last round holds every earlier one's)."""
-    if not isinstance(engine, ContinuousQuery) or engine.occurrences is None:
+    if not isinstance(engine, ContinuousQuery) or not isinstance(engine.kind, EventQuery):
         return False
-    tree = engine.physical.events
-    return tree is not None and grows(tree) and engine.operator is qa.RStream
+    return engine.kind.only_grows() and engine.operator is qa.RStream
 
 
 def _settled(engine: RegisteredQuery, through: int) -> int:
@@ -315,27 +313,9 @@ def _settled(engine: RegisteredQuery, through: int) -> int:
     element, or a tail ``!B``) completes a match reported at or after its last event; a
     window query fires the scheduled instants after its clock."""
     if not isinstance(engine, PartitionedQuery):
-        return _part_settled(engine, through)
-    bound = min((_part_settled(p, through) for _, p in engine.parts.values()), default=through)
+        return engine.settled(through)
+    bound = min((p.settled(through) for _, p in engine.parts.values()), default=through)
     return min(bound, engine.held[0][0] - 1) if engine.held else bound
-
-
-def _part_settled(query: ContinuousQuery, through: int) -> int:
-    physical, automaton = query.physical, query.physical.automaton
-    if automaton is not None:  # only a run past its last positive element reports late
-        late = [
-            r.last
-            for r in query.runs - query.permanent
-            if r.last is not None
-            and (r.position == len(automaton) or automaton.states[r.position].negated)
-        ]
-        return min(through, min(late) - 1) if late else through
-    schedule = physical.schedule
-    if physical.events is not None or schedule is None or query.low is None:
-        return through
-    after = query.low - 1 if query.clock is None else query.clock
-    due = next(iter(schedule.between(after, through + 1)), None)
-    return through if due is None else due - 1
 
 
 def _cycle(node: Node, nodes: list[Node], reading: dict[int, list[Node]]) -> tuple[Node, ...]:

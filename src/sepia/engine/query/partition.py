@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import os
 import zlib
 from collections.abc import Callable, Sequence
 
@@ -44,6 +45,8 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.cep.automaton import Strategy
+from sepia.engine.columnar.query import ColumnarQuery, uncovered
+from sepia.engine.plan.physical import SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result, jsonl_line
@@ -79,7 +82,8 @@ class PartitionedQuery:
         self.parts: dict[int, tuple[str, ContinuousQuery]] = {}
         self.clock: int | None = None
         """The last instant of the streamset."""
-        automaton = self.router.physical.automaton
+        kind = self.router.physical.kind
+        automaton = kind.automaton if isinstance(kind, SequencePlan) else None
         self.waits = automaton is not None and automaton.states[-1].negated
         """A tail negation: every partition waits for the whole input's end."""
         self.holds = automaton is not None and any(
@@ -115,7 +119,8 @@ class PartitionedQuery:
         if value not in self.parts:
             term = self.router.dictionary.decode(value)
             label = label or f"{term_to_nt(term)}@{made}"
-            self.parts[value] = (label, ContinuousQuery(*self._settings, term))
+            physical = self.router.physical
+            self.parts[value] = (label, ContinuousQuery(*self._settings, term, physical))
         return self.parts[value][1]
 
     def values_of(self, element: StreamElement) -> list[ox.Term]:
@@ -311,6 +316,25 @@ def continuous_query(
     max_runs: int | None = None,
     rdfs: bool = False,
 ) -> RegisteredQuery:
-    """The engine for one registered query: partitioned when it says PARTITION BY."""
-    engine = PartitionedQuery if query.partition_by is not None else ContinuousQuery
-    return engine(query, name, dictionary, background, max_runs, rdfs)
+    """The engine for one registered query: partitioned when it says PARTITION BY; a
+    window query the columnar core covers runs there (``engine_path``), else on rows."""
+    if query.partition_by is not None:
+        return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs)
+    chosen = engine_path()
+    if chosen != "rows":
+        columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
+        if uncovered(columnar, costed=chosen == "columnar") is None:
+            return columnar
+    return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+
+
+def engine_path() -> str:
+    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: the columnar core wherever it covers
+    a query and is the faster), ``columnar-always`` (wherever it covers one: tests) or
+    ``rows`` (the row engine everywhere, to compare the two)."""
+    chosen = os.environ.get("SEPIA_ENGINE_PATH", "columnar")
+    if chosen not in ("columnar", "columnar-always", "rows"):
+        raise ValueError(
+            f"SEPIA_ENGINE_PATH must be columnar, columnar-always or rows, not {chosen!r}"
+        )
+    return chosen

@@ -11,15 +11,18 @@ or iterated from the readers ``attach``ed to the session (``results()``).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import groupby
 from pathlib import Path
 
+import numpy as np
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
+from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.query.continuous import Snapshot
 from sepia.engine.query.network import Network
 from sepia.engine.query.partition import RegisteredQuery, continuous_query
@@ -33,7 +36,20 @@ from sepia.rdf.time import TimeKind
 
 class Session:
     """Queries registered over one background dataset, fed by ``push`` or by attached
-    readers; ``on_result`` (if given) receives every result as it is made."""
+    readers; ``on_result`` (if given) receives every result as it is made.
+
+    >>> import pyoxigraph as ox
+    >>> ex = "http://example.org/"
+    >>> session = Session()
+    >>> _ = session.register(
+    ...     "PREFIX : <http://example.org/> SELECT ?x "
+    ...     "FROM NAMED WINDOW :w ON :s [RANGE 10 STEP 5] WHERE { WINDOW :w { ?x :p :o } }")
+    >>> triple = ox.Triple(ox.NamedNode(ex + "a"), ox.NamedNode(ex + "p"), ox.NamedNode(ex + "o"))
+    >>> session.push_graph(ex + "s", 3, [triple])   # due once time 3 is over
+    []
+    >>> [(r.t, r.binding["x"].value) for r in session.flush()]
+    [(3, 'http://example.org/a')]
+    """
 
     def __init__(
         self,
@@ -49,11 +65,16 @@ class Session:
         self.network = Network()
         """The queries, producers of registered streams before the queries reading them."""
         self.pending: list[StreamElement] = []
+        self.pending_columns: ColumnBatch | None = None
+        """``push_columns``' elements stamped with its last time, not yet released."""
         self.max_runs = max_runs
         self.rdfs = rdfs
         self.on_result = on_result
         self.horizon: int | None = None
         """The last watermark: elements stamped at or before it are late."""
+        self.reads: set[str] | None = set()
+        """Streams the registered queries read; None once one reads whatever it is given
+        (an EP-SPARQL query without FROM STREAM)."""
         self.sources: list[Iterable[StreamElement]] = []
         self.pushed = 0
         """Elements given to ``push_graph`` (they are named after it)."""
@@ -66,10 +87,17 @@ class Session:
         )
         self.network.add(engine)
         self.queries.append(engine)
+        declared = {stream.iri.value for stream in compiled.dataset.streams}
+        self.reads = None if self.reads is None or not declared else self.reads | declared
         return engine
 
     def push(self, element: StreamElement) -> list[Result]:
         """One element (times must not decrease); the results it made due."""
+        held = self.pending_columns
+        if held is not None and element.time <= int(held.times[-1]):
+            raise ValueError(f"element at {element.time} after columns up to {held.times[-1]}")
+        if held is not None:
+            return self._emit(self._release() + self.push(element))
         if self.pending and element.time < self.pending[0].time:
             raise ValueError(
                 f"element at {element.time} arrived after one at {self.pending[0].time}"
@@ -90,17 +118,74 @@ class Session:
         kind: TimeKind = TimeKind.ABSTRACT,
     ) -> list[Result]:
         """``push`` an element of ``stream`` stamped ``t`` holding ``triples`` (named
-        ``graph``, else a fresh blank node; ``kind``: DATETIME for epoch milliseconds)."""
+        ``graph``, else a fresh blank node; ``kind``: DATETIME for epoch milliseconds).
+
+        A stream no registered query reads is a ValueError (a mistyped IRI would otherwise
+        go unnoticed: its elements would change no answer)."""
+        if self.reads is not None and stream not in self.reads:
+            read = ", ".join(f"<{iri}>" for iri in sorted(self.reads)) or "nothing yet"
+            raise ValueError(f"no registered query reads the stream <{stream}>; they read "
+                             f"{read} (register the queries before pushing)")
         self.pushed += 1
         name = graph if graph is not None else f"_:e{self.pushed}"
         return self.push(StreamElement(stream, name, t, t, tuple(triples), kind))
+
+    @property
+    def columnar(self) -> bool:
+        """Whether every query runs on the columnar core and none reads another's output:
+        then ``push_columns`` may feed the session."""
+        return bool(self.queries) and not self.network.linked and all(
+            isinstance(q, ColumnarQuery) for q in self.queries
+        )
+
+    def predicates(self) -> frozenset[str] | None:
+        """The predicate IRIs the queries' patterns read (None: some read a variable
+        predicate): a columnar reader may drop the other triples of an element."""
+        found: set[str] = set()
+        for q in self.queries:
+            read = q.predicates() if isinstance(q, ColumnarQuery) else None
+            if read is None:
+                return None
+            found |= read
+        return frozenset(found)
+
+    def push_columns(self, batch: ColumnBatch) -> list[Result]:
+        """Elements as columns (``sepia.engine.columnar``), in time order and after every
+        element pushed before: the results they made due. The elements stamped with the
+        batch's last time wait for the next call (more may come at that time), as
+        ``push`` holds its pending elements; ``flush`` releases them."""
+        if not self.columnar:
+            raise ValueError("push_columns needs every query on the columnar core")
+        if not len(batch):
+            return []
+        held, self.pending_columns = self.pending_columns, None
+        results = self._release()  # elements given to ``push`` before
+        if held is not None:
+            batch = ColumnBatch.merged([held, batch])
+        first, last = int(batch.times[0]), int(batch.times[-1])
+        if self.horizon is not None and first <= self.horizon:
+            raise ValueError(f"element at {first} came after the watermark {self.horizon}")
+        cut = int(np.searchsorted(batch.times, last, side="left"))
+        self.pending_columns = batch.slice(cut, len(batch))
+        return self._emit(results + self._advance_columns(batch.slice(0, cut)))
+
+    def _advance_columns(self, batch: ColumnBatch) -> list[Result]:
+        if not len(batch):
+            return []
+        self.network.kind = self.network.kind or batch.kind
+        made = [q.advance_columns(batch) for q in self.queries]  # type: ignore[union-attr]
+        return list(heapq.merge(*made, key=lambda r: r.t))
 
     def watermark(self, t: int) -> list[Result]:
         """No element stamped t or earlier will arrive any more (a live input's clock): the
         results due through t. Only time-driven report policies have any between arrivals."""
         if self.horizon is not None and t <= self.horizon:
             return []
-        results = self._release() if self.pending and self.pending[0].time <= t else []
+        held = self.pending_columns
+        due = (self.pending and self.pending[0].time <= t) or (
+            held is not None and held.times[-1] <= t
+        )
+        results = self._release() if due else []
         results += self.network.watermark(t)
         self.horizon = t
         return self._emit(results)
@@ -135,6 +220,9 @@ class Session:
         return results
 
     def _release(self) -> list[Result]:
+        if self.pending_columns is not None:
+            held, self.pending_columns = self.pending_columns, None
+            return self._advance_columns(held) + self._release()
         if not self.pending:
             return []
         t, batch = self.pending[0].time, self.pending
@@ -155,6 +243,8 @@ class Session:
         element without triples), the watermark, each query's rows, and for a query network
         its counters and held results (``network``) and the derived and input elements its
         consumers have not been given yet (``inbox``: query, rank, arrival, element row)."""
+        if self.pending_columns is not None:
+            raise ValueError("a snapshot after push_columns needs flush() or a watermark first")
         pending = _rows(self.pending, self.dictionary)  # encoded before the dictionary's rows
         inbox = [
             (name, rank, arrival, *row)
@@ -230,7 +320,17 @@ def run(
 ) -> Iterator[Result]:
     """Replay finite ``streams`` (IRI -> elements in time order) through the (name, query)
     pairs at full speed; results come out in time order per query as they become due.
-    ``max_runs`` bounds each event automaton's runs; ``Session.state_size()`` counts drops."""
+    ``max_runs`` bounds each event automaton's runs; ``Session.state_size()`` counts drops.
+
+    >>> from sepia import load_background, read_stream
+    >>> e1, ex = "examples/e1-shops-coupons/", "http://example.org/"
+    >>> streams = {ex + s: read_stream(f"{e1}stream-{s}.trig", ex + s)
+    ...            for s in ("nearby", "coupons")}
+    >>> results = run([("offers", open(e1 + "query.rq").read())], streams,
+    ...               load_background(e1 + "background.ttl"))
+    >>> sorted((r.query, r.t, r.binding["shopper"].value.removeprefix(ex)) for r in results)
+    [('offers', 8, 'carl'), ('offers', 8, 'eve'), ('offers', 16, 'diana')]
+    """
     session = Session(background, rdfs=rdfs, max_runs=max_runs)
     for name, query in queries:
         session.register(query, name)

@@ -61,4 +61,4 @@ def read_snapshot(path: str | Path, queries: Sequence[str]) -> Saved:
     if sorted(document["queries"]) != sorted(queries):
         saved, given = ", ".join(document["queries"]), ", ".join(queries)
         raise SnapshotError(f"{path}: the snapshot is of the queries {saved}, not {given}")
-    return Saved(document["state"], document.get("inputs", {}))
+    return Saved(document["state"], document["inputs"])

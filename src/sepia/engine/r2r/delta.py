@@ -34,6 +34,7 @@ from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.r2r import maintained as mt
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.maintained import Change, GraphOf, Maintained, Moved, Runner
+from sepia.engine.r2r.scan import Atom, PatternMatcher, extend
 from sepia.engine.rows import Row
 
 Key = tuple[int | None, ...]
@@ -305,7 +306,7 @@ class MaintainedAnswer:
             net = self._crossing(net)
         plus = Counter({k: c for k, c in net.items() if c > 0})
         minus = Counter({k: -c for k, c in net.items() if c < 0})
-        _fold(self.answer, plus, minus)
+        fold(self.answer, plus, minus)
         return plus, minus
 
     def _crossing(self, net: Counter[Key]) -> Counter[Key]:
@@ -341,14 +342,14 @@ class WindowJoin:
         self._mappings: dict[Row, None] = {}
         self._using: list[dict[EncodedTriple, set[Row]]] = [{} for _ in self.windows]
         """Per window (by position), the mappings using each of its triples."""
-        self._resolved: list[po.Atom] = []
+        self._resolved: list[Atom] = []
         """Each pattern with its graph (the background's do not change: see
         ``ContinuousQuery._maintained``), resolved at each reset."""
         self._slots = [frozenset(_slots(pattern)) for _, pattern in atoms]
         self._constants, self._uses = _uses(atoms, self.windows, width)
         orders = _delta_orders(atoms)
         self._seeds = [
-            (self.windows.index(g), po.PatternMatcher(pattern, width), self._slots[i], orders[i])
+            (self.windows.index(g), PatternMatcher(pattern, width), self._slots[i], orders[i])
             for i, (g, pattern) in enumerate(atoms)
             if isinstance(g, po.WindowGraph)
         ]
@@ -398,7 +399,7 @@ class WindowJoin:
                 if not rows:
                     break
                 pattern, graphs = resolved[j]
-                rows = po.extend(rows, pattern, graphs, bound)
+                rows = extend(rows, pattern, graphs, bound)
                 bound.update(self._slots[j])
             found.update(dict.fromkeys(rows))
         return list(found)
@@ -480,7 +481,7 @@ def _uses(
     return constants, uses
 
 
-def _fold(bag: Counter[Key], plus: Counter[Key], minus: Counter[Key]) -> None:
+def fold(bag: Counter[Key], plus: Counter[Key], minus: Counter[Key]) -> None:
     """bag + plus - minus, in place, without zero counts."""
     bag.update(plus)
     for key, count in minus.items():

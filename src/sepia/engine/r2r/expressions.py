@@ -12,23 +12,23 @@ the caller's ``functions`` and recomputed at every call.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
-from sepia.engine.r2r.numeric import UNSURE, comparison
-from sepia.engine.rows import Row, Slots
-from sepia.rdf.dictionary import Dictionary
-from sepia.rdf.vocabulary import XSD
-from sepia.semantics.sparql import (
+from sepia.algebra.scope import expression_variables, nodes
+from sepia.algebra.sparql import (
     FROM,
     INTERVAL_ACCESSORS,
     TO,
     expression_text,
     table_text,
 )
+from sepia.engine.r2r.numeric import UNSURE, comparison
+from sepia.engine.rows import Row, Slots
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.vocabulary import XSD
 
 CACHE_LIMIT = 1 << 16
 FRESH = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
@@ -41,33 +41,18 @@ _BLANKS = ox.NamedNode("urn:sepia:table:expression")
 
 
 def variables_of(e: ex.Expression) -> set[str]:
-    """The variables an expression reads (EXISTS patterns are the fallback's business)."""
-    match e:
-        case ox.Variable():
-            return {e.value}
-        case ex.Binary(_, left, right):
-            return variables_of(left) | variables_of(right)
-        case ex.Unary(_, operand):
-            return variables_of(operand)
-        case ex.In(value, options, _):
-            return variables_of(value).union(*(variables_of(o) for o in options))
-        case ex.Call(name, _) if name in INTERVAL_ACCESSORS:
-            return {FROM, TO}  # EP-SPARQL's getDURATION() etc. read the interval
-        case ex.Call(_, args) | ex.FunctionCall(_, args, _):
-            return set().union(*(variables_of(a) for a in args))
-        case _:
-            return set()
+    """The variables an expression reads row by row (EXISTS patterns and aggregates are the
+    fallback's business); EP-SPARQL's getDURATION() etc. read the interval."""
+    return expression_variables(e, nested=False, reads=_interval_reads)
+
+
+def _interval_reads(call: ex.Call) -> set[str] | None:
+    return {FROM, TO} if call.function in INTERVAL_ACCESSORS else None
 
 
 def calls(e: object, name: str) -> bool:
     """Whether an expression (or any algebra tree) calls the builtin ``name``."""
-    if isinstance(e, ex.Call) and e.function == name:
-        return True
-    if isinstance(e, tuple):
-        return any(calls(x, name) for x in e)
-    if dataclasses.is_dataclass(e) and not isinstance(e, type):
-        return any(calls(getattr(e, f.name), name) for f in dataclasses.fields(e))
-    return False
+    return any(call.function == name for call in nodes(e, ex.Call))
 
 
 def has_exists(e: ex.Expression) -> bool:

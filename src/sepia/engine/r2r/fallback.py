@@ -1,6 +1,6 @@
 """pyoxigraph for the sub-patterns the engine has no native operator for yet.
 
-A ``Fallback`` node is printed back to SPARQL (``sepia.semantics.sparql``) and run on a
+A ``Fallback`` node is printed back to SPARQL (``sepia.algebra.sparql``) and run on a
 pyoxigraph store holding the background data and, in named graphs, the windows it reads;
 a window graph is written whole once, then kept up to date from its journal (the triples
 that entered or left since the last evaluation). The store is a cache of the windows' rows,
@@ -25,14 +25,14 @@ from collections.abc import Iterable, Mapping
 import pyoxigraph as ox
 
 from sepia.algebra import pattern as gp
+from sepia.algebra.sparql import select_text, window_graph
 from sepia.engine.background import Background
 from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.r2r.operators import Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
 from sepia.engine.s2r.windows import WindowState
+from sepia.rdf.background import Background as Versions
 from sepia.rdf.dictionary import Dictionary
-from sepia.semantics.background import Background as Versions
-from sepia.semantics.sparql import select_text, window_graph
 
 Quads = dict[EncodedTriple, ox.Quad]
 EVENT_GRAPH = ox.NamedNode("urn:sepia:event-graph")

@@ -9,7 +9,7 @@ decimal compared exactly, double by IEEE; type promotion). Anything the function
 sure of (another datatype, a lexical form it does not read, NaN, decimals beyond 18
 fractional digits or 10^15, a decimal meeting a double, an unbound variable) answers
 ``UNSURE`` and the row goes to pyoxigraph as before, so the two paths never disagree
-(tested on random literals against pyoxigraph, ``tests/engine/test_numeric.py``).
+(tested on random literals against pyoxigraph, ``tests/engine/r2r/test_numeric.py``).
 """
 
 from __future__ import annotations

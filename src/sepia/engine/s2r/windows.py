@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from sepia.algebra import dataset as ds
+from sepia.algebra.dataset import last_close_holding, present_window
 from sepia.engine.graph import EncodedTriple, TripleIndex
-from sepia.semantics.windows import last_close_holding, present_window
 
 ON_ARRIVAL = (ds.Landmark, ds.Now, ds.CountBased)
 """The window kinds that close at every element they admit (a tuple, built once: this is
@@ -108,14 +108,6 @@ class WindowOperator:
             case _:
                 return False
 
-    def close_step(self) -> int | None:
-        """The distance between two closes, for time-driven windows."""
-        match self.spec:
-            case ds.Sliding(_, slide, _):
-                return slide
-            case _:
-                return None
-
     def first_close_after(self, t: int) -> int | None:
         """The earliest close strictly after t (time-driven windows), else None."""
         match self.spec:
@@ -159,10 +151,35 @@ class WindowOperator:
                 return 0
 
 
+class Eviction:
+    """How far a window evicts at each new instant, ``operator.lower`` asked once per
+    step of that step function (shared by the row and the columnar windows)."""
+
+    __slots__ = ("_lower", "advanced", "operator")
+
+    def __init__(self, operator: WindowOperator) -> None:
+        self.operator = operator
+        self.advanced: int | None = None
+        """The last instant asked (asked once per window per element)."""
+        self._lower: tuple[int, int | None, int] = (0, None, -1)
+        """(a, lower, b): ``operator.lower`` is ``lower`` at every instant of [a, b]."""
+
+    def through(self, t: int) -> int | None:
+        """Evict the elements stamped at or before this at t (None: nothing new to do)."""
+        if t == self.advanced:
+            return None
+        self.advanced = t
+        since, lower, through = self._lower
+        if not since <= t <= through:
+            lower, through = self.operator.lower_through(t)
+            self._lower = (t, lower, through)
+        return lower
+
+
 class WindowState:
     """The elements a window shows, oldest first, and their triples' index."""
 
-    __slots__ = ("_after", "_lower", "advanced", "elements", "graph", "operator", "version")
+    __slots__ = ("_after", "elements", "eviction", "graph", "operator", "version")
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
@@ -170,10 +187,7 @@ class WindowState:
         self.graph = TripleIndex()
         self.version = 0
         """Counts changes, so caches of the content know when they are stale."""
-        self.advanced: int | None = None
-        """The last time ``advance`` evicted up to (asked once per window per element)."""
-        self._lower: tuple[int, int | None, int] = (0, None, -1)
-        """(a, lower, b): ``operator.lower`` is ``lower`` at every instant of [a, b]."""
+        self.eviction = Eviction(operator)
         self._after = operator.admitted_after()
 
     def __len__(self) -> int:
@@ -195,13 +209,7 @@ class WindowState:
 
     def advance(self, t: int) -> None:
         """Evict what the window no longer shows at evaluation time t."""
-        if t == self.advanced:
-            return
-        self.advanced = t
-        since, lower, through = self._lower
-        if not since <= t <= through:
-            lower, through = self.operator.lower_through(t)
-            self._lower = (t, lower, through)
+        lower = self.eviction.through(t)
         if lower is None:
             return
         while self.elements and self.elements[0][0] <= lower:

@@ -39,7 +39,8 @@ from typing import ClassVar
 
 import pyoxigraph as ox
 
-from sepia.engine import ContinuousQuery, Unsupported
+from sepia.algebra.query import Unsupported
+from sepia.engine import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
 from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind

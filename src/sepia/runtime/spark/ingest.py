@@ -16,6 +16,7 @@ one pass reports every bad element and loses no good one.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,11 +75,13 @@ class IngestOptions:
     """A folder every worker reaches: the rejected text of each document (file, message) with
     errors goes to a file of its own there, named after the stream and document, so a
     retried task rewrites the same file (`sinks.DeadLetterFile` gathers them)."""
+    idle_timeout: float | None = None
+    """Seconds after which a quiet live source lets time move on (sources.idle)."""
 
 
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
     """Spark's file source over one file (by glob filter on its folder) or a whole folder."""
-    path = source.path.resolve()
+    path = Path(os.path.abspath(source.path))  # not resolved: run.py reads files via links
     reader = spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA)
     reader = reader.option("maxFilesPerTrigger", 1)
     if path.is_dir():
@@ -145,8 +148,9 @@ def _local_path(uri: str) -> Path:
 
 def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[pa.RecordBatch]:
     """Every row of one stream file: triples of good elements, and one row per error."""
+    name = str(path.resolve()) if path.is_symlink() else str(path)  # run.py links files
     with path.open("rb") as handle:
-        yield from source_batches(stream, handle, str(path), None, options)
+        yield from source_batches(stream, handle, name, None, options)
 
 
 def source_batches(

@@ -40,6 +40,7 @@ from sepia.engine.codec import Codec
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.rdf.vocabulary import PROV
 from sepia.runtime.spark.elements import (
+    CLOCK_GRAPH,
     ELEMENT_DDL,
     ELEMENT_FIELDS,
     END,
@@ -57,6 +58,8 @@ END_MARKER = (
     f"<{END_GRAPH}> {{ <{END_GRAPH}> a <urn:sepia:EndOfInput> . }}\n"
     f"<{END_GRAPH}> <{PROV}generatedAtTime> {END_TIME} .\n"
 )
+MARKERS = (END_GRAPH, CLOCK_GRAPH)
+"""Elements that only move the watermark: the route stage drops them."""
 ROUTED_DDL = "unit int, partition string, " + ELEMENT_DDL
 ROUTED_SCHEMA = pa.schema(
     [("unit", pa.int32()), ("partition", pa.string())]
@@ -87,7 +90,7 @@ def results_frame(frames: Sequence[DataFrame], spec: JobSpec) -> DataFrame:
 
 def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: ingest rows in, one row per element and key out."""
-    rows = (r for r in element_rows(batches, spec.on_error) if r[3] != END_GRAPH)
+    rows = (r for r in element_rows(batches, spec.on_error) if r[3] not in MARKERS)
     while chunk := list(islice(rows, CHUNK)):
         routed = [(unit, key, *row) for unit, key, row in routed_rows(spec, chunk)]
         if routed:

@@ -31,7 +31,7 @@ from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, arrival_o
 from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.units import Unit
 from sepia.semantics import evaluate, evaluate_network, time_kind
-from sepia.semantics.evaluator import Evaluation, _continuous  # one partition's answer
+from sepia.semantics.evaluator import Evaluation, continuous  # one partition's answer
 
 ELEMENTS, PROGRESS = "elements", "progress"
 
@@ -98,5 +98,5 @@ class ReferenceEngine:
         prefix = "p" + hashlib.sha1(key.encode()).hexdigest()[:8]
         return [
             r if r.match is None else dataclasses.replace(r, match=f"{prefix}.{r.match}")
-            for r in _continuous(run, None)
+            for r in continuous(run, None)
         ]

@@ -7,14 +7,14 @@ results as the watermark passes them, until it is stopped. Restarting with the s
 checkpoint resumes where the last committed batch ended.
 
 Operations: the driver waits on the query in short slices, reporting each finished batch
-(`progress`); Ctrl-C (SIGINT) lets the batch in progress finish (a second Ctrl-C does not
-wait), stops the query, closes the sinks and raises `RunStopped`. With `--on-error skip`
+(`progress`), and starts it again from its checkpoint after a transient failure (`_await`);
+Ctrl-C (SIGINT) lets the batch in progress finish (a second Ctrl-C does not wait), stops the
+query, closes the sinks and raises `RunStopped`. With `--on-error skip`
 and a dead-letter file, the rejected text of bad elements is gathered after every batch.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 import tempfile
@@ -25,13 +25,14 @@ from pathlib import Path
 
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.runtime.inputs import NamedQuery, background
-from sepia.runtime.spark.elements import IngestError
+from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
+from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import end_folder, mark_end, results_frame
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
 from sepia.runtime.spark.session import SparkConfig, spark_session
@@ -59,6 +60,9 @@ class SparkRunOptions:
     trigger_seconds: float = 1.0
     engine: str = DEFAULT_ENGINE
     """`host.ENGINES`: "incremental" (the default) or "reference"."""
+    idle_timeout: float | None = None
+    """Seconds after which a quiet live source (MQTT, socket, generator) lets time move on
+    with the clock (`sources.idle`); files never do."""
     buckets: int | None = None
     """Keys a PARTITION BY query is spread over (job.py, Keys); None: twice the session's
     default parallelism. A checkpoint keeps the count its run started with."""
@@ -102,12 +106,13 @@ def run_on_spark(
             allowed_lateness=options.allowed_lateness,
             max_element_size=options.max_element_size,
             dead_letters=str(letters.parts) if letters else None,
+            idle_timeout=options.idle_timeout,
         )
         ends = {iri: end_folder(home, n) for n, iri in enumerate(bindings)}
         frames = [_stream(spark, iri, text, ends, ingest) for iri, text in bindings.items()]
         sink = ResultJournal(home / "results", output, fmt, variables)
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
-                          sink.written.get)  # fmt: skip
+                          sink.results_of)  # fmt: skip
         try:
             batch = _with_dead_letters(sink, letters)
             _drive(results_frame(frames, spec), batch, home, bindings, ends, options, log)
@@ -161,8 +166,23 @@ def _stream(
     """A stream's ingest rows; a file or folder also reads its end-of-input folder."""
     if parse_spec(spec) is not None:
         return source_for(spark, iri, spec, ingest)
-    sources = [StreamSource(iri, Path(spec)), StreamSource(iri, ends[iri])]
+    path = Path(spec)
+    if not path.is_dir():
+        path = _alone(path, ends[iri].parent.parent / "inputs" / ends[iri].name)
+    sources = [StreamSource(iri, path), StreamSource(iri, ends[iri])]
     return stream_rows(spark, sources, ingest)
+
+
+def _alone(file: Path, folder: Path) -> Path:
+    """A link to a stream file in a folder of its own: Spark's file source lists the whole
+    folder of a file it reads, and fails on one with unrelated subfolders (a home folder:
+    CONFLICTING_DIRECTORY_STRUCTURES). The workers read through the link; errors name the
+    file itself (ingest)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / file.name
+    if not link.is_symlink():
+        link.symlink_to(file.resolve())
+    return link
 
 
 def _drive(
@@ -177,15 +197,16 @@ def _drive(
     """Run the streaming query: to the end of a finite input, or until stopped."""
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
-    if not finite:
-        interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
-        _await(writer.trigger(processingTime=interval).start(), log)
-        return
-    if any(Path(s).is_dir() for s in bindings.values()):
-        _await(writer.trigger(availableNow=True).start(), log)  # every file first, in order
-    for folder in ends.values():
-        mark_end(folder)
-    _await(writer.trigger(availableNow=True).start(), log)
+    with Interrupts() as interrupts:
+        if not finite:
+            interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
+            _await(writer.trigger(processingTime=interval), log, interrupts)
+            return
+        if any(Path(s).is_dir() for s in bindings.values()):
+            _await(writer.trigger(availableNow=True), log, interrupts)  # every file first
+        for folder in ends.values():
+            mark_end(folder)
+        _await(writer.trigger(availableNow=True), log, interrupts)
 
 
 class SparkRunError(RuntimeError):
@@ -202,34 +223,63 @@ class RunStopped(Exception):
 
 POLL_S = 0.5
 """How often the driver looks at the query's progress while it runs."""
+QUERY_ATTEMPTS = 4
+"""Starts of a streaming query that failed for a transient reason (`errors.transient`)."""
 
 
-def _await(query: StreamingQuery, log: ProgressLog) -> None:
-    """Wait for a streaming query, reporting its batches; Ctrl-C stops it gracefully."""
-    try:
-        while not query.awaitTermination(POLL_S):
+def _await(
+    writer: DataStreamWriter,
+    log: ProgressLog,
+    interrupts: Interrupts,
+    attempts: int = QUERY_ATTEMPTS,
+) -> None:
+    """Start the query and wait for it, reporting its batches; Ctrl-C stops it gracefully.
+
+    A query that fails for a transient reason (a Python worker that did not connect back in
+    time, on a loaded machine) starts again from its checkpoint: Spark replays the failed
+    batch from the same offsets and state, and the sinks skip what they already wrote.
+    """
+    for attempt in range(1, attempts + 1):
+        if interrupts.count:
+            raise RunStopped(len(log.batches))
+        query = writer.start()
+        try:
+            while not query.awaitTermination(POLL_S):
+                log.poll(query)
+                if interrupts.count:
+                    _stop(query, interrupts)
+                    log.poll(query)
+                    raise RunStopped(len(log.batches))
             log.poll(query)
-        log.poll(query)
-    except KeyboardInterrupt:
-        _stop(query)
-        log.poll(query)
-        raise RunStopped(len(log.batches)) from None
-    except StreamingQueryException as error:
-        raise SparkRunError(_cause(str(error))) from None
+            return
+        except KeyboardInterrupt:  # outside the main thread, Python's default handler
+            query.stop()
+            log.poll(query)
+            raise RunStopped(len(log.batches)) from None
+        except StreamingQueryException as error:
+            told = one_line(str(error))
+            if attempt == attempts or not transient(str(error)):
+                raise SparkRunError(told) from error
+            again = f"the query starts again from its checkpoint ({attempt + 1} of {attempts})"
+            print(f"sepia: Spark: {told}; {again}", file=sys.stderr, flush=True)
 
 
-def _stop(query: StreamingQuery) -> None:
-    """Stop after the batch in progress, or at once on a second Ctrl-C."""
+def _stop(query: StreamingQuery, interrupts: Interrupts) -> None:
+    """Stop once the batch in progress is done (a live source with an idle timeout may
+    start the next at once: the wait is for that batch, not for a quiet moment), or at
+    once on a second Ctrl-C."""
     print("stopping after the batch in progress (Ctrl-C again: now) ...", file=sys.stderr)
-    try:
-        while query.isActive and query.status["isTriggerActive"]:
-            time.sleep(0.1)
-    except KeyboardInterrupt:
-        pass
+    done = _last_batch(query)
+    while (
+        interrupts.count < 2
+        and query.isActive
+        and query.status["isTriggerActive"]
+        and _last_batch(query) == done
+    ):
+        time.sleep(0.1)
     query.stop()
 
 
-def _cause(message: str) -> str:
-    """The Python error inside a failed query's message (a bad element), else its first line."""
-    found = re.search(rf"{IngestError.__name__}: (.*)", message)
-    return found.group(1).strip() if found else message.strip().splitlines()[0]
+def _last_batch(query: StreamingQuery) -> int | None:
+    progress = query.lastProgress
+    return progress["batchId"] if progress else None

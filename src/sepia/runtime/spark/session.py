@@ -10,6 +10,11 @@ standard error without log4j (the JVM's own start-up warning, the banner of the 
 Python worker of transformWithState). The JVM Sepia starts gets a pipe as standard error,
 and a thread forwards everything except those lines.
 
+Retrying: Spark retries a failed task (a Python worker that failed to connect back, a lost
+executor) up to `spark.task.maxFailures` times on a cluster, but never in local mode, where
+the master URL sets the count and `local[N]` means one attempt. A local master gets
+`TASK_ATTEMPTS` attempts (`local[N,F]`) unless it names its own.
+
 Failing fast: a `spark://` master that does not accept connections would leave Spark retrying
 its registration for a minute before giving up; it is tried first, with a short timeout.
 """
@@ -37,11 +42,16 @@ JAVA_HELP = (
     "and put `java` on PATH or set JAVA_HOME."
 )
 MASTER_TIMEOUT_S = 5.0
+TASK_ATTEMPTS = 4
+"""Attempts of a task before its job fails: Spark's own default on a cluster."""
 NOISE = (
     re.compile(r"^WARNING: Using incubator modules"),
     re.compile(r"^(Starting )?Streaming TransformWithStateIn\w* Python worker"),
 )
 """Lines of the JVM's standard error that are not log4j's and say nothing to a user."""
+TRACEBACK = "Traceback (most recent call last):"
+LATE_WORKER = ("CANNOT_OPEN_SOCKET",)
+"""The end of the traceback of a Python worker that could not connect back in time."""
 
 
 class SparkUnavailable(RuntimeError):
@@ -67,6 +77,13 @@ def local_cores(master: str) -> int:
     if found:
         return max(1, int(found.group(1)))
     return 1 if master == "local" else os.cpu_count() or 1
+
+
+def with_task_retries(master: str, attempts: int = TASK_ATTEMPTS) -> str:
+    """A local master that retries a failed task: `local[N]` -> `local[N,attempts]`
+    (`local` and `local[*]` alike); a master naming its attempts, or not local, as it is."""
+    found = re.fullmatch(r"local(?:\[(\d+|\*)\])?", master)
+    return f"local[{found.group(1) or 1},{attempts}]" if found else master
 
 
 def java_major_version() -> int:
@@ -113,7 +130,7 @@ def check_master(master: str, timeout: float = MASTER_TIMEOUT_S) -> None:
 def session_settings(config: SparkConfig) -> dict[str, str]:
     """The session's Spark settings: Sepia's tuned defaults under the run's own."""
     return {
-        "spark.master": config.master,
+        "spark.master": with_task_retries(config.master),
         "spark.app.name": config.app_name,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(
@@ -148,15 +165,30 @@ def _launch_quiet_jvm(settings: dict[str, str]) -> None:
 
 def _forward(lines: Iterable[bytes]) -> None:
     """Copy the JVM's standard error to ours, without the NOISE lines (and the blank line
-    the Python worker prints after each)."""
+    the Python worker prints after each), and without the traceback of a Python worker
+    that started after Spark had given up waiting for it (`LATE_WORKER`: the run starts the
+    query again, `run._await`). A traceback is held until its last line says what it is."""
     dropped = False
+    held: list[bytes] = []
     for raw in lines:
         text = raw.decode(errors="replace")
+        if held:
+            held.append(raw)
+            if text[:1] not in (" ", "\t", ""):  # the exception line ends the traceback
+                if not any(cause in text for cause in LATE_WORKER):
+                    os.write(2, b"".join(held))
+                held = []
+            continue
+        if text.startswith(TRACEBACK):
+            held = [raw]
+            continue
         if any(p.match(text) for p in NOISE) or (dropped and not text.strip()):
             dropped = True
             continue
         dropped = False
         os.write(2, raw)
+    if held:
+        os.write(2, b"".join(held))
 
 
 def spark_session(config: SparkConfig | None = None) -> SparkSession:

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from sepia.io.sources import stream_format
 from sepia.runtime.spark.ingest import INGEST_DDL, IngestOptions, with_event_time
+from sepia.runtime.spark.session import SparkUnavailable
 from sepia.runtime.spark.sources.documents import document_batches
 
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
@@ -64,8 +65,8 @@ def kafka_source(
     except AnalysisException as error:
         if "kafka" not in str(error).lower():
             raise
-        raise RuntimeError(
-            f"Spark's Kafka connector is not on the classpath: start Spark with "
-            f"--packages {CONNECTOR}:{spark.version} (or spark.jars.packages); see docs/spark.md"
+        raise SparkUnavailable(
+            f"Spark's Kafka connector is not on the classpath: run with --packages "
+            f"{CONNECTOR}:{spark.version} (spark.jars.packages); see docs/spark.md"
         ) from error
     return kafka_rows(records, stream_iri, fmt, options)

@@ -1,0 +1,105 @@
+"""EP-SPARQL's state in the engine: every occurrence so far and what the pattern's
+growing operands made of them (seed 003, section 4.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sepia.algebra.event import SelectionPolicy
+from sepia.engine.cep.epsparql import (
+    EncodedTriple,
+    Horizon,
+    OccurrenceLeaf,
+    Occurrences,
+    Solutions,
+)
+from sepia.engine.cep.event_trees import (
+    EventSeq,
+    EventTree,
+    Inputs,
+    Scope,
+    children_of,
+    evaluate_tree,
+    grows,
+)
+from sepia.rdf.time import TimeKind
+
+
+class OccurrenceHistory:
+    """EP-SPARQL's state: every occurrence so far (``epsparql.Occurrences``) and the
+    solutions so far of each SEQ's left operand over them, indexed like a leaf's. Over
+    occurrences, SEQ, the joins, UNION and FILTER only ever add mappings, each ending at the
+    arrival that made it, and a scope (end by a time, compatible with a mapping) selects the
+    same mappings from their result as from their leaves: so a left operand, read once per
+    right mapping, is kept as its result and grows by what ends at each arrival."""
+
+    def __init__(
+        self, tree: EventTree, leaves: Sequence[OccurrenceLeaf], horizon: Horizon | None = None
+    ) -> None:
+        self.seen = Occurrences(leaves)
+        self.kind: TimeKind | None = None
+        self.lefts = _kept_lefts(tree)
+        self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
+        self.horizon = horizon if horizon is not None and grows(tree) else None
+        self.forgotten: int | None = None
+        """The last bound occurrences were forgotten by (``Horizon``)."""
+
+    def add(self, batch: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], kind: TimeKind,
+            inputs: Inputs) -> None:
+        """The elements ending at ``inputs.t``; then each kept operand's mappings ending
+        then (inner operands first: an outer one reads them)."""
+        self.kind = kind
+        self._forget(inputs.t, kind)
+        self.seen.add(batch, inputs.match)
+        for node in self.lefts:
+            found = evaluate_tree(node, inputs, Scope(inputs.t, None), inputs.t)
+            solutions = self.materialized[id(node)]
+            for m in found:  # all end at t: the index stays in end order
+                solutions.add(m)
+
+    def _forget(self, t: int, kind: TimeKind) -> None:
+        """Past the horizon's bound, drop what no mapping still to come can hold (every half
+        horizon, so the rebuilding costs little per arrival)."""
+        bound = None if self.horizon is None else self.horizon.bound(t, kind)
+        if bound is None or (
+            self.forgotten is not None and bound - self.forgotten < self.horizon.amount // 2  # type: ignore[union-attr]
+        ):
+            return
+        self.forgotten = bound
+        self.seen.forget(bound)
+        self.materialized = {key: found.without(bound) for key, found in self.materialized.items()}
+
+    def expiry(self) -> int | None:
+        """The first time from which every occurrence held is of no use (the horizon's
+        bound passes the latest start): None without a horizon or occurrences."""
+        if self.horizon is None or self.kind is None or not self.seen.elements:
+            return None
+        latest = max(start for start, _, _ in self.seen.elements)
+        t = latest + self.horizon.amount + (0 if self.horizon.strict else 1)
+        return None if self.horizon.bound(t, self.kind) is None else t
+
+    def rows(self) -> list[tuple]:
+        """State rows: ``Occurrences.rows()`` with the time kind; the kept operands are
+        derived, rebuilt on restore by replaying the batches."""
+        kind = None if self.kind is None else self.kind.value
+        return [(*row, kind) for row in self.seen.rows()]
+
+    def clear(self) -> None:
+        self.seen.clear()
+        self.materialized = {id(n): Solutions() for n in self.lefts}
+        self.forgotten = None
+
+
+def _kept_lefts(tree: EventTree) -> list[EventTree]:
+    """The left operands of SEQ worth keeping (not a leaf: those are kept already) whose
+    result only grows, innermost first."""
+    found = []
+    match tree:
+        case EventSeq(left, right, SelectionPolicy.UNRESTRICTED):
+            found = _kept_lefts(left) + _kept_lefts(right)
+            if grows(left) and not isinstance(left, OccurrenceLeaf):
+                found.append(left)
+        case _:
+            for child in children_of(tree):
+                found += _kept_lefts(child)
+    return found

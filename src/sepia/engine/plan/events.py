@@ -1,0 +1,260 @@
+"""Event patterns -> the CEP operators: a SPAseq sequence into its automaton, RSEP-QL,
+CQELS-CEP and EP-SPARQL patterns into event trees, FILTERs sunk into them where exact, and
+the plans PARTITION BY matches each event with."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pyoxigraph as ox
+
+from sepia.algebra import event as ev
+from sepia.algebra import expression as ex
+from sepia.algebra import pattern as gp
+from sepia.algebra.pattern import event_leaves
+from sepia.algebra.query import Unsupported
+from sepia.algebra.scope import bop_variables, pattern_variables
+from sepia.engine.cep.automaton import (
+    Automaton,
+    Bop,
+    Conj,
+    Disj,
+    Gpm,
+    State,
+    elements,
+    split_filters,
+    stream_of,
+)
+from sepia.engine.cep.epsparql import Horizon, OccurrenceLeaf
+from sepia.engine.cep.event_trees import (
+    Combined,
+    EventFilter,
+    EventLeaf,
+    EventSeq,
+    EventTree,
+    Extreme,
+    Negated,
+    OptionalJoin,
+)
+from sepia.engine.plan.patterns import PatternPlanner
+from sepia.engine.plan.physical import Partition
+from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.expressions import has_exists, variables_of
+from sepia.engine.rows import FROM, TO
+
+RSEPQL_POLICIES = (
+    ev.SelectionPolicy.UNRESTRICTED,
+    ev.SelectionPolicy.NAIVE,
+    ev.SelectionPolicy.CHRONOLOGICAL,
+    ev.SelectionPolicy.RECENT,
+)
+"""The RSEP-QL event policies (CHRONOLOGICAL and RECENT consume: ``events.Consumption``)."""
+COMBINED = {
+    ev.Or: "or",
+    ev.IntervalJoin: "join",
+    ev.EventJoin: "covering-join",
+    ev.EqJoin: "eq-join",
+    ev.And: "same-time",
+}
+"""The binary event operators ``events.Combined`` applies, by their algebra node."""
+
+
+ORIGIN = -(1 << 62)
+"""Before every time: a stream's events are those of a landmark window from here."""
+
+
+def stream_window(stream: ox.NamedNode) -> ox.NamedNode:
+    """The implicit window an EVENT over a stream reads (a SPAseq GPM outside a sequence)."""
+    return ox.NamedNode(f"urn:sepia:stream-events:{stream.value}")
+
+
+@dataclass(frozen=True, slots=True)
+class EventPlanner(PatternPlanner):
+    """Plans the event patterns of one query, their graph patterns as ``PatternPlanner``."""
+
+    def automaton(self, event: ev.EventPattern) -> Automaton:
+        """Compile a SPAseq sequence into its automaton (one state per element)."""
+        steps = elements(event)
+        bops = [_unmodified(e) for _, e in steps]
+        variables = [bop_variables(b) for b in bops]
+        states = []
+        for i, ((strategy, element), bop) in enumerate(zip(steps, bops, strict=True)):
+            others = set().union(*(v for j, v in enumerate(variables) if j != i))
+            deferred: list = []
+            compiled = self._bop(bop, deferred)
+            check = None
+            if deferred:
+                check = self.expression(_conjunction(deferred), True)
+            own = tuple(sorted(self.slots.index(n) for n in variables[i] - others))
+            kleene, optional = isinstance(element, ev.Kleene), isinstance(element, ev.Optional)
+            negated = isinstance(element, ev.Negation)
+            states.append(State(compiled, strategy, kleene, optional, negated, own, check))
+        return Automaton(tuple(states))
+
+    def event_tree(
+        self, e: ev.EventPattern, default: ev.SelectionPolicy, leaves: list[OccurrenceLeaf]
+    ) -> EventTree:
+        """An RSEP-QL, CQELS-CEP or EP-SPARQL event pattern; a SEQ that says UNRESTRICTED
+        follows the query's EVENT POLICY. EP-SPARQL's occurrence BGPs are numbered into
+        ``leaves`` (their solutions are kept by ``epsparql.Occurrences``)."""
+        sub = lambda x: self.event_tree(x, default, leaves)  # noqa: E731
+        match e:
+            case ev.Event(pattern, ox.NamedNode() as window):
+                return EventLeaf(window, self.event_plan(pattern))
+            case ev.Event(pattern, None, ox.NamedNode() as stream):
+                return EventLeaf(stream_window(stream), self.event_plan(pattern))
+            case ev.Event():
+                raise Unsupported("event patterns: an EVENT naming neither window nor stream")
+            case ev.OccurrencePattern(bgp):
+                plans = tuple(self.event_plan(gp.Bgp((t,))) for t in bgp.triples)
+                leaves.append(OccurrenceLeaf(plans, len(leaves)))
+                return leaves[-1]
+            case ev.Seq(left, right, policy) | ev.SeqJoin(left, right, policy) if (
+                policy in RSEPQL_POLICIES
+            ):
+                if policy is ev.SelectionPolicy.UNRESTRICTED:
+                    policy = default
+                return EventSeq(sub(left), sub(right), policy)
+            case ev.First(inner) | ev.Last(inner):
+                return Extreme(sub(inner), isinstance(e, ev.Last))
+            case ev.Or(left, right) | ev.IntervalJoin(left, right) | ev.EventJoin(
+                left, right
+            ) | ev.EqJoin(left, right) | ev.And(left, right):
+                return Combined(COMBINED[type(e)], sub(left), sub(right))
+            case ev.SeqWithout(left, negated, right):
+                return Negated(sub(left), sub(negated), sub(right))
+            case ev.NoHead(negated, right):
+                return Negated(None, sub(negated), sub(right))
+            case ev.NoTail(left, negated):
+                return Negated(sub(left), sub(negated), None)
+            case ev.EventFilter(condition, inner):
+                return self._event_filter(_conjuncts(condition), sub(inner))
+            case ev.SeqRightJoin(optional, required, condition):
+                test = None if condition is None else self.expression(condition, True)
+                return OptionalJoin(sub(required), sub(optional), test, equal=False)
+            case ev.EqLeftJoin(left, right, condition):
+                test = None if condition is None else self.expression(condition, True)
+                return OptionalJoin(sub(left), sub(right), test, equal=True)
+            case _:
+                raise Unsupported(
+                    f"event patterns: {type(e).__name__} outside a SPAseq sequence"
+                )
+
+    def partition(self, variable: ox.Variable | None, e: ev.EventPattern) -> Partition | None:
+        """The plans that say which partitions an event joins (None: not partitioned)."""
+        if variable is None:
+            return None
+        if variable.value not in self.slots.names:
+            return Partition(None, ())
+        leaves = tuple(self.event_plan(p) for p in event_leaves(e))
+        return Partition(self.slots.index(variable.value), leaves)
+
+    def _event_filter(self, conjuncts: list[ex.Expression], tree: EventTree) -> EventTree:
+        """Filter(F, Psi), each conjunct of F that reads no interval sunk to the deepest
+        operand that binds all its variables through SEQ and the joins, whose mappings pass
+        on unchanged into their results: it then prunes before pairing (exact, as A && B
+        holds exactly when both hold)."""
+        kept = []
+        for conjunct in conjuncts:
+            names = variables_of(conjunct)
+            sunk = None
+            if not has_exists(conjunct) and names <= set(self.slots.names) - {FROM, TO}:
+                sunk = self._sink(tree, conjunct, {self.slots.index(n) for n in names})
+            if sunk is None:
+                kept.append(conjunct)
+            else:
+                tree = sunk
+        if not kept:
+            return tree
+        return EventFilter(self.expression(_conjunction(kept), True), tree)
+
+    def _sink(self, tree: EventTree, conjunct: ex.Expression, slots: set[int]) -> EventTree | None:
+        """``tree`` with ``conjunct`` applied inside it, or None where it must stay above."""
+        match tree:
+            case EventSeq(left, right, ev.SelectionPolicy.UNRESTRICTED) | Combined(
+                "covering-join" | "eq-join" | "join" | "same-time", left, right
+            ):
+                for field, side in (("left", left), ("right", right)):
+                    if slots <= bound_slots(side):
+                        inner = self._sink(side, conjunct, slots) or EventFilter(
+                            self.expression(conjunct, True), side
+                        )
+                        return dataclasses.replace(tree, **{field: inner})
+            case EventFilter(_, inner) if slots <= bound_slots(inner):
+                sunk = self._sink(inner, conjunct, slots)
+                return dataclasses.replace(tree, inner=sunk) if sunk is not None else None
+        return None
+
+    def event_plan(self, pattern: gp.GraphPattern) -> po.PhysicalPlan:
+        """A pattern over one event graph (a GPM or an EVENT's pattern), fully native."""
+        return self.plan(pattern, (po.EventGraph(),))
+
+    def _bop(self, p: ev.EventPattern, deferred: list) -> Bop:
+        match p:
+            case ev.Event(pattern):
+                stream = stream_of(p)
+                pattern = split_filters(pattern, pattern_variables(pattern), deferred)
+                return Gpm(stream, self.event_plan(pattern))
+            case ev.And(left, right):
+                return Conj(self._bop(left, deferred), self._bop(right, deferred))
+            case ev.Or(left, right):
+                return Disj(self._bop(left, deferred), self._bop(right, deferred))
+            case _:
+                raise Unsupported(f"{type(p).__name__} as a SPAseq sequence element")
+
+
+def _unmodified(e: ev.EventPattern) -> ev.EventPattern:
+    """A sequence element without its modifier (+, ?, !)."""
+    return e.inner if isinstance(e, ev.Kleene | ev.Optional | ev.Negation) else e
+
+
+def _conjunction(expressions: list) -> ex.Expression:
+    """F1 && F2 && ...: the deferred FILTERs of one GPM, checked together."""
+    result = expressions[0]
+    for e in expressions[1:]:
+        result = ex.Binary(ex.BinaryOperator.AND, result, e)
+    return result
+
+
+def bound_slots(tree: EventTree) -> frozenset[int]:
+    """The slots every event mapping of ``tree`` binds."""
+    match tree:
+        case EventLeaf(_, plan):
+            return po.certain(plan)
+        case OccurrenceLeaf(patterns):
+            return frozenset().union(*(po.certain(p) for p in patterns))
+        case EventSeq(left, right) | Combined(
+            "covering-join" | "eq-join" | "join" | "same-time", left, right
+        ):
+            return bound_slots(left) | bound_slots(right)
+        case Combined(_, left, right):
+            return bound_slots(left) & bound_slots(right)
+        case Extreme(inner) | EventFilter(_, inner) | OptionalJoin(inner):
+            return bound_slots(inner)
+        case Negated(left, _, right):
+            return frozenset().union(*(bound_slots(x) for x in (left, right) if x is not None))
+
+
+def horizon(event: ev.EventPattern) -> Horizon | None:
+    """``getDURATION() < d`` (or <=) among the conjuncts of a top-level event FILTER."""
+    if not isinstance(event, ev.EventFilter):
+        return None
+    for c in _conjuncts(event.expression):
+        if (
+            isinstance(c, ex.Binary)
+            and c.operator in (ex.BinaryOperator.LESS, ex.BinaryOperator.LESS_OR_EQUAL)
+            and isinstance(c.left, ex.Call)
+            and c.left.function == "GETDURATION"
+        ):
+            found = Horizon.of(c.right, c.operator is ex.BinaryOperator.LESS)
+            if found is not None:
+                return found
+    return None
+
+
+def _conjuncts(e: ex.Expression) -> list[ex.Expression]:
+    """The operands of a chain of &&."""
+    if isinstance(e, ex.Binary) and e.operator is ex.BinaryOperator.AND:
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]

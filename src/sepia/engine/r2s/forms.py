@@ -1,0 +1,157 @@
+"""Query forms over encoded solutions (RSP-QL seed 004, Definition 11's QF), and the results
+they stream out.
+
+At each evaluation the form turns the solutions into a bag (SELECT: the rows of the output
+and hidden slots; CONSTRUCT: the template's triples under each solution, fresh blank nodes
+for each; ASK: one boolean; DESCRIBE: the concise bounded descriptions, a set per match
+interval); the streaming operator (``streams``) then says which of it goes out, and
+``results`` decodes that into ``Result``s.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import pyoxigraph as ox
+
+from sepia.algebra import query as qa
+from sepia.engine.r2r import operators as po
+from sepia.engine.r2s.construct import fresh_blank
+from sepia.engine.rows import FROM, HIDDEN, TO, Row, Slots
+from sepia.rdf.describe import bounded_description
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.results import Op, Result
+from sepia.rdf.terms import Term
+
+EncodedTriple = tuple[int, int, int]
+
+
+class QueryForm:
+    """The form of one query (``name``) over its slot table and the session's dictionary;
+    event queries (``events``) keep the match interval with each answer."""
+
+    def __init__(
+        self,
+        query: qa.Query,
+        name: str,
+        slots: Slots,
+        dictionary: Dictionary,
+        default_graph: tuple[po.GraphRef, ...],
+        events: bool,
+    ) -> None:
+        self.query = query
+        self.name = name
+        self.slots = slots
+        self.dictionary = dictionary
+        self.interval = [slots.index(h) for h in (FROM, TO)] if events else []
+        self.kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
+        """The slots a SELECT answer keeps: the output variables and the hidden ones."""
+        windows = [po.WindowGraph(w.name) for w in query.dataset.windows]
+        self.described = [*default_graph, *(w for w in windows if w not in default_graph)]
+        """What DESCRIBE reads: the default graph, then each window's graph not in it."""
+
+    def answer(
+        self, rows: list[Row], graphs: Callable[[po.GraphRef], object]
+    ) -> Counter[tuple]:
+        """The bag the query form makes of the solutions (DESCRIBE: a set per interval)
+        over the graphs ``graphs`` reads (DESCRIBE only)."""
+        at = self.interval
+        match self.query.form:
+            case qa.Ask():
+                return Counter({(bool(rows),): 1})
+            case qa.Construct(template):
+                return Counter(
+                    (*t, *(row[i] for i in at))
+                    for row in rows
+                    for t in self.instantiate(template, row)
+                )
+            case qa.Describe(resources):
+                described = (
+                    (*t, *(row[i] for i in at))
+                    for row in rows
+                    for t in self.describe(resources, row, graphs)
+                )
+                return Counter(dict.fromkeys(described, 1))
+            case _:
+                kept = self.kept
+                return Counter(tuple(r[i] for i in kept) for r in rows)
+
+    def instantiate(self, template, row: Row) -> set[EncodedTriple]:
+        """The template's triples under one solution (each once), unbound ones left out;
+        its blank nodes fresh for this solution (SPARQL 16.2, ``construct.fresh_blank``)."""
+        slots, encode = self.slots, self.dictionary.encode
+        fresh: dict[str, int] = {}
+        triples = set()
+        for pattern in template:
+            ids = [
+                row[slots.index(x.value)]
+                if isinstance(x, ox.Variable)
+                else fresh_blank(self.dictionary, fresh, x.value)
+                if isinstance(x, ox.BlankNode)
+                else encode(x)
+                for x in (pattern.subject, pattern.predicate, pattern.object)
+            ]
+            if None not in ids and self.well_placed(ids):
+                triples.add(tuple(ids))
+        return triples
+
+    def describe(
+        self, resources: tuple, row: Row, graphs: Callable[[po.GraphRef], object]
+    ) -> set[EncodedTriple]:
+        """DESCRIBE's triples for one solution (``sepia.rdf.describe``): the concise
+        bounded description of the IRIs named and the terms bound to the variables named
+        (``*``: every variable), over the default graph and every window's graph."""
+        slots, decode = self.slots, self.dictionary.decode
+        encode = self.dictionary.encode
+        ids = [
+            row[slots.index(r.value)] if isinstance(r, ox.Variable) else encode(r)
+            for r in resources
+        ]
+        if not resources:
+            ids = [v for n, v in zip(slots.names, row, strict=True) if slots.visible(n)]
+        nodes = [i for i in ids if i is not None and not isinstance(decode(i), ox.Literal)]
+        read = [graphs(g) for g in self.described]
+        return bounded_description(
+            nodes,
+            lambda s: {t for g in read for t in g.match(s, None, None)},  # type: ignore[attr-defined]
+            lambda i: isinstance(decode(i), ox.BlankNode),
+        )
+
+    def well_placed(self, ids: list[int | None]) -> bool:
+        s, p, _ = (self.dictionary.decode(i) for i in ids)  # type: ignore[arg-type]
+        return not isinstance(s, ox.Literal) and isinstance(p, ox.NamedNode)
+
+    def results(self, t: int, bag: Counter[tuple], op: Op) -> list[Result]:
+        """The bag streamed out at t, decoded into results (CONSTRUCT and DESCRIBE: one
+        result per match interval, its triples in text order)."""
+        if not bag:
+            return []
+        decode = self.dictionary.decode
+        match self.query.form:
+            case qa.Ask():
+                return [Result(self.name, t, op, boolean=b) for (b,) in bag.elements()]
+            case qa.Construct() | qa.Describe():
+                graphs: dict[tuple, list[ox.Triple]] = {}
+                for key in +bag:
+                    graphs.setdefault(tuple(key[3:]), []).append(ox.Triple(*map(decode, key[:3])))  # type: ignore[misc]
+                return [
+                    Result(self.name, t, op, triples=tuple(sorted(g, key=str)),
+                           interval=(at[0], at[1]) if at else None)
+                    for at, g in sorted(graphs.items(), key=repr)
+                ]
+        names = [self.slots.names[i] for i in self.kept]
+        return [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
+                for row in bag.elements()]
+
+
+def _result(
+    name: str, t: int, op: Op, values: dict[str, int | None], decode: Callable[[int], Term]
+) -> Result:
+    """One output row: the bound output variables decoded, an event match's interval and
+    match number from the hidden slots."""
+    start, end, number = (values.pop(h, None) for h in HIDDEN)
+    binding = tuple((n, decode(v)) for n, v in values.items() if v is not None)
+    interval = None if start is None or end is None else (start, end)
+    match = None if number is None else f"m{number}"
+    return Result(name, t, op, binding, interval=interval, match=match)

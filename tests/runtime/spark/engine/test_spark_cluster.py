@@ -1,0 +1,77 @@
+"""A partitioned event query on a Spark standalone cluster (a master and two one-core
+workers on loopback, from the pyspark installation); one worker is SIGKILLed (with its
+executor) mid-run. The run must still end and give the reference evaluator's answer.
+
+The workload is W4-like: stock prices of four companies, one element per file in a
+watched folder, and a PARTITION BY ?c rising-price sequence, so the keys (companies) are
+spread over both executors."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from sepia.io.streams import read_stream
+from sepia.rdf.results import jsonl_line
+from sepia.runtime.inputs import load_query
+from sepia.runtime.local import run
+from sepia.semantics import evaluate
+
+from .child_run import STREAM
+from .cluster import Cluster
+from .test_spark_recovery import child
+
+pytestmark = [pytest.mark.spark]
+
+QUERY = """PREFIX : <http://example.org/>
+SELECT ?c ?p1 ?p2
+FROM STREAM S1 :s
+PARTITION BY ?c
+WHERE {
+  SEQ(A : B)
+  DEFINE GPM A ON S1 { ?c :price ?p1 }
+  DEFINE GPM B ON S1 { ?c :price ?p2 FILTER(?p2 > ?p1) }
+}
+"""
+COMPANIES = ["acme", "beta", "gamma", "delta"]
+PRICES = [10, 12, 11, 15, 9, 10, 14, 13, 16, 12, 18, 17]  # by element number, per company
+
+
+def write_prices(folder: Path, count: int) -> None:
+    folder.mkdir()
+    for n in range(count):
+        company, price = COMPANIES[n % 4], PRICES[(n * 5) % len(PRICES)]
+        path = folder / f"part-{n:02d}.trig"
+        path.write_text(
+            "@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+            f":g{n} {{ :{company} :price {price} . }} :g{n} prov:generatedAtTime {n + 1} .\n"
+        )
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+
+
+def test_partitioned_query_survives_a_lost_worker(tmp_path):
+    query, folder = tmp_path / "rise.rq", tmp_path / "stream"
+    query.write_text(QUERY)
+    write_prices(folder, 16)
+    cluster = Cluster(tmp_path, workers=2)
+    try:
+        checkpoint, out = tmp_path / "checkpoint", tmp_path / "out.jsonl"
+        driver = child(query, folder, checkpoint, out, cluster.master)
+        journal = checkpoint / "results"
+        while driver.poll() is None and len(list(journal.glob("*.jsonl"))) < 3:
+            time.sleep(0.2)
+        cluster.kill(cluster.workers[1])
+        assert cluster.alive_workers() <= 2
+        assert driver.wait(timeout=600) == 0
+    finally:
+        cluster.stop()
+    elements = [e for p in sorted(folder.iterdir()) for e in read_stream(p, STREAM)]
+    answer = evaluate(load_query(query).query, {STREAM: elements}, name="rise")
+    assert len(answer) >= 4  # every company rises at least once in PRICES
+    local = run([("rise", load_query(query).query)], {STREAM: elements})
+    lines = [jsonl_line(r, elements[0].kind) for r in local]
+    assert sorted(lines) == sorted(jsonl_line(r, elements[0].kind) for r in answer)
+    assert out.read_text().splitlines() == lines
