@@ -60,8 +60,8 @@ def bounded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             return real(self, t)
         return wrapper
 
-    monkeypatch.setattr(continuous.ContinuousQuery, "_evaluate",
-                        counting(continuous.ContinuousQuery._evaluate))
+    monkeypatch.setattr(continuous.ContinuousQuery, "evaluate",
+                        counting(continuous.ContinuousQuery.evaluate))
     monkeypatch.setattr(evaluator.Evaluation, "rows", counting(evaluator.Evaluation.rows))
     return made
 
