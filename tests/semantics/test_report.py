@@ -77,5 +77,5 @@ def test_unknown_window_and_empty_input(windows):
 )
 def test_other_windows(nearby, spec, closes, flush):
     window = window_input(ds.WindowDecl(W1, iri("nearby"), spec), nearby)
-    assert window.closes(0, 20) == closes
+    assert list(window.closes(0, 20)) == closes
     assert window.flush(12) == flush

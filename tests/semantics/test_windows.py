@@ -36,8 +36,8 @@ def test_present_window_is_earliest_opening():
 
 
 def test_close_times_and_flush():
-    assert wd.close_times(2, 2, 0, 3, 16) == [4, 6, 8, 10, 12, 14, 16]
-    assert wd.close_times(5, 2, 1, 0, 11) == [6, 8, 10]
+    assert list(wd.close_times(2, 2, 0, 3, 16)) == [4, 6, 8, 10, 12, 14, 16]
+    assert list(wd.close_times(5, 2, 1, 0, 11)) == [6, 8, 10]
     # the last window holding 15 is (13, 18]: the flush after an element at 15 goes to 18
     assert wd.last_close_holding(15, 5, 2, 1) == 18
     assert wd.last_close_holding(1, 5, 2, 1) is None

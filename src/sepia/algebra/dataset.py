@@ -115,10 +115,11 @@ def present_window(t: int, width: int, slide: int, t0: int = 0) -> tuple[int, in
     return (t0 + holding[0] * slide, t0 + holding[0] * slide + width) if holding else None
 
 
-def close_times(width: int, slide: int, t0: int, low: int, high: int) -> list[int]:
-    """The closing instants c = t0 + k*slide + width (k >= 0) that fall in [low, high]."""
+def close_times(width: int, slide: int, t0: int, low: int, high: int) -> range:
+    """The closing instants c = t0 + k*slide + width (k >= 0) that fall in [low, high] (a
+    range: a long gap in time holds very many)."""
     first = max(0, -((low - width - t0) // -slide))
-    return list(range(t0 + first * slide + width, high + 1, slide))
+    return range(t0 + first * slide + width, high + 1, slide)
 
 
 def last_close_holding(t: int, width: int, slide: int, t0: int = 0) -> int | None:

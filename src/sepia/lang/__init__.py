@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.query import Entailment, Query
+from sepia.lang.checks import FLATTER, TOO_DEEP
 from sepia.lang.context import Context
-from sepia.lang.errors import QueryError
+from sepia.lang.errors import QueryError, span_at
 from sepia.lang.lowering import lower
 from sepia.lang.parser import parse_tree
 
@@ -22,12 +23,14 @@ def parse_query(
     base_iri: str | None = None,
     event_policy: SelectionPolicy | None = None,
     entailment: Entailment | None = None,
+    syntax_only: bool = False,
 ) -> Query:
     """Compile query text into the algebra, or raise QueryError before any data is read.
 
     `base_iri` resolves relative IRIs before any BASE clause; `event_policy` is the default
     selection policy (`sepia run --event-policy`) that a query's own EVENT POLICY overrides;
-    `entailment` likewise for `--entailment` and the ENTAILMENT clause.
+    `entailment` likewise for `--entailment` and the ENTAILMENT clause. `syntax_only`
+    accepts valid SPARQL that Sepia cannot evaluate (a call of an unknown function IRI).
 
     >>> query = parse_query(open("examples/e1-shops-coupons/query.rq").read())
     >>> query.dialect.value, [w.name.value for w in query.dataset.windows]
@@ -36,13 +39,15 @@ def parse_query(
     Traceback (most recent call last):
     sepia.lang.errors.QueryError: <query>:1:1: unexpected 'SELEC'; ...
     """
-    tree = parse_tree(text, source)
-    context = Context(text, source, base=base_iri)
+    context = Context(text, source, base=base_iri, syntax_only=syntax_only)
     if event_policy is not None:
         context.event_policy = event_policy
     if entailment is not None:
         context.entailment = entailment
-    return lower(tree, context)
+    try:
+        return lower(parse_tree(text, source), context)
+    except RecursionError:  # the compiler walks the query recursively
+        context.fail(span_at(text, 0, 1), TOO_DEEP, expected=FLATTER)
 
 
 __all__ = ["QueryError", "parse_query"]

@@ -16,13 +16,33 @@ from sepia.lang.context import Context
 from sepia.lang.errors import span_at
 from sepia.rdf.time import TimeKind
 
+MAX_DEPTH = 150
+"""Deepest nesting of the query's algebra (groups, UNION branches, operators, paths) that is
+compiled: the planners and evaluators walk it recursively, within Python's stack."""
+TOO_DEEP = f"the query is nested more than {MAX_DEPTH} levels deep"
+FLATTER = "fewer nested groups, UNION branches or parentheses (VALUES lists many alternatives)"
+
 
 def check_query(query: Query, ctx: Context) -> None:
     """Raise a QueryError for the first problem found, in the order the checks are listed."""
+    _check_depth(query, ctx)
     _check_windows_declared(ctx)
     _check_time_units(ctx)
     _check_sequences_have_windows(query, ctx)
     _check_interval_functions_in_events(query, ctx)
+
+
+def _check_depth(query: Query, ctx: Context) -> None:
+    """Measured without recursion, so a deep query gets this error, not a RecursionError."""
+    stack: list[tuple[object, int]] = [(query.pattern, 1), (query.expression, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            ctx.fail(span_at(ctx.text, 0, 1), TOO_DEEP, expected=FLATTER)
+        if isinstance(node, tuple):
+            stack.extend((item, depth) for item in node)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            stack.extend((getattr(node, f.name), depth + 1) for f in dataclasses.fields(node))
 
 
 def _check_windows_declared(ctx: Context) -> None:

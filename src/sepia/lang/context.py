@@ -43,6 +43,8 @@ class Context:
     prefixes: dict[str, str] = field(default_factory=dict)
     event_policy: SelectionPolicy = SelectionPolicy.UNRESTRICTED
     entailment: Entailment = Entailment.NONE
+    syntax_only: bool = False
+    """Accept what is valid SPARQL but cannot be evaluated (unknown extension functions)."""
     window_references: list[Reference] = field(default_factory=list)
     times: list[TimedValue] = field(default_factory=list)
     features: set[str] = field(default_factory=set)

@@ -31,6 +31,8 @@ from sepia.algebra.functions import BUILTINS, CSPARQL_TIMESTAMP, XSD_CASTS
 from sepia.lang.context import Context
 from sepia.rdf.vocabulary import XSD
 
+EXTENSION_FUNCTIONS = frozenset({"urn:sepia:function:timestamp"})
+"""Function IRIs besides the XSD casts that Sepia evaluates (C-SPARQL's timestamp())."""
 _COMPARATORS = {op.value: op for op in BinaryOperator}
 
 
@@ -158,6 +160,12 @@ class ExpressionRules:
                 )
             if len(args) != 1 or distinct:
                 self.ctx.fail(meta, "an XSD constructor function takes exactly 1 argument")
+        elif iri.value not in EXTENSION_FUNCTIONS and not self.ctx.syntax_only:  # fails late
+            self.ctx.fail(
+                meta,
+                f"unknown function <{iri.value}>",
+                expected="a SPARQL 1.1 built-in, an XSD constructor function or timestamp()",
+            )
         return FunctionCall(iri, args, distinct)
 
     @v_args(inline=True)

@@ -193,6 +193,6 @@ def lower(tree: Tree, ctx: Context) -> Query:
     try:
         return Lowering(ctx).transform(tree)
     except VisitError as error:
-        if isinstance(error.orig_exc, QueryError):
+        if isinstance(error.orig_exc, QueryError | RecursionError):
             raise error.orig_exc from None
         raise

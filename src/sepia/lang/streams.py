@@ -53,8 +53,10 @@ class StreamRules:
         return clauses
 
     @v_args(inline=True)
-    def within(self, _keyword: Token, width: Duration, tumbling: Token | None = None) -> object:
+    def within(self, keyword: Token, width: Duration, tumbling: Token | None = None) -> object:
         self.ctx.features.add("within")
+        if width.value <= 0:
+            self.ctx.fail(keyword, "WITHIN 0 admits no match", expected="a positive duration")
 
         def apply(clauses: StreamClauses) -> None:
             clauses.within = Within(width.value, tumbling is not None)
@@ -133,17 +135,27 @@ class StreamRules:
     def window_spec(self, spec: WindowSpec) -> WindowSpec:
         return spec
 
-    def range_window(self, children: list) -> WindowSpec:
+    @v_args(meta=True)
+    def range_window(self, meta: Meta, children: list) -> WindowSpec:
         durations = [c for c in children if isinstance(c, Duration)]
         start = next((c for c in children if isinstance(c, tuple)), (0,))[0]
         width = durations[0].value
         slide = durations[1].value if len(durations) > 1 else 1
+        self._positive(meta, width, slide)
         return Sliding(width, slide, start)
 
-    def tumbling_window(self, children: list) -> WindowSpec:
+    @v_args(meta=True)
+    def tumbling_window(self, meta: Meta, children: list) -> WindowSpec:
         width = next(c for c in children if isinstance(c, Duration)).value
         start = next((c for c in children if isinstance(c, tuple)), (0,))[0]
+        self._positive(meta, width, width)
         return Sliding(width, width, start)
+
+    def _positive(self, meta: Meta, width: int, slide: int) -> None:
+        """A window of width 0 shows nothing; a step of 0 never moves (and divides by 0)."""
+        if width <= 0 or slide <= 0:
+            which = "width (RANGE)" if width <= 0 else "step (STEP, SLIDE)"
+            self.ctx.fail(meta, f"a window {which} of 0", expected="a positive duration")
 
     def now_window(self, _children: list) -> WindowSpec:
         return Now()

@@ -13,6 +13,7 @@ stored as its closure (:mod:`sepia.reasoning.entailment`).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import assert_never
 
@@ -78,7 +79,25 @@ def _arrivals(elements: Sequence[StreamElement]) -> Callable[[int, int], list[in
     """Windows that move with every element (landmark, NOW, count-based) close at every
     arrival: each arrival ends one extent of the window and starts the next (docs/semantics.md,
     "Landmark windows close at every arrival")."""
-    return lambda low, high: sorted({e.time for e in elements if low <= e.time <= high})
+    times = sorted({e.time for e in elements})
+    return lambda low, high: _Between(times, low, high)
+
+
+class _Between(Sequence[int]):
+    """The sorted ``times`` in [low, high], as a view (asked often: no copy)."""
+
+    def __init__(self, times: list[int], low: int, high: int) -> None:
+        self.times = times
+        self.start = bisect.bisect_left(times, low)
+        self.stop = max(self.start, bisect.bisect_right(times, high))
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        if isinstance(index, int) and 0 <= index < len(self):
+            return self.times[self.start + index]  # the common case: [0]
+        return self.times[self.start:self.stop][index]
 
 
 ELEMENT = "__g"

@@ -9,10 +9,11 @@ push-based: each match is reported once, at the time it completes.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -33,7 +34,7 @@ from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
 from sepia.semantics.partition import end_of_input, split_by_value
 from sepia.semantics.paths import evaluate_path
-from sepia.semantics.report import evaluation_instants
+from sepia.semantics.report import Instants, evaluation_instants
 
 AT, MATCH = "__at", "__match"
 HIDDEN = (FROM, TO, AT, MATCH)
@@ -122,6 +123,16 @@ class Evaluation:
                 return sorted(t for t in times if until is None or t <= until)
             case rp.Once():
                 return [0]
+
+    def changes(self) -> list[int]:
+        """The instants at which the data an evaluation reads may change (``_leaping``):
+        window contents and background versions; sorted, never empty."""
+        found = {0}
+        for window in self.data.windows.values():
+            found |= window.changes()
+        for graph in self.data.background.varying.values():
+            found.update(graph.times)
+        return sorted(found)
 
     # --- one evaluation ----------------------------------------------------------------
     def rows(self, t: int) -> list[Mu]:
@@ -278,12 +289,45 @@ def partitions(
 def continuous(run: Evaluation, until: int | None) -> list[Result]:
     """Definition 24: evaluate at every instant of ET, stream out through R2S."""
     operator, op = _stream_operator(run.query)
+    if isinstance(run.query.report, rp.Report) and not run.match_number:
+        return _leaping(run, until, operator, op)
     previous: Counter[Row] = Counter()
     results: list[Result] = []
     for t in run.instants(until):
         now = run.answer(run.rows(t))
         results += run.results(t, op, operator(now, previous))
         previous = now
+    return results
+
+
+def _leaping(
+    run: Evaluation, until: int | None, operator: Callable[..., Counter[Row]], op: Op
+) -> list[Result]:
+    """Definition 24 for a report policy, leaping over instants that answer nothing.
+
+    Without MATCH, the answer at t depends on the windows' contents and the background
+    versions at t only. So once an instant of ET streams out nothing (R2S makes nothing of
+    an answer it just made, and NON EMPTY fails again on the same windows), every later
+    instant before the next change of that data streams out nothing too: the evaluation goes
+    on at the first instant of ET at or after that change. The work follows the changes and
+    the results, not the length of a gap in time."""
+    instants = Instants(run.query.report, list(run.data.windows.values()), until)
+    changes = run.changes()
+    previous: Counter[Row] = Counter()
+    results: list[Result] = []
+    t = instants.first(instants.low)
+    while t is not None:
+        out: list[Result] = []
+        if instants.holds(t):
+            now = run.answer(run.rows(t))
+            out = run.results(t, op, operator(now, previous))
+            previous = now
+        results += out
+        after = t + 1
+        if not out:  # quiet until the data changes
+            later = bisect.bisect_right(changes, t)
+            after = changes[later] if later < len(changes) else instants.high + 1
+        t = instants.first(after)
     return results
 
 

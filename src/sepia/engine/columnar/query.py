@@ -144,8 +144,14 @@ class ColumnarQuery(ContinuousQuery):
             upto = int(np.searchsorted(batch.times, due, side="right"))
             self._insert_columns(batch.slice(done, upto))
             done = upto
-            results += self.evaluate(due)
+            out = self.evaluate(due)
+            results += out
             after = due
+            if not out:  # quiet until the windows change or the next element arrives
+                arrival = int(batch.times[done]) if done < len(batch) else last + 1
+                change = self.next_change(due)
+                until = arrival if change is None else min(change, arrival)
+                after = max(due, min(until, last + 1) - 1)
         self._insert_columns(batch.slice(done, len(batch)))
         self.kind.quiet = (after, due)  # next_due's promise: nothing due in between
         self.clock = last

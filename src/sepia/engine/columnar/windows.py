@@ -68,6 +68,18 @@ class ColumnWindow:
         self._settle()
         return len(self._times) - self.first
 
+    def next_eviction(self) -> int | None:
+        """The first instant at which the window, with nothing arriving, shows less (its
+        oldest element leaves); None if time alone changes nothing (``WindowState``'s)."""
+        if self.first < len(self._times):
+            oldest = int(self._times[self.first])
+        elif self._pending:
+            oldest = int(self._pending[0][0][0])
+        else:
+            return None
+        until = self.operator.shown_until(oldest)
+        return None if until is None else until + 1
+
     def admits(self, time: int) -> bool:
         after = self._after
         return time > after if after is not None else self.operator.admits(time)

@@ -14,6 +14,7 @@ All state is rows (architecture principle 3), see ``snapshot`` and ``restore``.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Sequence
 from typing import assert_never
@@ -328,6 +329,19 @@ class ContinuousQuery:
         return reader
 
     # --- one evaluation -----------------------------------------------------------------
+    def next_change(self, t: int) -> int | None:
+        """The first instant after t at which what an evaluation reads changes with nothing
+        arriving: a window's oldest element leaves, or a background graph's next version
+        starts. Until then an instant that streamed out nothing is followed by more such
+        instants (R2S makes nothing of an answer it just made; NON EMPTY fails again), so
+        the report loops leap over them: a gap in time costs nothing."""
+        changes = [c for w in self.windows.values() if (c := w.next_eviction()) is not None]
+        for graph in self.background.varying.values():
+            later = bisect.bisect_right(graph.times, t)
+            if later < len(graph.times):
+                changes.append(graph.times[later])
+        return min(changes, default=None)
+
     def evaluate(self, t: int) -> list[Result]:
         """The query at instant t: NON EMPTY checked, the plan run (or the maintained
         answer updated), the kind's solutions kept, the form and streaming operator applied."""

@@ -105,8 +105,12 @@ class WindowQuery(QueryKind):
             return []  # asked at every arrival: nothing is due until the next window close
         results = []
         while (due := schedule.next_due(after, before)) is not None and due < before:
-            results += self.host.evaluate(due)
+            out = self.host.evaluate(due)
+            results += out
             after = due
+            if not out:  # the same data answers the same: quiet until it changes
+                change = self.host.next_change(due)
+                after = before - 1 if change is None or change >= before else max(due, change - 1)
         self.quiet = (after, due)
         return results
 

@@ -119,6 +119,18 @@ class WindowOperator:
             case _:
                 return None
 
+    def shown_until(self, time: int) -> int | None:
+        """The last instant at which an element stamped ``time`` is shown; None when time
+        alone never evicts it (landmark and interval windows keep it, a count-based one
+        drops it only when later elements arrive)."""
+        match self.spec:
+            case ds.Sliding():
+                return self.flush_end(time)
+            case ds.Now():
+                return time
+            case _:
+                return None
+
     def flush_end(self, last: int) -> int:
         """Where the end-of-input flush stops for this window, given its last element."""
         match self.spec:
@@ -202,6 +214,14 @@ class WindowState:
             return
         while self.elements and self.elements[0][0] <= lower:
             self._evict()
+
+    def next_eviction(self) -> int | None:
+        """The first instant at which the window, with nothing arriving, shows less (its
+        oldest element leaves); None if time alone changes nothing."""
+        if not self.elements:
+            return None
+        until = self.operator.shown_until(self.elements[0][0])
+        return None if until is None else until + 1
 
     def _evict(self) -> None:
         _, triples = self.elements.popleft()
