@@ -87,5 +87,4 @@ class ContinuousEngine(Protocol):
 class EngineFactory(Protocol):
     """Builds a unit's engine on a worker; registered by name in `ENGINES` (host module)."""
 
-    def __call__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> ContinuousEngine:
-        ...
+    def __call__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> ContinuousEngine: ...

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 
 from sepia.io.streams import StreamError, read_stream
 from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark.elements import ElementRow, element_row, located
 
 STREAM_FILE_GLOB = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz}"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
@@ -74,6 +75,44 @@ class IngestOptions:
     retried task rewrites the same file (`sinks.DeadLetterFile` gathers them)."""
 
 
+def file_paths(spark: SparkSession, sources: Iterable[StreamSource]) -> DataFrame:
+    """The streaming DataFrame of (stream, path) rows of the files of `sources`, one new
+    file per source and micro-batch, for a stage that reads them itself (`file_elements`)."""
+    frames = [_file_source(spark, source) for source in sources]
+    if not frames:
+        raise ValueError("no stream to read")
+    paths = frames[0]
+    for frame in frames[1:]:
+        paths = paths.unionByName(frame)
+    return paths
+
+
+def file_elements(
+    stream: str, uri: str, options: IngestOptions, on_error: str
+) -> Iterator[tuple[ElementRow, StreamElement]]:
+    """The elements of one stream file as element rows, each with the element as parsed
+    (so a stage routing them parses nothing again). A bad element raises IngestError when
+    `on_error` is "stop" and is skipped (to the dead-letter part, if any) when "skip"."""
+    path = _local_path(uri)
+    errors: list[StreamError] = []
+    with path.open("rb") as handle:
+        elements = read_stream(
+            handle, stream, name=str(path), on_error="skip", errors=errors.append,
+            dead_letter=dead_letter_part(options.dead_letters, stream, str(path)),
+            allowed_lateness=options.allowed_lateness,
+        )  # fmt: skip
+        for seq, element in enumerate(elements):
+            _stop_at(errors, on_error)
+            yield element_row(str(path), seq, element), element
+        _stop_at(errors, on_error)
+
+
+def _stop_at(errors: list[StreamError], on_error: str) -> None:
+    if errors and on_error == "stop":
+        e = errors[0]
+        raise located(e.file, e.line, e.element, e.reason)
+
+
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
     """Spark's file source over one file (by glob filter on its folder) or a whole folder."""
     path = source.path.resolve()
@@ -100,12 +139,7 @@ def stream_rows(
     and the watermark trails it by the allowed lateness.
     """
     options = options or IngestOptions()
-    frames = [_file_source(spark, source) for source in sources]
-    if not frames:
-        raise ValueError("no stream to read")
-    paths = frames[0]
-    for frame in frames[1:]:
-        paths = paths.unionByName(frame)
+    paths = file_paths(spark, sources)
     rows = paths.mapInArrow(lambda batches: parse_path_batches(batches, options), INGEST_DDL)
     return with_event_time(rows, options)
 

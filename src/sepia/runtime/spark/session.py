@@ -129,6 +129,8 @@ def session_settings(config: SparkConfig) -> dict[str, str]:
         # transformWithState cannot load (BROADCAST_VARIABLE_NOT_LOADED: a W10 background
         # of 50,000 triples failed so), so plans stay inline up to 2 GiB.
         "spark.broadcast.UDFCompressionThreshold": str(2**31 - 1),
+        # Python workers fork from a daemon that has imported Sepia already (daemon.py).
+        "spark.python.daemon.module": "sepia.runtime.spark.daemon",
         **config.extra,
     }  # fmt: skip
 
