@@ -22,6 +22,10 @@ ELEMENT_DDL = (
     "stream string, file string, seq bigint, graph string, start bigint, end bigint, "
     "kind string, triples string"
 )
+ELEMENT_SCHEMA = pa.schema(
+    [(name, pa.int64() if name in ("seq", "start", "end") else pa.string())
+     for name in ELEMENT_FIELDS]
+)  # fmt: skip
 ElementRow = tuple[str, str, int, str, int, int, str, str]
 """One element: stream, file, seq (position in the file), graph, start, end, time kind, and
 its triples as N-Triples text."""

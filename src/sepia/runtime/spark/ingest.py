@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import unquote, urlparse
@@ -29,7 +30,13 @@ from pyspark.sql import functions as F
 
 from sepia.io.streams import StreamError, read_stream
 from sepia.rdf.stream import StreamElement
-from sepia.runtime.spark.elements import ElementRow, element_row, located
+from sepia.runtime.spark.elements import (
+    ELEMENT_FIELDS,
+    ELEMENT_SCHEMA,
+    ElementRow,
+    element_row,
+    located,
+)
 
 STREAM_FILE_GLOB = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz}"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
@@ -111,6 +118,24 @@ def _stop_at(errors: list[StreamError], on_error: str) -> None:
     if errors and on_error == "stop":
         e = errors[0]
         raise located(e.file, e.line, e.element, e.reason)
+
+
+def read_files(
+    batches: Iterable[pa.RecordBatch], options: IngestOptions | None = None
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: (stream, path) rows in, the files' element rows out (`ELEMENT_DDL`),
+    bad elements skipped: the reading and parsing of the job's route stage, no routing."""
+    options = options or IngestOptions()
+    for batch in batches:
+        for stream, uri in zip(
+            batch.column("stream").to_pylist(), batch.column("path").to_pylist(), strict=True
+        ):
+            rows = (row for row, _ in file_elements(stream, uri, options, "skip"))
+            while chunk := list(islice(rows, options.rows_per_batch)):
+                yield pa.RecordBatch.from_pylist(
+                    [dict(zip(ELEMENT_FIELDS, row, strict=True)) for row in chunk],
+                    schema=ELEMENT_SCHEMA,
+                )
 
 
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:

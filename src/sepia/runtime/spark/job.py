@@ -41,7 +41,7 @@ from sepia.engine.partition import PartitionedQuery, bucket_of
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.elements import (
     ELEMENT_DDL,
-    ELEMENT_FIELDS,
+    ELEMENT_SCHEMA,
     END,
     END_GRAPH,
     END_MARKER,
@@ -59,11 +59,7 @@ from sepia.runtime.spark.units import Unit, bucket_key
 __all__ = ["END_GRAPH", "END_MARKER", "END_TIME", "results_frame", "route", "routed_rows"]
 
 ROUTED_DDL = "unit int, partition string, " + ELEMENT_DDL
-ROUTED_SCHEMA = pa.schema(
-    [("unit", pa.int32()), ("partition", pa.string())]
-    + [(name, pa.int64() if name in ("seq", "start", "end") else pa.string())
-       for name in ELEMENT_FIELDS]
-)  # fmt: skip
+ROUTED_SCHEMA = pa.schema([("unit", pa.int32()), ("partition", pa.string()), *ELEMENT_SCHEMA])
 CHUNK = 1024
 """Elements routed together: partition keys are found for a chunk in one evaluation, and a
 bucket's stand-ins of a chunk cross the shuffle as one row."""
