@@ -116,13 +116,13 @@ class SparkPassThrough:
 
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         from sepia.runtime.spark.elements import ELEMENT_DDL
-        from sepia.runtime.spark.ingest import StreamSource, file_paths, read_files
+        from sepia.runtime.spark.ingest import StreamSource, file_paths, file_pieces, read_files
         from sepia.runtime.spark.progress import ProgressLog
 
         spark, startup = _warm_session(self.master)
         streams = manifest.streams_of(variant)
         paths = file_paths(spark, [StreamSource(s.iri, data / s.path) for s in streams])
-        rows = paths.mapInArrow(read_files, ELEMENT_DDL)
+        rows = file_pieces(paths).mapInArrow(read_files, ELEMENT_DDL)
         log = ProgressLog()
         with tempfile.TemporaryDirectory(prefix="sepia-bench-spark-") as scratch:
             query = (

@@ -16,12 +16,13 @@ one pass reports every bad element and loses no good one.
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
-from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +37,15 @@ from sepia.runtime.spark.elements import (
     ElementRow,
     element_row,
     located,
+)
+from sepia.runtime.spark.splits import (
+    PIECE_DDL,
+    SEQ_STRIDE,
+    Piece,
+    PieceReader,
+    lines_before,
+    local_path,
+    split_files,
 )
 
 STREAM_FILE_GLOB = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz}"
@@ -95,47 +105,65 @@ def file_paths(spark: SparkSession, sources: Iterable[StreamSource]) -> DataFram
 
 
 def file_elements(
-    stream: str, uri: str, options: IngestOptions, on_error: str
+    stream: str, uri: str, options: IngestOptions, on_error: str, piece: Piece | None = None
 ) -> Iterator[tuple[ElementRow, StreamElement]]:
-    """The elements of one stream file as element rows, each with the element as parsed
-    (so a stage routing them parses nothing again). A bad element raises IngestError when
-    `on_error` is "stop" and is skipped (to the dead-letter part, if any) when "skip"."""
-    path = _local_path(uri)
+    """The elements of one stream file (or of one piece of it, `splits`) as element rows,
+    each with the element as parsed (so a stage routing them parses nothing again). A bad
+    element raises IngestError when `on_error` is "stop" and is skipped (to the dead-letter
+    part, if any) when "skip"."""
+    path = local_path(uri)
     errors: list[StreamError] = []
-    with path.open("rb") as handle:
+    if piece is not None and piece.begin == 0 and not piece.header:
+        piece = None if piece.end >= path.stat().st_size else piece
+    source = path.open("rb") if piece is None else io.BufferedReader(PieceReader(path, piece))
+    first = 0 if piece is None else piece.index * SEQ_STRIDE
+    with source:
         elements = read_stream(
-            handle, stream, name=str(path), on_error="skip", errors=errors.append,
+            source, stream, name=str(path), on_error="skip", errors=errors.append,
             dead_letter=dead_letter_part(options.dead_letters, stream, str(path)),
             allowed_lateness=options.allowed_lateness,
         )  # fmt: skip
-        for seq, element in enumerate(elements):
-            _stop_at(errors, on_error)
+        for seq, element in enumerate(elements, first):
+            _stop_at(errors, on_error, path, piece)
             yield element_row(str(path), seq, element), element
-        _stop_at(errors, on_error)
+        _stop_at(errors, on_error, path, piece)
 
 
-def _stop_at(errors: list[StreamError], on_error: str) -> None:
+def _stop_at(errors: list[StreamError], on_error: str, path: Path, piece: Piece | None) -> None:
     if errors and on_error == "stop":
         e = errors[0]
-        raise located(e.file, e.line, e.element, e.reason)
+        shift = 0 if piece is None else lines_before(path, piece)
+        raise located(e.file, e.line + shift, e.element, e.reason)
+
+
+def file_pieces(paths: DataFrame) -> DataFrame:
+    """(stream, path) rows -> rows of the files' pieces (`splits.PIECE_DDL`), spread over
+    the session's cores, so the stage reading them parses one large file in parallel."""
+    count = paths.sparkSession.sparkContext.defaultParallelism
+    split = paths.mapInArrow(partial(split_files, count=count), PIECE_DDL)
+    return split.repartition(count) if count > 1 else split
+
+
+def piece_elements(
+    batches: Iterable[pa.RecordBatch], options: IngestOptions, on_error: str
+) -> Iterator[tuple[ElementRow, StreamElement]]:
+    """The elements of each piece of `file_pieces`' rows, read and parsed once."""
+    for batch in batches:
+        for row in batch.to_pylist():
+            piece = Piece(row["piece"], row["begin"], row["end"], row["header"])
+            yield from file_elements(row["stream"], row["path"], options, on_error, piece)
 
 
 def read_files(
     batches: Iterable[pa.RecordBatch], options: IngestOptions | None = None
 ) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: (stream, path) rows in, the files' element rows out (`ELEMENT_DDL`),
-    bad elements skipped: the reading and parsing of the job's route stage, no routing."""
-    options = options or IngestOptions()
-    for batch in batches:
-        for stream, uri in zip(
-            batch.column("stream").to_pylist(), batch.column("path").to_pylist(), strict=True
-        ):
-            rows = (row for row, _ in file_elements(stream, uri, options, "skip"))
-            while chunk := list(islice(rows, options.rows_per_batch)):
-                yield pa.RecordBatch.from_pylist(
-                    [dict(zip(ELEMENT_FIELDS, row, strict=True)) for row in chunk],
-                    schema=ELEMENT_SCHEMA,
-                )
+    """mapInArrow body: `file_pieces` rows in, their element rows out (`ELEMENT_DDL`), bad
+    elements skipped: the reading and parsing of the job's route stage, no routing."""
+    rows = (row for row, _ in piece_elements(batches, options or IngestOptions(), "skip"))
+    while chunk := list(islice(rows, 4096)):
+        yield pa.RecordBatch.from_pylist(
+            [dict(zip(ELEMENT_FIELDS, row, strict=True)) for row in chunk], schema=ELEMENT_SCHEMA
+        )
 
 
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
@@ -191,13 +219,7 @@ def parse_path_batches(
         for stream, uri in zip(
             batch.column("stream").to_pylist(), batch.column("path").to_pylist(), strict=True
         ):
-            yield from _file_rows(stream, _local_path(uri), options)
-
-
-def _local_path(uri: str) -> Path:
-    """Spark names files as URIs; workers open them as local (or commonly mounted) paths."""
-    parsed = urlparse(uri)
-    return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
+            yield from _file_rows(stream, local_path(uri), options)
 
 
 def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[pa.RecordBatch]:

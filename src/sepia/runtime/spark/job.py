@@ -53,7 +53,12 @@ from sepia.runtime.spark.elements import (
     to_element,
 )
 from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec
-from sepia.runtime.spark.ingest import IngestOptions, file_elements, with_event_time
+from sepia.runtime.spark.ingest import (
+    IngestOptions,
+    file_pieces,
+    piece_elements,
+    with_event_time,
+)
 from sepia.runtime.spark.units import Unit, bucket_key
 
 __all__ = ["END_GRAPH", "END_MARKER", "END_TIME", "results_frame", "route", "routed_rows"]
@@ -93,7 +98,9 @@ def results_frame(
         routed.append(rows.mapInArrow(partial(route, spec=spec), ROUTED_DDL))
     options = ingest or IngestOptions()
     for paths in files:
-        read = paths.mapInArrow(partial(route_files, spec=spec, options=options), ROUTED_DDL)
+        read = file_pieces(paths).mapInArrow(
+            partial(route_files, spec=spec, options=options), ROUTED_DDL
+        )
         routed.append(with_event_time(read, options).drop("event_time"))
     return (
         reduce(DataFrame.unionByName, routed)
@@ -110,13 +117,9 @@ def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.Recor
 def route_files(
     batches: Iterable[pa.RecordBatch], spec: JobSpec, options: IngestOptions
 ) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: (stream, path) rows in, each file read and parsed once, one row per
-    element and key out."""
-    for batch in batches:
-        for stream, uri in zip(
-            batch.column("stream").to_pylist(), batch.column("path").to_pylist(), strict=True
-        ):
-            yield from _routed_batches(spec, file_elements(stream, uri, options, spec.on_error))
+    """mapInArrow body: pieces of stream files in (`ingest.file_pieces`), each read and
+    parsed once, one row per element and key out."""
+    return _routed_batches(spec, piece_elements(batches, options, spec.on_error))
 
 
 def _routed_batches(spec: JobSpec, read: Iterator[Read]) -> Iterator[pa.RecordBatch]:
