@@ -49,7 +49,7 @@ def nquads(n: int, time_first: bool = True) -> str:
     lines = []
     for k in range(n):
         time = f'<http://e/g{k}> {PROV} "{k}"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
-        body = f"<http://e/s{k}> <http://e/p> \"{'x' * 40}\" <http://e/g{k}> .\n"
+        body = f'<http://e/s{k}> <http://e/p> "{"x" * 40}" <http://e/g{k}> .\n'
         lines += [time, body] if time_first else [body, time]
     return "".join(lines)
 
