@@ -20,6 +20,7 @@ import pyoxigraph as ox
 from pyspark.sql.streaming.stateful_processor import (
     ExpiredTimerInfo,
     ListState,
+    MapState,
     StatefulProcessor,
     StatefulProcessorHandle,
     TimerValues,
@@ -127,15 +128,20 @@ def _unit_engine(unit: Unit, engine: str, background: ox.Store | None, rdfs: boo
 
 
 class StoredTables(Mapping[str, list[tuple]]):
-    """A key's state tables in Spark's state store, each read when first looked up."""
+    """A key's state tables in Spark's state store, each read when first looked up (a map
+    table as (key, *value) rows)."""
 
-    def __init__(self, tables: Mapping[str, ListState]) -> None:
+    def __init__(self, tables: Mapping[str, ListState | MapState]) -> None:
         self.tables = tables
         self.read: dict[str, list[tuple]] = {}
 
     def __getitem__(self, name: str) -> list[tuple]:
         if name not in self.read:
-            self.read[name] = list(self.tables[name].get())
+            table = self.tables[name]
+            if isinstance(table, MapState):
+                self.read[name] = [(key[0], *value) for key, value in table.iterator()]
+            else:
+                self.read[name] = list(table.get())
         return self.read[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -158,7 +164,17 @@ class EngineHost(StatefulProcessor):
             for engine in dict.fromkeys(self.spec.unit_engines)
             for name, ddl in ENGINES[engine].tables.items()  # type: ignore[attr-defined]
         }
-        self.tables = {name: handle.getListState(name, ddl) for name, ddl in tables.items()}
+        maps = {
+            name: ddl
+            for engine in dict.fromkeys(self.spec.unit_engines)
+            for name, ddl in ENGINES[engine].maps.items()  # type: ignore[attr-defined]
+        }
+        self.tables: dict[str, ListState | MapState] = {
+            name: handle.getListState(name, ddl) for name, ddl in tables.items()
+        }
+        self.tables |= {
+            name: handle.getMapState(name, "key string", ddl) for name, ddl in maps.items()
+        }
 
     def handleInputRows(
         self, key: tuple, rows: Iterator[pd.DataFrame], timerValues: TimerValues
@@ -189,7 +205,7 @@ class EngineHost(StatefulProcessor):
         watermark = timer_values.getCurrentWatermarkInMs()
         final = ends or watermark > FLUSH_TIMER
         engine = self._engine(unit)
-        tables = {name: self.tables[name] for name in engine.tables}
+        tables = {name: self.tables[name] for name in [*engine.tables, *engine.maps]}
         step = engine.step(partition, StoredTables(tables), elements, watermark - 1, final)
         self._save(tables, step)
         self._schedule(step.wake_at, final)
@@ -205,16 +221,27 @@ class EngineHost(StatefulProcessor):
         return _ENGINES[found]
 
     @staticmethod
-    def _save(tables: Mapping[str, ListState], step: Step) -> None:
-        """Write back as the protocol says: replace, append, leave the rest alone."""
+    def _save(tables: Mapping[str, ListState | MapState], step: Step) -> None:
+        """Write back as the protocol says: replace, append, set or remove map entries,
+        leave the rest alone."""
         for name, rows in step.state.items():
-            if rows:
-                tables[name].put(rows)
+            table = tables[name]
+            if rows and isinstance(table, ListState):
+                table.put(rows)
             else:
-                tables[name].clear()
+                table.clear()
         for name, rows in step.appended.items():
-            if rows:
-                tables[name].appendList(rows)
+            table = tables[name]
+            if rows and isinstance(table, ListState):
+                table.appendList(rows)
+        for name, entries in step.changed.items():
+            table = tables[name]
+            assert isinstance(table, MapState)
+            for key, value in entries.items():
+                if value is None:
+                    table.removeKey((key,))
+                else:
+                    table.updateValue((key,), value)
 
     def _schedule(self, wake_at: int | None, final: bool) -> None:
         """Keep exactly the timers wanted: the flush timer and the engine's wake-up.
