@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from sepia.runtime.inputs import NamedQuery, background
 from sepia.runtime.spark.elements import IngestError
@@ -175,17 +175,41 @@ def _drive(
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
     if not finite:
         interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
-        _await(writer.trigger(processingTime=interval).start(), log)
+        _started(writer.trigger(processingTime=interval), log)
         return
     if any(Path(s).is_dir() for s in bindings.values()):
-        _await(writer.trigger(availableNow=True).start(), log)  # every file first, in order
+        _started(writer.trigger(availableNow=True), log)  # every file first, in order
     for folder in ends.values():
         mark_end(folder)
     if not one_pass:
-        _await(writer.trigger(availableNow=True).start(), log)
+        _started(writer.trigger(availableNow=True), log)
         return
     with _no_empty_batches(results.sparkSession):
-        _await(writer.trigger(availableNow=True).start(), log)
+        _started(writer.trigger(availableNow=True), log)
+
+
+STARTS = 4
+"""Tries to start a query whose planning fails only because a Python process did not start
+in time (`_slow_start`)."""
+
+
+def _started(writer: DataStreamWriter, log: ProgressLog) -> None:
+    """Start the query and wait for it, starting it again (from its checkpoint: nothing was
+    committed) when planning failed only because the driver-side Python process of
+    transformWithState did not connect back within Spark's fixed 10 s, which happens on a
+    heavily loaded machine."""
+    for attempt in range(STARTS):
+        try:
+            _await(writer.start(), log)
+            return
+        except SparkRunError as error:
+            if not _slow_start(str(error)) or attempt == STARTS - 1:
+                raise
+            print(f"sepia: {error}; starting the query again", file=sys.stderr)
+
+
+def _slow_start(message: str) -> bool:
+    return "Python worker failed to connect back" in message
 
 
 @contextmanager
