@@ -3,12 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test lint
+.PHONY: setup demo test lint explore
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/check-java scripts/install-mosquitto
+$(VENV)/.installed: pyproject.toml scripts/check-java scripts/install-mosquitto scripts/install-chromium
 	@scripts/check-java
 	@scripts/install-mosquitto
+	@scripts/install-chromium
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
@@ -34,3 +35,8 @@ lint: setup
 test: setup lint
 	@scripts/check-java
 	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; rc=0; fi; exit $$rc
+
+# Hypothesis exploration for MINUTES (default 10): random draws of the differential tests;
+# failures found land in tests/hypothesis-examples/, replayed by `make test` once committed.
+explore: setup
+	MINUTES=$(or $(MINUTES),10) scripts/explore

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from sepia.bench.generators import generate
 from sepia.bench.systems.local_engine import PacedLocalEngine, _elements, _session, replay
-from sepia.bench.workload import Manifest
+from sepia.workloads import generate
+from sepia.workloads.manifest import Manifest
 
 
 def _w5(tmp_path: Path, scale: int = 300) -> tuple[Path, Manifest]:

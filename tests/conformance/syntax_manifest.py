@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pyoxigraph as ox
 
-# shared/ sits beside the repository (CI clones it so); SEPIA_SHARED points elsewhere.
-SHARED = Path(os.environ.get("SEPIA_SHARED", Path(__file__).resolve().parents[3] / "shared"))
-W3C = SHARED / "conformance" / "w3c-sparql"
+from w3c_suites import W3C
+
 MF = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#"
 POSITIVE = {MF + "PositiveSyntaxTest", MF + "PositiveSyntaxTest11"}
 NEGATIVE = {MF + "NegativeSyntaxTest", MF + "NegativeSyntaxTest11"}

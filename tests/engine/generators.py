@@ -52,6 +52,14 @@ triples = st.builds(
     st.sampled_from(PREDICATES),
     st.sampled_from([*OBJECTS, BLANK, *UNUSUAL]),
 )
+linked_triples = st.builds(
+    ox.Triple,
+    st.sampled_from([*SUBJECTS, BLANK]),
+    st.sampled_from(PREDICATES),
+    st.one_of(st.sampled_from([*SUBJECTS, BLANK]), st.sampled_from([*OBJECTS, *UNUSUAL])),
+)
+"""As ``triples``, but half of the objects are subjects too, so that chains (``?x :p ?y .
+?y :q ?z``, the background's ``?y :r ?z``) and joins across windows find partners."""
 BLANKS = [ox.BlankNode(x) for x in ("k1", "k2")]
 blank_triples = st.builds(
     ox.Triple,
@@ -84,6 +92,21 @@ def streams(draw, content=triples) -> dict[str, list[StreamElement]]:
         S1: draw(stream(S1, min_size=2, max_size=10, content=content)),
         S2: draw(stream(S2, min_size=1, content=content)),
     }
+
+
+@st.composite
+def paired_streams(draw, content=linked_triples) -> dict[str, list[StreamElement]]:
+    """As ``streams``, but :s2's elements come at the times of :s1's (or just after), so
+    that two windows, one on each stream, hold data at the same evaluations."""
+    first = draw(stream(S1, min_size=2, max_size=10, content=content))
+    near = sorted({t for e in first for t in (e.time, e.time + 1)})
+    times = sorted(draw(st.lists(st.sampled_from(near), min_size=1, max_size=8)))
+    second = [
+        StreamElement(S2, f"_:g{number}", t, t,
+                      tuple(draw(st.lists(content, min_size=1, max_size=4, unique=True))))
+        for number, t in enumerate(times)
+    ]
+    return {S1: first, S2: second}
 
 
 sliding = st.builds(
@@ -165,12 +188,12 @@ TWO_WINDOWS: list[tuple[str, ...]] = [
 
 
 @st.composite
-def queries(draw) -> str:
-    """An RSP-QL query over one or two windows, as text."""
-    two = draw(st.booleans())
-    entry = draw(st.sampled_from(TWO_WINDOWS if two else ONE_WINDOW))
+def queries(draw, family: tuple[str, ...] | None = None) -> str:
+    """An RSP-QL query over one or two windows, as text: of the pattern ``family`` (an
+    entry of ONE_WINDOW or TWO_WINDOWS) if given, else of any."""
+    entry = family or draw(st.sampled_from(TWO_WINDOWS if draw(st.booleans()) else ONE_WINDOW))
     projection, where, tail = (*entry, "")[:3]
-    windows = ["w1", "w2"] if two else ["w1"]
+    windows = ["w1", "w2"] if entry in TWO_WINDOWS else ["w1"]
     declared = "\n".join(
         f"FROM NAMED WINDOW :{w} ON :s{i + 1} {draw(window_specs)}" for i, w in enumerate(windows)
     )

@@ -8,13 +8,14 @@ from collections import Counter
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
-from sepia.io.results import Result
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamSet
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
 from .generators import BACKGROUND, SCHEMA
+from .shares import judge
 
 
 def background(schema: bool = False) -> ox.Store:
@@ -52,6 +53,7 @@ def assert_agrees(
     store = background() if store is None else store
     query = parse_query(text)
     expected = evaluate(query, data, store, name="q", rdfs=rdfs)
+    judge(text, data, expected)
     got = list(run([("q", query)], data, store, rdfs=rdfs))
     same = canonical if renamed else Counter
     assert same(got) == same(expected), text
@@ -63,6 +65,8 @@ def assert_resumes(text: str | Query, data: dict, cut: int) -> None:
     """A session restored from a JSON snapshot after ``cut`` elements gives the results of
     one that ran through (the reference's); ``text`` may be a compiled query."""
     query = parse_query(text) if isinstance(text, str) else text
+    expected = evaluate(query, data, background(), name="q")
+    judge(str(text), data, expected)
     merged = list(StreamSet(data).merged())  # as `run` reads them: each stream in its order
     first = Session(background())
     first.register(query, "q")
@@ -72,5 +76,4 @@ def assert_resumes(text: str | Query, data: dict, cut: int) -> None:
     second.register(query, "q")
     second.restore(state)
     got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
-    expected = evaluate(query, data, background(), name="q")
     assert Counter(got) == Counter(expected), text

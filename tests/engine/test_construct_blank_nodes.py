@@ -11,13 +11,14 @@ import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.io.results import Result
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate, evaluate_network
 
 from .generators import EX, S1, S2, construct_queries, event_queries, streams
+from .shares import judge
 from .support import background
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -66,6 +67,7 @@ def event_constructs(draw) -> str:
 def test_blank_node_templates_agree_with_the_reference(text, data):
     query = parse_query(text)
     expected = evaluate(query, data, background(), name="q")
+    judge(text, data, expected)
     got = list(run([("q", query)], data, background()))
     assert same_up_to_blank_nodes(got, expected), text
 

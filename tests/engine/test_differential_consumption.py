@@ -25,6 +25,7 @@ from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
 from .generators import EX, S1, S2, event_windows, streams
+from .shares import judge
 from .support import assert_agrees, assert_resumes, background
 from .test_differential_cep import cqels_queries, epsparql_queries, interval_streams
 
@@ -165,6 +166,7 @@ def _with_event(node, pattern: ev.EventPattern):
 
 def assert_tree_agrees(query, data) -> None:
     expected = evaluate(query, data, background(), name="q")
+    judge(repr(query), data, expected)
     got = list(run([("q", query)], data, background()))
     assert sorted(map(repr, got)) == sorted(map(repr, expected)), query
     assert [r.t for r in got] == sorted(r.t for r in got)

@@ -32,6 +32,7 @@ from .generators import (
     streams,
     window_specs,
 )
+from .shares import judge
 from .support import assert_agrees, assert_resumes, background, canonical
 from .test_event_fallback import rsepql_queries, spaseq_queries
 
@@ -221,6 +222,7 @@ def assert_agrees_over(text: str, data: dict, trig: str) -> None:
     except Unsupported:
         assume(False)
     expected = evaluate(query, data, store, name="q")
+    judge(text, data, expected)
     assert canonical(got) == canonical(expected), text
 
 
@@ -262,6 +264,7 @@ def assert_forms_agree(text: str, data: dict) -> None:
     except Unsupported:
         assume(False)
     expected = evaluate(query, data, background(), name="q")
+    judge(text, data, expected)
     assert canonical(got) == canonical(expected), text
 
 

@@ -14,6 +14,7 @@ CITY = "http://example.org/city#"
 EXPECTED = {
     "e1-shops-coupons/query.rq": (
         a.Dialect.RSPQL, ("http://example.org/w1", "http://example.org/w2")),
+    "e1-shops-coupons/nearby.rq": (a.Dialect.RSPQL, ("http://example.org/w1",)),
     "e2-subway-delays/query.rq": (
         a.Dialect.CQELS_CEP, "(no-tail (seq <http://example.org/W> <http://example.org/W> "
                              "unrestricted) <http://example.org/W>)"),

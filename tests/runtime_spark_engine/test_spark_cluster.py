@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sepia.io.results import jsonl_line
 from sepia.io.streams import read_stream
+from sepia.rdf.results import jsonl_line
 from sepia.runtime.inputs import load_query
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
@@ -24,7 +24,7 @@ from .child_run import STREAM
 from .cluster import Cluster
 from .test_spark_recovery import child
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark]
 
 QUERY = """PREFIX : <http://example.org/>
 SELECT ?c ?p1 ?p2

@@ -22,7 +22,6 @@ from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.slow,  # a live job: ~1 min on an idle 2-core machine, 4 min on a busy one
     pytest.mark.skipif(MOSQUITTO is None, reason="no mosquitto (scripts/install-mosquitto)"),
 ]
 PROV_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.systems.base import ResultCount, RunOutcome
 from sepia.bench.systems.validate_spark import ValidateSpark
-from sepia.bench.workload import Manifest, Variant
+from sepia.workloads import Kind, Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

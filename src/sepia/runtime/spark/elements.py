@@ -43,6 +43,8 @@ END_MARKER = (
 STAND_INS = "urn:sepia:stand-ins"
 """The graph of a row that packs a key's stand-ins of a chunk of elements (`pack_stand_ins`):
 its triples column lists their (time, file, seq, graph) as JSON."""
+CLOCK_GRAPH = "urn:sepia:clock"
+"""The element of a clock row, which only moves a live source's watermark (sources.idle)."""
 
 
 class IngestError(ValueError):

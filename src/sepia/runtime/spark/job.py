@@ -9,7 +9,7 @@ sources (ingest rows, watermark per stream)
 
 Keys. A unit without PARTITION BY has one key (null). A PARTITION BY unit on the
 incremental engine is spread over `JobSpec.buckets` keys `b/k` (bucket b of k): an element
-goes to the bucket of every partition value it binds (`sepia.engine.partition.bucket_of`),
+goes to the bucket of every partition value it binds (`sepia.engine.query.partition.bucket_of`),
 and every other bucket gets a *stand-in*, the element without its triples, so that its
 partitions still step through each instant of the streamset (WITHIN deadlines, the end of
 a tail negation); each bucket's engine owns its values only. A query with a `, !B` stays in
@@ -37,9 +37,10 @@ from pyspark.sql import DataFrame
 
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
-from sepia.engine.partition import PartitionedQuery, bucket_of
+from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.elements import (
+    CLOCK_GRAPH,
     ELEMENT_DDL,
     ELEMENT_SCHEMA,
     END,
@@ -136,9 +137,10 @@ def _routed_batches(spec: JobSpec, read: Iterator[Read]) -> Iterator[pa.RecordBa
 def _chunk_rows(spec: JobSpec, chunk: list[Read]) -> Iterator[tuple]:
     """A chunk's routed rows; an end-of-input marker becomes a row for every key of each
     unit that reads its stream (a unit keyed by value on the reference adapter has no
-    known keys: its keys end by the watermark, see End of input)."""
+    known keys: its keys end by the watermark, see End of input); a clock row (a quiet live
+    source's, `sources.idle`) only moved the watermark and is dropped."""
     ends = [row for row, _ in chunk if row[3] == END_GRAPH]
-    data = [(row, element) for row, element in chunk if row[3] != END_GRAPH]
+    data = [(row, element) for row, element in chunk if row[3] not in (END_GRAPH, CLOCK_GRAPH)]
     if data:
         yield from routed_rows(spec, [row for row, _ in data], [e for _, e in data])
     for row in ends:
