@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sepia.bench.generators import workload
+from sepia.workloads import workload
 from sepia.bench.harness import dataset
 from sepia.runtime.spark import splits
 from sepia.runtime.spark.elements import IngestError
