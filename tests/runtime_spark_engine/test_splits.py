@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sepia.workloads import workload
 from sepia.bench.harness import dataset
 from sepia.runtime.spark import splits
 from sepia.runtime.spark.elements import IngestError
 from sepia.runtime.spark.ingest import IngestOptions, file_elements
+from sepia.workloads import workload
 
 PROV = "<http://www.w3.org/ns/prov#generatedAtTime>"
 
