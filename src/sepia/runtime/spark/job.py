@@ -1,8 +1,9 @@
 """The shape of a Sepia Spark job: ingest rows -> element rows by key -> engine state -> results.
 
 ```
-sources (ingest rows, watermark per stream)
-  -> union -> mapInArrow(route): fold triples into elements, give each its keys
+stream files: paths -> pieces -> mapInArrow(route_files): read, parse, give keys (watermark)
+other sources (ingest rows, watermark per stream) -> mapInArrow(route): fold, give keys
+  -> union
   -> groupBy(unit, partition) -> transformWithStateInPandas(EngineHost), event-time timers
   -> result rows (t, query_index, partition, seq, query, line)   -> sinks (sinks.py)
 ```
@@ -19,9 +20,12 @@ reference adapter a PARTITION BY unit has one key per value.
 End of input. Spark's watermark only moves with data, so a finite input would leave its last
 results waiting forever. Each file-bound stream therefore reads a second, Sepia-owned folder
 next to its data; when the input is known to be complete, a marker element stamped
-`END_TIME` is dropped there. It moves that stream's watermark (Spark takes the minimum over
-streams) past every key's flush timer; the next batch fires the timers and each key's
-engine emits everything still due. The route stage drops the marker itself.
+`END_TIME` is dropped there. The route stage turns it into an end row for every key of
+each unit reading its stream: a key whose batch brings the end rows of all its unit's
+streams flushes in that very step (one pass over a file: no element waits in state for a
+later batch). The marker also moves the stream's watermark past every key's flush timer,
+which ends the keys the end rows cannot reach (the reference adapter's value keys, markers
+spread over batches) in the next batch.
 """
 
 from __future__ import annotations
