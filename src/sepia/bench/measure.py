@@ -47,6 +47,7 @@ class Measurement:
     peak_rss_mib: float | None = None
     start_rss_mib: float | None = None
     peer_rss_mib: float | None = None  # the peer's process tree (Node, JVM), sampled
+    startup_s: float | None = None  # start-up (a SparkSession's), not in ``seconds``
     x: float | None = None
     series: str | None = None
     checked: str = ""  # the count against the reference evaluator's (sepia.bench.check)
@@ -92,8 +93,9 @@ def run_child(system_name: str, data: Path, variant_name: str, budget: float) ->
     start_rss = _rss_mib()
     started = time.perf_counter()
     outcome: RunOutcome = chosen.run(data, manifest, variant, started + budget)
-    seconds = time.perf_counter() - started
+    seconds = time.perf_counter() - started - (outcome.startup_s or 0.0)
     return {"status": "ok" if outcome.complete else "partial", "seconds": seconds,
+            "startup_s": outcome.startup_s,
             "elements": outcome.elements, "triples": outcome.triples,
             "results": outcome.results, "peak_rss_mib": _rss_mib(),
             "peer_rss_mib": outcome.peer_rss_mib,

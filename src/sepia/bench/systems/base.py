@@ -30,6 +30,9 @@ class RunOutcome:
     latencies_ms: tuple[float, ...] = ()
     complete: bool = True
     peer_rss_mib: float | None = None  # a peer's own processes (sepia.bench.memory)
+    startup_s: float | None = None
+    """Start-up the run paid before reading (a SparkSession's): reported apart, not in the
+    run's seconds."""
 
 
 class ResultCount:

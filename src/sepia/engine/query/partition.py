@@ -133,7 +133,7 @@ class PartitionedQuery:
         A partition left holding nothing (``idle``) is dropped: a fresh one is the same."""
         members: dict[int, list[StreamElement]] = {}
         decode = self.router.dictionary.decode
-        for element in elements:
+        for element in (e for e in elements if e.triples):  # none: a stand-in, time only
             for value in self.router.partitions_of(element):
                 if self.owns is None or self.owns(decode(value)):
                     members.setdefault(value, []).append(element)

@@ -8,6 +8,7 @@ keeping blank node labels, so an element leaves the state exactly as it entered.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
@@ -21,11 +22,27 @@ ELEMENT_DDL = (
     "stream string, file string, seq bigint, graph string, start bigint, end bigint, "
     "kind string, triples string"
 )
+ELEMENT_SCHEMA = pa.schema(
+    [(name, pa.int64() if name in ("seq", "start", "end") else pa.string())
+     for name in ELEMENT_FIELDS]
+)  # fmt: skip
 ElementRow = tuple[str, str, int, str, int, int, str, str]
 """One element: stream, file, seq (position in the file), graph, start, end, time kind, and
 its triples as N-Triples text."""
 
 END = ELEMENT_FIELDS.index("end")
+GRAPH = ELEMENT_FIELDS.index("graph")
+
+END_GRAPH = "urn:sepia:end-of-input"
+END_TIME = 7_258_118_400_000
+"""2200-01-01 in epoch ms: past the flush timer, before pandas' nanosecond timestamps end."""
+END_MARKER = (
+    f"<{END_GRAPH}> {{ <{END_GRAPH}> a <urn:sepia:EndOfInput> . }}\n"
+    f"<{END_GRAPH}> <http://www.w3.org/ns/prov#generatedAtTime> {END_TIME} .\n"
+)
+STAND_INS = "urn:sepia:stand-ins"
+"""The graph of a row that packs a key's stand-ins of a chunk of elements (`pack_stand_ins`):
+its triples column lists their (time, file, seq, graph) as JSON."""
 CLOCK_GRAPH = "urn:sepia:clock"
 """The element of a clock row, which only moves a live source's watermark (sources.idle)."""
 
@@ -45,7 +62,7 @@ def element_rows(batches: Iterable[pa.RecordBatch], on_error: str) -> Iterator[E
         for row in batch.to_pylist():
             if row["error"] is not None:
                 if on_error == "stop":
-                    raise IngestError(_place(row) + row["error"])
+                    raise located(row["file"], row["line"], row["element"], row["error"])
                 continue
             identity = [row["stream"], row["file"], row["seq"], row["element"]]
             if current is not None and current[:4] != identity:
@@ -59,13 +76,52 @@ def element_rows(batches: Iterable[pa.RecordBatch], on_error: str) -> Iterator[E
         yield _finish(current, lines)
 
 
-def _place(row: dict) -> str:
-    element = f" (element {row['element']})" if row["element"] else ""
-    return f"{row['file']}:{row['line']}{element}: "
+def located(file: str, line: int, element: str | None, reason: str) -> IngestError:
+    """The error of a bad element, located: file, line, element, then why."""
+    shown = f" (element {element})" if element else ""
+    return IngestError(f"{file}:{line}{shown}: {reason}")
 
 
 def _finish(current: list, lines: list[str]) -> ElementRow:
     return (*current, "\n".join(lines))  # type: ignore[return-value]
+
+
+def element_row(file: str, seq: int, element: StreamElement) -> ElementRow:
+    """The row of an element read from `file` at position `seq` (its triples as N-Triples)."""
+    text = "\n".join(f"{t} ." for t in element.triples)
+    return (element.stream, file, seq, element.graph, element.start, element.end,
+            element.kind.value, text)  # fmt: skip
+
+
+def end_row(stream: str, kind: str) -> ElementRow:
+    """The row telling a key that `stream` has ended (its end-of-input marker was read)."""
+    return (stream, "", 0, END_GRAPH, END_TIME, END_TIME, kind, "")
+
+
+def pack_stand_ins(stand_ins: Sequence[ElementRow]) -> ElementRow:
+    """One row standing for several stand-ins of one stream (elements without triples that
+    step a key through instants it got no element at): one row per key and chunk crosses
+    the shuffle, not one per instant."""
+    first = stand_ins[0]
+    times = [(row[END], row[1], row[2], row[GRAPH]) for row in stand_ins]
+    return (first[0], first[1], first[2], STAND_INS, first[END], first[END], first[6],
+            json.dumps(times))  # fmt: skip
+
+
+def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str]]:
+    """A key's rows of a batch as element rows (packed stand-ins expanded), and the streams
+    whose end-of-input marker came with them."""
+    elements: list[ElementRow] = []
+    ended: set[str] = set()
+    for row in rows:
+        if row[GRAPH] == END_GRAPH:
+            ended.add(row[0])
+        elif row[GRAPH] == STAND_INS:
+            elements += [(row[0], file, seq, graph, t, t, row[6], "")
+                         for t, file, seq, graph in json.loads(row[7])]  # fmt: skip
+        else:
+            elements.append(row)
+    return elements, ended
 
 
 def to_element(row: Sequence) -> StreamElement:

@@ -17,7 +17,9 @@ matches); the host turns it into an event-time timer.
 
 Storage contract: a step's `state` replaces the tables it names; `appended` adds rows to
 the end of tables that only grow (a dictionary), so a step pays for what it added, not
-for the whole table; tables named in neither stay as they are (`stored` says it exactly).
+for the whole table; `changed` sets or removes entries of *map* tables (`maps`: string key
+-> value row, read as (key, *value) rows), so a step writes the entries that changed, not
+the whole state; tables named in none stay as they are (`stored` says it exactly).
 The state a step is given may read its tables lazily: an engine that does not look at a
 table does not pay for reading it.
 """
@@ -55,6 +57,8 @@ class Step:
     order: list[str] | None = None
     """For a unit spread over several keys, each result's place among all its keys'
     results of a batch (within one time); None: the key and the results' order give it."""
+    changed: dict[str, dict[str, tuple | None]] = field(default_factory=dict)
+    """Entries of map tables set to a value row, or removed (None)."""
 
 
 def stored(before: StoredState, step: Step) -> State:
@@ -63,6 +67,14 @@ def stored(before: StoredState, step: Step) -> State:
     after.update(step.state)
     for name, rows in step.appended.items():
         after[name] = [*after.get(name, []), *rows]
+    for name, entries in step.changed.items():
+        kept = {row[0]: row[1:] for row in after.get(name, [])}
+        for key, value in entries.items():
+            if value is None:
+                kept.pop(key, None)
+            else:
+                kept[key] = value
+        after[name] = [(key, *value) for key, value in kept.items()]
     return after
 
 
@@ -71,6 +83,8 @@ class ContinuousEngine(Protocol):
 
     tables: Mapping[str, str]
     """State table name -> Spark DDL schema of its rows."""
+    maps: Mapping[str, str]
+    """Map table name -> Spark DDL schema of its values (keys are strings)."""
 
     def step(
         self,
@@ -87,5 +101,4 @@ class ContinuousEngine(Protocol):
 class EngineFactory(Protocol):
     """Builds a unit's engine on a worker; registered by name in `ENGINES` (host module)."""
 
-    def __call__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> ContinuousEngine:
-        ...
+    def __call__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> ContinuousEngine: ...

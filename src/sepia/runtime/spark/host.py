@@ -20,13 +20,14 @@ import pyoxigraph as ox
 from pyspark.sql.streaming.stateful_processor import (
     ExpiredTimerInfo,
     ListState,
+    MapState,
     StatefulProcessor,
     StatefulProcessorHandle,
     TimerValues,
 )
 
 from sepia.rdf.results import jsonl_line
-from sepia.runtime.spark.elements import ELEMENT_FIELDS, ElementRow
+from sepia.runtime.spark.elements import ELEMENT_FIELDS, ElementRow, unpack
 from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
 from sepia.runtime.spark.incremental_engine import IncrementalEngine, refusal
 from sepia.runtime.spark.reference_engine import ReferenceEngine
@@ -50,6 +51,9 @@ RESULT_ORDER = ("t", "query_index", "partition", "seq")
 
 _BACKGROUNDS: dict[str, ox.Store] = {}
 """Background stores loaded in this Python worker, by digest (loaded once per worker)."""
+_ENGINES: dict[tuple, ContinuousEngine] = {}
+"""Unit engines made in this Python worker (each plans its query once), by unit, engine,
+background and entailment: every task and batch of the run in this worker shares them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +75,8 @@ class JobSpec:
     buckets: int | None = None
     """Keys a PARTITION BY unit on the incremental engine is spread over (job.py, Keys);
     None: twice the session's default parallelism (`job.results_frame` decides)."""
+    streams: tuple[str, ...] = ()
+    """The run's streams, in the order they are bound (a unit naming none reads them all)."""
     background: bytes | None = field(default=None, compare=False, repr=False)
     background_digest: str = ""
 
@@ -90,7 +96,8 @@ def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **option
     each unit's engine (a unit the incremental engine refuses falls back to the reference
     adapter, said on standard error). `streams`: the run's stream IRIs in the order they
     are bound, which orders elements with equal times (as the local runtime does)."""
-    run_streams = options.pop("streams", ())
+    run_streams = tuple(options.pop("streams", ()))
+    options["streams"] = run_streams
     units = [unit.in_order(run_streams) for unit in units]
     engine = options.get("engine", DEFAULT_ENGINE)
     if engine not in ENGINES:
@@ -121,15 +128,20 @@ def _unit_engine(unit: Unit, engine: str, background: ox.Store | None, rdfs: boo
 
 
 class StoredTables(Mapping[str, list[tuple]]):
-    """A key's state tables in Spark's state store, each read when first looked up."""
+    """A key's state tables in Spark's state store, each read when first looked up (a map
+    table as (key, *value) rows)."""
 
-    def __init__(self, tables: Mapping[str, ListState]) -> None:
+    def __init__(self, tables: Mapping[str, ListState | MapState]) -> None:
         self.tables = tables
         self.read: dict[str, list[tuple]] = {}
 
     def __getitem__(self, name: str) -> list[tuple]:
         if name not in self.read:
-            self.read[name] = list(self.tables[name].get())
+            table = self.tables[name]
+            if isinstance(table, MapState):
+                self.read[name] = [(key[0], *value) for key, value in table.iterator()]
+            else:
+                self.read[name] = list(table.get())
         return self.read[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -152,32 +164,48 @@ class EngineHost(StatefulProcessor):
             for engine in dict.fromkeys(self.spec.unit_engines)
             for name, ddl in ENGINES[engine].tables.items()  # type: ignore[attr-defined]
         }
-        self.tables = {name: handle.getListState(name, ddl) for name, ddl in tables.items()}
-        self.engines: dict[int, ContinuousEngine] = {}
+        maps = {
+            name: ddl
+            for engine in dict.fromkeys(self.spec.unit_engines)
+            for name, ddl in ENGINES[engine].maps.items()  # type: ignore[attr-defined]
+        }
+        self.tables: dict[str, ListState | MapState] = {
+            name: handle.getListState(name, ddl) for name, ddl in tables.items()
+        }
+        self.tables |= {
+            name: handle.getMapState(name, "key string", ddl) for name, ddl in maps.items()
+        }
 
     def handleInputRows(
         self, key: tuple, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
-        elements: list[ElementRow] = [
+        elements, ended = unpack(
             row
             for frame in rows
             for row in frame[list(ELEMENT_FIELDS)].itertuples(index=False, name=None)
-        ]
-        yield from self._step(key, elements, timerValues)
+        )
+        yield from self._step(key, elements, timerValues, self._ends(int(key[0]), ended))
 
     def handleExpiredTimer(
         self, key: tuple, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
     ) -> Iterator[pd.DataFrame]:
         yield from self._step(key, [], timerValues)
 
+    def _ends(self, unit: int, ended: set[str]) -> bool:
+        """Whether the end-of-input markers of every stream the unit reads came in this
+        batch: its input is then complete with this batch's elements (one pass over a
+        finite input; markers spread over batches end it by the watermark instead)."""
+        reads = self.spec.units[unit].streams or self.spec.streams
+        return bool(ended) and bool(reads) and ended.issuperset(reads)
+
     def _step(
-        self, key: tuple, elements: list[ElementRow], timer_values: TimerValues
+        self, key: tuple, elements: list[ElementRow], timer_values: TimerValues, ends: bool = False
     ) -> Iterator[pd.DataFrame]:
         unit, partition = int(key[0]), key[1]
         watermark = timer_values.getCurrentWatermarkInMs()
-        final = watermark > FLUSH_TIMER
+        final = ends or watermark > FLUSH_TIMER
         engine = self._engine(unit)
-        tables = {name: self.tables[name] for name in engine.tables}
+        tables = {name: self.tables[name] for name in [*engine.tables, *engine.maps]}
         step = engine.step(partition, StoredTables(tables), elements, watermark - 1, final)
         self._save(tables, step)
         self._schedule(step.wake_at, final)
@@ -185,23 +213,35 @@ class EngineHost(StatefulProcessor):
             yield self._frame(unit, partition, step)
 
     def _engine(self, unit: int) -> ContinuousEngine:
-        if unit not in self.engines:
-            factory = ENGINES[self.spec.unit_engines[unit]]
-            store = self.spec.background_store()
-            self.engines[unit] = factory(self.spec.units[unit], store, self.spec.rdfs)
-        return self.engines[unit]
+        spec = self.spec
+        name = spec.unit_engines[unit]
+        found = (spec.units[unit], name, spec.background_digest, spec.rdfs)
+        if found not in _ENGINES:
+            _ENGINES[found] = ENGINES[name](spec.units[unit], spec.background_store(), spec.rdfs)
+        return _ENGINES[found]
 
     @staticmethod
-    def _save(tables: Mapping[str, ListState], step: Step) -> None:
-        """Write back as the protocol says: replace, append, leave the rest alone."""
+    def _save(tables: Mapping[str, ListState | MapState], step: Step) -> None:
+        """Write back as the protocol says: replace, append, set or remove map entries,
+        leave the rest alone."""
         for name, rows in step.state.items():
-            if rows:
-                tables[name].put(rows)
+            table = tables[name]
+            if rows and isinstance(table, ListState):
+                table.put(rows)
             else:
-                tables[name].clear()
+                table.clear()
         for name, rows in step.appended.items():
-            if rows:
-                tables[name].appendList(rows)
+            table = tables[name]
+            if rows and isinstance(table, ListState):
+                table.appendList(rows)
+        for name, entries in step.changed.items():
+            table = tables[name]
+            assert isinstance(table, MapState)
+            for key, value in entries.items():
+                if value is None:
+                    table.removeKey((key,))
+                else:
+                    table.updateValue((key,), value)
 
     def _schedule(self, wake_at: int | None, final: bool) -> None:
         """Keep exactly the timers wanted: the flush timer and the engine's wake-up.

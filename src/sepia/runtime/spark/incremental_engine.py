@@ -49,14 +49,15 @@ from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_elemen
 from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.units import Unit, parse_bucket_key
 
-VERSION, DICTIONARY, TABLES, HELD = "engine_version", "engine_dictionary", "engine_tables", "held"
+VERSION, DICTIONARY, PARTS, HELD = "engine_version", "engine_dictionary", "engine_parts", "held"
 FLUSHED = 2**62
 """The instant of the end-of-input flush's results: after every real one."""
 LIVE_SESSIONS = 4096
 """Live sessions kept per Python worker (least recently used dropped: restored if needed)."""
 
-_LIVE: OrderedDict[str, Session] = OrderedDict()
-"""Sessions left by the steps of this worker, by the token their state rows carry."""
+_LIVE: OrderedDict[str, tuple[Session, dict[str, str]]] = OrderedDict()
+"""Sessions left by the steps of this worker, by the token their state rows carry, each
+with the snapshot parts its state holds (to write only the parts a step changes)."""
 
 
 def refusal(unit: Unit, background: ox.Store | None, rdfs: bool) -> str | None:
@@ -77,9 +78,10 @@ class IncrementalEngine:
     tables: ClassVar[Mapping[str, str]] = {
         VERSION: "token string, horizon bigint, kind string, terms bigint",
         DICTIONARY: "id bigint, term string",
-        TABLES: "name string, rows string",
         HELD: ELEMENT_DDL,
     }
+    maps: ClassVar[Mapping[str, str]] = {PARTS: "rows string"}
+    """The query's snapshot in parts (`parts`): a step writes the parts it changed."""
 
     def __init__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> None:
         reason = refusal(unit, background, rdfs)
@@ -101,7 +103,7 @@ class IncrementalEngine:
         version = (state.get(VERSION) or [None])[0]
         if version is None and not elements:  # a second timer after the final flush
             return Step({}, [], None, self._kind(None))
-        session = self._session(key, version, state)
+        session, written = self._session(key, version, state)
         seen = None if version is None else version[1]
         kind = TimeKind(version[2]) if version is not None else None
         terms = 0 if version is None else version[3]
@@ -115,18 +117,20 @@ class IncrementalEngine:
         results = [r for _, r in made]
         order = None if key is None else [_order(instant, r) for instant, r in made]
         if final:
-            empty = {name: [] for name in self.tables}
+            empty = {name: [] for name in [*self.tables, *self.maps]}
             return Step(empty, results, None, self._kind(kind), order=order)
         token = uuid.uuid4().hex
-        _remember(token, session)
         query = session.queries[0]
-        tables = [(name, json.dumps(rows)) for name, rows in query.snapshot().items()]
+        now = parts(query)
+        _remember(token, session, now)
+        changed: dict[str, tuple | None] = {k: (v,) for k, v in now.items() if written.get(k) != v}
+        changed |= {k: None for k in written.keys() - now.keys()}
         return Step(
             state={
                 VERSION: [(token, horizon, kind and kind.value, len(session.dictionary))],
-                TABLES: tables,
                 HELD: kept,
             },
+            changed={PARTS: changed},
             results=results,
             wake_at=_wake_at(query, horizon, kept),
             time_kind=self._kind(kind),
@@ -138,9 +142,11 @@ class IncrementalEngine:
         """The results' time kind: the key's elements', else the query's declared one."""
         return seen or self.query.query.time_kind or TimeKind.ABSTRACT
 
-    def _session(self, key: str | None, version: tuple | None, state: StoredState) -> Session:
+    def _session(
+        self, key: str | None, version: tuple | None, state: StoredState
+    ) -> tuple[Session, dict[str, str]]:
         """The live session the state's token names, else one restored from the rows (a
-        bucket's owning the values of its bucket only)."""
+        bucket's owning the values of its bucket only), and the snapshot parts stored."""
         live = None if version is None else _LIVE.pop(version[0], None)
         if live is not None:
             return live
@@ -150,8 +156,11 @@ class IncrementalEngine:
             assert isinstance(query, PartitionedQuery)
             bucket, buckets = parse_bucket_key(key)
             query.owns = lambda value: bucket_of(value, buckets) == bucket
+        written = {name: text for name, text in state.get(PARTS, [])} if version else {}
         if version is not None:
-            snapshot: dict = {name: _rows(text) for name, text in state.get(TABLES, [])}
+            snapshot: dict = {}
+            for name, text in sorted(written.items()):
+                snapshot.setdefault(name.split(PART)[0], []).extend(_rows(text))
             session.restore(
                 {
                     "dictionary": [tuple(row) for row in state.get(DICTIONARY, [])],
@@ -160,7 +169,7 @@ class IncrementalEngine:
                     f"query {self.query.name}": snapshot,
                 }
             )
-        return session
+        return session, written
 
     @staticmethod
     def _advance(
@@ -188,8 +197,29 @@ def _order(instant: int, result: Result) -> str:
     return f"{instant + FLUSHED:020d} {result_order(result)}"
 
 
-def _remember(token: str, session: Session) -> None:
-    _LIVE[token] = session
+PART = "\x1f"
+"""Joins a snapshot table's name and a partition value id in a part's key."""
+WHOLE = ("partitions", "held")
+"""A PARTITION BY query's snapshot tables whose rows are not one partition's."""
+
+
+def parts(query: RegisteredQuery) -> dict[str, str]:
+    """The query's snapshot as JSON parts: one per table, and for a PARTITION BY query one
+    per table and partition (its rows lead with the value id), so a step that touches a
+    few partitions changes a few parts."""
+    found: dict[str, list] = {}
+    for name, rows in query.snapshot().items():
+        found[name] = []
+        if not isinstance(query, PartitionedQuery) or name in WHOLE:
+            found[name] = list(rows)
+            continue
+        for row in rows:
+            found.setdefault(f"{name}{PART}{row[0]}", []).append(row)
+    return {name: json.dumps(rows) for name, rows in found.items()}
+
+
+def _remember(token: str, session: Session, written: dict[str, str]) -> None:
+    _LIVE[token] = (session, written)
     while len(_LIVE) > LIVE_SESSIONS:
         _LIVE.popitem(last=False)
 

@@ -16,12 +16,14 @@ one pass reports every bad element and loses no good one.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
-from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +33,22 @@ from pyspark.sql import functions as F
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.streams import StreamError, read_stream
 from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark.elements import (
+    ELEMENT_FIELDS,
+    ELEMENT_SCHEMA,
+    ElementRow,
+    element_row,
+    located,
+)
+from sepia.runtime.spark.splits import (
+    PIECE_DDL,
+    SEQ_STRIDE,
+    Piece,
+    PieceReader,
+    lines_before,
+    local_path,
+    split_files,
+)
 
 STREAM_FILE_GLOB = "*.{trig,nq,nquads,trig.gz,nq.gz,nquads.gz}"
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
@@ -79,6 +97,81 @@ class IngestOptions:
     """Seconds after which a quiet live source lets time move on (sources.idle)."""
 
 
+def file_paths(spark: SparkSession, sources: Iterable[StreamSource]) -> DataFrame:
+    """The streaming DataFrame of (stream, path) rows of the files of `sources`, one new
+    file per source and micro-batch, for a stage that reads them itself (`file_elements`)."""
+    frames = [_file_source(spark, source) for source in sources]
+    if not frames:
+        raise ValueError("no stream to read")
+    paths = frames[0]
+    for frame in frames[1:]:
+        paths = paths.unionByName(frame)
+    return paths
+
+
+def file_elements(
+    stream: str, uri: str, options: IngestOptions, on_error: str, piece: Piece | None = None
+) -> Iterator[tuple[ElementRow, StreamElement]]:
+    """The elements of one stream file (or of one piece of it, `splits`) as element rows,
+    each with the element as parsed (so a stage routing them parses nothing again). A bad
+    element raises IngestError when `on_error` is "stop" and is skipped (to the dead-letter
+    part, if any) when "skip"."""
+    path = local_path(uri)
+    errors: list[StreamError] = []
+    if piece is not None and piece.begin == 0 and not piece.header:
+        piece = None if piece.end >= path.stat().st_size else piece
+    source = path.open("rb") if piece is None else io.BufferedReader(PieceReader(path, piece))
+    first = 0 if piece is None else piece.index * SEQ_STRIDE
+    with source:
+        elements = read_stream(
+            source, stream, name=str(path), on_error="skip", errors=errors.append,
+            dead_letter=dead_letter_part(options.dead_letters, stream, str(path)),
+            allowed_lateness=options.allowed_lateness,
+            max_element_size=options.max_element_size,
+        )  # fmt: skip
+        for seq, element in enumerate(elements, first):
+            _stop_at(errors, on_error, path, piece)
+            yield element_row(str(path), seq, element), element
+        _stop_at(errors, on_error, path, piece)
+
+
+def _stop_at(errors: list[StreamError], on_error: str, path: Path, piece: Piece | None) -> None:
+    if errors and on_error == "stop":
+        e = errors[0]
+        shift = 0 if piece is None else lines_before(path, piece)
+        raise located(e.file, e.line + shift, e.element, e.reason)
+
+
+def file_pieces(paths: DataFrame) -> DataFrame:
+    """(stream, path) rows -> rows of the files' pieces (`splits.PIECE_DDL`), spread over
+    the session's cores, so the stage reading them parses one large file in parallel."""
+    count = paths.sparkSession.sparkContext.defaultParallelism
+    split = paths.mapInArrow(partial(split_files, count=count), PIECE_DDL)
+    return split.repartition(count) if count > 1 else split
+
+
+def piece_elements(
+    batches: Iterable[pa.RecordBatch], options: IngestOptions, on_error: str
+) -> Iterator[tuple[ElementRow, StreamElement]]:
+    """The elements of each piece of `file_pieces`' rows, read and parsed once."""
+    for batch in batches:
+        for row in batch.to_pylist():
+            piece = Piece(row["piece"], row["begin"], row["end"], row["header"])
+            yield from file_elements(row["stream"], row["path"], options, on_error, piece)
+
+
+def read_files(
+    batches: Iterable[pa.RecordBatch], options: IngestOptions | None = None
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: `file_pieces` rows in, their element rows out (`ELEMENT_DDL`), bad
+    elements skipped: the reading and parsing of the job's route stage, no routing."""
+    rows = (row for row, _ in piece_elements(batches, options or IngestOptions(), "skip"))
+    while chunk := list(islice(rows, 4096)):
+        yield pa.RecordBatch.from_pylist(
+            [dict(zip(ELEMENT_FIELDS, row, strict=True)) for row in chunk], schema=ELEMENT_SCHEMA
+        )
+
+
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
     """Spark's file source over one file (by glob filter on its folder) or a whole folder."""
     path = Path(os.path.abspath(source.path))  # not resolved: run.py reads files via links
@@ -105,12 +198,7 @@ def stream_rows(
     and the watermark trails it by the allowed lateness.
     """
     options = options or IngestOptions()
-    frames = [_file_source(spark, source) for source in sources]
-    if not frames:
-        raise ValueError("no stream to read")
-    paths = frames[0]
-    for frame in frames[1:]:
-        paths = paths.unionByName(frame)
+    paths = file_paths(spark, sources)
     rows = paths.mapInArrow(lambda batches: parse_path_batches(batches, options), INGEST_DDL)
     return with_event_time(rows, options)
 
@@ -137,13 +225,7 @@ def parse_path_batches(
         for stream, uri in zip(
             batch.column("stream").to_pylist(), batch.column("path").to_pylist(), strict=True
         ):
-            yield from _file_rows(stream, _local_path(uri), options)
-
-
-def _local_path(uri: str) -> Path:
-    """Spark names files as URIs; workers open them as local (or commonly mounted) paths."""
-    parsed = urlparse(uri)
-    return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
+            yield from _file_rows(stream, local_path(uri), options)
 
 
 def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[pa.RecordBatch]:

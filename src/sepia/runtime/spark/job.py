@@ -1,8 +1,9 @@
 """The shape of a Sepia Spark job: ingest rows -> element rows by key -> engine state -> results.
 
 ```
-sources (ingest rows, watermark per stream)
-  -> union -> mapInArrow(route): fold triples into elements, give each its keys
+stream files: paths -> pieces -> mapInArrow(route_files): read, parse, give keys (watermark)
+other sources (ingest rows, watermark per stream) -> mapInArrow(route): fold, give keys
+  -> union
   -> groupBy(unit, partition) -> transformWithStateInPandas(EngineHost), event-time timers
   -> result rows (t, query_index, partition, seq, query, line)   -> sinks (sinks.py)
 ```
@@ -19,9 +20,12 @@ reference adapter a PARTITION BY unit has one key per value.
 End of input. Spark's watermark only moves with data, so a finite input would leave its last
 results waiting forever. Each file-bound stream therefore reads a second, Sepia-owned folder
 next to its data; when the input is known to be complete, a marker element stamped
-`END_TIME` is dropped there. It moves that stream's watermark (Spark takes the minimum over
-streams) past every key's flush timer; the next batch fires the timers and each key's
-engine emits everything still due. The route stage drops the marker itself.
+`END_TIME` is dropped there. The route stage turns it into an end row for every key of
+each unit reading its stream: a key whose batch brings the end rows of all its unit's
+streams flushes in that very step (one pass over a file: no element waits in state for a
+later batch). The marker also moves the stream's watermark past every key's flush timer,
+which ends the keys the end rows cannot reach (the reference adapter's value keys, markers
+spread over batches) in the next batch.
 """
 
 from __future__ import annotations
@@ -38,36 +42,37 @@ from pyspark.sql import DataFrame
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
-from sepia.rdf.vocabulary import PROV
+from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.elements import (
     CLOCK_GRAPH,
     ELEMENT_DDL,
-    ELEMENT_FIELDS,
+    ELEMENT_SCHEMA,
     END,
+    END_GRAPH,
+    END_MARKER,
+    END_TIME,
     ElementRow,
     element_rows,
+    end_row,
+    pack_stand_ins,
     to_element,
 )
 from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec
+from sepia.runtime.spark.ingest import (
+    IngestOptions,
+    file_pieces,
+    piece_elements,
+    with_event_time,
+)
 from sepia.runtime.spark.units import Unit, bucket_key
 
-END_GRAPH = "urn:sepia:end-of-input"
-END_TIME = 7_258_118_400_000
-"""2200-01-01 in epoch ms: past the flush timer, before pandas' nanosecond timestamps end."""
-END_MARKER = (
-    f"<{END_GRAPH}> {{ <{END_GRAPH}> a <urn:sepia:EndOfInput> . }}\n"
-    f"<{END_GRAPH}> <{PROV}generatedAtTime> {END_TIME} .\n"
-)
-MARKERS = (END_GRAPH, CLOCK_GRAPH)
-"""Elements that only move the watermark: the route stage drops them."""
+__all__ = ["END_GRAPH", "END_MARKER", "END_TIME", "results_frame", "route", "routed_rows"]
+
 ROUTED_DDL = "unit int, partition string, " + ELEMENT_DDL
-ROUTED_SCHEMA = pa.schema(
-    [("unit", pa.int32()), ("partition", pa.string())]
-    + [(name, pa.int64() if name in ("seq", "start", "end") else pa.string())
-       for name in ELEMENT_FIELDS]
-)  # fmt: skip
+ROUTED_SCHEMA = pa.schema([("unit", pa.int32()), ("partition", pa.string()), *ELEMENT_SCHEMA])
 CHUNK = 1024
-"""Elements routed together: partition keys are found for a chunk in one evaluation."""
+"""Elements routed together: partition keys are found for a chunk in one evaluation, and a
+bucket's stand-ins of a chunk cross the shuffle as one row."""
 ROUTER_TERMS = 1_000_000
 """A route stage's router is made afresh once its dictionary holds this many terms."""
 
@@ -75,24 +80,56 @@ _ROUTERS: dict[tuple, PartitionedQuery] = {}
 """The route stage's engine for each bucketed unit (finds the values an element binds),
 kept per Python worker."""
 
+Read = tuple[ElementRow, StreamElement | None]
+"""An element row, with the element itself when the stage parsed it (else parsed on need)."""
 
-def results_frame(frames: Sequence[DataFrame], spec: JobSpec) -> DataFrame:
-    """The streaming DataFrame of result rows of every unit over the ingest rows `frames`;
-    `spec.buckets` None: twice the session's default parallelism."""
-    rows = reduce(DataFrame.unionByName, frames)
+
+def results_frame(
+    frames: Sequence[DataFrame],
+    spec: JobSpec,
+    files: Sequence[DataFrame] = (),
+    ingest: IngestOptions | None = None,
+) -> DataFrame:
+    """The streaming DataFrame of result rows of every unit over the ingest rows `frames`
+    and the stream files of `files` (one DataFrame of (stream, path) rows per stream, read,
+    parsed and routed in one Arrow stage); `spec.buckets` None: twice the session's default
+    parallelism."""
+    some = [*frames, *files][0]
     if spec.buckets is None:
-        spec = replace(spec, buckets=2 * rows.sparkSession.sparkContext.defaultParallelism)
-    routed = rows.mapInArrow(partial(route, spec=spec), ROUTED_DDL)
-    return routed.groupBy("unit", "partition").transformWithStateInPandas(
-        EngineHost(spec), RESULT_DDL, "Append", "EventTime"
+        spec = replace(spec, buckets=2 * some.sparkSession.sparkContext.defaultParallelism)
+    routed = []
+    if frames:
+        rows = reduce(DataFrame.unionByName, frames)
+        routed.append(rows.mapInArrow(partial(route, spec=spec), ROUTED_DDL))
+    options = ingest or IngestOptions()
+    for paths in files:
+        read = file_pieces(paths).mapInArrow(
+            partial(route_files, spec=spec, options=options), ROUTED_DDL
+        )
+        routed.append(with_event_time(read, options).drop("event_time"))
+    return (
+        reduce(DataFrame.unionByName, routed)
+        .groupBy("unit", "partition")
+        .transformWithStateInPandas(EngineHost(spec), RESULT_DDL, "Append", "EventTime")
     )
 
 
 def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: ingest rows in, one row per element and key out."""
-    rows = (r for r in element_rows(batches, spec.on_error) if r[3] not in MARKERS)
-    while chunk := list(islice(rows, CHUNK)):
-        routed = [(unit, key, *row) for unit, key, row in routed_rows(spec, chunk)]
+    return _routed_batches(spec, ((row, None) for row in element_rows(batches, spec.on_error)))
+
+
+def route_files(
+    batches: Iterable[pa.RecordBatch], spec: JobSpec, options: IngestOptions
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: pieces of stream files in (`ingest.file_pieces`), each read and
+    parsed once, one row per element and key out."""
+    return _routed_batches(spec, piece_elements(batches, options, spec.on_error))
+
+
+def _routed_batches(spec: JobSpec, read: Iterator[Read]) -> Iterator[pa.RecordBatch]:
+    while chunk := list(islice(read, CHUNK)):
+        routed = [(unit, key, *row) for unit, key, row in _chunk_rows(spec, chunk)]
         if routed:
             columns = list(zip(*routed, strict=True))
             yield pa.RecordBatch.from_arrays(
@@ -101,21 +138,77 @@ def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.Recor
             )
 
 
-def routed_rows(spec: JobSpec, chunk: list[ElementRow]) -> Iterator[tuple]:
+def _chunk_rows(spec: JobSpec, chunk: list[Read]) -> Iterator[tuple]:
+    """A chunk's routed rows; an end-of-input marker becomes a row for every key of each
+    unit that reads its stream (a unit keyed by value on the reference adapter has no
+    known keys: its keys end by the watermark, see End of input); a clock row (a quiet live
+    source's, `sources.idle`) only moved the watermark and is dropped."""
+    ends = [row for row, _ in chunk if row[3] == END_GRAPH]
+    data = [(row, element) for row, element in chunk if row[3] not in (END_GRAPH, CLOCK_GRAPH)]
+    if data:
+        yield from routed_rows(spec, [row for row, _ in data], [e for _, e in data])
+    for row in ends:
+        for n, unit in enumerate(spec.units):
+            if unit.reads(row[0]):
+                yield from ((n, key, end_row(row[0], row[6])) for key in _keys(spec, n))
+
+
+def ends_by_marker(spec: JobSpec) -> bool:
+    """Whether every key of every unit learns of the end of input from marker rows (so the
+    batch reading the markers ends the run): all but the reference adapter's value keys."""
+    return not any(
+        engine == "reference" and unit.partition_by is not None
+        for unit, engine in zip(spec.units, spec.unit_engines, strict=True)
+    )
+
+
+def _keys(spec: JobSpec, n: int) -> list[str | None]:
+    """Every key of unit n, where they are known up front."""
+    unit, engine = spec.units[n], spec.unit_engines[n]
+    if engine == "incremental" and _router(spec, unit) is not None:
+        assert spec.buckets is not None
+        return [bucket_key(b, spec.buckets) for b in range(spec.buckets)]
+    return [] if engine == "reference" and unit.partition_by is not None else [None]
+
+
+def routed_rows(
+    spec: JobSpec, chunk: Sequence[ElementRow], parsed: Sequence[StreamElement | None] = ()
+) -> Iterator[tuple]:
     """(unit, key, element row) for every key of every unit each element of the chunk goes
-    to (see Keys above); the rows of stand-ins have no triples."""
-    elements = None
+    to (see Keys above); `parsed`: the chunk's elements where already parsed. A bucket's
+    stand-ins for the chunk are packed into one row per stream (`pack_stand_ins`)."""
+    parsed = list(parsed) or [None] * len(chunk)
+    elements = [e if e is not None else _Lazy(row) for row, e in zip(chunk, parsed, strict=True)]
     for n, (unit, engine) in enumerate(zip(spec.units, spec.unit_engines, strict=True)):
-        read = [row for row in chunk if unit.reads(row[0])]
+        read = [(row, e) for row, e in zip(chunk, elements, strict=True) if unit.reads(row[0])]
         router = _router(spec, unit) if engine == "incremental" else None
         if unit.partition_by is None or (engine != "reference" and router is None):
-            yield from ((n, None, row) for row in read)
+            yield from ((n, None, row) for row, _ in read)
         elif router is not None:
+            assert spec.buckets is not None
             yield from ((n, key, row) for key, row in _bucketed(router, spec.buckets, read))
         else:
-            elements = elements or [to_element(row) for row in chunk]
-            keys = unit.partition_keys(elements, spec.background_store(), spec.rdfs)
+            whole = [_parsed(e) for e in elements]
+            keys = unit.partition_keys(whole, spec.background_store(), spec.rdfs)
             yield from ((n, key, row) for row, ks in zip(chunk, keys, strict=True) for key in ks)
+
+
+class _Lazy:
+    """An element row not parsed yet: parsed when a router first needs the element."""
+
+    __slots__ = ("element", "row")
+
+    def __init__(self, row: ElementRow) -> None:
+        self.row = row
+        self.element: StreamElement | None = None
+
+
+def _parsed(element: StreamElement | _Lazy) -> StreamElement:
+    if isinstance(element, _Lazy):
+        if element.element is None:
+            element.element = to_element(element.row)
+        return element.element
+    return element
 
 
 def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:
@@ -135,21 +228,29 @@ def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:
 
 
 def _bucketed(
-    router: PartitionedQuery, buckets: int, rows: list[ElementRow]
+    router: PartitionedQuery, buckets: int, read: list[tuple[ElementRow, StreamElement | _Lazy]]
 ) -> Iterator[tuple[str, ElementRow]]:
-    """Each row to the buckets of the values it binds; then one stand-in for each instant
-    of the rows and each bucket that got no element at that instant."""
+    """Each row to the buckets of the values it binds. Where the query needs its partitions
+    to see time pass (WITHIN deadlines, a tail negation), each bucket then gets a stand-in
+    for each instant of the rows at which it got no element: the element's row without its
+    triples, all of a bucket's packed into one row per stream."""
     told: dict[int, set[int]] = {}
-    for row in rows:
-        values = router.values_of(to_element(row))
-        mine = {bucket_of(value, buckets) for value in values}
+    for row, element in read:
+        mine = {bucket_of(value, buckets) for value in router.values_of(_parsed(element))}
         told.setdefault(row[END], set()).update(mine)
         yield from ((bucket_key(b, buckets), row) for b in sorted(mine))
-    for row in rows:
+    if not (router.ticks or router.waits):
+        return
+    stand_ins: dict[tuple[int, str], list[ElementRow]] = {}
+    for row, _ in read:
         missing = set(range(buckets)) - told.get(row[END], set())
         told[row[END]] = set(range(buckets))
-        stand_in = (*row[:3], row[3], row[END], row[END], row[6], "")
-        yield from ((bucket_key(b, buckets), stand_in) for b in sorted(missing))
+        for b in missing:
+            stand_ins.setdefault((b, row[0]), []).append(
+                (*row[:3], row[3], row[END], row[END], row[6], "")
+            )
+    for (b, _), rows in sorted(stand_ins.items()):
+        yield bucket_key(b, buckets), pack_stand_ins(rows)
 
 
 def end_folder(checkpoint: Path, position: int) -> Path:

@@ -43,6 +43,7 @@ class ReferenceEngine:
         ELEMENTS: ELEMENT_DDL,
         PROGRESS: "horizon bigint, emitted bigint",
     }
+    maps: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> None:
         self.unit = unit

@@ -19,7 +19,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +32,9 @@ from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.runtime.inputs import NamedQuery, background
 from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
-from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
+from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
 from sepia.runtime.spark.interrupts import Interrupts
-from sepia.runtime.spark.job import end_folder, mark_end, results_frame
+from sepia.runtime.spark.job import end_folder, ends_by_marker, mark_end, results_frame
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
 from sepia.runtime.spark.session import SparkConfig, spark_session
 from sepia.runtime.spark.sinks import DeadLetterFile, ResultJournal
@@ -109,13 +110,21 @@ def run_on_spark(
             idle_timeout=options.idle_timeout,
         )
         ends = {iri: end_folder(home, n) for n, iri in enumerate(bindings)}
-        frames = [_stream(spark, iri, text, ends, ingest) for iri, text in bindings.items()]
+        live = {iri: text for iri, text in bindings.items() if parse_spec(text) is not None}
+        frames = [source_for(spark, iri, text, ingest) for iri, text in live.items()]
+        files = [
+            file_paths(spark, [StreamSource(iri, _readable(Path(text), ends[iri])),
+                               StreamSource(iri, ends[iri])])
+            for iri, text in bindings.items()
+            if iri not in live
+        ]
         sink = ResultJournal(home / "results", output, fmt, variables)
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
                           sink.results_of)  # fmt: skip
         try:
             batch = _with_dead_letters(sink, letters)
-            _drive(results_frame(frames, spec), batch, home, bindings, ends, options, log)
+            results = results_frame(frames, spec, files, ingest)
+            _drive(results, batch, home, bindings, ends, options, log, ends_by_marker(spec))
             return log.batches
         finally:
             sink.close()
@@ -160,17 +169,9 @@ def _with_dead_letters(sink: ResultJournal, letters: DeadLetterFile | None) -> B
     return batch
 
 
-def _stream(
-    spark: SparkSession, iri: str, spec: str, ends: dict[str, Path], ingest: IngestOptions
-) -> DataFrame:
-    """A stream's ingest rows; a file or folder also reads its end-of-input folder."""
-    if parse_spec(spec) is not None:
-        return source_for(spark, iri, spec, ingest)
-    path = Path(spec)
-    if not path.is_dir():
-        path = _alone(path, ends[iri].parent.parent / "inputs" / ends[iri].name)
-    sources = [StreamSource(iri, path), StreamSource(iri, ends[iri])]
-    return stream_rows(spark, sources, ingest)
+def _readable(path: Path, end: Path) -> Path:
+    """A stream folder as it is; a stream file through `_alone`, beside its end folder."""
+    return path if path.is_dir() else _alone(path, end.parent.parent / "inputs" / end.name)
 
 
 def _alone(file: Path, folder: Path) -> Path:
@@ -193,8 +194,10 @@ def _drive(
     ends: dict[str, Path],
     options: SparkRunOptions,
     log: ProgressLog,
+    one_pass: bool = True,
 ) -> None:
-    """Run the streaming query: to the end of a finite input, or until stopped."""
+    """Run the streaming query: to the end of a finite input, or until stopped. `one_pass`:
+    every key ends in the batch that reads the end-of-input markers (`ends_by_marker`)."""
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
     with Interrupts() as interrupts:
@@ -206,7 +209,25 @@ def _drive(
             _await(writer.trigger(availableNow=True), log, interrupts)  # every file first
         for folder in ends.values():
             mark_end(folder)
-        _await(writer.trigger(availableNow=True), log, interrupts)
+        if not one_pass:
+            _await(writer.trigger(availableNow=True), log, interrupts)
+            return
+        with _no_empty_batches(results.sparkSession):
+            _await(writer.trigger(availableNow=True), log, interrupts)
+
+
+@contextmanager
+def _no_empty_batches(spark: SparkSession) -> Iterator[None]:
+    """Within: no micro-batch without new data. The end-of-input batch ends every key
+    itself (job.py, End of input), so the batch Spark would add after it, to let the
+    watermark it moved fire timers, would find nothing to do."""
+    conf = "spark.sql.streaming.noDataMicroBatches.enabled"
+    before = spark.conf.get(conf, "true")
+    spark.conf.set(conf, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(conf, before)
 
 
 class SparkRunError(RuntimeError):

@@ -36,6 +36,8 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
+from sepia.runtime.spark.worker_python import worker_python
+
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 JAVA_HELP = (
     "Install Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) "
@@ -100,9 +102,12 @@ def java_major_version() -> int:
     return int(found.group(2) or 0) if major == 1 else major
 
 
-def _prepare_environment() -> None:
-    """Point Spark's Python workers at this interpreter and keep the driver on loopback."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+def _prepare_environment(master: str) -> None:
+    """Point Spark's Python workers at this interpreter (on a local master through
+    `worker_python`, which starts them from the installed PySpark) and keep the driver on
+    loopback."""
+    local = master.startswith("local")
+    os.environ.setdefault("PYSPARK_PYTHON", worker_python() if local else sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -146,6 +151,8 @@ def session_settings(config: SparkConfig) -> dict[str, str]:
         # transformWithState cannot load (BROADCAST_VARIABLE_NOT_LOADED: a W10 background
         # of 50,000 triples failed so), so plans stay inline up to 2 GiB.
         "spark.broadcast.UDFCompressionThreshold": str(2**31 - 1),
+        # Python workers fork from a daemon that has imported Sepia already (daemon.py).
+        "spark.python.daemon.module": "sepia.runtime.spark.daemon",
         **config.extra,
     }  # fmt: skip
 
@@ -199,7 +206,7 @@ def spark_session(config: SparkConfig | None = None) -> SparkSession:
     if major < 17:
         raise SparkUnavailable(f"Spark 4 needs Java 17 or newer; found Java {major}. {JAVA_HELP}")
     check_master(config.master)
-    _prepare_environment()
+    _prepare_environment(config.master)
     settings = session_settings(config)
     builder = SparkSession.builder
     for key, value in settings.items():

@@ -11,6 +11,7 @@ import pyoxigraph as ox
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.spark import incremental_engine
+from sepia.runtime.spark.elements import unpack
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec
 from sepia.runtime.spark.job import routed_rows
@@ -38,9 +39,7 @@ def drive(
     the workers' live sessions before every step, as a restarted job would, so every step
     restores its key's state from the rows."""
     run = units_of([(q.name, q.query) for q in queries])
-    spec = job_spec(
-        run, store, engine=engine, rdfs=rdfs, streams=tuple(streams), buckets=buckets
-    )
+    spec = job_spec(run, store, engine=engine, rdfs=rdfs, streams=tuple(streams), buckets=buckets)
     units = spec.units
     engines = [
         ENGINES[name](unit, store, rdfs)
@@ -57,7 +56,7 @@ def drive(
             incremental_engine._LIVE.clear()
         unit, partition = key
         before = states.get(key, {})
-        done = engines[unit].step(partition, before, rows, watermark - 1, final)
+        done = engines[unit].step(partition, before, unpack(rows)[0], watermark - 1, final)
         states[key], wake[key] = stored(before, done), done.wake_at
         position = {q.name: q.position for q in units[unit].queries}
         order = done.order or [partition or ""] * len(done.results)

@@ -178,7 +178,10 @@ def test_a_spark_run_gives_the_local_jsonl_per_query(spark, tmp_path):
     store = tmp_path / "background.trig"
     store.write_text(BACKGROUND)
     out = tmp_path / "results.jsonl"
-    run_on_spark(queries_, bindings, [(None, store)], output=str(out), spark=spark)
+    batches = run_on_spark(queries_, bindings, [(None, store)], output=str(out), spark=spark)
+    # one pass: the batch that reads the files and their end-of-input markers evaluates,
+    # flushes and clears every key's state; no batch follows it
+    assert [(b.batch, b.state_rows) for b in batches] == [(0, 0)]
     lines = out.read_text().splitlines()
     for n, (text, data) in enumerate(sample):
         mine = [line for line in lines if f'"query": "q{n}"' in line]

@@ -18,13 +18,14 @@ from sepia.workloads import workload
 
 
 def test_the_spark_systems_are_registered_and_opt_in() -> None:
-    assert {"spark", "spark-1core", "spark-passthrough"} <= set(SYSTEMS)
-    assert not {"spark", "spark-1core", "spark-passthrough"} & set(DEFAULT_SYSTEMS)
-    w4, w1 = workload("W4"), workload("W1")
+    spark = {"spark", "spark-1core", "spark-passthrough", "spark-passthrough-1core"}
+    assert spark <= set(SYSTEMS)
+    assert not spark & set(DEFAULT_SYSTEMS)
+    w4, w2 = workload("W4"), workload("W2")
     one_core = SYSTEMS["spark-1core"]
     variant = type("V", (), {"query": "q.rq"})()
     assert one_core.cannot_express(w4, variant) is None
-    assert "W4, W5, W6, W7" in one_core.cannot_express(w1, variant)
+    assert "W1, W3, W4, W5, W6, W7" in one_core.cannot_express(w2, variant)
 
 
 @pytest.mark.spark
