@@ -216,7 +216,7 @@ def test_times_are_the_row_readers(moment, digits):
 
 
 def test_explain_says_which_path_the_operators_take():
-    from sepia.engine.plan.explain import explain
+    from sepia.engine import explain
     from sepia.engine.plan.planner import plan
 
     codec = Codec()

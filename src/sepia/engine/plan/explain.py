@@ -18,7 +18,6 @@ from sepia.engine.cep.event_trees import (
     OptionalJoin,
     consumes,
 )
-from sepia.engine.columnar.query import plan_uncovered
 from sepia.engine.plan.physical import (
     EventPlan,
     MatchesPlan,
@@ -26,7 +25,6 @@ from sepia.engine.plan.physical import (
     SequencePlan,
     WindowPlan,
 )
-from sepia.engine.query.partition import engine_path
 from sepia.engine.r2r import aggregates
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.delta import plan_of
@@ -35,22 +33,20 @@ from sepia.engine.rows import Slots
 from sepia.rdf.dictionary import Dictionary
 
 
-def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
-    """Windows, report policy, then the R2R operator tree (fallbacks marked FALLBACK)."""
+def explain(
+    physical: PhysicalQuery, dictionary: Dictionary, columnar: bool | str = False
+) -> str:
+    """Windows, report policy, then the R2R operator tree (fallbacks marked FALLBACK);
+    ``columnar``: True when the columnar core runs the plan, else why not (a text), or
+    False when not asked (``sepia.engine.explain`` asks ``sepia.engine.columnar``)."""
     lines = [f"R2S {operator_of(physical.query).__name__}"]
     windows = physical.windows.items()
     lines += [f"S2R window {name} on <{stream}>: {op.spec}" for name, (stream, op) in windows]
     lines.append(f"report {physical.query.report}")
-    chosen = engine_path()
-    reason = (
-        "SEPIA_ENGINE_PATH=rows" if chosen == "rows"
-        else plan_uncovered(physical, costed=chosen == "columnar")
-    )
-    columnar = reason is None
-    lines.append(_path(physical) if columnar else _evaluation(physical))
-    if not columnar:
-        lines.append(f"path: rows (not the columnar core: {reason})")
-    lines += _tree(physical.root, physical.slots, dictionary, 0, columnar)
+    lines.append(_path(physical) if columnar is True else _evaluation(physical))
+    if isinstance(columnar, str):
+        lines.append(f"path: rows (not the columnar core: {columnar})")
+    lines += _tree(physical.root, physical.slots, dictionary, 0, columnar is True)
     match physical.kind:
         case WindowPlan():
             pass

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import os
 import zlib
 from collections.abc import Callable, Sequence
 
@@ -45,7 +44,7 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.cep.automaton import Strategy
-from sepia.engine.columnar.query import ColumnarQuery, uncovered
+from sepia.engine.columnar.query import ColumnarQuery, engine_path, uncovered
 from sepia.engine.plan.physical import SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.rdf.dictionary import Dictionary
@@ -326,15 +325,3 @@ def continuous_query(
         if uncovered(columnar, costed=chosen == "columnar") is None:
             return columnar
     return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
-
-
-def engine_path() -> str:
-    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: the columnar core wherever it covers
-    a query and is the faster), ``columnar-always`` (wherever it covers one: tests) or
-    ``rows`` (the row engine everywhere, to compare the two)."""
-    chosen = os.environ.get("SEPIA_ENGINE_PATH", "columnar")
-    if chosen not in ("columnar", "columnar-always", "rows"):
-        raise ValueError(
-            f"SEPIA_ENGINE_PATH must be columnar, columnar-always or rows, not {chosen!r}"
-        )
-    return chosen
