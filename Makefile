@@ -6,9 +6,10 @@ PY := $(VENV)/bin/python
 .PHONY: setup demo test lint explore
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/check-java scripts/install-mosquitto
+$(VENV)/.installed: pyproject.toml scripts/check-java scripts/install-mosquitto scripts/install-chromium
 	@scripts/check-java
 	@scripts/install-mosquitto
+	@scripts/install-chromium
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,bench]'

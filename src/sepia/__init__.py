@@ -14,12 +14,12 @@ docs/engine.md ("Using it") has a runnable example; ``Unsupported`` names what t
 cannot run, ``QueryError`` a bad query, ``StreamError`` bad stream input.
 """
 
-from sepia.engine.planner import Unsupported
+from sepia.engine.plan.planner import Unsupported
 from sepia.io.background import load_background
 from sepia.io.errors import StreamError
-from sepia.io.results import Result
 from sepia.io.streams import read_stream
 from sepia.lang import QueryError, parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session

@@ -8,10 +8,10 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from sepia.bench.generators import WORKLOADS, generate
 from sepia.bench.streamfile import parse_quads
-from sepia.bench.workload import Manifest
 from sepia.io.streams import read_stream
+from sepia.workloads import WORKLOADS, generate
+from sepia.workloads.manifest import Manifest
 
 TINY = 120
 PROV = "http://www.w3.org/ns/prov#"

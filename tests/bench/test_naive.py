@@ -9,9 +9,9 @@ from pathlib import Path
 from sepia.bench.systems.naive_intervals import drop_then_rise, repeated_delays
 from sepia.bench.systems.naive_spaseq import Event, SeqExpression, Step
 from sepia.bench.systems.naive_windows import SlidingWindow, run_windows
-from sepia.bench.workload import BackgroundFile, Manifest, StreamFile, Variant
 from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamSet
+from sepia.workloads.manifest import BackgroundFile, Manifest, StreamFile, Variant
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 EX = "http://example.org/"

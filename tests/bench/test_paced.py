@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sepia.bench.generators import generate
 from sepia.bench.systems.local_engine import PacedLocalEngine, _elements, _session, replay
-from sepia.bench.workload import Manifest
+from sepia.workloads import generate
+from sepia.workloads.manifest import Manifest
 
 
 class VirtualClock:

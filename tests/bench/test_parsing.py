@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sepia.bench.generators import generate
 from sepia.bench.parsing import time_parsing, workload_parsing
+from sepia.workloads import generate
 
 
 def test_every_distinct_query_of_a_workload_is_timed(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from sepia.bench.check import Verdict, check_workload, reference_count
-from sepia.bench.generators import generate
 from sepia.bench.harness import BenchOptions, run_bench
+from sepia.workloads import generate
 
 
 def test_w5_counts_agree_with_the_reference_graph_join_included(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from sepia.bench.generators import generate
 from sepia.bench.systems.local_engine import LocalEngine
 from sepia.bench.systems.spark import SYSTEMS
+from sepia.workloads import generate
 
 pytestmark = pytest.mark.spark
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sepia.bench.generators import WORKLOADS, generate
-from sepia.bench.generators.rdfout import EPOCH_MS, DatasetWriter, decimal, integer, iri
-from sepia.bench.generators.stocks import PRED
 from sepia.bench.systems import flink, rspjs
-from sepia.bench.workload import Manifest, StreamFile, Variant
+from sepia.workloads import WORKLOADS, generate
+from sepia.workloads.manifest import Manifest, StreamFile, Variant
+from sepia.workloads.rdfout import EPOCH_MS, DatasetWriter, decimal, integer, iri
+from sepia.workloads.stocks import PRED
 
 
 def _tiny_stocks(out: Path) -> Manifest:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sepia.bench.generators import generate
 from sepia.bench.systems import flink, naive_events, rspjs
 from sepia.bench.systems.naive_windows import run_windows
-from sepia.bench.workload import Manifest
+from sepia.workloads import generate
+from sepia.workloads.manifest import Manifest
 
 LATER = 300.0
 RSPJS, FLINK = rspjs.RspJs(), flink.Flink()

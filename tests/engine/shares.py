@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from hypothesis import reject
-
 from sepia.io.results import Result
 
 FLOOR = 0.70

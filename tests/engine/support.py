@@ -8,8 +8,8 @@ from collections import Counter
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
-from sepia.io.results import Result
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamSet
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate

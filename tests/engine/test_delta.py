@@ -1,4 +1,4 @@
-"""Delta evaluation (``sepia.engine.delta``): the maintained answer must be exactly the
+"""Delta evaluation (``sepia.engine.r2r.delta``): the maintained answer must be exactly the
 reference's, on the query families it covers (checked to take the delta path), and the
 families it does not cover must be evaluated in full and say so in ``explain``."""
 
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sepia.engine import explain, plan
-from sepia.engine.delta import REBUILD, DeltaPlan, plan_of
 from sepia.engine.graph import TripleIndex
+from sepia.engine.r2r.delta import REBUILD, DeltaPlan, plan_of
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 from sepia.runtime.local import Session
@@ -121,7 +121,7 @@ def test_delta_evaluation_agrees_with_the_reference(family, rebuild, data, strea
     small windows often change enough to be evaluated in full instead."""
     text = data.draw(delta_queries(FAMILIES[family]))
     assert isinstance(delta_plan(text), DeltaPlan), text
-    with patch("sepia.engine.delta.REBUILD", rebuild):
+    with patch("sepia.engine.r2r.delta.REBUILD", rebuild):
         assert_agrees(text, streamed, ordered=False)
 
 
@@ -131,7 +131,7 @@ def test_delta_evaluation_agrees_with_the_reference(family, rebuild, data, strea
 @given(data=st.data(), streamed=streams())
 def test_delta_evaluation_agrees_with_the_reference_long(family, data, streamed):
     text = data.draw(delta_queries(FAMILIES[family]))
-    with patch("sepia.engine.delta.REBUILD", math.inf):
+    with patch("sepia.engine.r2r.delta.REBUILD", math.inf):
         assert_agrees(text, streamed, ordered=False)
 
 
@@ -139,7 +139,7 @@ def test_delta_evaluation_agrees_with_the_reference_long(family, data, streamed)
 @given(delta_queries(BAGS), streams(), st.integers(0, 20))
 def test_a_maintained_optional_union_minus_resumes_from_a_snapshot(text, data, cut):
     """What OPTIONAL, MINUS and the joins keep is rebuilt from the restored windows."""
-    with patch("sepia.engine.delta.REBUILD", math.inf):
+    with patch("sepia.engine.r2r.delta.REBUILD", math.inf):
         assert_resumes(text, data, cut)
 
 
@@ -173,7 +173,7 @@ def test_explain_names_the_delta_path():
     assert "evaluation: delta (CQELS)" in explain(plan(parse_query(text), dictionary), dictionary)
 
 
-@patch("sepia.engine.delta.REBUILD", math.inf)
+@patch("sepia.engine.r2r.delta.REBUILD", math.inf)
 def test_a_restored_session_rebuilds_the_maintained_answer():
     """After ``restore`` the windows are new objects: the maintained answer is rebuilt from
     them by one full evaluation, and IStream compares it with the restored previous answer

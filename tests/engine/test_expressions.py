@@ -7,7 +7,7 @@ from unittest.mock import patch
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
-from sepia.engine.expressions import ExpressionEvaluator
+from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.rows import Slots
 from sepia.rdf.dictionary import Dictionary
 
@@ -18,7 +18,7 @@ def number(n: int) -> ox.Literal:
     return ox.Literal(str(n), datatype=INTEGER)
 
 
-@patch("sepia.engine.expressions.CACHE_LIMIT", 3)
+@patch("sepia.engine.r2r.expressions.CACHE_LIMIT", 3)
 def test_a_full_cache_is_refilled_with_the_whole_batch():
     """A batch that overflows the cache clears it, and must then compute the inputs it had
     cached too (it raised KeyError: W8 at 4,400 elements, found by the bench harness)."""

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.engine import aggregates
-from sepia.engine.planner import plan
+from sepia.engine.plan.planner import plan
+from sepia.engine.r2r import aggregates
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement

@@ -1,4 +1,4 @@
-"""Numeric comparisons in Python (``sepia.engine.numeric``) never disagree with pyoxigraph:
+"""Numeric comparisons in Python (``sepia.engine.r2r.numeric``) never disagree with pyoxigraph:
 on random literals of every numeric kind (odd lexical forms, huge and tiny values, NaN,
 INF, invalid forms, other datatypes, IRIs, unbound), wherever the Python path answers, its
 answer is pyoxigraph's; elsewhere it leaves the row to pyoxigraph."""
@@ -9,8 +9,8 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sepia.engine.expressions import ExpressionEvaluator
-from sepia.engine.numeric import UNSURE
+from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.r2r.numeric import UNSURE
 from sepia.engine.rows import Slots
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary

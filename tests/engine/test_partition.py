@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.engine.partition import bucket_of, result_order
-from sepia.io.results import Result
+from sepia.engine.query.partition import bucket_of, result_order
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session, run
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sepia.reasoning.elements as elements
-from sepia.engine.planner import Unsupported
+from sepia.engine.plan.planner import Unsupported
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from sepia.algebra import dataset as ds
 from sepia.algebra import report as rp
-from sepia.engine.report import Arrivals, Schedule
-from sepia.engine.windows import WindowOperator
+from sepia.engine.s2r.report import Arrivals, Schedule
+from sepia.engine.s2r.windows import WindowOperator
 
 W1, W2 = ox.NamedNode("urn:w1"), ox.NamedNode("urn:w2")
 WINDOWS = {

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sepia.engine.graph import SMALL, TripleIndex
-from sepia.engine.operators import Constant, Slot, extend_all, scan
+from sepia.engine.r2r.operators import Constant, Slot, extend_all, scan
 
 WIDTH = 4
 TERMS = st.integers(1, 4)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sepia.algebra import dataset as ds
 from sepia.engine.graph import SMALL, TripleIndex
-from sepia.engine.windows import WindowOperator, WindowState
+from sepia.engine.s2r.windows import WindowOperator, WindowState
 from sepia.semantics.windows import last_close_holding, windows_for
 
 

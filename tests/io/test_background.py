@@ -74,3 +74,16 @@ def test_errors_name_file_and_line(tmp_path: Path) -> None:
     unknown.write_text("")
     with pytest.raises(InputError, match="cannot tell the RDF syntax"):
         load_background([(None, unknown)])
+
+
+def test_truncated_gzip_background_names_the_line_where_it_breaks_off(tmp_path: Path) -> None:
+    text = "".join(f"<{E}s{n}> <{E}p> <{E}o> .\n" for n in range(3000)).encode()
+    packed = gzip.compress(text)[:2000]
+    path = tmp_path / "d.nt.gz"
+    path.write_bytes(packed)
+    import zlib
+
+    line = zlib.decompressobj(31).decompress(packed).count(b"\n") + 1
+    with pytest.raises(InputError) as caught:
+        load_background([(None, path)])
+    assert str(caught.value) == f"{path}:{line}: the gzip data ends early (a truncated file)"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from sepia.io.results import Result, read_results_jsonl
 from sepia.io.streams import read_stream
 from sepia.io.writers import WRITERS, writer_for
+from sepia.rdf.results import Result, read_results_jsonl
 from sepia.rdf.time import TimeKind
 
 XSD = "http://www.w3.org/2001/XMLSchema#"

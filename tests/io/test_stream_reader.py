@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
+import zlib
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -506,3 +508,172 @@ def test_sparql_style_directives_brackets_and_collections(
     assert [(e.graph, e.end, len(e.triples)) for e in elements] == [
         (E + "e1", 1, 8), (E + "x/e2", 2, 1)  # 1 + bnode's 1 + list of 3 (2 each)
     ]
+
+
+# --- a line of garbage costs no good element -------------------------------------------
+
+GARBAGE_LAYOUTS = {
+    "time first": ":e{n} prov:generatedAtTime {n} .\n:e{n} {{ :s :p :o . }}\n",
+    "time after": ":e{n} {{ :s :p :o . }}\n:e{n} prov:generatedAtTime {n} .\n",
+    "graph over lines": ":e{n} {{\n  :s :p :o .\n}}\n:e{n} prov:generatedAtTime {n} .\n",
+}
+
+
+@pytest.mark.parametrize("layout", GARBAGE_LAYOUTS)
+@pytest.mark.parametrize("where", [1, 2])
+def test_a_garbage_line_between_statements_takes_no_time_statement(
+    layout: str, where: int
+) -> None:
+    """`this is not rdf` has no `.`: read on, it would run into the next statement (a time
+    statement, here before or after the graph) and reject a good element as "no time"."""
+    size = GARBAGE_LAYOUTS[layout].count("\n")
+    lines = "".join(GARBAGE_LAYOUTS[layout].format(n=n) for n in range(6)).splitlines(True)
+    at = size * 3 + size - 2 + where  # before e3's last line, or after it
+    lines.insert(at, "this is not rdf\n")
+    elements, errors = skip(PREFIXES + "".join(lines))
+    assert [e.end for e in elements] == list(range(6))
+    assert [(e.line, e.element) for e in errors] == [(at + 3, None)]
+    assert errors[0].reason.startswith("syntax error:")
+
+
+# --- damaged gzip: what comes before the damage is read, the damage is located -------------
+
+def numbered(count: int, syntax: str) -> str:
+    """`count` one-triple elements stamped 0, 1, ...: one line each in TriG (after the
+    prefixes), two lines each in N-Quads."""
+    if syntax == "nq":
+        return "".join(f'<{E}s> <{E}p> <{E}o> <{E}e{n}> .\n<{E}e{n}> {GEN} "{n}"^^{INT} .\n'
+                       for n in range(count))
+    return PREFIXES + "".join(f":e{n} {{ :s :p :o }} :e{n} prov:generatedAtTime {n} .\n"
+                              for n in range(count))
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nq"])
+def test_truncated_gzip_keeps_the_elements_before_the_cut(syntax: str) -> None:
+    text = numbered(400, syntax).encode()
+    packed = gzip.compress(text)[:1200]  # about a third of the compressed data
+    prefix = zlib.decompressobj(31).decompress(packed)  # what zlib can read of it
+    cut_line = prefix.count(b"\n") + 1
+    whole_lines = cut_line - 1 - (0 if syntax == "nq" else 2)  # element lines read whole
+    before = whole_lines // 2 if syntax == "nq" else whole_lines
+    assert 20 < before < 390
+    name = f"s.{syntax}.gz"
+    errors: list[StreamError] = []
+    elements = list(read_stream(io.BytesIO(packed), S, name=name, on_error="skip",
+                                errors=errors.append))
+    assert [e.end for e in elements] == list(range(before))
+    assert str(errors[0]) == (
+        f"{name}:{cut_line}: the gzip data ends early (a truncated file); "
+        "what comes before this line is read, the rest is lost"
+    )
+    assert all(error.line in (cut_line - 1, cut_line) for error in errors[1:])
+    with pytest.raises(StreamError) as caught:  # stop mode: the same elements, then the error
+        for index, element in enumerate(read_stream(io.BytesIO(packed), S, name=name)):
+            assert element.end == index
+    assert str(caught.value) == str(errors[0])
+    assert index + 1 in (before - 1, before)  # the element still open at the cut waits
+
+
+def test_gzip_with_a_bad_checksum_is_read_whole_and_reported() -> None:
+    text = numbered(50, "trig").encode()
+    packed = bytearray(gzip.compress(text))
+    packed[-8] ^= 0xFF  # the CRC-32 in the trailer
+    errors: list[StreamError] = []
+    elements = list(read_stream(io.BytesIO(bytes(packed)), S, name="s.trig.gz",
+                                on_error="skip", errors=errors.append))
+    assert [e.end for e in elements] == list(range(50))
+    assert [(e.line, e.element) for e in errors] == [(53, None)]  # after the last line
+    assert "checksum fails" in errors[0].reason
+
+
+def test_gzip_members_and_padding_read_as_one_file() -> None:
+    text = numbered(30, "trig").encode()
+    packed = gzip.compress(text[:500]) + gzip.compress(text[500:]) + b"\0" * 8
+    elements = list(read_stream(io.BytesIO(packed), S, name="s.trig.gz"))
+    assert [e.end for e in elements] == list(range(30))
+
+
+# --- long statements: linear work, and a bound -----------------------------------------------
+
+def long_literal(size: int, syntax: str) -> bytes:
+    literal = "x" * size
+    if syntax == "nq":
+        return (f'<{E}s> <{E}p> "{literal}" <{E}e1> .\n<{E}e1> {GEN} "1"^^{INT} .\n'
+                f'<{E}s> <{E}p> <{E}o> <{E}e2> .\n<{E}e2> {GEN} "2"^^{INT} .\n').encode()
+    return (PREFIXES + f':e1 {{ :s :p "{literal}" . }} :e1 prov:generatedAtTime 1 .\n'
+            ":e2 { :s :p :o . } :e2 prov:generatedAtTime 2 .\n").encode()
+
+
+class _Looked:
+    """A compiled pattern that adds up the length of the text it is asked to look at."""
+
+    def __init__(self, pattern: re.Pattern[bytes], seen: list[int]) -> None:
+        self.pattern, self.seen = pattern, seen
+
+    def match(self, text: bytes, *args: int) -> re.Match[bytes] | None:
+        self.seen.append(len(text))
+        return self.pattern.match(text, *args)
+
+    def fullmatch(self, text: bytes, *args: int) -> re.Match[bytes] | None:
+        self.seen.append(len(text))
+        return self.pattern.fullmatch(text, *args)
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nq"])
+def test_a_long_line_is_looked_at_a_bounded_number_of_times(
+    syntax: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Work linear in a line's length: the scanner and the parser look at the text read so
+    far only once it has doubled, so the bytes they see add up to a few times the line's
+    (before, they looked at it again after each 64 KiB block: 1 MiB was scanned 16 times)."""
+    seen: list[int] = []
+    real_parse = ox.parse
+
+    def parse(data, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(len(data) if isinstance(data, bytes) else 0)
+        return real_parse(data, *args, **kwargs)
+
+    monkeypatch.setattr(ox, "parse", parse)
+    for name in ("STATEMENTS", "UNFINISHED", "SPACE_ONLY"):
+        monkeypatch.setattr(trig_split, name, _Looked(getattr(trig_split, name), seen))
+    for size in (1 << 18, 1 << 20):
+        seen.clear()
+        data = long_literal(size, syntax)
+        elements = list(read_stream(io.BytesIO(data), S, name=f"s.{syntax}"))
+        assert [e.end for e in elements] == [1, 2]
+        assert elements[0].triples[0].object == ox.Literal("x" * size)
+        assert sum(seen) < 8 * len(data), (size, len(seen))
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nq"])
+def test_an_element_over_the_maximum_size_is_a_located_error(syntax: str) -> None:
+    data = long_literal(5000, syntax)
+    name = f"s.{syntax}"
+    errors: list[StreamError] = []
+    elements = list(read_stream(io.BytesIO(data), S, name=name, on_error="skip",
+                                errors=errors.append, max_element_size=4096))
+    assert [e.end for e in elements] == [2]
+    line = 1 if syntax == "nq" else 3
+    assert [(e.line, e.element) for e in errors] == [(line, E + "e1")]
+    assert errors[0].reason == (
+        "longer than the maximum element size (4096 bytes), so skipped unread; "
+        "--max-element-size raises the limit"
+    )
+    with pytest.raises(StreamError, match="maximum element size"):
+        list(read_stream(io.BytesIO(data), S, name=name, max_element_size=4096))
+    # the limit is on one statement or line, so the same file reads whole above it
+    assert len(list(read_stream(io.BytesIO(data), S, name=name, max_element_size=6000))) == 2
+
+
+def test_a_term_past_the_parsers_own_limit_is_a_located_error() -> None:
+    """pyoxigraph stops at a 16 MiB token (MemoryError); that is one element's error."""
+    for syntax, line in (("trig", 3), ("nq", 1)):
+        errors: list[StreamError] = []
+        data = long_literal(chunks.TERM_LIMIT + 10, syntax)
+        elements = list(read_stream(io.BytesIO(data), S, name=f"s.{syntax}",
+                                    on_error="skip", errors=errors.append))
+        assert [e.end for e in elements] == [2]
+        assert [(e.line, e.element, e.reason) for e in errors] == [
+            (line, E + "e1", f"syntax error: a term longer than {chunks.TERM_LIMIT} bytes, "
+             "the RDF parser's limit")
+        ]

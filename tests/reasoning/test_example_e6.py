@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from sepia.io.background import load_background
-from sepia.io.results import result_to_json
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query
+from sepia.rdf.results import result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.semantics import evaluate
 

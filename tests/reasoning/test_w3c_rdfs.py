@@ -12,8 +12,8 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
-from sepia.io.results import Result
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.reasoning import close_background
 from sepia.semantics import evaluate
 from sepia.semantics.conformance import EvaluationTest, read_manifest, run_test

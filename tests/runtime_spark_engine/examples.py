@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sepia.engine import Unsupported
 from sepia.io.background import load_background
-from sepia.io.results import jsonl_line
 from sepia.io.streams import read_stream
+from sepia.rdf.results import jsonl_line
 from sepia.runtime.inputs import NamedQuery, load_query
 from sepia.runtime.local import run
 from sepia.semantics import evaluate, evaluate_network, time_kind

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pyoxigraph as ox
 
-from sepia.io.results import jsonl_line
+from sepia.rdf.results import jsonl_line
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.engine_protocol import State, stored

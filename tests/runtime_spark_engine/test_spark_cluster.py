@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sepia.io.results import jsonl_line
 from sepia.io.streams import read_stream
+from sepia.rdf.results import jsonl_line
 from sepia.runtime.inputs import load_query
 from sepia.runtime.local import run
 from sepia.semantics import evaluate

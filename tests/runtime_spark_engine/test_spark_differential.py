@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from engine.generators import BACKGROUND, event_queries, queries, sequence_queries, streams
 from engine.support import background
 from sepia.engine import Unsupported
-from sepia.io.results import jsonl_line
 from sepia.lang import parse_query
+from sepia.rdf.results import jsonl_line
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import NamedQuery

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from sepia.bench.generators import workload
 from sepia.bench.harness import dataset
 from sepia.bench.systems import DEFAULT_SYSTEMS, SYSTEMS
 from sepia.io.streams import read_stream
 from sepia.runtime.inputs import load_query
 from sepia.semantics import evaluate
+from sepia.workloads import workload
 
 
 def test_the_spark_systems_are_registered_and_opt_in() -> None:

@@ -3,7 +3,9 @@ text in FILE exactly as the local reader writes it; a restarted run rebuilds FIL
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,45 @@ def test_bad_elements_go_to_the_dead_letter_file_and_the_rest_is_evaluated(
     terminal = capsys.readouterr().err
     assert "Spark UI: " in terminal
     assert "watermark end of input" in terminal.splitlines()[-1]
+
+
+def cut_inside_last_line(text: bytes) -> bytes:
+    """gzip of `text`, cut so that what can be read of it ends inside its last line."""
+    packed = gzip.compress(text)
+    last_line = text.rstrip(b"\n").rfind(b"\n") + 1
+    for size in range(len(packed) - 8, 0, -1):
+        readable = zlib.decompressobj(31).decompress(packed[:size])
+        if last_line < len(readable) < len(text) - 1:
+            return packed[:size]
+    raise AssertionError("no cut lands in the last line")
+
+
+@pytest.mark.spark
+def test_a_garbage_line_and_a_truncated_gzip_lose_no_good_element(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A line of garbage before n3's time statement, and the gzip data cut inside a last
+    element n6 (it would add a result at 16): E1's answer, both errors located."""
+    tmp_path = tmp_path.resolve()
+    lines = (E1 / "stream-nearby.trig").read_text().splitlines(keepends=True)
+    lines.insert(8, "this is not rdf\n")  # line 9, before `:n3 prov:generatedAtTime 5 .`
+    lines.append(":n6 { :carl :isNearby :b . } :n6 prov:generatedAtTime 13 .\n")  # line 15
+    nearby = tmp_path / "nearby.trig.gz"
+    nearby.write_bytes(cut_inside_last_line("".join(lines).encode()))
+    out, dead = tmp_path / "out.jsonl", tmp_path / "dead.trig"
+    options = SparkRunOptions(on_error="skip", dead_letter=dead, progress=False)
+    run_on_spark(
+        [load_query(E1 / "query.rq")],
+        {NEARBY: str(nearby), COUPONS: str(E1 / "stream-coupons.trig")},
+        [(None, E1 / "background.ttl")], options, output=str(out), spark=spark,
+    )  # fmt: skip
+    expected = (E1 / "expected.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [
+        json.loads(line) for line in expected
+    ]
+    letters = dead.read_text()
+    assert f"# {nearby}:9: syntax error: " in letters
+    assert f"# {nearby}:15: the gzip data ends early (a truncated file); " in letters
 
 
 def test_a_restarted_run_rebuilds_the_dead_letter_file_then_extends_it(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.semantics.conformance import read_manifest, run_manifest
 from w3c_suites import SPARQL11, message
 

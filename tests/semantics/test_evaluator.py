@@ -14,7 +14,7 @@ from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
-from sepia.io.results import result_to_json
+from sepia.rdf.results import result_to_json
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import XSD, TimeKind
 from sepia.semantics import evaluate

@@ -10,8 +10,8 @@ import pytest
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.io.background import load_background
-from sepia.io.results import result_to_json
 from sepia.io.streams import read_stream
+from sepia.rdf.results import result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.semantics import evaluate
 

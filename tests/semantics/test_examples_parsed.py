@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from sepia.io.results import result_to_json
 from sepia.lang import parse_query
+from sepia.rdf.results import result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.semantics import evaluate
 

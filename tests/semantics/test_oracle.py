@@ -12,8 +12,8 @@ import dataclasses
 import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
-from sepia.io.results import result_to_json
 from sepia.lang import parse_query
+from sepia.rdf.results import result_to_json
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.semantics import evaluate

@@ -17,8 +17,8 @@ import functools
 import pyoxigraph as ox
 import pytest
 
-from sepia.io.results import Result
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 from sepia.semantics.conformance import Outcome, run_manifest

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from sepia.rdf.vocabulary import XSD
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,9 @@ EXTENSION_FUNCTIONS: dict[str, Arity] = {
 """C-SPARQL's ``timestamp(?s, ?p, ?o)``; EP-SPARQL's interval accessors (its section 4.1)."""
 
 BUILTINS: dict[str, Arity] = {**SPARQL_BUILTINS, **EXTENSION_FUNCTIONS}
+
+CSPARQL_TIMESTAMP = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"
+"""``timestamp`` as the C-SPARQL engine's own examples spell it (``PREFIX f:`` its library)."""
 
 XSD_CASTS: frozenset[str] = frozenset(
     XSD + name for name in ("boolean", "double", "float", "decimal", "integer", "dateTime",

@@ -10,6 +10,8 @@ import re
 
 import pyoxigraph as ox
 
+from sepia.rdf.vocabulary import XSD
+
 Variable = ox.Variable
 NamedNode = ox.NamedNode
 BlankNode = ox.BlankNode
@@ -22,7 +24,6 @@ TermPattern = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Variable
 TERM_TYPES = (ox.NamedNode, ox.BlankNode, ox.Literal, ox.Variable)
 
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
 _SHORT_LITERALS = {
     XSD + "integer": re.compile(r"[+-]?[0-9]+"),
     XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),

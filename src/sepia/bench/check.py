@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from sepia.bench.workload import Manifest, Variant
+from sepia.workloads.manifest import Manifest, Variant
 
 CHECK_BUDGET_S = 30.0  # per evaluation: the reference, or one system on one variant
 STOP_GRACE_S = 5.0  # for a system that stops itself at its deadline (rsp-js, Flink)
@@ -92,8 +92,8 @@ def check_workload(data: Path, manifest: Manifest, systems: list[str],
     """(system, variant) -> its verdict on the check data, for every variant with a query
     that ``keep`` keeps and every named system that can run it (systems without results, the
     floor, are left out)."""
-    from sepia.bench.generators import workload
     from sepia.bench.systems import system
+    from sepia.workloads import workload
 
     spec = workload(manifest.workload)
     verdicts: dict[tuple[str, str], Verdict] = {}

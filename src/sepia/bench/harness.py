@@ -12,10 +12,10 @@ from pathlib import Path
 from rich.console import Console
 
 from sepia.bench import check, parsing, reasoning, report
-from sepia.bench.generators import Workload, generate, workload
 from sepia.bench.measure import Measurement, measure
 from sepia.bench.systems import DEFAULT_SYSTEMS, SYSTEMS, System
-from sepia.bench.workload import MANIFEST, Manifest, Variant
+from sepia.workloads import Workload, generate, workload
+from sepia.workloads.manifest import MANIFEST, Manifest, Variant
 
 QUICK_BUDGET_S = 2.0  # per run in --quick: enough for the smoke test, bounded in total
 FULL_BUDGET_S = 300.0

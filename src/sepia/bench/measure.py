@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sepia.bench.systems.base import RunOutcome
-from sepia.bench.workload import Manifest
+from sepia.workloads.manifest import Manifest
 
 CDF_POINTS = 101  # latency quantiles kept per run: 0%, 1%, ..., 100%
 

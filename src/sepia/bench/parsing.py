@@ -12,8 +12,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from sepia.bench.workload import Manifest
 from sepia.lang import parse_query
+from sepia.workloads.manifest import Manifest
 
 REPEAT = 20
 

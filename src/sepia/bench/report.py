@@ -19,9 +19,9 @@ from typing import Any
 
 from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
 from rich.console import Console
-from rich.table import Table
 
 from sepia.bench.measure import CDF_POINTS, Measurement
+from sepia.io.tables import print_fitted
 
 
 def machine() -> dict[str, Any]:
@@ -54,18 +54,19 @@ def _peak(own: float | None, peer: float | None) -> str:
 
 
 def print_table(console: Console, workload: str, rows: list[Measurement]) -> None:
-    table = Table(title=f"{workload}", title_justify="left")
-    texts = ("variant", "system", "checked", "status")
-    for header in (*texts[:2], "triples/s", "events/s", "x floor", "results", texts[2],
-                   "p50 ms", "p99 ms", "peak MiB", texts[3]):
-        table.add_column(header, justify="left" if header in texts else "right")
-    for row in rows:
-        status = row.status if not row.note else f"{row.status}: {row.note}"
-        table.add_row(row.variant, row.system, _number(row.triples_per_s),
-                      _number(row.events_per_s), _number(floor_ratio(row, rows), 3),
-                      _number(row.results), row.checked, _number(row.p50_ms, 2),
-                      _number(row.p99_ms, 2), _peak(row.peak_rss_mib, row.peer_rss_mib), status)
-    console.print(table)
+    headers = ("variant", "system", "triples/s", "events/s", "x floor", "results", "checked",
+               "p50 ms", "p99 ms", "peak MiB", "status")
+    cells = [
+        (row.variant, row.system, _number(row.triples_per_s), _number(row.events_per_s),
+         _number(floor_ratio(row, rows), 3), _number(row.results), row.checked,
+         _number(row.p50_ms, 2), _number(row.p99_ms, 2),
+         _peak(row.peak_rss_mib, row.peer_rss_mib),
+         row.status if not row.note else f"{row.status}: {row.note}")
+        for row in rows
+    ]
+    texts = {"variant", "system", "checked", "status"}
+    print_fitted(console, workload, headers, cells, keys=2,
+                 right=[h for h in headers if h not in texts])
 
 
 def write_json(path: Path, workload: dict[str, Any], rows: list[Measurement],

@@ -1,32 +1,91 @@
-"""The typer application the command modules register on, and helpers they share."""
+"""The typer application the command modules register on, and helpers they share.
+
+Help and errors are plain text (click's formatter, no boxed panels) so they read at 80
+columns; every error is one style: `Error: <cause>` then what to do, on standard error.
+"""
 
 from __future__ import annotations
 
-from typing import NoReturn
+import os
+import shutil
+import sys
+import textwrap
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import NoArgsIsHelpError, UsageError  # typer's vendored click
+from typer.core import TyperGroup
+
+
+class _Commands(TyperGroup):
+    """Usage errors (a missing argument, a path that is not there) in the one error style:
+    `Error: <cause>` wrapped to the terminal, then where the command's help is."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except NoArgsIsHelpError as error:  # `sepia` alone: the help, as click prints it
+            error.show()
+            sys.exit(error.exit_code)
+        except UsageError as error:
+            where = error.ctx.command_path if error.ctx else "sepia"
+            typer.echo(_wrapped(f"Error: {error.format_message()}"), err=True)
+            typer.echo(_wrapped(f"see {where} --help for what it takes", "  "), err=True)
+            sys.exit(error.exit_code)
+        except typer.Abort:
+            typer.echo("Aborted.", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
+    cls=_Commands,
     name="sepia",
     help="Continuous queries over RDF streams: RSP-QL windows, complex event patterns, "
-    "background knowledge, on Apache Spark.",
+    "background knowledge, on Apache Spark.\n\n"
+    "Start with: sepia run examples/e1-shops-coupons --engine local",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 100},
 )
 
 err_console = Console(stderr=True)
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
-    """Print an error for a person on stderr and exit non-zero.
+def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
+    """Print an error for a person on stderr and exit non-zero: the cause, then what to do.
 
-    Never wrapped: query errors put a caret under a column of the line above it.
+    The cause and the hint are wrapped to the terminal's width; the lines after the cause
+    (a query error's source line and the caret under a column) are printed as they are.
     """
-    err_console.print("[bold red]error:[/]", highlight=False, end=" ")
-    err_console.print(message, markup=False, highlight=False, soft_wrap=True)
+    cause, *excerpt = message.split("\n")
+    typer.echo("\n".join([_wrapped(f"Error: {cause}"), *excerpt]), err=True)
+    if hint:
+        typer.echo(_wrapped(hint, indent="  "), err=True)
     raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    """A warning in the errors' style: the run goes on."""
+    typer.echo(_wrapped(f"Warning: {message}"), err=True)
+
+
+def _wrapped(text: str, indent: str = "") -> str:
+    """Wrapped to the terminal's width (COLUMNS when set); not wrapped when stderr is
+    no terminal (a log, a pipe), so a tool can still find a message on one line."""
+    columns = os.environ.get("COLUMNS", "")
+    if not columns.isdigit() and not sys.stderr.isatty():
+        return indent + text
+    width = int(columns) if columns.isdigit() else shutil.get_terminal_size().columns
+    follow = indent or " " * (text.find(" ") + 1)  # under the cause, after `Error: `
+    return textwrap.fill(text, width=max(width, 40), initial_indent=indent,
+                         subsequent_indent=follow, break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def not_built_yet(what: str) -> NoReturn:

@@ -11,12 +11,12 @@ from rich.console import Console
 from sepia.cli.app import app, fail
 
 
-@app.command()
+@app.command(short_help="Run the benchmark suite and write its tables and plots.")
 def bench(
     workloads: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[WORKLOAD]...",
+            metavar="WORKLOAD",
             help="W1-W11, triples (see `sepia generate --list`), and reasoning: EP-SPARQL's "
             "stream-reasoning test (40,000 classes, depth 8; 4,000 with --quick); default: all",
         ),
@@ -25,6 +25,7 @@ def bench(
     engine: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="SYSTEM",
             help="systems to measure (repeat): floor, naive, local, spark, ...; default: all "
             "but the Spark job's (spark, spark-1core, spark-passthrough: a JVM per run)"
         ),
@@ -53,8 +54,8 @@ def bench(
     # imported here: the harness brings pandas and matplotlib, ~0.4 s every other command
     # would pay at start-up
     from sepia.bench import reasoning
-    from sepia.bench.generators import WORKLOADS
     from sepia.bench.harness import BenchOptions, run_bench
+    from sepia.workloads import WORKLOADS
 
     options = BenchOptions(
         tuple(workloads or (*WORKLOADS, reasoning.ID)),

@@ -15,18 +15,20 @@ from sepia.cli.options import (
     EntailmentOption,
     EventPolicyOption,
     LatenessOption,
+    MaxElementSizeOption,
     OnErrorChoice,
     OnErrorOption,
     StreamOption,
     UntilOption,
     load_inputs,
 )
-from sepia.io.results import read_results_jsonl
+from sepia.io.chunks import MAX_ELEMENT_SIZE
+from sepia.rdf.results import read_results_jsonl
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.oracle import check as check_answer
 
 
-@app.command()
+@app.command(short_help="Judge an answer file against a query (RSP-QL oracle).")
 def check(
     query: Annotated[Path, typer.Argument(help="The query file (.rq).", exists=True)],
     answer: Annotated[
@@ -37,6 +39,7 @@ def check(
     on_error: OnErrorOption = OnErrorChoice.stop,
     dead_letter: DeadLetterOption = None,
     allowed_lateness: LatenessOption = 0,
+    max_element_size: MaxElementSizeOption = MAX_ELEMENT_SIZE,
     until: UntilOption = None,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
@@ -51,7 +54,7 @@ def check(
         [query],
         stream,
         data,
-        ReadOptions(on_error.value, dead_letter, allowed_lateness),
+        ReadOptions(on_error.value, dead_letter, allowed_lateness, max_element_size),
         event_policy,
     )
     try:

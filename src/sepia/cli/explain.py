@@ -28,7 +28,7 @@ class ExplainFormat(enum.Enum):
     SPARQL = "sparql"
 
 
-@app.command()
+@app.command(short_help="Print a query's algebra and the local engine's plan.")
 def explain(
     query: Annotated[str, typer.Argument(help="Query file (.rq), or '-' to read stdin.")],
     output_format: Annotated[

@@ -9,9 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sepia.bench.generators import WORKLOADS, workload
-from sepia.bench.generators import generate as generate_workload
 from sepia.cli.app import app, fail
+from sepia.workloads import WORKLOADS, workload
+from sepia.workloads import generate as generate_workload
 
 
 def _list_workloads() -> None:
@@ -21,7 +21,7 @@ def _list_workloads() -> None:
     Console().print(table)
 
 
-@app.command()
+@app.command(short_help="Generate a benchmark workload's stream files.")
 def generate(
     workload_id: Annotated[
         str | None, typer.Argument(metavar="WORKLOAD", help="W1..W11 or triples")

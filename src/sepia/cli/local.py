@@ -11,20 +11,26 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-import typer
-
 from sepia.algebra.query import Entailment
 from sepia.cli.app import err_console, fail
-from sepia.cli.options import EventPolicy, compile_queries, existing_paths, split_binding
-from sepia.engine.planner import Unsupported
+from sepia.cli.options import (
+    EventPolicy,
+    compile_queries,
+    existing_paths,
+    missing_file,
+    split_binding,
+)
+from sepia.engine.plan.planner import Unsupported
+from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
-from sepia.io.results import Result
 from sepia.io.writers import ResultWriter, writer_for
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import (
     InputBindingError,
@@ -32,6 +38,7 @@ from sepia.runtime.inputs import (
     background,
     bind_streams,
     projected_variables,
+    query_prefixes,
 )
 from sepia.runtime.local import Session
 from sepia.runtime.local.feed import (
@@ -43,7 +50,8 @@ from sepia.runtime.local.feed import (
     sourced,
     stdin_elements,
 )
-from sepia.runtime.local.snapshots import SnapshotError
+
+_REFERENCE = "run it with --engine reference (the reference evaluator runs every query)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,8 @@ class LocalRun:
     restore: Path | None = None
     event_policy: EventPolicy | None = None
     entailment: Entailment | None = None
+    on_results: Callable[[list[Result]], None] | None = None
+    """Also given every batch of results (`--timeline` draws them after the run)."""
 
 
 def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
@@ -68,13 +78,13 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
         bindings = _bindings(named, run.stream)
         dataset = background(existing_paths(run.data))
     except (InputBindingError, InputError) as error:
-        fail(str(error))
+        fail(str(error), getattr(error, "hint", None))
     session = Session(dataset, max_runs=run.max_runs)
     try:
         for query in named:
             session.register(query.query, query.name)
     except Unsupported as error:
-        fail(f"the local engine cannot run this query yet: {error}; use --engine reference", 3)
+        fail(f"the local engine cannot run this query yet: {error}", _REFERENCE, code=3)
     taken: dict[str, int] = {}
     if run.restore is not None:
         try:
@@ -90,7 +100,9 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
             if output == "-"
             else stack.enter_context(Path(output).open("w", encoding="utf-8"))
         )
-        sink = _Sink(out, fmt, projected_variables(named))
+        sink = _Sink(
+            out, fmt, projected_variables(named), query_prefixes(named), run.on_results
+        )
         driver = Driver(session, sink.write, feed, taken)
         sink.driver = driver
         inputs = {
@@ -104,10 +116,10 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
         try:
             driver.live(inputs) if live else driver.replay(inputs)
         except Unsupported as error:
-            fail(f"the local engine cannot run this query yet: {error}; use --engine reference", 3)
+            fail(f"the local engine cannot run this query yet: {error}", _REFERENCE, code=3)
         except (InputError, LateElement, ValueError) as error:
             sink.close()
-            fail(str(error))
+            fail(str(error), getattr(error, "hint", None))
         finally:
             driver.stopping.set()
         sink.close()
@@ -118,7 +130,7 @@ def _bindings(named: list[NamedQuery], stream: list[str]) -> dict[str, Path]:
     pairs = [split_binding(text) for text in stream]
     for _, path in pairs:
         if path != STDIN and not Path(path).exists():
-            raise typer.BadParameter(f"{path}: no such file or directory")
+            missing_file(path)
     return bind_streams(named, [(iri, Path(path)) for iri, path in pairs])
 
 
@@ -135,8 +147,17 @@ class _Sink:
     """The result writer, made at the first result (when the inputs' kind of time is
     known); the output is flushed after each batch so a live run's results show at once."""
 
-    def __init__(self, out: TextIO, fmt: str | None, variables: list[str] | None) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        fmt: str | None,
+        variables: list[str] | None,
+        prefixes: dict[str, str],
+        tap: Callable[[list[Result]], None] | None = None,
+    ) -> None:
         self.out = out
+        self.prefixes = prefixes
+        self.tap = tap
         self.fmt = fmt or ("table" if out.isatty() else "jsonl")
         self.variables = variables
         self.driver: Driver | None = None
@@ -144,11 +165,13 @@ class _Sink:
         try:
             writer_for(self.fmt, io.StringIO())  # a bad --format fails before any input
         except ValueError as error:
-            fail(str(error))
+            fail(str(error), getattr(error, "hint", None))
 
     def write(self, results: list[Result]) -> None:
         if not results:
             return
+        if self.tap is not None:
+            self.tap(results)
         writer = self.writer or self._open()
         for result in results:
             writer.write(result)
@@ -160,7 +183,8 @@ class _Sink:
     def _open(self) -> ResultWriter:
         kind = (self.driver.kind if self.driver else None) or TimeKind.ABSTRACT
         try:
-            self.writer = writer_for(self.fmt, self.out, time_kind=kind, variables=self.variables)
+            self.writer = writer_for(self.fmt, self.out, time_kind=kind, variables=self.variables,
+                                     prefixes=self.prefixes)
         except ValueError as error:
-            fail(str(error))
+            fail(str(error), getattr(error, "hint", None))
         return self.writer

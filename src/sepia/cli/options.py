@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated, NamedTuple, NoReturn
 
 import pyoxigraph as ox
 import typer
@@ -31,21 +32,59 @@ class OnErrorChoice(StrEnum):
     skip = "skip"
 
 
-QueriesArgument = Annotated[list[Path], typer.Argument(help="Query files (.rq).", exists=True)]
+QueriesArgument = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="QUERY",
+        help="Query files (.rq), or one example folder holding a run.json.",
+        exists=True,
+    ),
+]
 StreamOption = Annotated[
     list[str],
-    typer.Option(help="[IRI=]PATH of a stream file (TriG / N-Quads, .gz ok); repeatable."),
+    typer.Option(
+        metavar="[IRI=]SOURCE",
+        help="A stream: a TriG / N-Quads file or folder (.gz ok), - for standard input, "
+        "or with --engine spark also mqtt://host:port/topic, tcp://host:port, "
+        "kafka://brokers/topic, gen:WORKLOAD?rate=N; repeatable.",
+    ),
 ]
-DataOption = Annotated[list[str], typer.Option(help="[GRAPH=]PATH of background data; repeatable.")]
+DataOption = Annotated[
+    list[str],
+    typer.Option(metavar="[GRAPH=]PATH", help="Background data (Turtle, TriG ...); repeatable."),
+]
 OnErrorOption = Annotated[
     OnErrorChoice, typer.Option(help="At bad input: stop, or skip it to the dead-letter file.")
 ]
 DeadLetterOption = Annotated[
-    Path | None, typer.Option(help="Where skipped elements go (with --on-error skip).")
+    Path | None,
+    typer.Option(metavar="FILE", help="Where skipped elements go (with --on-error skip)."),
 ]
 LatenessOption = Annotated[
-    int, typer.Option(help="Put back in order elements up to this many time units late.")
+    int,
+    typer.Option(metavar="N", help="Put back in order elements up to this many time units late."),
 ]
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text: str | int) -> int:
+    """A byte count: 1000, 512K, 64M or 1G (binary units; `KiB`, `MB` and the like too)."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if match is None or int(match.group(1)) < 1:
+        raise typer.BadParameter(f"{text!r} is not a size: write e.g. 1000, 512K, 64M, 1G")
+    return int(match.group(1)) * SIZE_UNITS[match.group(2).upper()]
+
+
+MaxElementSizeOption = Annotated[
+    int,
+    typer.Option(
+        parser=parse_size, metavar="SIZE",
+        help="Longest TriG statement (a graph block) or N-Quads line read, e.g. 64M; a longer "
+        "one is a bad element, skipped in bounded memory.",
+    ),
+]  # fmt: skip
 
 
 class EventPolicy(StrEnum):
@@ -74,7 +113,8 @@ EntailmentOption = Annotated[
     ),
 ]
 UntilOption = Annotated[
-    int | None, typer.Option(help="Flush up to this time instead of the last window close.")
+    int | None,
+    typer.Option(metavar="T", help="Flush up to this time instead of the last window close."),
 ]
 
 
@@ -96,8 +136,15 @@ def existing_paths(values: list[str]) -> list[tuple[str | None, Path]]:
     bindings = [split_binding(value) for value in values]
     for _, path in bindings:
         if not Path(path).exists():
-            raise typer.BadParameter(f"{path}: no such file or directory")
+            missing_file(path)
     return [(name, Path(path)) for name, path in bindings]
+
+
+def missing_file(path: str) -> NoReturn:
+    """A `--stream` / `--data` path that is not there: say so and what the option takes."""
+    fail(f"{path}: no such file or directory",
+         "check the path (relative to the current folder); --stream takes [IRI=]SOURCE, "
+         "--data [GRAPH=]PATH")
 
 
 def stream_binding(text: str) -> tuple[str, Path]:
@@ -124,7 +171,7 @@ def compile_queries(
     try:
         return [load_query(path, policy, entailment) for path in queries]
     except QueryError as error:
-        fail(str(error))
+        fail(str(error), getattr(error, "hint", None))
 
 
 def load_inputs(
@@ -142,4 +189,4 @@ def load_inputs(
         dataset = background(existing_paths(data))
         return RunInputs(named, read_streams(paths, options), dataset)
     except (InputBindingError, InputError) as error:
-        fail(str(error))
+        fail(str(error), getattr(error, "hint", None))

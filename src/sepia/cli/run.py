@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Iterable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
+from sepia.algebra.query import Entailment
 from sepia.cli.app import app, fail
+from sepia.cli.described import described_run
 from sepia.cli.local import LocalRun, run_local
 from sepia.cli.options import (
     DataOption,
@@ -19,6 +23,7 @@ from sepia.cli.options import (
     EntailmentOption,
     EventPolicyOption,
     LatenessOption,
+    MaxElementSizeOption,
     OnErrorChoice,
     OnErrorOption,
     QueriesArgument,
@@ -29,9 +34,16 @@ from sepia.cli.options import (
     load_inputs,
     split_binding,
 )
+from sepia.cli.timeline import (
+    TimelineOption,
+    TimelineRangeOption,
+    check_timeline,
+    draw_run,
+)
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import InputError
-from sepia.io.results import Result
 from sepia.io.writers import WRITERS, writer_for
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import (
     InputBindingError,
@@ -39,6 +51,7 @@ from sepia.runtime.inputs import (
     ReadOptions,
     bind_sources,
     projected_variables,
+    query_prefixes,
 )
 from sepia.runtime.local.feed import Feed
 from sepia.semantics.evaluator import time_kind
@@ -55,7 +68,7 @@ class Engine(StrEnum):
     reference = "reference"
 
 
-@app.command()
+@app.command(short_help="Run continuous queries over streams; print their results.")
 def run(
     queries: QueriesArgument,
     stream: StreamOption = [],  # noqa: B006  (typer reads the default, never mutates it)
@@ -65,13 +78,17 @@ def run(
         str | None,
         typer.Option(
             "--format",
+            metavar="FORMAT",
             help=f"One of {', '.join(WRITERS)}; default: table on a terminal, jsonl otherwise.",
         ),
     ] = None,
-    output: Annotated[str, typer.Option(help="Result file, or - for standard output.")] = "-",
+    output: Annotated[
+        str, typer.Option(metavar="FILE", help="Result file, or - for standard output.")
+    ] = "-",
     on_error: OnErrorOption = OnErrorChoice.stop,
     dead_letter: DeadLetterOption = None,
     allowed_lateness: LatenessOption = 0,
+    max_element_size: MaxElementSizeOption = MAX_ELEMENT_SIZE,
     until: UntilOption = None,
     max_runs: Annotated[
         int | None,
@@ -82,7 +99,10 @@ def run(
     ] = None,
     master: Annotated[
         str,
-        typer.Option(help="Spark master URL (--engine spark): local[*], spark://host:7077, ..."),
+        typer.Option(
+            metavar="URL",
+            help="Spark master URL (--engine spark): local[*], spark://host:7077, ...",
+        ),
     ] = "local[*]",
     checkpoint: Annotated[
         Path | None,
@@ -102,6 +122,24 @@ def run(
         Path | None,
         typer.Option(help="Append one JSON object per Spark micro-batch to this file."),
     ] = None,
+    conf: Annotated[
+        list[str],
+        typer.Option(
+            metavar="KEY=VALUE",
+            help="A Spark setting for the run's session, as spark-submit's --conf; repeatable.",
+        ),
+    ] = [],  # noqa: B006  (typer reads the default, never mutates it)
+    packages: Annotated[
+        str | None,
+        typer.Option(
+            metavar="GROUP:ARTIFACT:VERSION,...",
+            help="Maven packages Spark adds (connectors such as Kafka's), as spark-submit's "
+            "--packages.",
+        ),
+    ] = None,
+    debug: Annotated[
+        bool, typer.Option(help="On a Spark error, also print Spark's full trace.")
+    ] = False,
     wall_clock: Annotated[
         bool,
         typer.Option(
@@ -109,6 +147,15 @@ def run(
             "and periodic reports fire without waiting for an element (--engine local).",
         ),
     ] = False,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            min=0.001,
+            help="Live runs: an input quiet this long stops holding results back, and once "
+            "all are, time moves on with the clock from the latest element (off by default).",
+        ),
+    ] = None,
     snapshot: Annotated[
         Path | None,
         typer.Option(
@@ -125,6 +172,8 @@ def run(
     ] = None,
     event_policy: EventPolicyOption = None,
     entailment: EntailmentOption = None,
+    timeline: TimelineOption = None,
+    timeline_range: TimelineRangeOption = None,
 ) -> None:
     """Run continuous queries over stream files and print their results.
 
@@ -132,24 +181,44 @@ def run(
     may then also be live sources: mqtt://host:port/topic, tcp://host:port, gen:WORKLOAD?...,
     kafka://brokers/topic (docs/spark.md).
     """
+    described = described_run(queries, stream, data)
+    queries, stream, data = described.queries, described.stream, described.data
+    if entailment is None and described.entailment:
+        entailment = Entailment(described.entailment)
+    _check_engine_options(engine, {
+        "--master": master != "local[*]", "--checkpoint": checkpoint is not None,
+        "--metrics": metrics is not None, "--no-progress": not progress,
+        "--snapshot": snapshot is not None, "--snapshot-every": snapshot_every is not None,
+        "--restore": restore is not None, "--wall-clock": wall_clock,
+        "--max-runs": max_runs is not None, "--follow": follow,
+    })  # fmt: skip
+    span = check_timeline(timeline, timeline_range)
     if engine is Engine.spark:
+        if timeline is not None:
+            fail("--timeline draws runs of --engine local or reference (their results agree)")
         from sepia.runtime.spark.run import SparkRunOptions  # pyspark: only for Spark runs
 
         named = compile_queries(queries, event_policy, entailment)
         options = SparkRunOptions(
             allowed_lateness, on_error.value, follow=follow, progress=progress,
-            metrics=metrics, dead_letter=dead_letter,
+            metrics=metrics, dead_letter=dead_letter, max_element_size=max_element_size,
+            idle_timeout=idle_timeout,
         )  # fmt: skip
-        _run_spark(named, stream, data, options, master, checkpoint, output, format)
+        session = SparkChoices(master, spark_settings(conf, packages), debug)
+        _run_spark(named, stream, data, options, session, checkpoint, output, format)
         return
-    read = ReadOptions(on_error.value, dead_letter, allowed_lateness)
+    read = ReadOptions(on_error.value, dead_letter, allowed_lateness, max_element_size)
     if engine is Engine.local:
-        feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until)
-        local = LocalRun(queries, stream, data, feed, max_runs, restore, event_policy, entailment)
+        feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until, idle_timeout)
+        made: list[Result] = []
+        local = LocalRun(
+            queries, stream, data, feed, max_runs, restore, event_policy, entailment, made.extend
+        )
         run_local(local, output, format)
+        if timeline is not None:
+            inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
+            draw_run(timeline, inputs, made, span, until)
         return
-    if snapshot or restore or wall_clock:
-        fail("--snapshot, --restore and --wall-clock are for --engine local")
     inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
     pairs = [(q.name, q.query) for q in inputs.queries]
     try:
@@ -157,7 +226,56 @@ def run(
     except Unsupported as error:
         fail(f"the reference evaluator cannot run this query: {error}")
     variables = projected_variables(inputs.queries)
-    _write(results, format, output, time_kind(inputs.streams), variables)
+    prefixes = query_prefixes(inputs.queries)
+    _write(results, format, output, time_kind(inputs.streams), variables, prefixes)
+    if timeline is not None:
+        draw_run(timeline, inputs, results, span, until)
+
+
+_ENGINE_OPTIONS = {
+    "--master": {Engine.spark}, "--checkpoint": {Engine.spark}, "--metrics": {Engine.spark},
+    "--no-progress": {Engine.spark}, "--snapshot": {Engine.local},
+    "--snapshot-every": {Engine.local}, "--restore": {Engine.local},
+    "--wall-clock": {Engine.local}, "--max-runs": {Engine.local},
+    "--follow": {Engine.spark, Engine.local},
+}  # fmt: skip
+"""Options that only some engines read: given to another engine, they are an error."""
+
+
+def _check_engine_options(engine: Engine, given: dict[str, bool]) -> None:
+    unread = [name for name, present in given.items()
+              if present and engine not in _ENGINE_OPTIONS[name]]  # fmt: skip
+    if not unread:
+        return
+    engines = sorted({e.value for name in unread for e in _ENGINE_OPTIONS[name]})
+    names = " and ".join(unread)
+    fail(
+        f"--engine {engine.value} does not read {names}",
+        f"leave {names} out, or run with --engine {' or --engine '.join(engines)}",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SparkChoices:
+    """The command line's choices for the Spark session of a run."""
+
+    master: str
+    settings: dict[str, str]
+    """`--conf` and `--packages`, as Spark settings."""
+    debug: bool = False
+
+
+def spark_settings(conf: list[str], packages: str | None) -> dict[str, str]:
+    """`--conf KEY=VALUE ...` and `--packages` as Spark settings (a usage error names a bad one)."""
+    settings = {}
+    for text in conf:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{text!r}: a Spark setting is KEY=VALUE", param_hint="--conf")
+        settings[key.strip()] = value
+    if packages:
+        settings["spark.jars.packages"] = packages
+    return settings
 
 
 def _run_spark(
@@ -165,23 +283,34 @@ def _run_spark(
     stream: list[str],
     data: list[str],
     options: SparkRunOptions,
-    master: str,
+    choices: SparkChoices,
     checkpoint: Path | None,
     output: str,
     fmt: str | None,
 ) -> None:
     """The run as a Spark job (streams stay where they are: Spark reads them)."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    from sepia.runtime.spark.errors import one_line
     from sepia.runtime.spark.run import RunStopped, SparkRunError, run_on_spark
-    from sepia.runtime.spark.session import SparkUnavailable
+    from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
 
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
+        paths = existing_paths(data)
+        spark = spark_session(SparkConfig(master=choices.master, extra=choices.settings))
         run_on_spark(
-            named, bindings, existing_paths(data), options, master=master, checkpoint=checkpoint,
-            output=output, fmt=fmt, variables=projected_variables(named),
+            named, bindings, paths, options, checkpoint=checkpoint, output=output, fmt=fmt,
+            variables=projected_variables(named), spark=spark,
         )  # fmt: skip
-    except (InputBindingError, InputError, SparkUnavailable, SparkRunError, ValueError) as error:
-        fail(str(error))
+    except (InputBindingError, InputError, SparkUnavailable, ValueError) as error:
+        fail(str(error), getattr(error, "hint", None))
+    except (SparkRunError, PySparkException, Py4JError) as error:
+        if choices.debug:
+            traceback.print_exception(error)
+        told = str(error) if isinstance(error, SparkRunError) else one_line(str(error))
+        fail(f"Spark: {told}", None if choices.debug else "--debug prints Spark's full trace")
     except RunStopped as stopped:
         resume = (
             f"run again with --checkpoint {checkpoint} to resume"
@@ -199,6 +328,7 @@ def _write(
     output: str,
     kind: TimeKind,
     variables: list[str] | None,
+    prefixes: dict[str, str],
 ) -> None:
     with ExitStack() as stack:
         out: TextIO = (
@@ -208,9 +338,10 @@ def _write(
         )
         chosen = fmt or ("table" if out.isatty() else "jsonl")
         try:
-            writer = writer_for(chosen, out, time_kind=kind, variables=variables)
+            writer = writer_for(chosen, out, time_kind=kind, variables=variables,
+                                prefixes=prefixes)
         except ValueError as error:
-            fail(str(error))
+            fail(str(error), getattr(error, "hint", None))
         for result in results:
             writer.write(result)
         writer.close()

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from sepia.cli.app import app, err_console, fail
 from sepia.cli.options import stream_binding
+from sepia.io.tables import print_fitted
 from sepia.rdf.time import format_time
 
 if TYPE_CHECKING:
@@ -24,18 +24,19 @@ class ReportFormat(StrEnum):
     jsonl = "jsonl"
 
 
-@app.command()
+@app.command(short_help="Check stream files through the Spark ingest pipeline.")
 def validate(
     streams: Annotated[
         list[str],
         typer.Argument(
+            metavar="[IRI=]PATH",
             help="Stream files or watched folders, each as [IRI=]PATH (TriG / N-Quads, .gz ok)."
         ),
     ],
     allowed_lateness: Annotated[
         int, typer.Option(help="Put back in order elements up to this many time units late.")
     ] = 0,
-    master: Annotated[str, typer.Option(help="Spark master URL.")] = "local[*]",
+    master: Annotated[str, typer.Option(metavar="URL", help="Spark master URL.")] = "local[*]",
     format: Annotated[
         ReportFormat, typer.Option("--format", help="table for a person, jsonl for tools.")
     ] = ReportFormat.table,
@@ -87,27 +88,19 @@ def _time_range(stream: StreamReport) -> tuple[object, object]:
 
 def _print_table(report: ValidationReport) -> None:
     console = Console()
-    table = Table(title=f"{report.triples:,} triples in {report.seconds:.1f} s")
-    for column in ("stream", "elements", "triples", "from", "to", "elements / unit", "errors"):
-        if column == "stream":
-            table.add_column(column, overflow="fold")
-        else:
-            table.add_column(column, justify="right")
+    headers = ("stream", "elements", "triples", "from", "to", "elements / unit", "errors")
+    rows = []
     for stream in report.streams.values():
         first, last = _time_range(stream)
         rate = stream.data_rate
-        table.add_row(
-            stream.stream,
-            f"{stream.elements:,}",
-            f"{stream.triples:,}",
-            str(first),
-            str(last),
-            "-" if rate is None else f"{rate:,.3g}",
-            str(len(stream.errors)),
-        )
-    console.print(table)
+        rows.append((
+            stream.stream, f"{stream.elements:,}", f"{stream.triples:,}", str(first), str(last),
+            "-" if rate is None else f"{rate:,.3g}", str(len(stream.errors)),
+        ))  # fmt: skip
+    title = f"{report.triples:,} triples in {report.seconds:.1f} s"
+    print_fitted(console, title, headers, rows, right=headers[1:])
     for error in report.errors:
-        console.print(f"[red]error[/] {error}", highlight=False)
+        console.print(f"Error: {error}", highlight=False, markup=False)
 
 
 def _print_jsonl(report: ValidationReport) -> None:

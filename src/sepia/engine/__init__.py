@@ -7,8 +7,8 @@ prints the plan. The local runtime (``sepia.runtime.local``) hosts it in-process
 """
 
 from sepia.engine.background import Background
-from sepia.engine.continuous import ContinuousQuery
-from sepia.engine.explain import explain
-from sepia.engine.planner import PhysicalQuery, Unsupported, plan
+from sepia.engine.plan.explain import explain
+from sepia.engine.plan.planner import PhysicalQuery, Unsupported, plan
+from sepia.engine.query.continuous import ContinuousQuery
 
 __all__ = ["Background", "ContinuousQuery", "PhysicalQuery", "Unsupported", "explain", "plan"]

@@ -2,9 +2,9 @@
 
 from sepia.io.background import load_background
 from sepia.io.errors import InputError, StreamError
-from sepia.io.results import Result, read_results_jsonl
 from sepia.io.streams import StreamReader, read_stream, read_stream_rows
 from sepia.io.writers import WRITERS, ResultWriter, writer_for
+from sepia.rdf.results import Result, read_results_jsonl
 
 __all__ = [
     "WRITERS",

@@ -22,9 +22,9 @@ import pyoxigraph as ox
 
 from sepia.io.chunks import Broken, Chunk, GraphLabel, Parsed
 from sepia.io.errors import StreamError
-from sepia.rdf.time import XSD, TimeKind, TimeValue, format_time, parse_time_literal
+from sepia.rdf.time import TimeKind, TimeValue, format_time, parse_time_literal
+from sepia.rdf.vocabulary import PROV, XSD
 
-PROV = "http://www.w3.org/ns/prov#"
 TIME_PREDICATES = {
     PROV + "generatedAtTime": "generated",
     PROV + "startedAtTime": "started",

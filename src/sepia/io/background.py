@@ -3,7 +3,8 @@
 Every syntax pyoxigraph reads, chosen by extension (through a trailing `.gz`). A triples
 file goes to the default graph, or to GRAPH when one is given; TriG and N-Quads keep their
 named graphs (with GRAPH given, their default-graph triples go to GRAPH). Relative IRIs
-resolve against the file's own URI. A syntax error names the file and line.
+resolve against the file's own URI. A syntax error, or damaged gzip data, names the file
+and line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pyoxigraph as ox
 
 from sepia.io.chunks import syntax_message
 from sepia.io.errors import InputError
-from sepia.io.sources import base_extension, open_binary
+from sepia.io.sources import LOST, DamagedInput, base_extension, open_binary
 
 EXTRA_EXTENSIONS = {"nquads": ox.RdfFormat.N_QUADS, "owl": ox.RdfFormat.RDF_XML}
 
@@ -52,3 +53,5 @@ def _quads(path: Path, graph: ox.NamedNode | None) -> Iterator[ox.Quad]:
                     yield quad
         except SyntaxError as error:
             raise InputError(str(path), error.lineno or 1, syntax_message(error)) from None
+        except DamagedInput as damage:
+            raise InputError(str(path), damage.line, damage.reason.removesuffix(LOST)) from None

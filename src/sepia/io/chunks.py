@@ -22,12 +22,19 @@ import pyoxigraph as ox
 from sepia.rdf.terms import parse_term
 
 BLOCK_SIZE = 1 << 16  # 64 KiB: parsed quads of a block stay in the CPU cache (1 MiB: 40% slower)
+MAX_ELEMENT_SIZE = 64 << 20
+"""Default bound on the text the reader holds at once: one N-Quads line, one TriG statement
+(a graph block with its triples). Longer ones are rejected, so memory stays bounded."""
+SAMPLE = 1024  # bytes kept of each end of an oversized text, for its error and dead letter
+TERM_LIMIT = 16 << 20
+"""pyoxigraph's bound on one token (a literal, an IRI): past it, it raises MemoryError."""
+TERM_TOO_LONG = f"a term longer than {TERM_LIMIT} bytes, the RDF parser's limit"
 GraphLabel = ox.NamedNode | ox.BlankNode
 
 _POSITION = re.compile(r"^Parser error[^:]*: ")
 _NQUADS_LAST_TERM = re.compile(rb'(?<!\^\^)(<[^>]*>|_:[^\s<"]+)\s*\.?\s*$')
 _NQUADS_TERM = re.compile(
-    rb'\s*(<[^>]*>|_:[^\s<"]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9-]+|\^\^<[^>]*>)?)'
+    rb'\s*(<[^>]*+>|_:[^\s<"]++|"(?:[^"\\]++|\\.)*+"(?:@[A-Za-z0-9-]++|\^\^<[^>]*+>)?)'
 )
 
 
@@ -77,23 +84,77 @@ def syntax_message(error: SyntaxError) -> str:
     return "syntax error: " + _POSITION.sub("", str(error.args[0] if error.args else error))
 
 
-def read_lines_blocks(stream: BinaryIO) -> Iterator[bytes]:
-    """The stream in blocks of whole lines (the last one may lack its newline)."""
-    rest = b""
-    while block := stream.read(BLOCK_SIZE):
-        text = rest + block
-        cut = text.rfind(b"\n") + 1
-        text, rest = text[:cut], text[cut:]
-        if text:
-            yield text
-    if rest:
-        yield rest
+def too_long(limit: int) -> str:
+    return (
+        f"longer than the maximum element size ({limit} bytes), so skipped unread; "
+        "--max-element-size raises the limit"
+    )
 
 
-def nquads_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
+@dataclass(slots=True)
+class Oversized:
+    """A line longer than the limit, skipped as it is read: its size, and its two ends (for
+    the error, the dead-letter file, and to tell whose element it was)."""
+
+    head: bytes
+    tail: bytes = b""
+    size: int = 0
+
+    def add(self, data: bytes) -> None:
+        self.size += len(data)
+        self.tail = (self.tail + data[-SAMPLE:])[-SAMPLE:]
+
+    @property
+    def sample(self) -> bytes:
+        return self.head + b" ... " + self.tail
+
+
+def read_lines_blocks(
+    stream: BinaryIO, max_line: int = MAX_ELEMENT_SIZE
+) -> Iterator[bytes | Oversized]:
+    """The stream in blocks of whole lines (the last one may lack its newline); a line longer
+    than `max_line` comes as an `Oversized`. Blocks are no longer than `max_line`, so only
+    a line that spans blocks can be too long; its parts are joined once (linear time)."""
+    rest: list[bytes] = []  # the unfinished line, in parts
+    size = 0
+    skipped: Oversized | None = None
+    while block := stream.read(min(BLOCK_SIZE, max_line)):
+        newline = block.find(b"\n") + 1  # where the line in progress ends in this block
+        line_part = block[:newline] if newline else block
+        if skipped is None and size + len(line_part) > max_line:
+            skipped = Oversized((b"".join(rest) + line_part)[:SAMPLE])
+            skipped.add(b"".join(rest))
+            rest, size = [], 0
+        if skipped is not None:
+            skipped.add(line_part)
+            if not newline:
+                continue
+            yield skipped
+            skipped, block = None, block[newline:]
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            rest.append(block)
+            size += len(block)
+            continue
+        yield b"".join(rest) + block[:cut]
+        rest, size = [block[cut:]], len(block) - cut
+    if skipped is not None:
+        yield skipped
+    elif size:
+        yield b"".join(rest)
+
+
+def nquads_pieces(
+    stream: BinaryIO, max_line: int = MAX_ELEMENT_SIZE
+) -> Iterator[Parsed | Broken]:
     """N-Quads: each block of lines is one chunk; a bad line is one `Broken` piece."""
     line = 1
-    for text in read_lines_blocks(stream):
+    for text in read_lines_blocks(stream, max_line):
+        if isinstance(text, Oversized):
+            sample = text.sample
+            yield Broken(line, sample, too_long(max_line), _nquads_label(sample))
+            line += 1
+            continue
         yield from _parse_nquads(Chunk(text, line, b"", _nquads_quad_lines))
         line += text.count(b"\n")
 
@@ -102,7 +163,7 @@ def _parse_nquads(chunk: Chunk) -> Iterator[Parsed | Broken]:
     """One pyoxigraph call per block; a block with an error is redone line by line."""
     try:
         quads = list(ox.parse(chunk.text, format=ox.RdfFormat.N_QUADS))
-    except SyntaxError:
+    except (SyntaxError, MemoryError):  # MemoryError: a term past TERM_LIMIT
         yield from _parse_nquads_lines(chunk)
         return
     if quads:
@@ -120,12 +181,15 @@ def _parse_nquads_lines(chunk: Chunk) -> Iterator[Parsed | Broken]:
             continue
         try:
             quads = list(ox.parse(line, format=ox.RdfFormat.N_QUADS))
-        except SyntaxError as error:
+        except (SyntaxError, MemoryError) as error:
             if run:
                 yield Parsed(chunk, run, count - len(run))
                 run = []
             chunk.add_error_line(number)
-            yield Broken(number, line + b"\n", syntax_message(error), _nquads_label(line))
+            message = syntax_message(error) if isinstance(error, SyntaxError) else (
+                "syntax error: " + TERM_TOO_LONG
+            )
+            yield Broken(number, line + b"\n", message, _nquads_label(line))
             continue
         run.extend(quads)
         count += len(quads)

@@ -6,6 +6,8 @@ from __future__ import annotations
 class InputError(ValueError):
     """Bad input data, located by file and line so a person can go and fix it."""
 
+    hint = "fix the input at that line, or skip bad elements with --on-error skip"
+
     def __init__(self, file: str, line: int, reason: str) -> None:
         self.file = file
         self.line = line

@@ -6,7 +6,10 @@ for the Spark pipeline. Both run the same reader: chunks parsed by pyoxigraph
 
 Errors: with `on_error="stop"` the first bad element raises `StreamError`; with "skip" each
 error goes to the `errors` callback, the rejected text goes to the `dead_letter` file
-(after a `#` comment line giving the error), and reading goes on.
+(after a `#` comment line giving the error), and reading goes on. Damaged gzip data ends
+the file where it breaks off, with an error saying so: it reads like the text cut there.
+A TriG statement or N-Quads line longer than `max_element_size` bytes is an error too, and
+is skipped without being held in memory; reading takes time linear in the longest one.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from typing import BinaryIO, Literal
 import pyoxigraph as ox
 
 from sepia.io.assembly import Assembled, Assembler, graph_name
-from sepia.io.chunks import Broken, Parsed, nquads_pieces
+from sepia.io.chunks import MAX_ELEMENT_SIZE, Broken, Parsed, nquads_pieces
 from sepia.io.errors import StreamError
-from sepia.io.sources import Source, display_name, open_binary, stream_format
+from sepia.io.sources import Source, damage_of, display_name, open_binary, stream_format
 from sepia.io.trig_split import trig_pieces
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
@@ -43,6 +46,7 @@ class StreamReader:
         errors: Callable[[StreamError], None] | None = None,
         dead_letter: Path | None = None,
         allowed_lateness: int = 0,
+        max_element_size: int = MAX_ELEMENT_SIZE,
     ) -> None:
         if on_error not in ("stop", "skip"):
             raise ValueError(f"on_error must be 'stop' or 'skip', not {on_error!r}")
@@ -56,8 +60,13 @@ class StreamReader:
         self.errors = errors
         self.dead_letter = dead_letter
         self.allowed_lateness = allowed_lateness
+        if max_element_size < 1:
+            raise ValueError("the maximum element size must be at least 1 byte")
+        self.max_element_size = max_element_size
         self._assembler = Assembler(self.file, allowed_lateness, self._reject)
         self._dead: BinaryIO | None = None
+        self._binary: BinaryIO | None = None
+        self._damage_reported = False
 
     @property
     def time_kind(self) -> TimeKind | None:
@@ -85,24 +94,39 @@ class StreamReader:
         Each call reads the source again from where it is (a path: from the start)."""
         pieces = trig_pieces if self.syntax is ox.RdfFormat.TRIG else nquads_pieces
         self._assembler = assembler = Assembler(self.file, self.allowed_lateness, self._reject)
+        self._damage_reported = False
         ready = assembler.ready
         try:
-            with open_binary(self.source) as binary:
-                for piece in pieces(binary):
+            with open_binary(self.source, ends_at_damage=True) as binary:
+                self._binary = binary
+                for piece in pieces(binary, self.max_element_size):
                     assembler.feed(piece)
                     if ready:
                         yield from ready
                         ready.clear()
+                self._report_damage()
             assembler.finish()
             yield from ready
             ready.clear()
         finally:
+            self._binary = None
             if self._dead is not None:
                 self._dead.close()
                 self._dead = None
 
+    def _report_damage(self) -> None:
+        """Damaged gzip data ended the file early: say where, once, before the errors it
+        causes (the text cut short there is a syntax error, an element may miss its time)."""
+        damage = damage_of(self._binary) if self._binary is not None else None
+        if damage is None or self._damage_reported:
+            return
+        self._damage_reported = True
+        self._reject(StreamError(self.file, damage.line, None, damage.reason), b"", True)
+
     def _reject(self, error: StreamError, text: bytes, report: bool) -> None:
         """Stop, or report the error and keep the rejected text in the dead-letter file."""
+        if report:
+            self._report_damage()
         if report and self.on_error == "stop":
             raise error
         if report and self.errors is not None:
@@ -124,11 +148,13 @@ def read_stream(
     errors: Callable[[StreamError], None] | None = None,
     dead_letter: Path | None = None,
     allowed_lateness: int = 0,
+    max_element_size: int = MAX_ELEMENT_SIZE,
 ) -> Iterator[StreamElement]:
     """The elements of stream `stream` read from a TriG or N-Quads file, in time order."""
     reader = StreamReader(
         source, stream, name=name, fmt=fmt, on_error=on_error, errors=errors,
         dead_letter=dead_letter, allowed_lateness=allowed_lateness,
+        max_element_size=max_element_size,
     )
     return reader.elements()
 
@@ -143,11 +169,13 @@ def read_stream_rows(
     errors: Callable[[StreamError], None] | None = None,
     dead_letter: Path | None = None,
     allowed_lateness: int = 0,
+    max_element_size: int = MAX_ELEMENT_SIZE,
 ) -> Iterator[Row]:
     """Like `read_stream`, but one (graph, start, end, s, p, o) row per triple."""
     reader = StreamReader(
         source, stream, name=name, fmt=fmt, on_error=on_error, errors=errors,
         dead_letter=dead_letter, allowed_lateness=allowed_lateness,
+        max_element_size=max_element_size,
     )
     return reader.rows()
 

@@ -22,9 +22,19 @@ from typing import BinaryIO, NamedTuple
 
 import pyoxigraph as ox
 
-from sepia.io.chunks import BLOCK_SIZE, Broken, Chunk, GraphLabel, Parsed, syntax_message
-
-MAX_STATEMENT = 64 << 20  # a statement longer than this is taken as broken (bounded memory)
+from sepia.io.chunks import (
+    BLOCK_SIZE,
+    MAX_ELEMENT_SIZE,
+    SAMPLE,
+    TERM_LIMIT,
+    TERM_TOO_LONG,
+    Broken,
+    Chunk,
+    GraphLabel,
+    Parsed,
+    syntax_message,
+    too_long,
+)
 
 _WS = rb"[ \t\r\n]"
 _NAME_CHAR = rb"A-Za-z0-9_\-:%\\.\x80-\xff"
@@ -57,52 +67,104 @@ STATEMENTS = re.compile(rb"(?:" + _SPACE + _STATEMENT + rb")*+")
 ONE_STATEMENT = re.compile(_SPACE + rb"(" + _STATEMENT + rb")")
 SPACE_ONLY = re.compile(_SPACE + rb"(?:#[^\n]*)?")
 UNFINISHED = re.compile(_SPACE + rb"(?:" + _OPEN_BODY + rb"(?:\{" + _OPEN_BODY + rb")?)?")
+NEXT_START = re.compile(rb"\n(?=[^ \t\r\n#}])")  # a line that may start a statement
 LABEL = re.compile(_SPACE + rb"(?:(?i:GRAPH)" + _WS + rb"+)?(" + _LABEL + rb")")
 _SPACE_RE = re.compile(_SPACE)
 _INDENT = re.compile(rb"[ \t]*")
 
 
-def trig_pieces(stream: BinaryIO) -> Iterator[Parsed | Broken]:
-    """Parsed chunks of whole statements and broken pieces, in file order."""
+def trig_pieces(
+    stream: BinaryIO, max_statement: int = MAX_ELEMENT_SIZE
+) -> Iterator[Parsed | Broken]:
+    """Parsed chunks of whole statements and broken pieces, in file order.
+
+    A statement longer than a block is not looked for again at every block (quadratic in
+    its length): once the text read cannot be cut, it is looked at again when it has doubled
+    (or when the input pauses, so live input is never held back). Blocks are no longer than
+    `max_statement`, so only text that waited for a long statement can hold one too long."""
     state = _TrigState()
     buffer = b""
+    stalled = 0  # the buffer's size when it last could not be cut
     at_end = False
+    block_size = min(BLOCK_SIZE, max_statement)
     while True:
         if not at_end:
-            block = stream.read(BLOCK_SIZE)
-            at_end = not block
-            buffer += block or b"\n"  # a final newline lets the last `.` be seen as an end
+            until = min(2 * stalled, max_statement)
+            buffer, at_end = _read_on(stream, buffer, until, block_size)
+        if state.skipping:
+            buffer = state.skip(buffer)
+            if at_end and not buffer:
+                return
+            continue
+        size = len(buffer)
         cut = len(buffer) if at_end else last_line_end(buffer)
-        parsed = state.try_parse(buffer[:cut]) if cut else None
+        parsed = state.try_parse(buffer[:cut]) if 0 < cut <= max_statement else None
         if parsed is not None:  # the fast path: one parse, no scanning
             yield from parsed
             buffer = buffer[cut:]
         else:
-            buffer = yield from _scan(state, buffer, at_end)
+            buffer = yield from _scan(state, buffer, at_end, max_statement)
         if at_end and not buffer:
             return
+        stalled = size if len(buffer) == size else 0
+
+
+def _read_on(
+    stream: BinaryIO, buffer: bytes, until: int, block_size: int
+) -> tuple[bytes, bool]:
+    """The buffer with one more block, or blocks until it reaches `until` bytes (or the
+    input pauses: a short read); and whether the input has ended."""
+    blocks = [buffer]
+    size = len(buffer)
+    while True:
+        block = stream.read(block_size)
+        if not block:  # a final newline lets the last `.` be seen as an end
+            return b"".join(blocks) + b"\n", True
+        blocks.append(block)
+        size += len(block)
+        if size >= until or len(block) < block_size:
+            return b"".join(blocks), False
 
 
 def _scan(
-    state: _TrigState, buffer: bytes, at_end: bool
+    state: _TrigState, buffer: bytes, at_end: bool, max_statement: int
 ) -> Generator[Parsed | Broken, None, bytes]:
     """The careful path: whole statements found by the scanner, then a bad statement set
     aside up to where reading can resume. Returns what is left for the next round."""
     end = STATEMENTS.match(buffer).end()
     if end:
-        yield from state.parse(buffer[:end])
+        yield from _parse_bounded(state, buffer[:end], max_statement)
         buffer = buffer[end:]
     if SPACE_ONLY.fullmatch(buffer):
         return b"" if at_end else buffer
-    may_grow = not at_end and len(buffer) < MAX_STATEMENT
-    if may_grow and UNFINISHED.fullmatch(buffer):
-        return buffer  # a statement longer than what was read so far
+    may_grow = not at_end and len(buffer) < max_statement
+    if not at_end and UNFINISHED.fullmatch(buffer):
+        if may_grow:
+            return buffer  # a statement longer than what was read so far
+        yield state.oversized(buffer, max_statement, cut_off=True)
+        return b""
     cut = resume_point(buffer)
     if cut is None and may_grow:
         return buffer
     cut = cut or len(buffer)
     yield from state.broken(buffer[:cut])
     return buffer[cut:]
+
+
+def _parse_bounded(
+    state: _TrigState, text: bytes, limit: int
+) -> Iterator[Parsed | Broken]:
+    """Whole statements parsed, except those longer than `limit`, which are rejected."""
+    start = 0
+    if len(text) > limit:
+        for match in statements(text):
+            if match.end(1) - match.start(1) > limit:
+                if match.start(1) > start:
+                    yield from state.parse(text[start:match.start(1)])
+                yield state.oversized(match.group(1), limit, cut_off=False)
+                start = match.end(1)
+    if start < len(text):
+        yield from state.parse(text[start:])
 
 
 def last_line_end(text: bytes) -> int:
@@ -151,6 +213,29 @@ class _TrigState:
     def __init__(self) -> None:
         self.line = 1
         self.header = b""
+        self.skipping = False  # inside an oversized statement, skipped up to a line start
+
+    def oversized(self, text: bytes, limit: int, *, cut_off: bool) -> Broken:
+        """A statement too long to hold, rejected; if `text` is only its start (`cut_off`),
+        the rest of it is skipped as it comes."""
+        start = _SPACE_RE.match(text).end()
+        self.line += text.count(b"\n", 0, start)
+        self.skipping = cut_off
+        broken = Broken(self.line, text[start:start + SAMPLE] + b" ...", too_long(limit),
+                        self.label(text[start:start + SAMPLE]))
+        self.line += text.count(b"\n", start)
+        return broken
+
+    def skip(self, text: bytes) -> bytes:
+        """The rest of an oversized statement dropped, up to a line that may start one."""
+        found = NEXT_START.search(text)
+        if found is None:
+            kept = b"\n" if text.endswith(b"\n") else b""  # the next byte starts a line
+            self.line += text.count(b"\n") - len(kept)
+            return kept
+        self.line += text.count(b"\n", 0, found.start() + 1)
+        self.skipping = False
+        return text[found.start() + 1:]
 
     def parse(self, text: bytes) -> Iterator[Parsed | Broken]:
         """Whole statements: one pyoxigraph call; on an error, split around the bad one."""
@@ -177,11 +262,23 @@ class _TrigState:
     def parse_whole(self, text: bytes) -> list[Parsed]:
         """Text parsed in one call; a SyntaxError leaves the state as it was."""
         parser = ox.parse(self.header + text, format=ox.RdfFormat.TRIG)
-        quads = list(parser)
+        try:
+            quads = list(parser)
+        except MemoryError:  # a term past pyoxigraph's limit
+            raise self._term_too_long(text) from None
         chunk = Chunk(text, self.line, self.header, trig_quad_lines)
         self.header = header_of(parser)
         self.line += text.count(b"\n")
         return [Parsed(chunk, quads, 0)] if quads else []
+
+    def _term_too_long(self, text: bytes) -> SyntaxError:
+        """The error pyoxigraph gives no place for, placed at the first statement that is
+        long enough to hold such a term."""
+        long = (m.start(1) for m in statements(text) if m.end(1) - m.start(1) > TERM_LIMIT)
+        start = next(long, 0)
+        row = text.count(b"\n", 0, start)
+        column = start - (text.rfind(b"\n", 0, start) + 1) + (len(self.header) if row == 0 else 0)
+        return SyntaxError(TERM_TOO_LONG, (None, row + 1, column + 1, None, row + 1, column + 1))
 
     def _split_at(self, text: bytes, error: SyntaxError) -> list[bytes | _Bad]:
         """[text before the bad statement, the bad statement, text after it]."""
@@ -191,6 +288,11 @@ class _TrigState:
             if match.start(1) > offset:
                 break
             start, end = match.start(1), match.end(1)
+        # a line of garbage has no `.` of its own: the scanner runs it into the next
+        # statement; resume there, so that statement (often a time) is not lost with it
+        resume = resume_point(text[start:end] + b"\n")  # the last `.` needs a character after it
+        if resume is not None and offset < start + resume < end:
+            end = start + resume
         line = self.line + text.count(b"\n", 0, start)
         error_line = self.line + (error.lineno or 1) - 1
         statement = text[start:end]

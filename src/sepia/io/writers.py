@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -23,10 +24,10 @@ import pyoxigraph as ox
 from rich.console import Console
 from rich.table import Table
 
-from sepia.io.assembly import PROV
-from sepia.io.results import Result, jsonl_line, triple_to_nt
+from sepia.rdf.results import Result, jsonl_line, triple_to_nt
 from sepia.rdf.terms import Term, term_to_nt
-from sepia.rdf.time import XSD, TimeKind, format_time
+from sepia.rdf.time import TimeKind, format_time
+from sepia.rdf.vocabulary import PROV, XSD
 
 XSD_INTEGER = ox.NamedNode(XSD + "integer")
 XSD_DATETIME = ox.NamedNode(XSD + "dateTime")
@@ -38,11 +39,12 @@ class ResultWriter:
 
     def __init__(
         self, out: TextIO, *, time_kind: TimeKind = TimeKind.ABSTRACT,
-        variables: Sequence[str] | None = None,
+        variables: Sequence[str] | None = None, prefixes: Mapping[str, str] | None = None,
     ) -> None:
         self.out = out
         self.kind = time_kind
         self.variables = list(variables) if variables is not None else None
+        self.prefixes = dict(prefixes or {})
 
     def write(self, result: Result) -> None:
         raise NotImplementedError
@@ -53,6 +55,14 @@ class ResultWriter:
 
     def time(self, value: int) -> int | str:
         return format_time(value, self.kind)
+
+    def progress(self) -> dict[str, Any]:
+        """What the writer has to remember of the output so far, as JSON (a header written,
+        graphs numbered): a writer `resume`d with it extends that output as this one would."""
+        return {}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        """Continue an output whose writer's `progress()` was `progress`."""
 
     def variables_of(self, results: Sequence[Result]) -> list[str]:
         """The declared variables, else every bound one in order of first appearance."""
@@ -97,7 +107,8 @@ class _PerEvaluation(ResultWriter):
 
 
 class TableWriter(_PerEvaluation):
-    """For a person: one rich table per evaluation, titled with query, time and op."""
+    """For a person: one rich table per evaluation, titled with query, time and op; IRIs
+    are shortened with the query's prefixes, numbers and booleans written bare (Turtle)."""
 
     def __init__(self, out: TextIO, **options: Any) -> None:
         super().__init__(out, **options)
@@ -128,14 +139,54 @@ class TableWriter(_PerEvaluation):
             values["from"], values["to"] = (str(self.time(t)) for t in row.interval)
         return [values.get(name, "") for name in extra]
 
-    @staticmethod
-    def _cells(row: Result, content: list[str]) -> list[list[str]]:
+    def _cells(self, row: Result, content: list[str]) -> list[list[str]]:
         if row.triples is not None:
-            return [[triple_to_nt(triple)] for triple in row.triples]
+            return [[" ".join(self._term(term) for term in triple) + " ."]
+                    for triple in row.triples]
         if row.boolean is not None:
             return [["true" if row.boolean else "false"]]
         values = row.values
-        return [[term_to_nt(values[name]) if name in values else "" for name in content]]
+        return [[self._term(values[name]) if name in values else "" for name in content]]
+
+    def _term(self, term: Term) -> str:
+        return turtle_term(term, self.prefixes)
+
+
+_BARE = {  # Turtle's shorthand: these lexical forms written bare denote exactly that literal
+    XSD + "integer": re.compile(r"[+-]?[0-9]+"),
+    XSD + "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
+    XSD + "boolean": re.compile(r"true|false"),
+}
+_LOCAL_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?")
+
+
+def turtle_term(term: Term, prefixes: Mapping[str, str]) -> str:
+    """A term as Turtle writes it: `ex:name` for an IRI under a declared prefix (the longest
+    namespace wins), `3` / `true` for numbers and booleans in Turtle's forms, else N-Triples."""
+    if isinstance(term, ox.NamedNode):
+        return _prefixed(term.value, prefixes) or term_to_nt(term)
+    if isinstance(term, ox.Literal) and not term.language:
+        datatype = term.datatype.value
+        bare = _BARE.get(datatype)
+        if bare is not None and bare.fullmatch(term.value):
+            return term.value
+        if datatype != XSD + "string":
+            short = _prefixed(datatype, prefixes)
+            if short:
+                return term_to_nt(ox.Literal(term.value)) + "^^" + short
+    if isinstance(term, ox.Triple):
+        return "<< " + " ".join(turtle_term(part, prefixes) for part in term) + " >>"
+    return term_to_nt(term)
+
+
+def _prefixed(iri: str, prefixes: Mapping[str, str]) -> str | None:
+    best = None
+    for name, namespace in prefixes.items():
+        local = iri[len(namespace):]
+        if (iri.startswith(namespace) and (local == "" or _LOCAL_NAME.fullmatch(local))
+                and (best is None or len(namespace) > len(prefixes[best]))):
+            best = name
+    return None if best is None else f"{best}:{iri[len(prefixes[best]):]}"
 
 
 class SparqlJsonWriter(_PerEvaluation):
@@ -179,7 +230,7 @@ def sparql_json_term(term: Term) -> dict[str, Any]:
         found: dict[str, Any] = {"type": "literal", "value": term.value}
         if term.language:
             found["xml:lang"] = term.language
-        elif term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+        elif term.datatype.value != f"{XSD}string":
             found["datatype"] = term.datatype.value
         return found
     parts = zip(("subject", "predicate", "object"), term, strict=True)
@@ -217,6 +268,12 @@ class _Delimited(ResultWriter):
             values = result.values
             content = [self.term(values[n]) if n in values else "" for n in self._columns]
         self.line(self._meta(result) + content)
+
+    def progress(self) -> dict[str, Any]:
+        return {"columns": self._columns, "ask": self._ask}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._columns, self._ask = progress["columns"], progress["ask"]
 
     def _start(self, result: Result) -> None:
         self._ask = result.boolean is not None
@@ -293,6 +350,12 @@ class TrigWriter(ResultWriter):
         super().__init__(out, **options)
         self._count = 0
 
+    def progress(self) -> dict[str, Any]:
+        return {"count": self._count}
+
+    def resume(self, progress: dict[str, Any]) -> None:
+        self._count = progress["count"]
+
     def write(self, result: Result) -> None:
         if result.triples is None:
             raise ValueError("only CONSTRUCT results can be written as TriG")
@@ -328,7 +391,7 @@ WRITERS: dict[str, type[ResultWriter]] = {
 
 def writer_for(
     fmt: str, out: TextIO, *, time_kind: TimeKind = TimeKind.ABSTRACT,
-    variables: Sequence[str] | None = None,
+    variables: Sequence[str] | None = None, prefixes: Mapping[str, str] | None = None,
 ) -> ResultWriter:
     """The writer registered for `fmt` (one of `WRITERS`)."""
     try:
@@ -336,4 +399,4 @@ def writer_for(
     except KeyError:
         known = ", ".join(WRITERS)
         raise ValueError(f"unknown result format {fmt!r}: use one of {known}") from None
-    return writer(out, time_kind=time_kind, variables=variables)
+    return writer(out, time_kind=time_kind, variables=variables, prefixes=prefixes)

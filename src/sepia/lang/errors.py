@@ -19,6 +19,8 @@ class Span:
 class QueryError(Exception):
     """A query rejected before any data is read."""
 
+    hint = "fix the query where the caret points, then run again"
+
     def __init__(
         self,
         message: str,

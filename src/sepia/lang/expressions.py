@@ -27,8 +27,9 @@ from sepia.algebra.expression import (
     Unary,
     UnaryOperator,
 )
-from sepia.algebra.functions import BUILTINS, XSD, XSD_CASTS
+from sepia.algebra.functions import BUILTINS, CSPARQL_TIMESTAMP, XSD_CASTS
 from sepia.lang.context import Context
+from sepia.rdf.vocabulary import XSD
 
 _COMPARATORS = {op.value: op for op in BinaryOperator}
 
@@ -126,6 +127,12 @@ class ExpressionRules:
                 f"unknown function '{name}'",
                 expected=" or ".join(close) if close else "a SPARQL 1.1 builtin",
             )
+        return self._builtin(meta, function, distinct, args)
+
+    def _builtin(
+        self, meta: Meta, function: str, distinct: bool, args: tuple[Expression, ...]
+    ) -> Expression:
+        arity = BUILTINS[function]
         if distinct:
             self.ctx.fail(meta, f"DISTINCT is only allowed in aggregates, not in {function}()")
         if not arity.accepts(len(args)):
@@ -140,6 +147,8 @@ class ExpressionRules:
     @v_args(meta=True, inline=True)
     def iri_call(self, meta: Meta, iri: ox.NamedNode, arguments: tuple) -> Expression:
         distinct, args = arguments
+        if iri.value == CSPARQL_TIMESTAMP:  # how C-SPARQL's own examples spell timestamp()
+            return self._builtin(meta, "TIMESTAMP", distinct, args)
         if iri.value.startswith(XSD):
             if iri.value not in XSD_CASTS:
                 self.ctx.fail(

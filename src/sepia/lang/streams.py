@@ -78,9 +78,11 @@ class StreamRules:
         _window: Token,
         name: ox.NamedNode,
         _on: Token,
-        stream: ox.NamedNode,
-        spec: WindowSpec,
+        *source: object,
     ) -> object:
+        """`ON STREAM <s>` (RSP4J, RSP-JS) is `ON <s>` (the RSP-QL paper)."""
+        stream, spec = source[-2:]
+        assert isinstance(stream, ox.NamedNode) and isinstance(spec, WindowSpec)
         self.ctx.features.add("named-window")
         if name.value in self.ctx.declared_windows:
             self.ctx.fail(meta, f"window {name} is declared twice")

@@ -14,9 +14,8 @@ from lark import Token, v_args
 
 from sepia.algebra.query import Entailment
 from sepia.lang.context import Context
+from sepia.rdf.vocabulary import RDF, XSD
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 DEFAULT_BASE = "file:///query.rq"
 _STRING_ESCAPES = {
     "t": "\t",

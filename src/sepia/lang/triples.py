@@ -17,8 +17,8 @@ from sepia.algebra import path as pa
 from sepia.algebra.pattern import PathPattern, TriplePattern
 from sepia.lang.context import Context
 from sepia.lang.errors import Span
+from sepia.rdf.vocabulary import RDF
 
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDF_TYPE = ox.NamedNode(RDF + "type")
 TripleItem = TriplePattern | PathPattern
 

@@ -11,11 +11,12 @@ from functools import lru_cache
 
 import pyoxigraph as ox
 
+from sepia.rdf.vocabulary import RDF, XSD
+
 Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
 _STRING = XSD + "string"
-_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+_LANG_STRING = f"{RDF}langString"
 _ALREADY_CANONICAL = {
     XSD + "integer": re.compile(r"-?[1-9][0-9]{0,17}|0"),
     XSD + "decimal": re.compile(r"-?(0|[1-9][0-9]{0,17})(\.[0-9]{0,17}[1-9])?"),

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 
 import pyoxigraph as ox
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from sepia.rdf.vocabulary import XSD
+
 INTEGER_TYPES = frozenset(
     XSD + name
     for name in (

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 
 import pyoxigraph as ox
 
+from sepia.rdf.vocabulary import XSD
 from sepia.reasoning.background import OxTriple, as_tuple, close_background
 from sepia.reasoning.rdfs import entailed
 from sepia.reasoning.schema import Schema, Vocabulary
@@ -32,7 +33,7 @@ from sepia.semantics.entailment import rdfs_closure
 
 PLANTS = "http://example.org/plants#"
 V = Vocabulary.terms()
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+XSD_STRING = f"{XSD}string"
 
 
 def class_hierarchy(

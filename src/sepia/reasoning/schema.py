@@ -23,9 +23,7 @@ from typing import Generic, TypeVar
 import pyoxigraph as ox
 
 from sepia.rdf.dictionary import Dictionary
-
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+from sepia.rdf.vocabulary import RDF, RDFS
 
 T = TypeVar("T", bound=Hashable)
 Triple = tuple[T, T, T]

@@ -7,6 +7,7 @@ error is reported before any data is read (language.md section 8).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.pattern import Project
 from sepia.algebra.query import Entailment, Query, RegistrationKind
 from sepia.io.background import load_background
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import StreamError
 from sepia.io.streams import OnError, read_stream
 from sepia.lang import parse_query
@@ -27,7 +29,12 @@ T = TypeVar("T")
 
 
 class InputBindingError(ValueError):
-    """A `--stream` binding does not fit the queries (unknown stream, ambiguous path)."""
+    """A `--stream` binding does not fit the queries (unknown stream, ambiguous path);
+    `hint` says what to do."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +53,7 @@ class ReadOptions:
     on_error: OnError = "stop"
     dead_letter: Path | None = None
     allowed_lateness: int = 0
+    max_element_size: int = MAX_ELEMENT_SIZE
     errors: Callable[[StreamError], None] | None = field(default=None, compare=False)
 
 
@@ -72,6 +80,11 @@ def projected_variables(queries: Sequence[NamedQuery]) -> list[str] | None:
         if node is None:
             return None
     return [variable.value for variable in node.variables]
+
+
+def query_prefixes(queries: Sequence[NamedQuery]) -> dict[str, str]:
+    """The prefixes the queries declare (a later query's wins), for writers that shorten."""
+    return {name: iri for named in queries for name, iri in named.query.prefixes}
 
 
 def input_streams(queries: Sequence[NamedQuery]) -> list[str]:
@@ -123,9 +136,36 @@ def _complete(queries: Sequence[NamedQuery], named: Sequence[tuple[str, T]]) -> 
             raise InputBindingError(f"stream <{iri}> is bound twice ({bound[iri]} and {value})")
         bound[iri] = value
     missing = [iri for iri in input_streams(queries) if iri not in bound]
+    unread = _unread(queries, bound)
     if missing:
-        raise InputBindingError("no --stream given for " + ", ".join(f"<{i}>" for i in missing))
+        raise InputBindingError(
+            "no --stream given for " + ", ".join(f"<{i}>" for i in missing),
+            _closest(unread, missing) or f"add --stream {missing[0]}=PATH",
+        )
+    if unread:
+        read = ", ".join(f"<{iri}>" for iri in input_streams(queries))
+        raise InputBindingError(
+            f"no query reads the stream <{unread[0]}> given with --stream",
+            f"the queries read {read}: fix the IRI or leave that --stream out",
+        )
     return bound
+
+
+def _unread(queries: Sequence[NamedQuery], bound: dict[str, object]) -> list[str]:
+    """Bound streams no query declares (none when a query reads whatever it is given)."""
+    declared = [{s.iri.value for s in q.query.dataset.streams} for q in queries]
+    if not all(declared):
+        return []
+    return [iri for iri in bound if not any(iri in streams for streams in declared)]
+
+
+def _closest(unread: list[str], missing: list[str]) -> str | None:
+    """'did you mean' for a mistyped stream IRI: the unread IRI closest to a missing one."""
+    for iri in unread:
+        close = difflib.get_close_matches(iri, missing, n=1, cutoff=0.6)
+        if close:
+            return f"--stream {iri} is read by no query: did you mean {close[0]}?"
+    return None
 
 
 def read_streams(paths: dict[str, Path], options: ReadOptions) -> dict[str, list[StreamElement]]:
@@ -139,6 +179,7 @@ def read_streams(paths: dict[str, Path], options: ReadOptions) -> dict[str, list
                 errors=options.errors,
                 dead_letter=options.dead_letter,
                 allowed_lateness=options.allowed_lateness,
+                max_element_size=options.max_element_size,
             )
         )
         for iri, path in paths.items()

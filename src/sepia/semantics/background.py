@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from sepia.rdf.time import TimeKind, parse_time_literal
+from sepia.rdf.vocabulary import PROV
 
-GENERATED_AT = ox.NamedNode("http://www.w3.org/ns/prov#generatedAtTime")
+GENERATED_AT = ox.NamedNode(f"{PROV}generatedAtTime")
 
 GraphName = ox.NamedNode | ox.BlankNode | ox.DefaultGraph
 

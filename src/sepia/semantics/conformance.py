@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.terms import term_to_nt
-from sepia.rdf.time import INTEGER_TYPES, XSD
+from sepia.rdf.time import INTEGER_TYPES
+from sepia.rdf.vocabulary import RDF, XSD
 
 MF = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#"
 QT = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RS = "http://www.w3.org/2001/sw/DataAccess/tests/result-set#"
 
 Engine = Callable[[str, str, ox.Store], Sequence[Result]]

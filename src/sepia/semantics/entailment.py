@@ -15,8 +15,9 @@ from functools import lru_cache
 
 import pyoxigraph as ox
 
-RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+from sepia.rdf.vocabulary import RDF, RDFS
+
+RDF_TYPE = ox.NamedNode(f"{RDF}type")
 SUB_CLASS, SUB_PROPERTY = ox.NamedNode(RDFS + "subClassOf"), ox.NamedNode(RDFS + "subPropertyOf")
 DOMAIN, RANGE = ox.NamedNode(RDFS + "domain"), ox.NamedNode(RDFS + "range")
 SCHEMA = frozenset({SUB_CLASS, SUB_PROPERTY, DOMAIN, RANGE})

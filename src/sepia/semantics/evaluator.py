@@ -20,7 +20,7 @@ import pyoxigraph as ox
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
-from sepia.io.results import Op, Result
+from sepia.rdf.results import Op, Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.semantics.evaluator import evaluate, time_kind

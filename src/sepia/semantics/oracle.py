@@ -23,7 +23,7 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.algebra.query import Query
-from sepia.io.results import Result, result_to_json
+from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import canonical, parse_term, term_to_nt
 from sepia.semantics.evaluator import evaluate, time_kind

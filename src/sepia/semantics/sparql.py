@@ -20,7 +20,8 @@ from sepia.algebra import expression as ex
 from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
 from sepia.algebra.text import QueryText
-from sepia.rdf.time import XSD, TimeKind, format_time
+from sepia.rdf.time import TimeKind, format_time
+from sepia.rdf.vocabulary import XSD
 
 FROM, TO = "__from", "__to"
 """Hidden variables that carry an event mapping's interval through a SPARQL query."""

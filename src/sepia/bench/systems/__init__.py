@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.systems import naive_events, naive_intervals
 from sepia.bench.systems.base import RunOutcome, System
 from sepia.bench.systems.flink import Flink
@@ -17,7 +16,8 @@ from sepia.bench.systems.naive_windows import run_windows
 from sepia.bench.systems.rspjs import RspJs
 from sepia.bench.systems.spark import SYSTEMS as SPARK_SYSTEMS
 from sepia.bench.systems.validate_spark import ValidateSpark
-from sepia.bench.workload import Manifest, Variant
+from sepia.workloads import Kind, Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 Matcher = Callable[[Path, Manifest, Variant, float], RunOutcome]
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from sepia.bench.generators import Workload
-from sepia.bench.workload import Manifest, Variant
-from sepia.io.results import Result
+from sepia.rdf.results import Result
+from sepia.workloads import Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 
 @dataclass(frozen=True, slots=True)

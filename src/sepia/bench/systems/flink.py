@@ -45,14 +45,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sepia.bench.generators import Workload, creditcard, stocks
 from sepia.bench.memory import TreePeak
 from sepia.bench.peers import INSTALL_HINT, PEERS_DIR, install_root
 from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
-from sepia.bench.workload import Manifest, Variant
 from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.workloads import Workload, creditcard, stocks
+from sepia.workloads.manifest import Manifest, Variant
 
 JOB = PEERS_DIR / "flink_job.py"
 WORKLOADS = ("W4", "W6", "W8")

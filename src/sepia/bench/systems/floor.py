@@ -7,10 +7,10 @@ import itertools
 import time
 from pathlib import Path
 
-from sepia.bench.generators import Workload
 from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
-from sepia.bench.workload import Manifest, Variant
+from sepia.workloads import Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 BLOCK = 65_536  # quads consumed at C speed between two looks at the clock
 

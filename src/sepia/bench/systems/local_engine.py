@@ -16,16 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.systems.base import ResultCount, RunOutcome
-from sepia.bench.workload import Manifest, Variant
 from sepia.rdf.stream import StreamElement
+from sepia.workloads import Kind, Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 if TYPE_CHECKING:  # the harness's parent process imports the registry, not the engine
+    from sepia.engine.columnar import ColumnBatch
     from sepia.runtime.local import Session
 
 PACE = 0.10
 """The paced replay's rate, as a share of the full-speed replay's."""
+CHUNK = 4096
+"""Elements per batch when a columnar session replays a file."""
 PEAK_SHARE = 0.3
 """The share of the budget the paced system may spend learning the peak rate."""
 
@@ -69,8 +72,12 @@ class LocalEngine:
         return None
 
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
-        return replay(_session(data, manifest, variant), _elements(data, manifest, variant),
-                      deadline)
+        session = _session(data, manifest, variant)
+        if session.columnar:
+            triples = sum(s.triples for s in manifest.streams_of(variant))
+            batch = _columns(session, data, manifest, variant)
+            return replay_columns(session, batch, triples, deadline)
+        return replay(session, _elements(data, manifest, variant), deadline)
 
 
 class PacedLocalEngine(LocalEngine):
@@ -112,6 +119,45 @@ def _elements(data: Path, manifest: Manifest, variant: Variant) -> list[StreamEl
 
     streams = manifest.streams_of(variant)
     return list(StreamSet({s.iri: read_stream(data / s.path, s.iri) for s in streams}).merged())
+
+
+def _columns(session: Session, data: Path, manifest: Manifest, variant: Variant) -> ColumnBatch:
+    """The variant's streams as one batch of columns, each file read by the columnar
+    reader (only the predicates the query reads) or, outside its shape, by the row one."""
+    from sepia.engine.columnar import ColumnBatch
+    from sepia.engine.columnar.frontend import read_columns
+    from sepia.io.streams import read_stream
+
+    batches = []
+    for stream in manifest.streams_of(variant):
+        path = data / stream.path
+        batch = read_columns(path, stream.iri, session.dictionary, session.predicates())
+        if batch is None:
+            batch = ColumnBatch.from_elements(list(read_stream(path, stream.iri)),
+                                              session.dictionary)
+        batches.append(batch)
+    return ColumnBatch.merged(batches)
+
+
+def replay_columns(
+    session: Session, batch: ColumnBatch, triples: int, deadline: float
+) -> RunOutcome:
+    """Push the columns ``CHUNK`` elements at a time (a chunk arrives at once: each
+    result's latency runs from its chunk's arrival). ``triples``: the files' element
+    triples (the batch holds only those of the predicates the query reads)."""
+    counted, latencies = ResultCount(), []
+    for start in range(0, len(batch), CHUNK):
+        arrived = time.perf_counter()
+        due = session.push_columns(batch.slice(start, min(start + CHUNK, len(batch))))
+        done = time.perf_counter()
+        latencies += [(done - arrived) * 1000] * len(due)
+        counted.add(due)
+        if done > deadline and start + CHUNK < len(batch):
+            stop = start + CHUNK
+            share = round(triples * stop / len(batch))
+            return RunOutcome(stop, share, counted.total, tuple(latencies), False)
+    counted.add(session.flush())
+    return RunOutcome(len(batch), triples, counted.total, tuple(latencies))
 
 
 def replay(

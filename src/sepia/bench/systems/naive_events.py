@@ -18,9 +18,9 @@ from typing import Any
 from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
 from sepia.bench.systems.naive_spaseq import Bindings, Event, SeqExpression, Step
-from sepia.bench.workload import Manifest, Variant
 from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.workloads.manifest import Manifest, Variant
 
 Fields = dict[str, list[tuple[str, Any]]]
 

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
-from sepia.bench.workload import Manifest, Variant
 from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.rdf.vocabulary import RDF, RDFS
+from sepia.workloads.manifest import Manifest, Variant
 
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+RDF_TYPE = f"{RDF}type"
+SUBCLASS = f"{RDFS}subClassOf"
 
 
 def _elements(data: Path, manifest: Manifest) -> StreamSet:

@@ -21,9 +21,9 @@ import pyoxigraph as ox
 
 from sepia.bench.streamfile import parse_quads
 from sepia.bench.systems.base import RunOutcome
-from sepia.bench.workload import Manifest, Variant
 from sepia.io.streams import read_stream
 from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.workloads.manifest import Manifest, Variant
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.memory import TreePeak
 from sepia.bench.peers import INSTALL_HINT, PEERS_DIR, install_root
 from sepia.bench.systems.base import RunOutcome
-from sepia.bench.workload import Manifest, Variant
+from sepia.workloads import Kind, Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 WINDOW_GRAPH = "urn:sepia:window:"
 OUTPUT = "urn:sepia:bench:rspjs"

@@ -21,10 +21,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.systems.base import ResultCount, RunOutcome
 from sepia.bench.systems.validate_spark import ValidateSpark
-from sepia.bench.workload import Manifest, Variant
+from sepia.workloads import Kind, Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 SPEED_UP_WORKLOADS = ("W4", "W5", "W6", "W7")
 

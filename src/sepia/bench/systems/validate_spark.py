@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sepia.bench.generators import Kind, Workload
 from sepia.bench.systems.base import RunOutcome
-from sepia.bench.workload import Manifest, Variant
+from sepia.workloads import Kind, Workload
+from sepia.workloads.manifest import Manifest, Variant
 
 
 class ValidateSpark:

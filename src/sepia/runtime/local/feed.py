@@ -47,13 +47,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from sepia.engine.query.session import Session
 from sepia.io.errors import StreamError
-from sepia.io.results import Result
 from sepia.io.streams import read_stream
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
-from sepia.runtime.local.session import Session
 
 STDIN = "-"
 Sourced = tuple[StreamElement, str]
@@ -74,6 +74,8 @@ class Feed:
     snapshot: Path | None = None
     snapshot_every: float | None = None
     until: int | None = None
+    idle_timeout: float | None = None
+    """Seconds after which a quiet input stops holding time back (see the module)."""
     poll: float = 0.2
     """Seconds between looks at a followed folder, and the live loop's tick."""
 
@@ -131,6 +133,7 @@ def sourced(
         elements = read_stream(
             path, iri, on_error=read.on_error, errors=read.errors,
             dead_letter=read.dead_letter, allowed_lateness=read.allowed_lateness,
+            max_element_size=read.max_element_size,
         )  # fmt: skip
         for element in islice(elements, skip.get(key, 0), None):
             yield element, key
@@ -141,6 +144,7 @@ def stdin_elements(iri: str, read: ReadOptions) -> Iterator[Sourced]:
     elements = read_stream(
         Stdin(), iri, fmt="trig", on_error=read.on_error, errors=read.errors,
         dead_letter=read.dead_letter, allowed_lateness=read.allowed_lateness,
+        max_element_size=read.max_element_size,
     )  # fmt: skip
     return ((element, STDIN) for element in elements)
 
@@ -167,6 +171,10 @@ class Driver:
         self._seen: dict[str, int] = {}
         self._open: set[str] = set()
         self._saved_at = time.monotonic()
+        self._arrived: dict[str, float] = {}
+        """When each live input last brought an element (or the run began)."""
+        self._latest: int | None = None
+        """The latest element time seen on any input."""
 
     # --- the two loops ------------------------------------------------------------------
     def replay(self, inputs: Mapping[str, Iterable[Sourced]]) -> None:
@@ -188,6 +196,7 @@ class Driver:
             threading.Thread(target=_pump, args=(iri, items, arrivals), daemon=True).start()
         self._open = set(inputs)
         self._waiting = {iri: deque() for iri in inputs}
+        self._arrived = dict.fromkeys(inputs, time.monotonic())
         with _Interrupts(self.stopping):
             while (self._open or any(self._waiting.values())) and not self.stopping.is_set():
                 try:
@@ -217,18 +226,24 @@ class Driver:
             return
         self._waiting[iri].append(item)
         self._seen[iri] = element.time
+        self._arrived[iri] = time.monotonic()
+        self._latest = max(element.time, self._latest if self._latest is not None else element.time)
 
     def _release(self) -> bool:
         """Push, in time order, every waiting element that no open input can still precede:
         each open input with nothing waiting has shown a time at or after it (or, with the
-        wall clock, the clock has passed it). False once an element lies past ``until``."""
-        mark = self._clock()
+        wall clock, the clock has passed it; an idle input holds nothing back). False once an
+        element lies past ``until``."""
+        now = time.monotonic()
+        idle = self._idle(now)
+        marks = [m for m in (self._clock(), self._idle_mark(now, idle)) if m is not None]
+        mark = max(marks) if marks else None
         while True:
             heads = [(q[0][0].end, q[0][0].start, iri) for iri, q in self._waiting.items() if q]
             if not heads:
                 break
             t, _, iri = min(heads)
-            quiet = [i for i in self._open if not self._waiting[i]]
+            quiet = [i for i in self._open if not self._waiting[i] and i not in idle]
             if any(self._seen.get(i, t - 1) < t for i in quiet) and (mark is None or t > mark):
                 break
             element, key = self._waiting[iri].popleft()
@@ -239,6 +254,23 @@ class Driver:
             self.write(self.session.watermark(mark))
         return True
 
+    def _idle(self, now: float) -> set[str]:
+        """The open inputs that brought nothing for ``idle_timeout`` seconds."""
+        timeout = self.feed.idle_timeout
+        if timeout is None:
+            return set()
+        return {i for i in self._open if now - self._arrived.get(i, now) >= timeout}
+
+    def _idle_mark(self, now: float, idle: set[str]) -> int | None:
+        """Once every open input is idle: the latest element's time, moved on by the clock
+        since the timeout ran out (milliseconds)."""
+        if self.feed.idle_timeout is None or self._latest is None or idle != self._open:
+            return None
+        if any(self._waiting.values()):
+            return None
+        quiet_since = max(self._arrived.values()) + self.feed.idle_timeout
+        return self._latest + int((now - quiet_since) * 1000)
+
     def _clock(self) -> int | None:
         """With the wall clock (and dateTime times): now minus the allowed lateness, past
         which no element may come any more."""
@@ -247,7 +279,8 @@ class Driver:
         return int(time.time() * 1000) - self.feed.read.allowed_lateness - 1
 
     def _late(self, element: StreamElement, horizon: int) -> None:
-        reason = f"late: stamped {element.time}, the clock is past {horizon} (--wall-clock, "
+        why = "--idle-timeout" if self.feed.idle_timeout is not None else "--wall-clock"
+        reason = f"late: stamped {element.time}, the clock is past {horizon} ({why}, "
         reason += f"allowed lateness {self.feed.read.allowed_lateness})"
         if self.feed.read.on_error == "stop":
             raise LateElement(f"element {element.graph} of <{element.stream}>: {reason}")

@@ -26,6 +26,8 @@ ElementRow = tuple[str, str, int, str, int, int, str, str]
 its triples as N-Triples text."""
 
 END = ELEMENT_FIELDS.index("end")
+CLOCK_GRAPH = "urn:sepia:clock"
+"""The element of a clock row, which only moves a live source's watermark (sources.idle)."""
 
 
 class IngestError(ValueError):

@@ -30,7 +30,7 @@ from typing import Protocol
 
 import pyoxigraph as ox
 
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.elements import ElementRow
 from sepia.runtime.spark.units import Unit

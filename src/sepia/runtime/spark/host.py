@@ -25,7 +25,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from sepia.io.results import jsonl_line
+from sepia.rdf.results import jsonl_line
 from sepia.runtime.spark.elements import ELEMENT_FIELDS, ElementRow
 from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
 from sepia.runtime.spark.incremental_engine import IncrementalEngine, refusal

@@ -40,8 +40,8 @@ from typing import ClassVar
 import pyoxigraph as ox
 
 from sepia.engine import ContinuousQuery, Unsupported
-from sepia.engine.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
-from sepia.io.results import Result
+from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element

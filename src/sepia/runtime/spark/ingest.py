@@ -27,6 +27,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.streams import StreamError, read_stream
 from sepia.rdf.stream import StreamElement
 
@@ -67,11 +68,14 @@ class IngestOptions:
     """Reader settings applied inside the workers."""
 
     allowed_lateness: int = 0
+    max_element_size: int = MAX_ELEMENT_SIZE
     rows_per_batch: int = 65_536
     dead_letters: str | None = None
     """A folder every worker reaches: the rejected text of each document (file, message) with
     errors goes to a file of its own there, named after the stream and document, so a
     retried task rewrites the same file (`sinks.DeadLetterFile` gathers them)."""
+    idle_timeout: float | None = None
+    """Seconds after which a quiet live source lets time move on (sources.idle)."""
 
 
 def _file_source(spark: SparkSession, source: StreamSource) -> DataFrame:
@@ -166,6 +170,7 @@ def source_batches(
         errors=errors.append,
         dead_letter=dead_letter_part(options.dead_letters, stream, name),
         allowed_lateness=options.allowed_lateness,
+        max_element_size=options.max_element_size,
     )
     for seq, element in enumerate(elements):
         columns.add_element(seq, element)

@@ -9,7 +9,7 @@ sources (ingest rows, watermark per stream)
 
 Keys. A unit without PARTITION BY has one key (null). A PARTITION BY unit on the
 incremental engine is spread over `JobSpec.buckets` keys `b/k` (bucket b of k): an element
-goes to the bucket of every partition value it binds (`sepia.engine.partition.bucket_of`),
+goes to the bucket of every partition value it binds (`sepia.engine.query.partition.bucket_of`),
 and every other bucket gets a *stand-in*, the element without its triples, so that its
 partitions still step through each instant of the streamset (WITHIN deadlines, the end of
 a tail negation); each bucket's engine owns its values only. A query with a `, !B` stays in
@@ -37,8 +37,10 @@ from pyspark.sql import DataFrame
 
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
-from sepia.engine.partition import PartitionedQuery, bucket_of
+from sepia.engine.query.partition import PartitionedQuery, bucket_of
+from sepia.rdf.vocabulary import PROV
 from sepia.runtime.spark.elements import (
+    CLOCK_GRAPH,
     ELEMENT_DDL,
     ELEMENT_FIELDS,
     END,
@@ -54,8 +56,10 @@ END_TIME = 7_258_118_400_000
 """2200-01-01 in epoch ms: past the flush timer, before pandas' nanosecond timestamps end."""
 END_MARKER = (
     f"<{END_GRAPH}> {{ <{END_GRAPH}> a <urn:sepia:EndOfInput> . }}\n"
-    f"<{END_GRAPH}> <http://www.w3.org/ns/prov#generatedAtTime> {END_TIME} .\n"
+    f"<{END_GRAPH}> <{PROV}generatedAtTime> {END_TIME} .\n"
 )
+MARKERS = (END_GRAPH, CLOCK_GRAPH)
+"""Elements that only move the watermark: the route stage drops them."""
 ROUTED_DDL = "unit int, partition string, " + ELEMENT_DDL
 ROUTED_SCHEMA = pa.schema(
     [("unit", pa.int32()), ("partition", pa.string())]
@@ -86,7 +90,7 @@ def results_frame(frames: Sequence[DataFrame], spec: JobSpec) -> DataFrame:
 
 def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: ingest rows in, one row per element and key out."""
-    rows = (r for r in element_rows(batches, spec.on_error) if r[3] != END_GRAPH)
+    rows = (r for r in element_rows(batches, spec.on_error) if r[3] not in MARKERS)
     while chunk := list(islice(rows, CHUNK)):
         routed = [(unit, key, *row) for unit, key, row in routed_rows(spec, chunk)]
         if routed:

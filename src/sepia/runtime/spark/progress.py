@@ -25,6 +25,8 @@ from pyspark.sql.streaming import StreamingQuery
 
 from sepia.runtime.spark.host import FLUSH_TIMER
 
+KEPT = 10_000
+"""Batches a `ProgressLog` keeps in memory (the metrics file has them all)."""
 ABSTRACT_BELOW_MS = 10**11
 """Watermarks below this (1973-03-03) are shown as abstract time units."""
 
@@ -57,7 +59,7 @@ class BatchProgress:
             rows_in=progress.get("numInputRows", 0),
             results=results,
             duration_ms=progress["durationMs"].get("triggerExecution", 0),
-            watermark_ms=_epoch_ms(watermark) if watermark else None,
+            watermark_ms=epoch_ms(watermark) if watermark else None,
             state_rows=sum(s.get("numRowsTotal", 0) for s in states),
             state_memory_bytes=sum(s.get("memoryUsedBytes", 0) for s in states),
             input_rows_per_s=_rate(progress.get("inputRowsPerSecond")),
@@ -85,7 +87,7 @@ def show_watermark(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _epoch_ms(text: str) -> int:
+def epoch_ms(text: str) -> int:
     return round(datetime.fromisoformat(text).timestamp() * 1000)
 
 
@@ -107,20 +109,23 @@ class ProgressLog:
         self.metrics = metrics.open("a", encoding="utf-8") if metrics else None
         self.results_of = results_of
         self.batches: list[BatchProgress] = []
-        self._seen: set[tuple[str, int]] = set()
+        """The run's batches, the last `KEPT` of them on a long live run."""
+        self._last: dict[str, int] = {}  # per query run: the last batch recorded
 
     def poll(self, query: StreamingQuery) -> None:
         """Record the batches the query finished since the last poll."""
         for progress in query.recentProgress:
             raw = json.loads(progress.json)
-            key = (raw["runId"], raw["batchId"])
-            if key in self._seen or "addBatch" not in raw.get("durationMs", {}):
+            run, batch = raw["runId"], raw["batchId"]
+            if batch <= self._last.get(run, -1) or "addBatch" not in raw.get("durationMs", {}):
                 continue
-            self._seen.add(key)
+            self._last[run] = batch
             self.add(BatchProgress.from_spark(raw, self.results_of(raw["batchId"])))
 
     def add(self, batch: BatchProgress) -> None:
         self.batches.append(batch)
+        if len(self.batches) >= 2 * KEPT:
+            del self.batches[:-KEPT]
         if self.terminal is not None:
             print(batch.line(), file=self.terminal, flush=True)
         if self.metrics is not None:

@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import pyoxigraph as ox
 
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import parse_term
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, arrival_order, streams_of

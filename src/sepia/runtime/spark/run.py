@@ -7,14 +7,14 @@ results as the watermark passes them, until it is stopped. Restarting with the s
 checkpoint resumes where the last committed batch ended.
 
 Operations: the driver waits on the query in short slices, reporting each finished batch
-(`progress`); Ctrl-C (SIGINT) lets the batch in progress finish (a second Ctrl-C does not
-wait), stops the query, closes the sinks and raises `RunStopped`. With `--on-error skip`
+(`progress`), and starts it again from its checkpoint after a transient failure (`_await`);
+Ctrl-C (SIGINT) lets the batch in progress finish (a second Ctrl-C does not wait), stops the
+query, closes the sinks and raises `RunStopped`. With `--on-error skip`
 and a dead-letter file, the rejected text of bad elements is gathered after every batch.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 import tempfile
@@ -25,10 +25,11 @@ from pathlib import Path
 
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.runtime.inputs import NamedQuery, background
-from sepia.runtime.spark.elements import IngestError
+from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows
 from sepia.runtime.spark.job import end_folder, mark_end, results_frame
@@ -52,10 +53,15 @@ class SparkRunOptions:
     """Append one JSON object per micro-batch to this file (`progress.BatchProgress`)."""
     dead_letter: Path | None = None
     """With on_error="skip": where the rejected text of bad elements goes."""
+    max_element_size: int = MAX_ELEMENT_SIZE
+    """The longest TriG statement or N-Quads line read (`sepia.io.streams`)."""
     follow: bool = False
     trigger_seconds: float = 1.0
     engine: str = DEFAULT_ENGINE
     """`host.ENGINES`: "incremental" (the default) or "reference"."""
+    idle_timeout: float | None = None
+    """Seconds after which a quiet live source (MQTT, socket, generator) lets time move on
+    with the clock (`sources.idle`); files never do."""
     buckets: int | None = None
     """Keys a PARTITION BY query is spread over (job.py, Keys); None: twice the session's
     default parallelism. A checkpoint keeps the count its run started with."""
@@ -97,13 +103,15 @@ def run_on_spark(
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
             allowed_lateness=options.allowed_lateness,
+            max_element_size=options.max_element_size,
             dead_letters=str(letters.parts) if letters else None,
+            idle_timeout=options.idle_timeout,
         )
         ends = {iri: end_folder(home, n) for n, iri in enumerate(bindings)}
         frames = [_stream(spark, iri, text, ends, ingest) for iri, text in bindings.items()]
         sink = ResultJournal(home / "results", output, fmt, variables)
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
-                          sink.written.get)  # fmt: skip
+                          sink.results_of)  # fmt: skip
         try:
             batch = _with_dead_letters(sink, letters)
             _drive(results_frame(frames, spec), batch, home, bindings, ends, options, log)
@@ -175,13 +183,13 @@ def _drive(
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
     if not finite:
         interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
-        _await(writer.trigger(processingTime=interval).start(), log)
+        _await(writer.trigger(processingTime=interval), log)
         return
     if any(Path(s).is_dir() for s in bindings.values()):
-        _await(writer.trigger(availableNow=True).start(), log)  # every file first, in order
+        _await(writer.trigger(availableNow=True), log)  # every file first, in order
     for folder in ends.values():
         mark_end(folder)
-    _await(writer.trigger(availableNow=True).start(), log)
+    _await(writer.trigger(availableNow=True), log)
 
 
 class SparkRunError(RuntimeError):
@@ -198,20 +206,34 @@ class RunStopped(Exception):
 
 POLL_S = 0.5
 """How often the driver looks at the query's progress while it runs."""
+QUERY_ATTEMPTS = 4
+"""Starts of a streaming query that failed for a transient reason (`errors.transient`)."""
 
 
-def _await(query: StreamingQuery, log: ProgressLog) -> None:
-    """Wait for a streaming query, reporting its batches; Ctrl-C stops it gracefully."""
-    try:
-        while not query.awaitTermination(POLL_S):
+def _await(writer: DataStreamWriter, log: ProgressLog, attempts: int = QUERY_ATTEMPTS) -> None:
+    """Start the query and wait for it, reporting its batches; Ctrl-C stops it gracefully.
+
+    A query that fails for a transient reason (a Python worker that did not connect back in
+    time, on a loaded machine) starts again from its checkpoint: Spark replays the failed
+    batch from the same offsets and state, and the sinks skip what they already wrote.
+    """
+    for attempt in range(1, attempts + 1):
+        query = writer.start()
+        try:
+            while not query.awaitTermination(POLL_S):
+                log.poll(query)
             log.poll(query)
-        log.poll(query)
-    except KeyboardInterrupt:
-        _stop(query)
-        log.poll(query)
-        raise RunStopped(len(log.batches)) from None
-    except StreamingQueryException as error:
-        raise SparkRunError(_cause(str(error))) from None
+            return
+        except KeyboardInterrupt:
+            _stop(query)
+            log.poll(query)
+            raise RunStopped(len(log.batches)) from None
+        except StreamingQueryException as error:
+            told = one_line(str(error))
+            if attempt == attempts or not transient(str(error)):
+                raise SparkRunError(told) from error
+            again = f"the query starts again from its checkpoint ({attempt + 1} of {attempts})"
+            print(f"sepia: Spark: {told}; {again}", file=sys.stderr, flush=True)
 
 
 def _stop(query: StreamingQuery) -> None:
@@ -223,9 +245,3 @@ def _stop(query: StreamingQuery) -> None:
     except KeyboardInterrupt:
         pass
     query.stop()
-
-
-def _cause(message: str) -> str:
-    """The Python error inside a failed query's message (a bad element), else its first line."""
-    found = re.search(rf"{IngestError.__name__}: (.*)", message)
-    return found.group(1).strip() if found else message.strip().splitlines()[0]

@@ -10,6 +10,11 @@ standard error without log4j (the JVM's own start-up warning, the banner of the 
 Python worker of transformWithState). The JVM Sepia starts gets a pipe as standard error,
 and a thread forwards everything except those lines.
 
+Retrying: Spark retries a failed task (a Python worker that failed to connect back, a lost
+executor) up to `spark.task.maxFailures` times on a cluster, but never in local mode, where
+the master URL sets the count and `local[N]` means one attempt. A local master gets
+`TASK_ATTEMPTS` attempts (`local[N,F]`) unless it names its own.
+
 Failing fast: a `spark://` master that does not accept connections would leave Spark retrying
 its registration for a minute before giving up; it is tried first, with a short timeout.
 """
@@ -37,6 +42,8 @@ JAVA_HELP = (
     "and put `java` on PATH or set JAVA_HOME."
 )
 MASTER_TIMEOUT_S = 5.0
+TASK_ATTEMPTS = 4
+"""Attempts of a task before its job fails: Spark's own default on a cluster."""
 NOISE = (
     re.compile(r"^WARNING: Using incubator modules"),
     re.compile(r"^(Starting )?Streaming TransformWithStateIn\w* Python worker"),
@@ -67,6 +74,13 @@ def local_cores(master: str) -> int:
     if found:
         return max(1, int(found.group(1)))
     return 1 if master == "local" else os.cpu_count() or 1
+
+
+def with_task_retries(master: str, attempts: int = TASK_ATTEMPTS) -> str:
+    """A local master that retries a failed task: `local[N]` -> `local[N,attempts]`
+    (`local` and `local[*]` alike); a master naming its attempts, or not local, as it is."""
+    found = re.fullmatch(r"local(?:\[(\d+|\*)\])?", master)
+    return f"local[{found.group(1) or 1},{attempts}]" if found else master
 
 
 def java_major_version() -> int:
@@ -113,7 +127,7 @@ def check_master(master: str, timeout: float = MASTER_TIMEOUT_S) -> None:
 def session_settings(config: SparkConfig) -> dict[str, str]:
     """The session's Spark settings: Sepia's tuned defaults under the run's own."""
     return {
-        "spark.master": config.master,
+        "spark.master": with_task_retries(config.master),
         "spark.app.name": config.app_name,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(

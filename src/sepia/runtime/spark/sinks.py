@@ -1,13 +1,16 @@
-"""Where result rows go: a journaled writer in the driver, Spark's file sink, memory for tests.
+"""Where result rows go: a ledgered writer in the driver, Spark's file sink, memory for tests.
 
 `ResultJournal` is a `foreachBatch` function. Each micro-batch's rows are sorted into the
-reference evaluator's order and saved as `JOURNAL/<batch id>.jsonl` (written to a temporary
-name, then renamed) before they reach the writer. A batch Spark replays after a crash finds
-its journal file and is skipped, so every batch is written once: exactly-once per batch id,
-which Spark's checkpoint keeps stable across restarts. An output file is rebuilt from the
-journal when the run (re)starts, then extended batch by batch through one `sepia.io`
-writer, so it ends identical to an uninterrupted run's in every format. Standard output
-cannot be rewound: after a restart it continues with the batches not yet journaled.
+reference evaluator's order and written through one `sepia.io` writer; then a small ledger
+(`JOURNAL/ledger.json`, written to a temporary name and renamed) records the batch id, the
+output's length after it and the writer's progress (a CSV header written, TriG graphs
+numbered). That is all exactly-once needs, so the journal stays the same size however long
+the run: a batch Spark replays after a crash has an id the ledger already holds and is
+skipped; a batch cut short by the crash left bytes past the recorded length, which a
+restarted run cuts off before it writes on. Spark's checkpoint keeps batch ids and their
+input stable across restarts, so an output file ends identical to an uninterrupted run's in
+every format. Standard output cannot be rewound: after a restart it continues with the
+batches not yet in the ledger (a batch printed when the driver died is printed again).
 
 `DeadLetterFile` does the same for `--dead-letter`: the workers leave each document's
 rejected text in a file of its own (`ingest.dead_letter_part`); after each batch the driver
@@ -18,15 +21,18 @@ run rebuilds the file.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
-from sepia.io.results import result_from_json
 from sepia.io.writers import ResultWriter, writer_for
+from sepia.rdf.results import result_from_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.host import RESULT_ORDER
 from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX
@@ -42,8 +48,30 @@ def _order(value: object) -> tuple[bool, object]:
     return (value is not None, value)  # null partitions (no PARTITION BY) first
 
 
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """The last batch written, and where its output ended."""
+
+    batch: int = -1
+    length: int = 0
+    """Bytes of the output file after the batch (0 for standard output)."""
+    kind: str | None = None
+    """The results' kind of time, once a result was written (`TimeKind` value)."""
+    writer: dict[str, Any] = field(default_factory=dict)
+    """The writer's `progress()` after the batch."""
+
+    @classmethod
+    def load(cls, path: Path) -> Ledger:
+        return cls(**json.loads(path.read_text(encoding="utf-8"))) if path.exists() else cls()
+
+    def save(self, path: Path) -> None:
+        partial = path.with_suffix(".tmp")
+        partial.write_text(json.dumps(asdict(self)), encoding="utf-8")
+        partial.rename(path)
+
+
 class ResultJournal:
-    """foreachBatch sink: journal each batch once, then hand its results to a writer."""
+    """foreachBatch sink: each batch's results written once, then noted in the ledger."""
 
     def __init__(
         self,
@@ -52,45 +80,54 @@ class ResultJournal:
         fmt: str | None = None,
         variables: list[str] | None = None,
     ) -> None:
-        self.journal = journal
-        self.journal.mkdir(parents=True, exist_ok=True)
-        self.output = output
+        journal.mkdir(parents=True, exist_ok=True)
+        self.path = journal / "ledger.json"
+        self.ledger = Ledger.load(self.path)
         self.fmt = fmt
         self.variables = variables
-        self.out: TextIO = (
-            sys.stdout if output == "-" else Path(output).open("w", encoding="utf-8")  # noqa: SIM115  (closed by close())
-        )
+        self.out: TextIO = sys.stdout if output == "-" else _continued(Path(output), self.ledger)
         self.writer: ResultWriter | None = None
+        if self.ledger.kind is not None:
+            self._start(TimeKind(self.ledger.kind)).resume(self.ledger.writer)
         self.written: dict[int, int] = {}
-        """Result rows written per batch id by this run (progress reports read them)."""
-        if output != "-":
-            for path in sorted(self.journal.glob("*.jsonl")):
-                self._write(path.read_text(encoding="utf-8").splitlines())
+        """Result rows written per batch id, until `results_of` reads them (progress)."""
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
-        target = self.journal / f"{batch_id:012d}.jsonl"
-        if target.exists():
+        if batch_id <= self.ledger.batch:
             # written before a restart: run the batch all the same (to a sink that drops
             # it), since Spark only commits the batch's state once every partition has run
             frame.write.format("noop").mode("append").save()
             return
         lines = sorted_lines(frame)
         self.written[batch_id] = len(lines)
-        partial = target.with_suffix(".tmp")
-        partial.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        partial.rename(target)
         self._write(lines)
+        self.out.flush()
+        length = 0
+        if self.out is not sys.stdout:
+            os.fsync(self.out.fileno())
+            length = os.fstat(self.out.fileno()).st_size
+        kind = self.writer.kind.value if self.writer else None
+        progress = self.writer.progress() if self.writer else {}
+        self.ledger = Ledger(batch_id, length, kind, progress)
+        self.ledger.save(self.path)
+
+    def results_of(self, batch_id: int) -> int | None:
+        """The result rows batch `batch_id` wrote in this run (None: a replay, or unknown)."""
+        return self.written.pop(batch_id, None)
+
+    def _start(self, kind: TimeKind) -> ResultWriter:
+        fmt = self.fmt or ("table" if self.out.isatty() else "jsonl")
+        self.writer = writer_for(fmt, self.out, time_kind=kind, variables=self.variables)
+        return self.writer
 
     def _write(self, lines: list[str]) -> None:
         results = [result_from_json(json.loads(line)) for line in lines]
         if not results:
             return
         if self.writer is None:
-            kind = TimeKind.DATETIME if isinstance(json.loads(lines[0])["t"], str) else None
-            fmt = self.fmt or ("table" if self.out.isatty() else "jsonl")
-            self.writer = writer_for(
-                fmt, self.out, time_kind=kind or TimeKind.ABSTRACT, variables=self.variables
-            )
+            dated = isinstance(json.loads(lines[0])["t"], str)
+            self._start(TimeKind.DATETIME if dated else TimeKind.ABSTRACT)
+        assert self.writer is not None
         for result in results:
             self.writer.write(result)
         self.writer.close()  # writes out a buffered evaluation; the stream stays open
@@ -98,6 +135,21 @@ class ResultJournal:
     def close(self) -> None:
         if self.out is not sys.stdout:
             self.out.close()
+
+
+def _continued(path: Path, ledger: Ledger) -> TextIO:
+    """The output file to write on: new, or cut back to where the ledger's batch ended."""
+    if ledger.batch < 0:
+        return path.open("w", encoding="utf-8")
+    size = path.stat().st_size if path.exists() else -1
+    if size < ledger.length:
+        raise ValueError(
+            f"{path}: the output of the checkpoint's run is shorter than the {ledger.length} "
+            "bytes it wrote (moved or edited?); restore it, or start a new run without "
+            "that --checkpoint"
+        )
+    os.truncate(path, ledger.length)
+    return path.open("a", encoding="utf-8")
 
 
 class DeadLetterFile:
@@ -138,6 +190,30 @@ def file_sink(results: DataFrame, path: Path, checkpoint: Path) -> DataStreamWri
         results.select("line")
         .writeStream.format("text")
         .option("path", str(path))
+        .option("checkpointLocation", str(checkpoint))
+    )
+
+
+def kafka_records(results: DataFrame) -> DataFrame:
+    """The result rows as Kafka records: key = the query's name (a consumer can follow one
+    query, and each query's results stay in one partition, in order), value = the jsonl
+    line."""
+    return results.select(
+        F.col("query").alias("key"),
+        F.col("line").alias("value"),
+    )
+
+
+def kafka_sink(results: DataFrame, servers: str, topic: str, checkpoint: Path) -> DataStreamWriter:
+    """Spark's Kafka sink (the connector Sepia's Kafka source needs too, `--packages`): each
+    result a record of `topic` on the brokers `servers` (`host:port,...`). At-least-once,
+    as Kafka's sink is: after a crash the replayed batch's records are sent again (consumers
+    keep the last line per (query, t, binding)). Set a trigger if needed, then `start()`."""
+    return (
+        kafka_records(results)
+        .writeStream.format("kafka")
+        .option("kafka.bootstrap.servers", servers)
+        .option("topic", topic)
         .option("checkpointLocation", str(checkpoint))
     )
 

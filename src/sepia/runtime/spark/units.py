@@ -82,7 +82,7 @@ def units_of(queries: Sequence[tuple[str, qa.Query]]) -> list[Unit]:
     produced = {s for q in run if (s := q.query.output_stream) is not None}
     groups: list[list[RunQuery]] = []
     for q in run:
-        linked = [g for g in groups if any(_streams(o) & _streams(q) & produced for o in g)]
+        linked = [g for g in groups if any(_linked(o, q, produced) for o in g)]
         merged = [q, *(member for g in linked for member in g)]
         groups = [g for g in groups if g not in linked] + [sorted(merged, key=_position)]
     groups.sort(key=lambda g: g[0].position)
@@ -93,12 +93,23 @@ def _position(q: RunQuery) -> int:
     return q.position
 
 
-def _streams(q: RunQuery) -> set[str | None]:
-    return {d.iri.value for d in q.query.dataset.streams} | {q.query.output_stream}
+def _linked(a: RunQuery, b: RunQuery, produced: set[str]) -> bool:
+    """Whether one of the two reads a stream the other produces (or both produce one)."""
+    return bool(_streams(a, produced) & _streams(b, produced) & produced)
+
+
+def _streams(q: RunQuery, produced: set[str]) -> set[str | None]:
+    """The streams a query reads and writes. A query that names no stream (EP-SPARQL)
+    reads every stream, the derived ones too (semantics.network)."""
+    named = {d.iri.value for d in q.query.dataset.streams}
+    return (named or produced) | {q.query.output_stream}
 
 
 def _inputs(group: list[RunQuery], produced: set[str]) -> tuple[str, ...]:
-    """Streams the group reads that no query of the run produces, in order of mention."""
+    """Streams the group reads that no query of the run produces, in order of mention;
+    none when a query of the group names none (it reads every stream)."""
+    if any(not q.query.dataset.streams for q in group):
+        return ()
     seen = dict.fromkeys(
         d.iri.value for q in group for d in q.query.dataset.streams if d.iri.value not in produced
     )

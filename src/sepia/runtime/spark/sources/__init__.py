@@ -4,7 +4,9 @@ SPEC is a stream file or watched directory (ingest's file source), `mqtt://host:
 `tcp://host:port`, `gen:WORKLOAD?rate=N&seed=S&scale=K`, or `kafka://brokers/topic` (Spark's
 Kafka connector, which this machine cannot download: untested here). Every source yields rows of
 `INGEST_SCHEMA` with the same `event_time` watermark, so the pipeline after it treats all
-sources alike. The non-file sources are Spark Python data sources (docs/spark.md, Sources).
+sources alike. With `IngestOptions.idle_timeout`, a quiet MQTT, socket or generator source
+lets time move on with the clock (`idle`); Spark's Kafka source is Spark's own and cannot.
+The non-file sources are Spark Python data sources (docs/spark.md, Sources).
 """
 
 from __future__ import annotations
@@ -111,11 +113,13 @@ def source_for(
         return kafka_source(spark, stream_iri, kafka_options, fmt, options)
     data_source = DATA_SOURCES[parsed.scheme]
     spark.dataSource.register(data_source)
+    idle = {} if options.idle_timeout is None else {"idleTimeout": str(options.idle_timeout)}
     rows = (
         spark.readStream.format(data_source.name())
         .options(**parsed.options)
         .option("stream", stream_iri)
         .option("allowedLateness", str(options.allowed_lateness))
+        .options(**idle)
         .load()
     )
     return with_event_time(rows, options)

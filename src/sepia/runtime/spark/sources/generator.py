@@ -1,7 +1,7 @@
 """The generator source: a benchmark workload's stream replayed at a given rate.
 
 `gen:W4?rate=500&seed=7&scale=10000` is the stream the seeded generators of
-`sepia.bench.generators` write for W4 (same workload, scale and seed: the same elements),
+`sepia.workloads` write for W4 (same workload, scale and seed: the same elements),
 released `rate` elements per second of wall-clock time (all at once without `rate`). The
 generators write whole files, so the stream is generated once per machine into a cache
 directory, parsed by Sepia's reader (ingest's file parse) into Parquet ingest rows, and then
@@ -9,6 +9,8 @@ read back by element range: offsets are element positions, so a restarted query 
 exactly the elements of its unfinished batch, and the source is replayable like a file.
 Event times are the generated ones (from 2026-01-01); the rate only paces their release.
 With `trigger(availableNow=True)` the whole workload is one run, regardless of `rate`.
+With `idleTimeout` (seconds), once the paced stream has been released to its end, time moves
+on with the clock (`idle`): the last windows close without an end-of-input element.
 """
 
 from __future__ import annotations
@@ -28,16 +30,17 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from sepia.bench import generators
-from sepia.bench.generators import generate, workload
-from sepia.bench.workload import Manifest, StreamFile
+from sepia import workloads as generators
 from sepia.runtime.spark.ingest import (
     INGEST_DDL,
     INGEST_SCHEMA,
     IngestOptions,
     parse_path_batches,
 )
+from sepia.runtime.spark.sources.idle import CLOCK, IdleClock, clock_batch, clock_due
 from sepia.runtime.spark.sources.push import required_option
+from sepia.workloads import generate, workload
+from sepia.workloads.manifest import Manifest, StreamFile
 
 OFFSET = "element"
 DEFAULT_SEED = 7  # sepia generate's default: `gen:W4` is the data `sepia generate W4` writes
@@ -79,6 +82,10 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.rate = float(rate) if rate else None
         if self.rate is not None and self.rate <= 0:
             raise ValueError(f"rate is elements per second and must be positive, not {rate}")
+        idle = options.get("idleTimeout")
+        lateness = int(options.get("allowedLateness", "0"))
+        self.idle = IdleClock(float(idle), lateness) if idle else None
+        self._kind = "dateTime"  # of the last element released (clock rows copy it)
         self._pace: tuple[float, int] | None = None  # (clock, offset) when pacing began
         self._target: int | None = None  # the end of an availableNow run
 
@@ -100,7 +107,20 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         latest = total if self.rate is None or self._target is not None else self._paced(first)
         if isinstance(limit, ReadMaxRows):
             latest = min(latest, first + limit.max_rows)
-        return {OFFSET: max(first, min(latest, total))}
+        offset = {OFFSET: max(first, min(latest, total))}
+        if self.idle is None or self._target is not None:
+            return offset
+        if offset[OFFSET] == first:
+            return self.idle.tick(offset, start)
+        self.idle.saw(self._time_of(offset[OFFSET] - 1))
+        return offset
+
+    def _time_of(self, position: int) -> int:
+        """The time of the element at `position` (and remember its kind)."""
+        path = self.rows()[0]
+        row = pq.read_table(path, columns=["end", "kind"], filters=[("seq", "==", position)])
+        self._kind = row.column("kind")[0].as_py()
+        return row.column("end")[0].as_py()
 
     def _paced(self, first: int) -> int:
         """`rate` elements per second since the first call (from where that call started)."""
@@ -111,12 +131,17 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         low, high = start[OFFSET], end[OFFSET]
-        return [
+        parts = [
             InputPartition((at, min(at + ELEMENTS_PER_PARTITION, high)))
             for at in range(low, high, ELEMENTS_PER_PARTITION)
         ]
+        moved = clock_due(start, end)
+        return parts if moved is None else [*parts, InputPartition((CLOCK, moved, self._kind))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value[0] == CLOCK:
+            _, moved, kind = partition.value
+            return iter([clock_batch(self.stream, self.name, moved, kind)])
         low, high = partition.value
         path = self.rows()[0]
         table = pq.read_table(path, filters=[("seq", ">=", low), ("seq", "<", high)])

@@ -12,10 +12,14 @@ order. A restarted query continues numbering from its checkpointed offset; docum
 were received but not committed before a crash cannot be asked for again and are lost (the
 batch that held them is replayed empty), and what was sent while no query listened was
 never received (an MQTT persistent session narrows this gap, see `mqtt`).
+
+With `idleTimeout` (seconds) the reader also reads the times of the documents it numbers, so
+that a quiet source's clock rows move time on from the latest of them (`idle`).
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,8 +30,10 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit
 
 from sepia.io.sources import stream_format
+from sepia.io.streams import read_stream
 from sepia.runtime.spark.ingest import IngestOptions
 from sepia.runtime.spark.sources.documents import Document, document_batches
+from sepia.runtime.spark.sources.idle import CLOCK, IdleClock, clock_batch, clock_due
 
 OFFSET = "received"
 
@@ -83,6 +89,9 @@ class PushStreamReader(DataSourceStreamReader):
         stream_format("", self.fmt)  # a bad format fails when the query starts, not later
         self.allowed_lateness = int(options.get("allowedLateness", "0"))
         self.timeout = float(options.get("connectTimeout", "10"))
+        idle = options.get("idleTimeout")
+        self.idle = IdleClock(float(idle), self.allowed_lateness) if idle else None
+        self._kind = "abstract"  # of the latest element received (clock rows copy it)
         self._live: tuple[Inbox, Callable[[], None]] | None = None
 
     @property
@@ -108,13 +117,36 @@ class PushStreamReader(DataSourceStreamReader):
         return {OFFSET: 0}
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        return {OFFSET: self._inbox().latest(start[OFFSET])}
+        inbox = self._inbox()
+        offset = {OFFSET: inbox.latest(start[OFFSET])}
+        if self.idle is None:
+            return offset
+        if offset[OFFSET] == start[OFFSET]:
+            return self.idle.tick(offset, start)
+        self.idle.saw(self._latest_time(inbox.between(start[OFFSET], offset[OFFSET])))
+        return offset
+
+    def _latest_time(self, documents: list[Document]) -> int | None:
+        """The latest element time in received documents (their bad elements skipped)."""
+        latest = None
+        for _, payload in documents:
+            elements = read_stream(io.BytesIO(payload), self.stream, name=self.source,
+                                   fmt=self.fmt, on_error="skip", errors=_ignored)  # fmt: skip
+            for element in elements:
+                latest = element.end if latest is None else max(latest, element.end)
+                self._kind = element.kind.value
+        return latest
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         documents = self._inbox().between(start[OFFSET], end[OFFSET])
-        return [InputPartition(documents)] if documents else []
+        parts = [InputPartition(documents)] if documents else []
+        moved = clock_due(start, end)
+        return parts if moved is None else [*parts, InputPartition((CLOCK, moved, self._kind))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition.value, tuple) and partition.value[0] == CLOCK:
+            _, moved, kind = partition.value
+            return iter([clock_batch(self.stream, self.source, moved, kind)])
         options = IngestOptions(allowed_lateness=self.allowed_lateness)
         return document_batches(self.stream, self.source, partition.value, self.fmt, options)
 
@@ -125,6 +157,10 @@ class PushStreamReader(DataSourceStreamReader):
         if self._live is not None:
             self._live[1]()
             self._live = None
+
+
+def _ignored(_error: object) -> None:
+    """Errors of a document read only for its times: the executor's parse reports them."""
 
 
 def required_option(options: Mapping[str, str], key: str) -> str:

@@ -1,0 +1,271 @@
+"""EP-SPARQL over triple occurrences in the engine (seed 003, section 4.2).
+
+An EP-SPARQL query reads the union of its input streams as triple occurrences: a BGP's
+solution may join triples from different elements, stamped with the least start and the
+greatest end of the occurrences used. ``Occurrences`` keeps every element seen (the state,
+as rows) and, per occurrence BGP, its solutions so far, indexed by the values they bind:
+on each arrival only the solutions using a new occurrence are computed (they are the ones
+that end at that arrival), by a delta join over the BGP's triple patterns. The operators
+below are ``sepia.semantics.epsparql``'s on encoded mappings; their filter conditions are
+``Keep`` functions over whole batches (one pyoxigraph call per batch).
+
+Without windows every past occurrence can still join a later one, so nothing is forgotten,
+unless a top-level ``getDURATION() < d`` says which occurrences no later mapping can hold
+(``Horizon``).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pyoxigraph as ox
+
+from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs
+from sepia.engine.r2r import operators as po
+from sepia.engine.rows import Row, compatible
+from sepia.rdf.time import TimeKind
+from sepia.rdf.vocabulary import XSD
+
+EncodedTriple = tuple[int, int, int]
+Matcher = Callable[[po.PhysicalPlan, int, tuple[EncodedTriple, ...]], Iterable[Row]]
+"""A pattern's plan over one event graph (its time and encoded triples)."""
+OccurrenceRow = tuple[int, int, int, int | None, int | None, int | None]
+"""(element number, from, to, s, p, o): one triple of one element (s None: no triple)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OccurrenceLeaf:
+    """A BGP over triple occurrences: one plan per triple pattern, each matched against one
+    element's graph; ``number`` names the leaf's solutions in ``Occurrences``."""
+
+    patterns: tuple[po.PhysicalPlan, ...]
+    number: int
+
+
+@dataclass(slots=True)
+class Solutions:
+    """One collection of event mappings in arrival (end) order, with an index by value of
+    each slot they bind, so scope lookups (a right partner's mapping) touch only their
+    bucket."""
+
+    mappings: list[EventMapping] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    seen: set[EventMapping] = field(default_factory=set)
+    by_value: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    always: set[int] | None = None
+    """The slots every mapping binds (only their buckets hold every compatible mapping)."""
+
+    def add(self, m: EventMapping) -> bool:
+        if m in self.seen:
+            return False
+        self.seen.add(m)
+        position = len(self.mappings)
+        self.mappings.append(m)
+        self.ends.append(m[2])
+        bound = {slot for slot, value in enumerate(m[0]) if value is not None}
+        self.always = bound if self.always is None else self.always & bound
+        for slot, value in enumerate(m[0]):
+            if value is not None:
+                self.by_value.setdefault((slot, value), []).append(position)
+        return True
+
+    def without(self, bound: int) -> Solutions:
+        """The mappings starting after ``bound``."""
+        kept = Solutions()
+        for m in self.mappings:
+            if m[1] > bound:
+                kept.add(m)
+        return kept
+
+    def select(self, before: int, mu: Row | None, exact: int | None) -> list[EventMapping]:
+        """The mappings ending by ``before`` (at ``exact``, when given), compatible with mu."""
+        if exact is not None:
+            if exact > before:
+                return []
+            low, high = bisect_left(self.ends, exact), bisect_right(self.ends, exact)
+            found: Iterable[EventMapping] = self.mappings[low:high]
+        else:
+            high = bisect_right(self.ends, before)
+            found = self.mappings[:high]
+            if mu is not None:
+                buckets = [
+                    self.by_value.get((slot, value), [])
+                    for slot, value in enumerate(mu)
+                    if value is not None and slot in (self.always or ())
+                ]
+                if buckets:
+                    bucket = min(buckets, key=len)
+                    found = [self.mappings[i] for i in bucket[: bisect_left(bucket, high)]]
+        if mu is None:
+            return list(found)
+        return [m for m in found if compatible(m[0], mu)]
+
+
+class Occurrences:
+    """Every element seen, and each occurrence BGP's solutions (``OccurrenceLeaf.number``)."""
+
+    def __init__(self, leaves: Sequence[OccurrenceLeaf]) -> None:
+        self.leaves = {leaf.number: leaf for leaf in leaves}
+        self.elements: list[tuple[int, int, tuple[EncodedTriple, ...]]] = []
+        self.per_pattern = {
+            leaf.number: [Solutions() for _ in leaf.patterns] for leaf in leaves
+        }
+        self.solutions = {leaf.number: Solutions() for leaf in leaves}
+
+    def add(
+        self, elements: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], match: Matcher
+    ) -> None:
+        """Elements ending now: their occurrences, and the BGP solutions that use them."""
+        self.elements += elements
+        for number, leaf in self.leaves.items():
+            patterns = self.per_pattern[number]
+            deltas = []
+            for plan, known in zip(leaf.patterns, patterns, strict=True):
+                new = [
+                    (row, start, end)
+                    for start, end, triples in elements
+                    for row in match(plan, end, triples)
+                ]
+                deltas.append([m for m in new if known.add(m)])
+            found = self.solutions[number]
+            every = [known.mappings for known in patterns]
+            for m in sorted(delta_join(every, deltas), key=lambda m: m[2]):
+                found.add(m)
+
+    def select(
+        self, leaf: OccurrenceLeaf, before: int, mu: Row | None, exact: int | None
+    ) -> list[EventMapping]:
+        return self.solutions[leaf.number].select(before, mu, exact)
+
+    def rows(self) -> list[OccurrenceRow]:
+        """State rows: one per triple of each element (an empty element: one row of Nones)."""
+        return [
+            (number, start, end, *triple)
+            for number, (start, end, triples) in enumerate(self.elements)
+            for triple in (triples or ((None, None, None),))
+        ]
+
+    def clear(self) -> None:
+        self.__init__(list(self.leaves.values()))  # type: ignore[misc]
+
+    def forget(self, bound: int) -> None:
+        """Drop the elements starting by ``bound`` and every solution built on one."""
+        self.elements = [e for e in self.elements if e[0] > bound]
+        self.per_pattern = {n: [p.without(bound) for p in ps] for n, ps in self.per_pattern.items()}
+        self.solutions = {n: found.without(bound) for n, found in self.solutions.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Horizon:
+    """A top-level ``FILTER(getDURATION() < d)`` (or <=) over a pattern that only grows: a
+    mapping reported from t on ends at t or later, so it holds no occurrence starting d (or
+    more than d) before t, and such occurrences can be forgotten (exact)."""
+
+    amount: int
+    """d: abstract units, or milliseconds for an xsd:duration literal (dateTime times)."""
+    duration: bool
+    strict: bool
+
+    def bound(self, t: int, kind: TimeKind) -> int | None:
+        """Occurrences starting at or before this time are of no use from t on (None: the
+        literal does not compare with this kind of time, the filter is never true)."""
+        if self.duration != (kind is TimeKind.DATETIME):
+            return None
+        return t - self.amount if self.strict else t - self.amount - 1
+
+    @classmethod
+    def of(cls, literal: object, strict: bool) -> Horizon | None:
+        """From the literal getDURATION() is compared with: an integer, or an
+        xsd:dayTimeDuration / xsd:duration without years and months."""
+        if not isinstance(literal, ox.Literal):
+            return None
+        if literal.datatype.value == XSD + "integer" and literal.value.lstrip("+").isdigit():
+            return cls(int(literal.value), False, strict)
+        if literal.datatype.value not in (XSD + "duration", XSD + "dayTimeDuration"):
+            return None
+        found = _DURATION.fullmatch(literal.value)
+        if found is None:
+            return None
+        days, hours, minutes, seconds = (float(x or 0) for x in found.groups())
+        ms = round((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000)
+        return cls(ms, True, strict)
+
+
+_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+
+
+def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[EncodedTriple, ...]]]]:
+    """``Occurrences.rows()`` back into the batches of elements that ended together."""
+    grouped: dict[int, tuple[int, int, list[EncodedTriple]]] = {}
+    for number, start, end, *triple in rows:
+        entry = grouped.setdefault(number, (start, end, []))
+        if triple[0] is not None:
+            entry[2].append(tuple(triple))  # type: ignore[arg-type]
+    found: list[list[tuple[int, int, tuple[EncodedTriple, ...]]]] = []
+    for _, (start, end, triples) in sorted(grouped.items()):
+        if not found or found[-1][-1][1] != end:
+            found.append([])
+        found[-1].append((start, end, tuple(triples)))
+    return found
+
+
+def delta_join(
+    patterns: Sequence[Sequence[EventMapping]], deltas: list[list[EventMapping]]
+) -> set[EventMapping]:
+    """The BGP solutions using at least one new occurrence: for each i, the old occurrences
+    of the patterns before i, the new ones of i, every one of the patterns after i. Each of
+    ``patterns`` lists a triple pattern's occurrences so far, its ``deltas`` last."""
+    found: set[EventMapping] = set()
+    for i, delta in enumerate(deltas):
+        if not delta:
+            continue
+        partial: Collection[EventMapping] = delta
+        for j, every in enumerate(patterns):
+            if j == i or not partial:
+                continue
+            side = every[: len(every) - len(deltas[j])] if j < i else every
+            partial = {covering(a, b) for a, b in pairs(partial, side)}
+        found |= set(partial)
+    return found
+
+
+def join(left: Collection[EventMapping], right: Collection[EventMapping]) -> set[EventMapping]:
+    """Join(Psi, Psi'): every compatible pair, stamped with the covering interval."""
+    return {covering(a, b) for a, b in pairs(left, right)}
+
+
+def eq_join(left: Collection[EventMapping], right: Collection[EventMapping]) -> set[EventMapping]:
+    """EqJoin(Psi, Psi'): compatible pairs with equal intervals."""
+    return {covering(a, b) for a, b in pairs(left, right) if a[1:3] == b[1:3]}
+
+
+def seq_right_join(
+    optional: Collection[EventMapping], required: Collection[EventMapping], keep: Keep | None
+) -> set[EventMapping]:
+    """SeqRightJoin(Psi', Psi, F) (OPTIONALSEQ): the joins with an earlier optional solution
+    that satisfy F, and each required solution with no such join."""
+    joined = [(covering(o, m), m) for m, o in pairs(required, optional) if o[2] < m[1]]
+    return _with_or_alone(joined, required, keep)
+
+
+def eq_left_join(
+    left: Collection[EventMapping], right: Collection[EventMapping], keep: Keep | None
+) -> set[EventMapping]:
+    """EqLeftJoin(Psi, Psi', F) (EQUALSOPTIONAL): the joins over the same interval that
+    satisfy F, and each left solution with no such join."""
+    joined = [(covering(a, b), a) for a, b in pairs(left, right) if a[1:3] == b[1:3]]
+    return _with_or_alone(joined, left, keep)
+
+
+def _with_or_alone(
+    joined: list[tuple[EventMapping, EventMapping]],
+    kept: Collection[EventMapping],
+    keep: Keep | None,
+) -> set[EventMapping]:
+    """The joins F keeps, plus each mapping of ``kept`` none of whose joins F keeps."""
+    passing = {j for j, _ in joined} if keep is None else keep([j for j, _ in joined])
+    taken = {m for j, m in joined if j in passing}
+    return passing | {m for m in kept if m not in taken}

@@ -1,0 +1,288 @@
+"""A window query evaluated over columns: the row engine's clock, the columnar windows and
+joins.
+
+``ColumnarQuery`` is a ``ContinuousQuery`` whose windows are ``ColumnWindow``s and whose
+evaluation runs the physical plan over ``Table``s: scans as masks over a window's (s, p, o)
+columns, joins as vector joins, projections and DISTINCT on columns; a FILTER is evaluated
+once per distinct combination of the values it reads (the row engine's evaluator, so its
+answers are the same), not once per row. Everything about time (report policy, instants
+between arrivals, the end-of-input flush, watermarks) and state rows is inherited, so the
+two paths agree by construction on when they answer and differ only in how.
+
+``uncovered`` says why a query is not for this path (``None``: it is): event patterns,
+DESCRIBE, RDFS entailment, C-SPARQL's timestamp() and the plan operators without a
+columnar form (OPTIONAL, UNION, MINUS, BIND, VALUES, property paths, fallbacks) stay on
+the row engine. ``advance_columns`` takes a whole batch of elements as columns at once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from sepia.algebra import query as qa
+from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.tables import Table, Triples, join, join_all, match_pattern
+from sepia.engine.columnar.windows import ColumnWindow
+from sepia.engine.query.continuous import ContinuousQuery, Snapshot
+from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.r2s import streams as r2s
+from sepia.engine.rows import HIDDEN
+from sepia.engine.s2r.report import Arrivals
+from sepia.rdf.results import Result
+
+COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
+"""The plan operators with a columnar form."""
+
+
+def uncovered(engine: ContinuousQuery) -> str | None:
+    """Why a planned query cannot run on the columnar path, or None when it can."""
+    physical = engine.physical
+    if physical.automaton is not None or physical.events is not None or physical.trees:
+        return "event patterns run on the row engine"
+    if isinstance(engine.query.form, qa.Describe):
+        return "DESCRIBE runs on the row engine"
+    if engine.background.schema is not None:
+        return "RDFS entailment runs on the row engine"
+    return _operator_uncovered(physical.root)
+
+
+def _operator_uncovered(node: po.PhysicalPlan) -> str | None:
+    if not isinstance(node, COVERED):
+        return f"{type(node).__name__} has no columnar form yet"
+    match node:
+        case po.Scan(graphs, _):
+            if any(isinstance(g, po.EventGraph) for g in graphs):
+                return "a scan of an event graph"
+            return None
+        case po.Select(inner, condition):
+            if condition.volatile:
+                return "a FILTER reading the windows (C-SPARQL timestamp())"
+            return _operator_uncovered(inner)
+        case po.HashJoin(left, right, _):
+            return _operator_uncovered(left) or _operator_uncovered(right)
+        case po.MultiJoin(inputs, _):
+            return next((r for r in map(_operator_uncovered, inputs) if r), None)
+        case po.Keep(inner, _) | po.Dedup(inner):
+            return _operator_uncovered(inner)
+    return None
+
+
+def describe(node: po.PhysicalPlan) -> str:
+    """One line for ``explain``: which path an operator takes."""
+    reason = _operator_uncovered(node)
+    return "columnar" if reason is None else f"rows ({reason})"
+
+
+class ColumnarQuery(ContinuousQuery):
+    """A window query whose windows are columns and whose plan runs on ``Table``s."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.windows = {n: ColumnWindow(op) for n, (_, op) in self.physical.windows.items()}  # type: ignore[misc]
+        self._delta = None  # the whole answer is recomputed: a vector join is cheap
+        self._background: dict[tuple, Triples] = {}
+        self._width = len(self.physical.slots.names)
+
+    def predicates(self) -> frozenset[str] | None:
+        """The predicate IRIs the plan's scans read; None when one reads a variable."""
+        found: set[str] = set()
+        for patterns in _scans(self.physical.root):
+            for _, p, _ in patterns:
+                if not isinstance(p, po.Constant):
+                    return None
+                found.add(self.dictionary.decode_text(p.id)[1:-1])
+        return frozenset(found)
+
+    # --- the batch path -----------------------------------------------------------------
+    def advance_columns(self, batch: ColumnBatch) -> list[Result]:
+        """Every result due through the batch's last time, given the elements of the batch
+        (in time order; ``advance`` at each distinct time, without the per-element work).
+
+        Windows receive the batch in slices between due instants; an instant is due or
+        not by the inherited report logic, asked once per distinct time of the batch only
+        when the schedule is not time-driven (else once per due instant)."""
+        relevant = batch.of_streams(self._streams)
+        results = self._once()
+        if not len(relevant):
+            return results
+        times = relevant.times
+        if self.clock is not None and times[0] <= self.clock:
+            raise ValueError(f"time went back: {int(times[0])} after {self.clock}")
+        if self.low is None:
+            self.low = int(times[0])
+        schedule = self.physical.schedule
+        if schedule is not None and schedule.time_driven:
+            results += self._driven(relevant)
+        else:
+            for t, part in relevant.instants():
+                results += self._between(t)
+                arrived = self._insert_columns(part)
+                if self._due_at(t, arrived):
+                    results += self._evaluate(t)
+                self.clock = t
+        return results
+
+    def _driven(self, batch: ColumnBatch) -> list[Result]:
+        """A time-driven schedule: due instants come from time alone; an arrival instant is
+        due exactly when ``between`` lists it (``Schedule.time_driven``)."""
+        schedule = self.physical.schedule
+        assert schedule is not None
+        last = int(batch.times[-1])
+        after = self.low - 1 if self.clock is None else max(self.clock, self.low - 1)  # type: ignore[operator]
+        results, done = [], 0
+        while (due := schedule.next_due(after, last + 1)) is not None and due <= last:
+            upto = int(np.searchsorted(batch.times, due, side="right"))
+            self._insert_columns(batch.slice(done, upto))
+            done = upto
+            results += self._evaluate(due)
+            after = due
+        self._insert_columns(batch.slice(done, len(batch)))
+        self._quiet = (after, due)  # next_due's promise: nothing due in between
+        self.clock = last
+        return results
+
+    def _insert_columns(self, batch: ColumnBatch) -> Arrivals:
+        """A slice of elements enters the windows over their streams."""
+        if not len(batch):
+            return Arrivals()
+        admitted = set()
+        last = int(batch.times[-1])
+        for window in self.windows.values():
+            window.advance(int(batch.times[0]))
+        for stream, part in batch.by_stream():
+            self.last_arrival[stream] = int(part.times[-1])
+            for name in self._readers_of.get(stream, ()):
+                window = self.windows[name]
+                keep = part.select(window.admitted(part.times))
+                if len(keep):
+                    window.extend(*keep.window_columns())  # type: ignore[union-attr]
+                    admitted.add(name)
+        for window in self.windows.values():
+            window.advance(last)
+        return Arrivals(frozenset(admitted))
+
+    # --- one evaluation -----------------------------------------------------------------
+    def _evaluate(self, t: int) -> list[Result]:
+        self.now = t
+        for window in self.windows.values():
+            window.advance(t)
+        schedule = self.physical.schedule
+        if schedule is not None and not all(
+            any(len(self.windows[w]) for w in schedule.scope(c)) for c in schedule.conditions
+        ):
+            return []
+        table = self._run(self.physical.root)
+        now = self._bag(table)
+        self.previous, out = r2s.step(self.operator, self.previous, now)
+        return self._results(t, out)
+
+    def _bag(self, table: Table) -> Counter[tuple]:
+        """The answer bag of the query form (SELECT straight from the columns)."""
+        form = self.query.form
+        if isinstance(form, qa.Ask):
+            return Counter({(table.size > 0,): 1})
+        if isinstance(form, qa.Construct):
+            return self._answer(table.rows(self._width), None)  # type: ignore[arg-type]
+        slots = self.physical.slots
+        kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
+        columns = [
+            table.columns[i].tolist() if i in table.columns else [None] * table.size
+            for i in kept
+        ]
+        return Counter(zip(*columns, strict=True)) if kept else Counter({(): table.size})
+
+    def _run(self, node: po.PhysicalPlan) -> Table:
+        match node:
+            case po.Scan(graphs, patterns):
+                graph = Triples.union([self._graph(g) for g in graphs])
+                return join_all([match_pattern(graph, p) for p in patterns])
+            case po.HashJoin(left, right, _):
+                return join(self._run(left), self._run(right))
+            case po.MultiJoin(inputs, _):
+                return join_all([self._run(i) for i in inputs])
+            case po.Keep(inner, slots):
+                table = self._run(inner)
+                return Table({k: v for k, v in table.columns.items() if k in slots}, table.size)
+            case po.Dedup(inner):
+                return _distinct(self._run(inner))
+            case po.Select(inner, condition):
+                return self._select(self._run(inner), condition)
+        raise AssertionError(f"{type(node).__name__} is not covered (see uncovered)")
+
+    def _graph(self, ref: po.GraphRef) -> Triples:
+        if isinstance(ref, po.WindowGraph):
+            return self.windows[ref.name].graph()  # type: ignore[attr-defined]
+        assert isinstance(ref, po.BackgroundGraph)
+        key = (ref.name, self.background.version(ref.name, self.now))
+        found = self._background.get(key)
+        if found is None:
+            triples = self.background.graph(ref.name, self.now).triples()
+            spo = np.array(triples, dtype=np.int64).reshape(-1, 3)
+            found = self._background[key] = Triples(spo[:, 0], spo[:, 1], spo[:, 2])
+        return found
+
+    def _select(self, table: Table, condition: ExpressionEvaluator) -> Table:
+        """FILTER: the evaluator asked once per distinct combination of the slots it reads
+        (an unbound slot is None), its truth spread back over the rows."""
+        if not table.size:
+            return table
+        positions = condition.positions
+        if not positions:
+            keep = condition.truths([()])[0]
+            return table if keep else table.take(np.empty(0, dtype=np.int64))
+        width = max(positions) + 1
+        read = [table.columns.get(i) for i in positions]
+        bound = [c for c in read if c is not None]
+        if bound:
+            values, inverse = np.unique(np.stack(bound, axis=1), axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+        else:
+            values, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(table.size, dtype=np.int64)
+        rows = []
+        for value in values.tolist():
+            row: list[int | None] = [None] * width
+            it = iter(value)
+            for i, column in zip(positions, read, strict=True):
+                row[i] = next(it) if column is not None else None
+            rows.append(tuple(row))
+        truths = np.array(condition.truths(rows), dtype=bool)
+        return table.take(np.flatnonzero(truths[inverse]))
+
+    # --- state ------------------------------------------------------------------------
+    def state_size(self) -> dict[str, int]:
+        size = super().state_size()
+        size["window_triples"] = sum(w.triple_count() for w in self.windows.values())  # type: ignore[attr-defined]
+        return size
+
+    def restore(self, snapshot: Snapshot) -> None:
+        super().restore(snapshot)
+        for name, (_, op) in self.physical.windows.items():
+            rows = [row[1:] for row in snapshot["windows"] if row[0] == str(name)]
+            self.windows[name] = ColumnWindow.from_rows(op, rows)  # type: ignore[assignment]
+
+
+def _scans(node: po.PhysicalPlan) -> list[tuple[po.EncodedPattern, ...]]:
+    """The patterns of every scan in a (covered) plan."""
+    match node:
+        case po.Scan(_, patterns):
+            return [patterns]
+        case po.HashJoin(left, right, _):
+            return _scans(left) + _scans(right)
+        case po.MultiJoin(inputs, _):
+            return [p for i in inputs for p in _scans(i)]
+        case po.Keep(inner, _) | po.Dedup(inner) | po.Select(inner, _):
+            return _scans(inner)
+    return []
+
+
+def _distinct(table: Table) -> Table:
+    """DISTINCT over the bound columns (every row binds the same slots here)."""
+    if table.size < 2 or not table.columns:
+        return table if table.columns or not table.size else Table({}, 1)
+    keys = list(table.columns)
+    _, first = np.unique(np.stack([table.columns[k] for k in keys], axis=1), axis=0,
+                         return_index=True)
+    return table.take(np.sort(first))

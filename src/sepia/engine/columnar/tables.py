@@ -1,0 +1,156 @@
+"""Solution tables as integer columns: basic graph patterns as vector joins.
+
+A ``Table`` is a bag of solutions held as one numpy ``int64`` column per bound slot of the
+query's slot table (a slot without a column is unbound in every row). Ids are the
+dictionary's (never 0). The row engine (``sepia.engine.r2r.operators``) extends solutions one
+triple lookup at a time; here a triple pattern is a mask over a graph's (s, p, o) columns
+and a join is a sort of one side and a binary search of the other, so the per-solution
+cost is a few machine words of numpy work instead of Python calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sepia.engine.r2r import operators as po
+
+Ids = np.ndarray
+"""A column of dictionary ids (``int64``)."""
+NO_ID = 0
+"""Never a term's id: the dictionary counts from 1."""
+
+
+@dataclass(frozen=True, slots=True)
+class Triples:
+    """A graph's triples as three aligned columns, each triple once (a graph is a set)."""
+
+    s: Ids
+    p: Ids
+    o: Ids
+
+    def __len__(self) -> int:
+        return len(self.s)
+
+    @classmethod
+    def empty(cls) -> Triples:
+        nothing = np.empty(0, dtype=np.int64)
+        return cls(nothing, nothing, nothing)
+
+    @classmethod
+    def of(cls, s: Ids, p: Ids, o: Ids) -> Triples:
+        """The set of the triples given (repeats dropped, order not kept)."""
+        if len(s) < 2:
+            return cls(s, p, o)
+        order = np.lexsort((o, p, s))
+        s, p, o = s[order], p[order], o[order]
+        first = np.ones(len(s), dtype=bool)
+        first[1:] = (s[1:] != s[:-1]) | (p[1:] != p[:-1]) | (o[1:] != o[:-1])
+        return cls(s[first], p[first], o[first])
+
+    @classmethod
+    def union(cls, graphs: list[Triples]) -> Triples:
+        """The union of several graphs (as sets: a triple in two graphs counts once)."""
+        if len(graphs) == 1:
+            return graphs[0]
+        return cls.of(*(np.concatenate([getattr(g, c) for g in graphs]) for c in "spo"))
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A bag of solutions: ``size`` rows, a column per bound slot."""
+
+    columns: dict[int, Ids]
+    size: int
+
+    @classmethod
+    def unit(cls) -> Table:
+        """The one empty solution (the join's identity)."""
+        return cls({}, 1)
+
+    def take(self, index: Ids) -> Table:
+        """The rows at ``index`` (repeats allowed), in that order."""
+        return Table({k: v[index] for k, v in self.columns.items()}, len(index))
+
+    def rows(self, width: int) -> list[tuple[int | None, ...]]:
+        """The solutions as the row engine's tuples (None for an unbound slot): for what
+        is evaluated per row (FILTERs not compiled to vectors, the query form)."""
+        columns = [
+            self.columns[i].tolist() if i in self.columns else [None] * self.size
+            for i in range(width)
+        ]
+        return list(zip(*columns, strict=True)) if width else [()] * self.size
+
+
+def match_pattern(graph: Triples, pattern: po.EncodedPattern) -> Table:
+    """The solutions of one triple pattern over a graph: constants and repeated variables
+    as masks, each variable's column cut out of the graph's."""
+    mask = np.ones(len(graph), dtype=bool)
+    seen: dict[int, Ids] = {}
+    for position, column in zip(pattern, (graph.s, graph.p, graph.o), strict=True):
+        if isinstance(position, po.Constant):
+            mask &= column == position.id
+        elif position.index in seen:
+            mask &= column == seen[position.index]
+        else:
+            seen[position.index] = column
+    if mask.all():
+        return Table(dict(seen), len(graph))
+    return Table({k: v[mask] for k, v in seen.items()}, int(mask.sum()))
+
+
+def join(left: Table, right: Table) -> Table:
+    """The join of two bags whose columns are bound in every row: equal values on the
+    shared slots (a sort of the right side's key, a binary search per left row)."""
+    keys = sorted(left.columns.keys() & right.columns.keys())
+    if not left.size or not right.size:
+        return Table({k: np.empty(0, dtype=np.int64) for k in left.columns | right.columns}, 0)
+    if not keys:
+        li = np.repeat(np.arange(left.size), right.size)
+        ri = np.tile(np.arange(right.size), left.size)
+    else:
+        lk, rk = _keys(left, right, keys)
+        li, ri = _matching(lk, rk)
+    out = {k: v[li] for k, v in left.columns.items()}
+    out.update({k: v[ri] for k, v in right.columns.items() if k not in out})
+    return Table(out, len(li))
+
+
+def _keys(left: Table, right: Table, keys: list[int]) -> tuple[Ids, Ids]:
+    """One integer key per row standing for the values at ``keys`` on either side."""
+    if len(keys) == 1:
+        return left.columns[keys[0]], right.columns[keys[0]]
+    both = np.stack(
+        [np.concatenate([left.columns[k], right.columns[k]]) for k in keys], axis=1
+    )
+    _, code = np.unique(both, axis=0, return_inverse=True)
+    code = code.reshape(-1)
+    return code[: left.size], code[left.size :]
+
+
+def _matching(lk: Ids, rk: Ids) -> tuple[Ids, Ids]:
+    """Index pairs (i, j) with lk[i] == rk[j], grouped by i."""
+    order = np.argsort(rk, kind="stable")
+    ranked = rk[order]
+    lo = np.searchsorted(ranked, lk, side="left")
+    hi = np.searchsorted(ranked, lk, side="right")
+    counts = hi - lo
+    total = int(counts.sum())
+    li = np.repeat(np.arange(len(lk)), counts)
+    starts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    return li, order[starts + np.arange(total)]
+
+
+def join_all(tables: list[Table]) -> Table:
+    """The join of several bags: the smallest first, then always the smallest that shares
+    a slot with what is joined so far (no cross product while a connected one remains)."""
+    if not tables:
+        return Table.unit()
+    rest = sorted(tables, key=lambda t: t.size)
+    joined = rest.pop(0)
+    while rest:
+        bound = joined.columns.keys()
+        pick = next((i for i, t in enumerate(rest) if t.columns.keys() & bound), 0)
+        joined = join(joined, rest.pop(pick))
+    return joined

@@ -1,0 +1,210 @@
+"""Windows as time-sorted columns: insertion is an append, eviction moves a start index.
+
+The row engine's ``WindowState`` keeps a deque of elements and an indexed, reference-counted
+graph updated triple by triple. Here a window keeps the times of the elements it admitted
+(one column, sorted, since elements arrive in time order) and their triples as columns
+(element number, s, p, o); what it shows at t is the suffix from the first element stamped
+after ``lower(t)``, found by binary search, and its graph is that suffix's triples as a set,
+built once per change (``Triples.of``). Elements are appended one at a time (the push
+path) or as whole column slices (``extend``, the batch path) and consolidated into numpy
+arrays when read; evicted prefixes are dropped once they are half of what is kept.
+
+Same window function (``WindowOperator``), same state rows as ``WindowState``, so a
+snapshot taken on either path restores on the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import groupby
+
+import numpy as np
+
+from sepia.algebra import dataset as ds
+from sepia.engine.columnar.tables import Ids, Triples
+from sepia.engine.graph import EncodedTriple
+from sepia.engine.s2r.windows import WindowOperator, WindowRow
+
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+class ColumnWindow:
+    """The elements a window shows, as columns; ``graph()`` its instantaneous graph."""
+
+    __slots__ = (
+        "_after",
+        "_count",
+        "_evict",
+        "_graph",
+        "_lower",
+        "_pending",
+        "_times",
+        "_triples",
+        "advanced",
+        "first",
+        "operator",
+        "version",
+    )
+
+    def __init__(self, operator: WindowOperator) -> None:
+        self.operator = operator
+        self._times: Ids = _EMPTY
+        """The admitted elements' times, oldest first (element number = position)."""
+        self._triples: tuple[Ids, Ids, Ids, Ids] = (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+        """(element number, s, p, o) of the admitted elements' triples, in element order."""
+        self._pending: list[tuple[Ids, Ids, Ids, Ids, Ids]] = []
+        """Appended (times, element offsets, s, p, o) chunks not yet consolidated."""
+        self.first = 0
+        """The number of the oldest element shown."""
+        self.version = 0
+        self.advanced: int | None = None
+        self._lower: tuple[int, int | None, int] = (0, None, -1)
+        self._after = operator.admitted_after()
+        spec = operator.spec
+        self._count = spec.count if isinstance(spec, ds.CountBased) else None
+        self._graph: tuple[int, Triples] | None = None
+        self._evict: int | None = None
+        """Elements stamped at or before this are gone (applied when the window is read)."""
+
+    def __len__(self) -> int:
+        self._settle()
+        return len(self._times) - self.first
+
+    def admits(self, time: int) -> bool:
+        after = self._after
+        return time > after if after is not None else self.operator.admits(time)
+
+    def admitted(self, times: Ids) -> np.ndarray:
+        """Which of these element times the window admits (a mask)."""
+        after = self._after
+        if after is not None:
+            return times > after
+        return np.fromiter((self.operator.admits(t) for t in times.tolist()), bool, len(times))
+
+    def insert(self, time: int, triples: tuple[EncodedTriple, ...]) -> bool:
+        """One element arrives (the push path); False when the window does not admit it."""
+        if not self.admits(time):
+            return False
+        spo = np.array(triples, dtype=np.int64).reshape(-1, 3)
+        offsets = np.zeros(len(spo), dtype=np.int64)
+        self.extend(np.array([time], dtype=np.int64), offsets, spo[:, 0], spo[:, 1], spo[:, 2])
+        return True
+
+    def extend(self, times: Ids, element: Ids, s: Ids, p: Ids, o: Ids) -> None:
+        """Admitted elements in time order (``times``) and their triples, ``element``
+        giving each triple's element as an offset into ``times``."""
+        if len(times):
+            self._pending.append((times, element, s, p, o))
+            self.version += 1
+            if self._count is not None:
+                self._consolidate()
+                self.first = max(self.first, len(self._times) - self._count)
+
+    def _consolidate(self) -> None:
+        if not self._pending:
+            return
+        times, numbers, ss, ps, os_ = [self._times], [self._triples[0]], [], [], []
+        base = len(self._times)
+        for chunk_times, element, s, p, o in self._pending:
+            times.append(chunk_times)
+            numbers.append(element + base)
+            ss.append(s)
+            ps.append(p)
+            os_.append(o)
+            base += len(chunk_times)
+        self._pending = []
+        self._times = np.concatenate(times)
+        self._triples = (
+            np.concatenate(numbers),
+            np.concatenate([self._triples[1], *ss]),
+            np.concatenate([self._triples[2], *ps]),
+            np.concatenate([self._triples[3], *os_]),
+        )
+        self._compact()
+
+    def _compact(self) -> None:
+        """Drop the evicted prefix once it is at least half of what is kept."""
+        if self.first == 0 or self.first * 2 < len(self._times):
+            return
+        numbers = self._triples[0]
+        cut = int(np.searchsorted(numbers, self.first, side="left"))
+        self._times = self._times[self.first :]
+        self._triples = (numbers[cut:] - self.first, *(c[cut:] for c in self._triples[1:]))
+        self.first = 0
+
+    def advance(self, t: int) -> None:
+        """Evict what the window no longer shows at evaluation time t."""
+        if t == self.advanced:
+            return
+        self.advanced = t
+        since, lower, through = self._lower
+        if not since <= t <= through:
+            lower, through = self.operator.lower_through(t)
+            self._lower = (t, lower, through)
+        if lower is not None:
+            self._evict = lower
+
+    def _settle(self) -> None:
+        """Consolidate appended chunks and apply the pending eviction (both wait for a
+        read, so that an element's arrival costs an append and nothing else)."""
+        self._consolidate()
+        if self._evict is None:
+            return
+        first = max(self.first, int(np.searchsorted(self._times, self._evict, side="right")))
+        self._evict = None
+        if first != self.first:
+            self.first = first
+            self.version += 1
+            self._compact()
+
+    def _shown(self) -> tuple[Ids, Ids, Ids, Ids]:
+        """(element number, s, p, o) of the triples shown."""
+        self._settle()
+        numbers = self._triples[0]
+        cut = int(np.searchsorted(numbers, self.first, side="left"))
+        return tuple(c[cut:] for c in self._triples)  # type: ignore[return-value]
+
+    def graph(self) -> Triples:
+        """The instantaneous graph: the shown elements' triples as a set."""
+        self._settle()
+        cached = self._graph
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        _, s, p, o = self._shown()
+        graph = Triples.of(s, p, o)
+        self._graph = (self.version, graph)
+        return graph
+
+    def triple_count(self) -> int:
+        return len(self.graph())
+
+    def rows(self) -> list[WindowRow]:
+        """``WindowState.rows()``: (element number, time, s, p, o), Nones for an element
+        without triples, numbered from 0 at the oldest element shown."""
+        numbers, s, p, o = (c.tolist() for c in self._shown())
+        times = self._times[self.first :].tolist()
+        by_element: dict[int, list[EncodedTriple]] = {}
+        for n, *triple in zip(numbers, s, p, o, strict=True):
+            by_element.setdefault(n - self.first, []).append(tuple(triple))  # type: ignore[arg-type]
+        return [
+            (number, time, *triple)
+            for number, time in enumerate(times)
+            for triple in (by_element.get(number) or ((None, None, None),))
+        ]
+
+    @classmethod
+    def from_rows(cls, operator: WindowOperator, rows: Iterable[WindowRow]) -> ColumnWindow:
+        """Rebuild a window from ``rows()`` output (``WindowState``'s or this class's)."""
+        window = cls(operator)
+        times, element, triples = [], [], []
+        for _, group in groupby(rows, key=lambda row: row[0]):
+            members = list(group)
+            for row in members:
+                if row[2] is not None:
+                    element.append(len(times))
+                    triples.append(row[2:])
+            times.append(members[0][1])
+        spo = np.array(triples, dtype=np.int64).reshape(-1, 3)
+        window.extend(np.array(times, dtype=np.int64), np.array(element, dtype=np.int64),
+                      spo[:, 0], spo[:, 1], spo[:, 2])
+        return window

@@ -1,0 +1,303 @@
+"""The push loop: elements in time order in, results out as soon as they are due.
+
+Elements may come one at a time; those stamped with the same time are gathered and handed
+to every query together once a later time shows up, a watermark passes their time (a live
+input's clock: nothing stamped at or before it will come) or the input ends, because an
+evaluation at t must see every element stamped t.
+
+Results are returned by each call, given to the ``on_result`` callback as they are made,
+or iterated from the readers ``attach``ed to the session (``results()``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import groupby
+from pathlib import Path
+
+import numpy as np
+import pyoxigraph as ox
+
+from sepia.algebra.query import Query
+from sepia.engine.background import Background
+from sepia.engine.codec import Codec
+from sepia.engine.columnar import ColumnarQuery, ColumnBatch
+from sepia.engine.query.continuous import Snapshot
+from sepia.engine.query.network import Network
+from sepia.engine.query.partition import RegisteredQuery, continuous_query
+from sepia.engine.query.snapshots import read_snapshot, write_snapshot
+from sepia.lang import parse_query
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.results import Result
+from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.rdf.time import TimeKind
+
+
+class Session:
+    """Queries registered over one background dataset, fed by ``push`` or by attached
+    readers; ``on_result`` (if given) receives every result as it is made."""
+
+    def __init__(
+        self,
+        background: ox.Store | None = None,
+        *,
+        rdfs: bool = False,
+        max_runs: int | None = None,
+        on_result: Callable[[Result], None] | None = None,
+    ) -> None:
+        self.dictionary = Codec()
+        self.background = Background.encode(background, self.dictionary)
+        self.queries: list[RegisteredQuery] = []
+        self.network = Network()
+        """The queries, producers of registered streams before the queries reading them."""
+        self.pending: list[StreamElement] = []
+        self.pending_columns: ColumnBatch | None = None
+        """``push_columns``' elements stamped with its last time, not yet released."""
+        self.max_runs = max_runs
+        self.rdfs = rdfs
+        self.on_result = on_result
+        self.horizon: int | None = None
+        """The last watermark: elements stamped at or before it are late."""
+        self.sources: list[Iterable[StreamElement]] = []
+        self.pushed = 0
+        """Elements given to ``push_graph`` (they are named after it)."""
+
+    def register(self, query: str | Query, name: str = "query") -> RegisteredQuery:
+        """Add a query (text in any dialect, or compiled algebra) before pushing elements."""
+        compiled = parse_query(query) if isinstance(query, str) else query
+        engine = continuous_query(
+            compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs
+        )
+        self.network.add(engine)
+        self.queries.append(engine)
+        return engine
+
+    def push(self, element: StreamElement) -> list[Result]:
+        """One element (times must not decrease); the results it made due."""
+        held = self.pending_columns
+        if held is not None and element.time <= int(held.times[-1]):
+            raise ValueError(f"element at {element.time} after columns up to {held.times[-1]}")
+        if held is not None:
+            return self._emit(self._release() + self.push(element))
+        if self.pending and element.time < self.pending[0].time:
+            raise ValueError(
+                f"element at {element.time} arrived after one at {self.pending[0].time}"
+            )
+        if self.horizon is not None and element.time <= self.horizon:
+            raise ValueError(f"element at {element.time} came after the watermark {self.horizon}")
+        results = self._release() if self.pending and element.time > self.pending[0].time else []
+        self.pending.append(element)
+        return self._emit(results)
+
+    def push_graph(
+        self,
+        stream: str,
+        t: int,
+        triples: Iterable[ox.Triple],
+        *,
+        graph: str | None = None,
+        kind: TimeKind = TimeKind.ABSTRACT,
+    ) -> list[Result]:
+        """``push`` an element of ``stream`` stamped ``t`` holding ``triples`` (named
+        ``graph``, else a fresh blank node; ``kind``: DATETIME for epoch milliseconds)."""
+        self.pushed += 1
+        name = graph if graph is not None else f"_:e{self.pushed}"
+        return self.push(StreamElement(stream, name, t, t, tuple(triples), kind))
+
+    @property
+    def columnar(self) -> bool:
+        """Whether every query runs on the columnar core and none reads another's output:
+        then ``push_columns`` may feed the session."""
+        return bool(self.queries) and not self.network.linked and all(
+            isinstance(q, ColumnarQuery) for q in self.queries
+        )
+
+    def predicates(self) -> frozenset[str] | None:
+        """The predicate IRIs the queries' patterns read (None: some read a variable
+        predicate): a columnar reader may drop the other triples of an element."""
+        found: set[str] = set()
+        for q in self.queries:
+            read = q.predicates() if isinstance(q, ColumnarQuery) else None
+            if read is None:
+                return None
+            found |= read
+        return frozenset(found)
+
+    def push_columns(self, batch: ColumnBatch) -> list[Result]:
+        """Elements as columns (``sepia.engine.columnar``), in time order and after every
+        element pushed before: the results they made due. The elements stamped with the
+        batch's last time wait for the next call (more may come at that time), as
+        ``push`` holds its pending elements; ``flush`` releases them."""
+        if not self.columnar:
+            raise ValueError("push_columns needs every query on the columnar core")
+        if not len(batch):
+            return []
+        held, self.pending_columns = self.pending_columns, None
+        results = self._release()  # elements given to ``push`` before
+        if held is not None:
+            batch = ColumnBatch.merged([held, batch])
+        first, last = int(batch.times[0]), int(batch.times[-1])
+        if self.horizon is not None and first <= self.horizon:
+            raise ValueError(f"element at {first} came after the watermark {self.horizon}")
+        cut = int(np.searchsorted(batch.times, last, side="left"))
+        self.pending_columns = batch.slice(cut, len(batch))
+        return self._emit(results + self._advance_columns(batch.slice(0, cut)))
+
+    def _advance_columns(self, batch: ColumnBatch) -> list[Result]:
+        if not len(batch):
+            return []
+        self.network.kind = self.network.kind or batch.kind
+        made = [q.advance_columns(batch) for q in self.queries]  # type: ignore[union-attr]
+        return list(heapq.merge(*made, key=lambda r: r.t))
+
+    def watermark(self, t: int) -> list[Result]:
+        """No element stamped t or earlier will arrive any more (a live input's clock): the
+        results due through t. Only time-driven report policies have any between arrivals."""
+        if self.horizon is not None and t <= self.horizon:
+            return []
+        held = self.pending_columns
+        due = (self.pending and self.pending[0].time <= t) or (
+            held is not None and held.times[-1] <= t
+        )
+        results = self._release() if due else []
+        results += self.network.watermark(t)
+        self.horizon = t
+        return self._emit(results)
+
+    def flush(self, until: int | None = None) -> list[Result]:
+        """The input ended: every result still due (through ``until`` if given)."""
+        results = self._release()
+        return self._emit(results + self.network.flush(until))
+
+    def attach(self, elements: Iterable[StreamElement]) -> None:
+        """A reader of stream elements in time order (``read_stream(path, iri)``, a list):
+        ``results()`` reads every attached reader, merged by time."""
+        self.sources.append(elements)
+
+    def results(self, until: int | None = None) -> Iterator[Result]:
+        """Push the attached readers' elements in time order (through ``until``) and yield
+        each result as it becomes due; the input ends when every reader does."""
+        merged = StreamSet({str(n): source for n, source in enumerate(self.sources)}).merged()
+        self.sources = []
+        for element in merged:
+            if until is not None and element.time > until:
+                break
+            yield from self.push(element)
+        yield from self.flush(until)
+
+    __iter__ = results
+
+    def _emit(self, results: list[Result]) -> list[Result]:
+        if self.on_result is not None:
+            for result in results:
+                self.on_result(result)
+        return results
+
+    def _release(self) -> list[Result]:
+        if self.pending_columns is not None:
+            held, self.pending_columns = self.pending_columns, None
+            return self._advance_columns(held) + self._release()
+        if not self.pending:
+            return []
+        t, batch = self.pending[0].time, self.pending
+        self.pending = []
+        return self.network.advance(t, batch)
+
+    def state_size(self) -> dict[str, int]:
+        """The engine's counters summed over queries, plus the dictionary's size."""
+        total = {"dictionary_terms": len(self.dictionary), "pending_elements": len(self.pending)}
+        for q in self.queries:
+            for key, value in q.state_size().items():
+                total[key] = total.get(key, 0) + value
+        return total
+
+    def snapshot(self) -> dict[str, Snapshot | list[tuple]]:
+        """The whole session's state as rows: dictionary, elements not yet released
+        (stream, graph, start, end, time kind, s, p, o; one row without s, p, o for an
+        element without triples), the watermark, each query's rows, and for a query network
+        its counters and held results (``network``) and the derived and input elements its
+        consumers have not been given yet (``inbox``: query, rank, arrival, element row)."""
+        if self.pending_columns is not None:
+            raise ValueError("a snapshot after push_columns needs flush() or a watermark first")
+        pending = _rows(self.pending, self.dictionary)  # encoded before the dictionary's rows
+        inbox = [
+            (name, rank, arrival, *row)
+            for name, rank, arrival, element in self.network.waiting()
+            for row in _rows([element], self.dictionary)
+        ]
+        state: dict[str, Snapshot | list[tuple]] = {"dictionary": list(self.dictionary.rows())}
+        state["pending"] = pending
+        state["watermark"] = [] if self.horizon is None else [(self.horizon,)]
+        state["network"] = self.network.rows()
+        state["inbox"] = inbox
+        state.update({f"query {q.name}": q.snapshot() for q in self.queries})
+        return state
+
+    def restore(self, state: Mapping[str, Snapshot | list[tuple]]) -> None:
+        """Resume from ``snapshot()``, with the same queries registered under the same names."""
+        missing = [q.name for q in self.queries if f"query {q.name}" not in state]
+        if missing:
+            raise ValueError(f"the snapshot has no state for the queries {', '.join(missing)}")
+        self.dictionary.extend(tuple(row) for row in state["dictionary"])  # type: ignore[misc]
+        self.pending = _elements(state["pending"], self.dictionary)  # type: ignore[arg-type]
+        self.horizon = next((t for (t,) in state.get("watermark", ())), None)  # type: ignore[misc]
+        for q in self.queries:
+            q.restore(state[f"query {q.name}"])  # type: ignore[arg-type]
+        waiting = []
+        inbox = state.get("inbox", [])
+        for (name, rank, arrival), rows in groupby(inbox, key=lambda row: tuple(row[:3])):
+            (element,) = _elements([row[3:] for row in rows], self.dictionary)  # type: ignore[index]
+            waiting.append((name, rank, arrival, element))
+        self.network.restore(state.get("network", []), waiting)  # type: ignore[arg-type]
+
+    def save(self, path: str | Path, inputs: Mapping[str, int] | None = None) -> None:
+        """Write ``snapshot()`` to a file (JSON; replaced atomically, so a stop mid-write
+        leaves the previous snapshot), with the count of elements taken from each input."""
+        write_snapshot(path, [q.name for q in self.queries], self.snapshot(), inputs)
+
+    def load(self, path: str | Path) -> dict[str, int]:
+        """``restore`` from a file written by ``save``; the input counts saved with it."""
+        saved = read_snapshot(path, [q.name for q in self.queries])
+        self.restore(saved.state)
+        return saved.inputs
+
+
+def _rows(elements: Iterable[StreamElement], dictionary: Dictionary) -> list[tuple]:
+    """Stream elements as rows: stream, graph, start, end, time kind, s, p, o (one row per
+    triple; one without s, p, o for an element without triples)."""
+    encode = dictionary.encode
+    return [
+        (e.stream, e.graph, e.start, e.end, e.kind.value, *(encode(x) for x in (t or ())))
+        for e in elements
+        for t in (e.triples or (None,))
+    ]
+
+
+def _elements(rows: list[tuple], dictionary: Dictionary) -> list[StreamElement]:
+    """Stream elements back from snapshot rows (consecutive rows of one element)."""
+    decode = dictionary.decode
+    elements = []
+    for (stream, graph, start, end, kind), group in groupby(rows, key=lambda row: tuple(row[:5])):
+        triples = tuple(ox.Triple(*map(decode, row[5:])) for row in group if len(row) > 5)
+        elements.append(StreamElement(stream, graph, start, end, triples, TimeKind(kind)))  # type: ignore[arg-type]
+    return elements
+
+
+def run(
+    queries: Iterable[tuple[str, str | Query]],
+    streams: Mapping[str, Iterable[StreamElement]],
+    background: ox.Store | None = None,
+    *,
+    until: int | None = None,
+    rdfs: bool = False,
+    max_runs: int | None = None,
+) -> Iterator[Result]:
+    """Replay finite ``streams`` (IRI -> elements in time order) through the (name, query)
+    pairs at full speed; results come out in time order per query as they become due.
+    ``max_runs`` bounds each event automaton's runs; ``Session.state_size()`` counts drops."""
+    session = Session(background, rdfs=rdfs, max_runs=max_runs)
+    for name, query in queries:
+        session.register(query, name)
+    session.attach(StreamSet(streams).merged())
+    yield from session.results(until)

@@ -1,0 +1,576 @@
+"""Physical R2R operators: graph patterns evaluated over indexed, encoded graphs.
+
+The planner (:mod:`sepia.engine.plan.planner`) turns the algebra into a tree of these nodes once;
+``run`` evaluates the tree at each evaluation instant against the graphs the runtime keeps
+(windows and background data, all ``TripleIndex``es of term ids). Rows are tuples indexed
+by the query's slot table (:mod:`sepia.engine.rows`). What the engine does not evaluate
+natively yet is a ``Fallback`` node, evaluated by pyoxigraph over the same data.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
+from typing import Protocol, assert_never
+
+import pyoxigraph as ox
+
+from sepia.algebra import path as pa
+from sepia.algebra import pattern as gp
+from sepia.engine.graph import EncodedTriple, TripleIndex
+from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.rows import Row, compatible, merge, shares_binding
+
+
+@dataclass(frozen=True, slots=True)
+class WindowGraph:
+    """The instantaneous graph of a named window."""
+
+    name: ox.NamedNode
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundGraph:
+    """A background graph: a named one, or the default graph (``name`` None)."""
+
+    name: ox.NamedNode | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventGraph:
+    """The graph of the event being matched by a GPM (SPAseq Definition 7)."""
+
+
+GraphRef = WindowGraph | BackgroundGraph | EventGraph
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A pattern position holding a variable (or a pattern blank node): its slot."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    """A pattern position holding a term: its id."""
+
+    id: int
+
+
+Position = Slot | Constant
+EncodedPattern = tuple[Position, Position, Position]
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """A BGP over the union of ``graphs``: index nested-loop joins, in an order chosen at
+    each evaluation from the index sizes (most selective connected pattern first)."""
+
+    graphs: tuple[GraphRef, ...]
+    patterns: tuple[EncodedPattern, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HashJoin:
+    """Join: hash on the slots bound on both sides (``keys``), compatibility on the rest."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    keys: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MultiJoin:
+    """A join of several inputs, ordered at each evaluation: the smallest input first, then
+    always the smallest one that shares a bound slot with what is joined so far (no cross
+    product while a connected input remains). ``certain`` holds each input's always-bound
+    slots, from which the hash keys of each step follow."""
+
+    inputs: tuple[PhysicalPlan, ...]
+    certain: tuple[frozenset[int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOuterJoin:
+    """LeftJoin (OPTIONAL), its condition evaluated on each merged row."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+    keys: tuple[int, ...]
+    condition: ExpressionEvaluator | None
+
+
+@dataclass(frozen=True, slots=True)
+class UnionAll:
+    left: PhysicalPlan
+    right: PhysicalPlan
+
+
+@dataclass(frozen=True, slots=True)
+class AntiJoin:
+    """MINUS: drop left rows with a compatible right row that shares a variable."""
+
+    left: PhysicalPlan
+    right: PhysicalPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """FILTER: keep rows whose condition's effective boolean value is true."""
+
+    inner: PhysicalPlan
+    condition: ExpressionEvaluator
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """Extend (BIND): one more slot from an expression (unbound on error)."""
+
+    inner: PhysicalPlan
+    slot: int
+    value: ExpressionEvaluator
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Projection: the slots outside ``slots`` become unbound."""
+
+    inner: PhysicalPlan
+    slots: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dedup:
+    """DISTINCT."""
+
+    inner: PhysicalPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """VALUES: constant rows."""
+
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """A sub-pattern the engine does not evaluate natively yet: pyoxigraph evaluates it over
+    the same background data and window contents (marked as such in ``sepia explain``)."""
+
+    pattern: gp.GraphPattern
+    windows: tuple[ox.NamedNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NestedPath:
+    """``s path o`` where the path holds a nested test (CQELS-CEP): the pairs the path
+    relates in the union of ``graphs`` (:mod:`sepia.engine.r2r.paths`)."""
+
+    graphs: tuple[GraphRef, ...]
+    subject: Position
+    path: pa.Path
+    object: Position
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """MATCH: the rows of the matches the event automaton completed at this instant (of
+    a query's ``number``-th MATCH: with several, every match it has at the instant)."""
+
+    number: int = 0
+
+
+PhysicalPlan = (
+    Scan | HashJoin | MultiJoin | LeftOuterJoin | UnionAll | AntiJoin | Select | Bind | Keep
+    | Dedup | Table | Fallback | Matches | NestedPath
+)
+
+
+class Context(Protocol):
+    """What a plan reads at an evaluation instant."""
+
+    width: int
+
+    def graph(self, ref: GraphRef) -> TripleIndex: ...
+
+    def fallback(self, node: Fallback) -> list[Row]: ...
+
+    def matches(self, number: int) -> list[Row]: ...
+
+    def path(self, node: NestedPath) -> list[Row]: ...
+
+
+def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
+    """The solutions of a physical plan at the current instant (a bag, as a list)."""
+    match plan:
+        case Scan(graphs, patterns):
+            return scan([ctx.graph(g) for g in graphs], patterns, ctx.width)
+        case HashJoin(left, right, keys):
+            return list(_joined(run(left, ctx), run(right, ctx), keys))
+        case MultiJoin(inputs, certain):
+            return _multi_join(inputs, list(certain), ctx)
+        case LeftOuterJoin(left, right, keys, condition):
+            return _left_outer(run(left, ctx), run(right, ctx), keys, condition)
+        case UnionAll(left, right):
+            return run(left, ctx) + run(right, ctx)
+        case AntiJoin(left, right):
+            others = run(right, ctx)
+            return [
+                r for r in run(left, ctx)
+                if not any(compatible(r, o) and shares_binding(r, o) for o in others)
+            ]
+        case Select(inner, condition):
+            rows = run(inner, ctx)
+            return [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
+        case Bind(inner, slot, value):
+            rows = run(inner, ctx)
+            return bind_rows(rows, slot, value.values(rows))
+        case Keep(inner, slots):
+            return keep_rows(run(inner, ctx), slots)
+        case Dedup(inner):
+            return list(Counter(run(inner, ctx)))
+        case Table(rows):
+            return list(rows)
+        case Fallback():
+            return ctx.fallback(plan)
+        case Matches(number):
+            return ctx.matches(number)
+        case NestedPath():
+            return ctx.path(plan)
+        case _:
+            assert_never(plan)
+
+
+def bind_rows(rows: list[Row], slot: int, values: list[int | None]) -> list[Row]:
+    """BIND: each row with ``slot`` set to its value."""
+    return [(*r[:slot], v, *r[slot + 1 :]) for r, v in zip(rows, values, strict=True)]
+
+
+def keep_rows(rows: list[Row], slots: tuple[int, ...]) -> list[Row]:
+    """Projection: the slots outside ``slots`` unbound."""
+    keep = set(slots)
+    return [tuple(v if i in keep else None for i, v in enumerate(r)) for r in rows]
+
+
+def scan(
+    graphs: list[TripleIndex],
+    patterns: tuple[EncodedPattern, ...],
+    width: int,
+    seeds: list[Row] | None = None,
+    seeded: frozenset[int] = frozenset(),
+) -> list[Row]:
+    """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins, from
+    ``seeds`` (rows binding exactly the slots ``seeded`` among the BGP's) if given."""
+    rows: list[Row] = [(None,) * width] if seeds is None else seeds
+    if len(graphs) == 1 and graphs[0].small:
+        return _scan_small(graphs[0].triples(), _steps(patterns, seeded), rows)
+    return extend_all(rows, [(p, graphs) for p in patterns], set(seeded))
+
+
+class PatternMatcher:
+    """One triple pattern compiled once to match a few triples at a time (the triples that
+    entered a window, in delta evaluation): no index, no join order to choose."""
+
+    __slots__ = ("_empty", "_steps")
+
+    def __init__(self, pattern: EncodedPattern, width: int) -> None:
+        self._steps = _steps((pattern,), frozenset())
+        self._empty: list[Row] = [(None,) * width]
+
+    def rows(self, triples: list[EncodedTriple]) -> list[Row]:
+        """A row binding the pattern's slots for each triple it matches."""
+        return _scan_small(triples, self._steps, self._empty)
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One triple pattern of a BGP over a small graph, in join order: the (position, id)
+    its triples must hold, the (position, slot) already bound that they must repeat, the
+    (position, earlier position) of a variable new here but repeated (``?x :p ?x``), and
+    the (slot, position) it binds."""
+
+    constants: tuple[tuple[int, int], ...]
+    bound: tuple[tuple[int, int], ...]
+    repeats: tuple[tuple[int, int], ...]
+    binds: tuple[tuple[int, int], ...]
+
+
+_STEPS: dict[tuple[tuple[EncodedPattern, ...], frozenset[int]], tuple[_Step, ...]] = {}
+"""Compiled small-graph scans by patterns (value, so every partition's copy of a plan
+shares one entry): pure functions of their key."""
+
+
+def _steps(patterns: tuple[EncodedPattern, ...], seeded: frozenset[int]) -> tuple[_Step, ...]:
+    """A BGP compiled for ``_scan_small``: the join order ``_most_selective`` takes on small
+    graphs (the first pattern connected to what is bound), each step's checks worked out
+    once."""
+    key = (patterns, seeded)
+    found = _STEPS.get(key)
+    if found is not None:
+        return found
+    remaining, bound, steps = list(patterns), set(seeded), []
+    while remaining:
+        pattern = remaining.pop(
+            next(
+                (i for i, p in enumerate(remaining)
+                 if any(isinstance(x, Slot) and x.index in bound for x in p)),
+                0,
+            )
+        )
+        constants, old, repeats, binds = [], [], [], {}
+        for position, term in enumerate(pattern):
+            if isinstance(term, Constant):
+                constants.append((position, term.id))
+            elif term.index in bound:
+                old.append((position, term.index))
+            elif term.index in binds:
+                repeats.append((position, binds[term.index]))
+            else:
+                binds[term.index] = position
+        steps.append(_Step(tuple(constants), tuple(old), tuple(repeats), tuple(binds.items())))
+        bound |= binds.keys()
+    if len(_STEPS) > EVENT_PLANS:
+        _STEPS.clear()
+    found = _STEPS[key] = tuple(steps)
+    return found
+
+
+EVENT_PLANS = 4096
+
+
+def _scan_small(
+    triples: list[EncodedTriple], steps: tuple[_Step, ...], rows: list[Row]
+) -> list[Row]:
+    """A BGP over a graph of a few triples (an event's): each step first keeps the triples
+    holding its constants (independent of the rows), then extends every row by those that
+    agree with it; rows come out in ``extend_all``'s order."""
+    for step in steps:
+        if not rows:
+            break
+        constants = step.constants
+        candidates = [t for t in triples if all(t[i] == v for i, v in constants)]
+        if step.repeats:
+            candidates = [t for t in candidates if all(t[i] == t[j] for i, j in step.repeats)]
+        out: list[Row] = []
+        bound, binds = step.bound, step.binds
+        for row in rows:
+            for triple in candidates:
+                if bound and any(
+                    row[slot] is not None and triple[i] != row[slot] for i, slot in bound
+                ):
+                    continue  # (an unbound seed slot is a wildcard, as in ``extend``)
+                values = list(row)
+                for slot, position in binds:
+                    values[slot] = triple[position]
+                out.append(tuple(values))
+        rows = out
+    return rows
+
+
+Atom = tuple[EncodedPattern, list[TripleIndex]]
+"""A triple pattern and the graphs (their union) it is matched in."""
+
+
+def extend_all(rows: list[Row], atoms: list[Atom], bound: set[int]) -> list[Row]:
+    """Rows (each binding ``bound``) joined with every atom by index nested loops, the most
+    selective connected atom next. Atoms may read different graphs (delta evaluation)."""
+    remaining = list(atoms)
+    bound = set(bound)
+    while remaining and rows:
+        pattern, graphs = remaining.pop(_most_selective(remaining, bound))
+        rows = extend(rows, pattern, graphs, bound)
+        bound |= {p.index for p in pattern if isinstance(p, Slot)}
+    return rows
+
+
+def _most_selective(atoms: list[Atom], bound: set[int]) -> int:
+    """Next atom (its index): connected to what is bound (no cross product) and smallest by
+    index size."""
+    if len(atoms) == 1:
+        return 0
+    if all(g.small for _, graphs in atoms for g in graphs):  # an event's graph: any order
+        return next(
+            (i for i, (pattern, _) in enumerate(atoms)
+             if any(isinstance(p, Slot) and p.index in bound for p in pattern)),
+            0,
+        )
+
+    def cost(i: int) -> tuple[bool, int]:
+        pattern, graphs = atoms[i]
+        connected = not bound or any(isinstance(p, Slot) and p.index in bound for p in pattern)
+        consts = [p.id if isinstance(p, Constant) else None for p in pattern]
+        return (not connected, sum(g.estimate(*consts) for g in graphs))
+
+    return min(range(len(atoms)), key=cost)
+
+
+def extend(
+    rows: list[Row], pattern: EncodedPattern, graphs: list[TripleIndex], bound: set[int]
+) -> list[Row]:
+    """Each row extended by each triple matching the pattern under it. Every row of a BGP
+    binds the same slots (``bound``), so which positions bind what, and which must repeat
+    an earlier position (``?x :p ?x``), is worked out once for the step."""
+    free: dict[int, int] = {}
+    repeats: list[tuple[int, int]] = []
+    for position, term in enumerate(pattern):
+        if isinstance(term, Slot) and term.index not in bound:
+            if term.index in free:
+                repeats.append((free[term.index], position))
+            else:
+                free[term.index] = position
+    assignments = list(free.items())
+    graphs = [g for g in graphs if g] or graphs[:1]  # C-SPARQL: often an empty background
+    out: list[Row] = []
+    for row in rows:
+        query = [t.id if isinstance(t, Constant) else row[t.index] for t in pattern]
+        for triple in _matches(graphs, query[0], query[1], query[2]):
+            if repeats and any(triple[a] != triple[b] for a, b in repeats):
+                continue
+            values = list(row)
+            for slot, position in assignments:
+                values[slot] = triple[position]
+            out.append(tuple(values))
+    return out
+
+
+def _matches(
+    graphs: list[TripleIndex], s: int | None, p: int | None, o: int | None
+) -> Iterator[EncodedTriple]:
+    if len(graphs) == 1:
+        return graphs[0].match(s, p, o)
+    return iter(set(chain.from_iterable(g.match(s, p, o) for g in graphs)))
+
+
+def _joined(left: list[Row], right: list[Row], keys: tuple[int, ...]) -> Iterator[Row]:
+    """Compatible pairs, merged; the smaller side hashed on ``keys`` (bound on every row of
+    both sides), the larger one probing it (merging is symmetric)."""
+    if len(right) > len(left):
+        left, right = right, left
+    table = _hashed(right, keys)
+    for l_row in left:
+        for r in table.get(tuple(l_row[k] for k in keys), ()):
+            if compatible(l_row, r):
+                yield merge(l_row, r)
+
+
+def _multi_join(
+    inputs: tuple[PhysicalPlan, ...], certain: list[frozenset[int]], ctx: Context
+) -> list[Row]:
+    """Join every input (see ``MultiJoin``). BGPs are not read whole unless they are the
+    cheapest start: their size is estimated from the indexes, and once rows are joined a
+    BGP connected to them with more estimated matches than rows is probed with them (a
+    bound join: a GPM's few rows look up the knowledge base instead of reading all of it,
+    a window close's few coupons look up the shoppers near their shops in a 12k-triple
+    window). The other inputs are evaluated; always a connected input next, the smallest
+    (no cross product while a connected input remains, e.g. W1's two unrelated windows
+    joined through the background)."""
+    evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if not isinstance(p, Scan)}
+    sizes = {
+        i: len(evaluated[i]) if i in evaluated else _estimate(p, ctx)  # type: ignore[arg-type]
+        for i, p in enumerate(inputs)
+    }
+    remaining = sorted(sizes, key=sizes.__getitem__)
+    first = remaining.pop(0)
+    rows = evaluated[first] if first in evaluated else run(inputs[first], ctx)
+    bound = set(certain[first])
+    while remaining and rows:
+        connected = [i for i in remaining if certain[i] & bound]
+        chosen = min(connected or remaining, key=sizes.__getitem__)
+        remaining.remove(chosen)
+        if chosen in evaluated:
+            keys = tuple(sorted(bound & certain[chosen]))
+            rows = list(_joined(rows, evaluated[chosen], keys))
+        elif certain[chosen] & bound and len(rows) < sizes[chosen]:
+            rows = _probe(rows, inputs[chosen], certain[chosen], bound, ctx)
+        else:
+            keys = tuple(sorted(bound & certain[chosen]))
+            rows = list(_joined(rows, run(inputs[chosen], ctx), keys))
+        bound |= certain[chosen]
+    return rows if not remaining else []
+
+
+def _estimate(plan: Scan, ctx: Context) -> int:
+    """A BGP's size as its most selective pattern's index bucket (an ordering hint; the
+    empty BGP has one row)."""
+    graphs = [ctx.graph(g) for g in plan.graphs]
+    return min(
+        sum(
+            g.estimate(*(p.id if isinstance(p, Constant) else None for p in pattern))
+            for g in graphs
+        )
+        for pattern in plan.patterns
+    ) if plan.patterns else 1
+
+
+def _probe(
+    rows: list[Row], plan: PhysicalPlan, certain: frozenset[int], bound: set[int], ctx: Context
+) -> list[Row]:
+    """A BGP joined to ``rows``: looked up from each row when they share a slot and the
+    BGP's other slots are unbound in every row, else evaluated and hash-joined."""
+    assert isinstance(plan, Scan)
+    free = certain - bound
+    if certain & bound and not any(r[i] is not None for r in rows for i in free):
+        graphs = [ctx.graph(g) for g in plan.graphs]
+        return scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+    keys = tuple(sorted(bound & certain))
+    return list(_joined(rows, run(plan, ctx), keys))
+
+
+def _left_outer(
+    left: list[Row],
+    right: list[Row],
+    keys: tuple[int, ...],
+    condition: ExpressionEvaluator | None,
+) -> list[Row]:
+    """Each left row with its compatible right rows that pass the condition, else alone."""
+    table = _hashed(right, keys)
+    pairs = [
+        (i, merge(l_row, r))
+        for i, l_row in enumerate(left)
+        for r in table.get(tuple(l_row[k] for k in keys), ())
+        if compatible(l_row, r)
+    ]
+    if condition is not None:
+        truths = condition.truths([m for _, m in pairs])
+        pairs = [p for p, ok in zip(pairs, truths, strict=True) if ok]
+    by_left: dict[int, list[Row]] = {}
+    for i, m in pairs:
+        by_left.setdefault(i, []).append(m)
+    return [row for i, l_row in enumerate(left) for row in by_left.get(i, [l_row])]
+
+
+def _hashed(rows: list[Row], keys: tuple[int, ...]) -> dict[tuple[int | None, ...], list[Row]]:
+    table: dict[tuple[int | None, ...], list[Row]] = {}
+    for r in rows:
+        table.setdefault(tuple(r[k] for k in keys), []).append(r)
+    return table
+
+
+def certain(node: PhysicalPlan) -> frozenset[int]:
+    """The slots bound in every row a node produces (join keys come from these)."""
+    match node:
+        case Scan(_, patterns):
+            return frozenset(p.index for t in patterns for p in t if isinstance(p, Slot))
+        case HashJoin(left, right, _):
+            return certain(left) | certain(right)
+        case MultiJoin(_, sets):
+            return frozenset().union(*sets)
+        case UnionAll(left, right):
+            return certain(left) & certain(right)
+        case LeftOuterJoin(left, _, _, _) | AntiJoin(left, _):
+            return certain(left)
+        case Select(inner, _) | Bind(inner, _, _) | Dedup(inner):
+            return certain(inner)
+        case Keep(inner, slots):
+            return certain(inner) & frozenset(slots)
+        case Table(rows):
+            width = len(rows[0]) if rows else 0
+            return frozenset(i for i in range(width) if all(r[i] is not None for r in rows))
+        case NestedPath(_, subject, _, obj):
+            return frozenset(p.index for p in (subject, obj) if isinstance(p, Slot))
+        case Fallback() | Matches():
+            return frozenset()

@@ -1,0 +1,85 @@
+"""The results journal keeps only what exactly-once needs: a ledger of the last batch.
+
+Before, every batch's lines stayed in `results/<batch>.jsonl` for ever and were replayed into
+the output file on every restart. Here 40 batches leave one small ledger; a restarted sink
+writes nothing at start, skips the batches the ledger holds, and cuts off what a batch cut
+short by a crash had written, so the output equals an uninterrupted run's in jsonl, CSV
+(one header) and TriG (graph numbers continue).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sepia.runtime.spark.sinks import ResultJournal
+
+pytestmark = pytest.mark.spark
+
+RESULT_DDL = "t bigint, query_index int, partition string, seq int, query string, line string"
+
+
+def select_line(t: int) -> str:
+    return json.dumps({"query": "q", "t": t, "op": "+", "binding": {"x": f"<http://e/{t}>"}})
+
+
+def construct_line(t: int) -> str:
+    triple = f'<http://e/{t}> <http://e/p> "v" .'
+    return json.dumps({"query": "q", "t": t, "op": "+", "triples": [triple]})
+
+
+def batch(spark, lines: list[str]):
+    rows = [(json.loads(line)["t"], 0, None, n, "q", line) for n, line in enumerate(lines)]
+    return spark.createDataFrame(rows, RESULT_DDL)
+
+
+def run(spark, journal: Path, output: Path, fmt: str, batches: list[list[str]], ids) -> None:
+    sink = ResultJournal(journal, str(output), fmt)
+    try:
+        for batch_id in ids:
+            sink(batch(spark, batches[batch_id]), batch_id)
+    finally:
+        sink.close()
+
+
+def test_the_journal_stays_one_ledger_and_a_restart_replays_nothing(spark, tmp_path):
+    batches = [[select_line(t)] for t in range(40)]
+    journal, output = tmp_path / "results", tmp_path / "out.jsonl"
+    run(spark, journal, output, "jsonl", batches, range(40))
+    assert [p.name for p in journal.iterdir()] == ["ledger.json"]
+    assert (journal / "ledger.json").stat().st_size < 200
+    assert output.read_text().splitlines() == [lines[0] for lines in batches]
+
+    # restarted: nothing rewritten at start; batch 39 replayed by Spark is skipped
+    before = output.stat().st_mtime_ns
+    run(spark, journal, output, "jsonl", [*batches, [select_line(40)]], [39, 40])
+    assert output.read_text().splitlines() == [select_line(t) for t in range(41)]
+    assert output.stat().st_mtime_ns >= before
+
+
+@pytest.mark.parametrize(("fmt", "line"), [("csv", select_line), ("trig", construct_line)])
+def test_a_batch_cut_short_by_a_crash_is_written_once(spark, tmp_path, fmt, line):
+    batches = [[line(1), line(2)], [line(3)], [line(4), line(5)]]
+    whole = tmp_path / f"whole.{fmt}"
+    run(spark, tmp_path / "whole", whole, fmt, batches, range(3))
+
+    journal, output = tmp_path / "results", tmp_path / f"out.{fmt}"
+    run(spark, journal, output, fmt, batches, range(2))
+    with output.open("a") as torn:  # the driver died while batch 2 was being written
+        torn.write(whole.read_text()[output.stat().st_size :][:7])
+    run(spark, journal, output, fmt, batches, [1, 2])  # Spark replays 1, then runs 2
+    assert output.read_text() == whole.read_text()
+    if fmt == "csv":
+        assert output.read_text().count("query,t,op") == 1
+    else:
+        assert "urn:sepia:result:q:5" in output.read_text()
+
+
+def test_an_output_shorter_than_the_ledger_says_is_refused(spark, tmp_path):
+    journal, output = tmp_path / "results", tmp_path / "out.jsonl"
+    run(spark, journal, output, "jsonl", [[select_line(1)]], [0])
+    output.write_text("")
+    with pytest.raises(ValueError, match=r"shorter than the \d+ bytes it wrote"):
+        ResultJournal(journal, str(output), "jsonl")
