@@ -17,7 +17,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from hypothesis import reject
-from sepia.io.results import Result
+
+from sepia.rdf.results import Result
 
 FLOOR = 0.70
 KEEP_EMPTY = 8

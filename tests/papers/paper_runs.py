@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pyoxigraph as ox
-from sepia.io.results import Result
 
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind, format_time
 from sepia.runtime.local import run
 from sepia.semantics import evaluate

@@ -15,9 +15,9 @@ import time
 from collections.abc import Iterator
 
 import pyoxigraph as ox
-from sepia.io.results import Result
 
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.inputs import ReadOptions
 from sepia.runtime.local import Session

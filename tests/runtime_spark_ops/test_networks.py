@@ -13,7 +13,6 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import strategies as st
-from sepia.io.results import jsonl_line
 
 from engine.generators import BACKGROUND, streams
 from engine.support import background
@@ -21,6 +20,7 @@ from engine.test_network import consumers, event_producers, window_producers
 from runtime_spark_engine.test_spark_differential import fixed, runs_locally, trig
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query
+from sepia.rdf.results import jsonl_line
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import NamedQuery
 from sepia.runtime.local import run

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyoxigraph as ox
-from sepia.io.results import Result, read_results_jsonl
 
 from sepia.io.background import load_background
 from sepia.io.streams import read_stream
+from sepia.rdf.results import Result, read_results_jsonl
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.inputs import NamedQuery, load_query
 from sepia.semantics.network import evaluate_network

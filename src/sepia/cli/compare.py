@@ -21,8 +21,8 @@ from sepia.cli.options import (
     load_inputs,
 )
 from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeline, draw_timeline
-from sepia.engine.planner import Unsupported as EngineUnsupported
-from sepia.io.results import Result, result_to_json
+from sepia.engine.plan.planner import Unsupported as EngineUnsupported
+from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
 from sepia.semantics.evaluator import time_kind

@@ -12,7 +12,7 @@ import typer
 
 from sepia.cli.app import err_console, fail
 from sepia.cli.options import RunInputs
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.timeline import FORMATS, Run, parse_range, picture
 

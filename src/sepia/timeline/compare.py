@@ -26,7 +26,7 @@ from sepia.algebra import dataset as ds
 from sepia.algebra import event as ev
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
-from sepia.io.results import Result, result_to_json
+from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import NamedQuery

@@ -23,7 +23,7 @@ import pyoxigraph as ox
 from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
 from sepia.algebra.query import Query
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import canonical
 from sepia.semantics.entailment import rdfs_closure

@@ -18,7 +18,7 @@ import pyoxigraph as ox
 
 from sepia.algebra import dataset as ds
 from sepia.algebra.query import Entailment, Query
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.semantics import windows as wf
 from sepia.semantics.evaluator import Evaluation

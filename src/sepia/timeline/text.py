@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import pyoxigraph as ox
 
-from sepia.io.results import Result
+from sepia.rdf.results import Result
 from sepia.rdf.terms import Term
 
 XSD = "http://www.w3.org/2001/XMLSchema#"

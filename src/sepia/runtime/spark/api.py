@@ -32,8 +32,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-from sepia.io.results import Result, result_from_json
 from sepia.lang import parse_query
+from sepia.rdf.results import Result, result_from_json
 from sepia.rdf.terms import Term, term_to_nt
 from sepia.runtime.spark.host import DEFAULT_ENGINE, FLUSH_TIMER, job_spec
 from sepia.runtime.spark.ingest import INGEST_DDL, INGEST_SCHEMA, IngestOptions, with_event_time
