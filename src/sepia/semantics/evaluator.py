@@ -20,6 +20,7 @@ import pyoxigraph as ox
 from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
+from sepia.rdf.order import ordered
 from sepia.rdf.results import Op, Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
@@ -215,11 +216,12 @@ class Evaluation:
                 for (b, *_), n in bag.items()
                 for _ in range(n)
             ]
-        return [
+        rows = [
             Result(self.name, t, op, binding, interval=_interval(start, end), match=match)
             for (binding, start, end, match), n in sorted(bag.items(), key=repr)
             for _ in range(n)
         ]
+        return ordered(rows, self.query.order) if self.query.order else rows
 
 
 def time_kind(

@@ -61,6 +61,7 @@ from sepia.engine.rows import FROM, HIDDEN, MATCH, TO, Row, interval_slots, merg
 from sepia.engine.s2r.report import Arrivals
 from sepia.engine.s2r.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.order import ordered
 from sepia.rdf.results import Op, Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term, term_to_nt
@@ -757,8 +758,9 @@ class ContinuousQuery:
                 ]
         slots = self.physical.slots
         names = [n for n in slots.names if slots.visible(n) or n in HIDDEN]
-        return [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
+        rows = [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
                 for row in bag.elements()]
+        return ordered(rows, self.query.order) if self.query.order else rows
 
     # --- state ------------------------------------------------------------------------
     def state_size(self) -> dict[str, int]:
