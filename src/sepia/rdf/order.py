@@ -38,6 +38,10 @@ def term_key(term: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> tuple:
             return (1, term.value)
         case ox.NamedNode():
             return (2, term.value)
+        case ox.Literal():
+            pass
+        case _:  # a quoted triple (RDF-star): after every literal, by its text
+            return (4, str(term))
     datatype = term.datatype.value
     if datatype in NUMERIC:
         value = _number(term.value)
