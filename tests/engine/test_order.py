@@ -82,9 +82,10 @@ def test_spark_writes_each_evaluation_in_the_query_order(spark, tmp_path):
     from sepia.runtime.spark.run import run_on_spark
 
     (tmp_path / "q.rq").write_text(QUERY + "ORDER BY DESC(?y)")
-    (tmp_path / "s.trig").write_text(STREAM)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "s.trig").write_text(STREAM)
     out = tmp_path / "out.jsonl"
-    run_on_spark([load_query(tmp_path / "q.rq")], {f"{EX}s": str(tmp_path / "s.trig")},
+    run_on_spark([load_query(tmp_path / "q.rq")], {f"{EX}s": str(tmp_path / "in" / "s.trig")},
                  checkpoint=tmp_path / "ck", output=str(out), spark=spark)  # fmt: skip
     got = [(r.t, int(r.values["y"].value)) for r in read_results_jsonl(out)]
     assert got == [(t, y) for t, ys in CASES["ORDER BY DESC(?y)"] for y in ys]
