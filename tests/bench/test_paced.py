@@ -1,14 +1,32 @@
 """The paced local replay (`local-paced`): elements are released at the given rate, each
-result's latency runs from its element's scheduled arrival, and pacing changes no result."""
+result's latency runs from its element's scheduled arrival, and pacing changes no result.
+
+The replays run on a virtual clock: every reading of it advances it by a fixed step (the
+cost of the work between two readings) and a sleep advances it by its length, so the
+schedule and the budget give the same counts on an idle or a loaded machine."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from sepia.bench.systems.local_engine import PacedLocalEngine, _elements, _session, replay
 from sepia.workloads import generate
 from sepia.workloads.manifest import Manifest
+
+
+class VirtualClock:
+    """Seconds that advance by ``step`` at each reading and by each sleep's length."""
+
+    def __init__(self, step: float) -> None:
+        self.time, self.step, self.slept = 0.0, step, 0.0
+
+    def now(self) -> float:
+        self.time += self.step
+        return self.time
+
+    def sleep(self, seconds: float) -> None:
+        self.time += seconds
+        self.slept += seconds
 
 
 def _w5(tmp_path: Path, scale: int = 300) -> tuple[Path, Manifest]:
@@ -20,11 +38,13 @@ def test_a_paced_replay_keeps_its_schedule_and_its_results(tmp_path: Path) -> No
     data, manifest = _w5(tmp_path)
     variant = manifest.variants[0]
     elements = _elements(data, manifest, variant)[:60]
-    full = replay(_session(data, manifest, variant), elements, time.perf_counter() + 60)
-    started = time.perf_counter()
-    paced = replay(_session(data, manifest, variant), elements, started + 60, rate=200.0)
-    took = time.perf_counter() - started
+    clock = VirtualClock(step=0.0001)
+    full = replay(_session(data, manifest, variant), elements, clock.now() + 60, clock=clock)
+    started = clock.now()
+    paced = replay(_session(data, manifest, variant), elements, started + 60, 200.0, clock)
+    took = clock.now() - started
     assert took >= 59 / 200  # the 60th element is released 59/200 s after the first
+    assert clock.slept > 0.25  # mostly waiting: each reading costs 0.1 ms of the 5 ms gaps
     assert (paced.elements, paced.triples, paced.results) == (60, full.triples, full.results)
     assert full.results and len(paced.latencies_ms) == len(full.latencies_ms)
     assert all(latency >= 0 for latency in paced.latencies_ms)
@@ -34,9 +54,9 @@ def test_the_paced_system_stops_at_its_budget_with_the_prefix_it_read(tmp_path: 
     data, manifest = _w5(tmp_path, scale=10_000)
     variant = manifest.variants[0]
     total = len(_elements(data, manifest, variant))
-    _session(data, manifest, variant)  # the process's first parse, outside the budget
-    # 10,000 elements at 10% of the peak rate take over the ~4 s left after learning it
-    # unless the peak is over 25k elements/s; 5 s leave time to learn it on a busy machine
-    # (with 1 s, a load of 11 left none: 0 elements read)
-    outcome = PacedLocalEngine().run(data, manifest, variant, time.perf_counter() + 5.0)
-    assert not outcome.complete and 0 < outcome.elements < total
+    # Two readings a pushed element (1 ms each): 500 elements/s at full speed. The first
+    # 1.5 s (PEAK_SHARE of the 5 s budget) learn that rate over 750 elements; the paced
+    # replay releases 50 a second from then on, so about 3.5 s x 50 of them fit.
+    clock = VirtualClock(step=0.001)
+    outcome = PacedLocalEngine(clock).run(data, manifest, variant, clock.now() + 5.0)
+    assert not outcome.complete and 170 <= outcome.elements <= 180 < total  # 175 today

@@ -60,6 +60,14 @@ linked_triples = st.builds(
 )
 """As ``triples``, but half of the objects are subjects too, so that chains (``?x :p ?y .
 ?y :q ?z``, the background's ``?y :r ?z``) and joins across windows find partners."""
+narrow_triples = st.builds(
+    ox.Triple,
+    st.sampled_from([*SUBJECTS[:2], BLANK]),
+    st.sampled_from(PREDICATES),
+    st.sampled_from([*SUBJECTS, OBJECTS[3], BLANK]),
+)
+"""Triples over two subjects and five objects: event patterns whose events join on two
+variables (``?x :p ?y`` then ``?x :q ?y``) find the same pair again across elements."""
 BLANKS = [ox.BlankNode(x) for x in ("k1", "k2")]
 blank_triples = st.builds(
     ox.Triple,

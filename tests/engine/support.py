@@ -74,6 +74,8 @@ def assert_agrees(
     got = list(run([("q", query)], data, store, rdfs=rdfs))
     same = canonical if renamed else Counter
     assert same(got) == same(expected), text
+    if query.order:  # an ordered SELECT: each evaluation's rows in the reference's order
+        assert got == expected, text
     if ordered:
         assert [r.t for r in got] == sorted(r.t for r in got)
 

@@ -33,7 +33,9 @@ def test_group_by_with_aggregates_having_and_order():
     sliced = query.expression
     assert (sliced.offset, sliced.limit) == (1, 2)
     order = sliced.inner.inner
-    assert order.conditions == (a.OrderCondition(ox.Variable("n"), descending=True),)
+    assert order.conditions == (  # a slice's ties broken by the projected variables
+        a.OrderCondition(ox.Variable("n"), descending=True), a.OrderCondition(ox.Variable("a")),
+    )
     extend = order.inner
     assert extend.variable == ox.Variable("n")
     having = extend.inner

@@ -12,7 +12,15 @@ import pyoxigraph as ox
 
 from sepia.algebra.dataset import Dataset
 from sepia.algebra.event import SelectionPolicy
-from sepia.algebra.pattern import GraphPattern, TriplePattern
+from sepia.algebra.pattern import (
+    Distinct,
+    GraphPattern,
+    OrderBy,
+    Project,
+    Reduced,
+    Slice,
+    TriplePattern,
+)
 from sepia.algebra.report import ReportPolicy
 from sepia.rdf.time import TimeKind
 
@@ -149,6 +157,30 @@ class Query:
         if registration is None or not isinstance(self.form, Construct):
             return None
         return None if registration.kind is RegistrationKind.QUERY else registration.name
+
+    @property
+    def order(self) -> tuple[tuple[str, bool], ...]:
+        """The ORDER BY keys each evaluation's rows are written in, as (variable, descending):
+        the leading keys that are variables the SELECT keeps (a key on an expression or on
+        a variable projected away, and the keys after it, cannot be read from the rows)."""
+        node, kept = self.pattern, None
+        while not isinstance(node, OrderBy):
+            match node:
+                case Slice(inner) | Distinct(inner) | Reduced(inner):
+                    node = inner
+                case Project(inner, variables):
+                    node, kept = inner, {v.value for v in variables}
+                case _:
+                    return ()
+        keys = []
+        for condition in node.conditions:
+            variable = condition.expression
+            dropped = kept is not None and isinstance(variable, ox.Variable) and (
+                variable.value not in kept)
+            if not isinstance(variable, ox.Variable) or dropped:
+                break
+            keys.append((variable.value, condition.descending))
+        return tuple(keys)
 
     @property
     def pattern(self) -> GraphPattern:

@@ -221,7 +221,7 @@ class ModifierRules:
         if select is not None:
             pattern = self._project(pattern, select, items)
         if modifiers.offset or modifiers.limit is not None:
-            pattern = Slice(pattern, modifiers.offset, modifiers.limit)
+            pattern = Slice(_ties_broken(pattern), modifiers.offset, modifiers.limit)
         return pattern
 
     def _project(
@@ -338,3 +338,20 @@ class ModifierRules:
                 )
             case _:
                 return expression
+
+
+def _ties_broken(pattern: GraphPattern) -> GraphPattern:
+    """An ordered SELECT about to be sliced, its ORDER BY extended with the projected
+    variables (ascending) it does not order by yet: which rows a LIMIT or OFFSET keeps
+    must not depend on how an evaluator happens to list rows of equal keys (both evaluators
+    then keep the same rows; docs/semantics.md, "Order within an evaluation")."""
+    match pattern:
+        case Distinct(inner):
+            return Distinct(_ties_broken(inner))
+        case Reduced(inner):
+            return Reduced(_ties_broken(inner))
+        case Project(OrderBy(inner, conditions), variables):
+            keyed = {c.expression for c in conditions}
+            extra = tuple(OrderCondition(v) for v in variables if v not in keyed)
+            return Project(OrderBy(inner, conditions + extra), variables)
+    return pattern

@@ -28,6 +28,7 @@ from sepia.algebra.sparql import (
     window_graph,
 )
 from sepia.rdf.background import Background
+from sepia.rdf.order import term_key
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import canonical
 from sepia.reasoning.entailment import rdfs_closure, schema_of
@@ -139,10 +140,14 @@ class StreamingDataset:
         self.show_background(0)
 
     def add(self, triples: Iterable[ox.Triple], graph: ox.NamedNode | ox.DefaultGraph) -> None:
-        """Put a graph in the store, as its RDFS closure when entailment is on."""
+        """Put a graph in the store, as its RDFS closure when entailment is on, its triples
+        in the total order on terms (``rdf.order``): pyoxigraph's MIN / MAX among equal
+        values of different terms return the one stored last, and a set's order would
+        make that choice change from run to run."""
         if self.schema is not None:
             triples = rdfs_closure(triples, self.schema)
-        self.store.extend(ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples)
+        ordered = sorted(triples, key=lambda t: tuple(map(term_key, t)))
+        self.store.extend(ox.Quad(t.subject, t.predicate, t.object, graph) for t in ordered)
 
     @property
     def functions(self) -> dict[ox.NamedNode, Callable[..., ox.Literal | None]]:

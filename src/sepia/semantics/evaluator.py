@@ -24,6 +24,7 @@ from sepia.algebra import report as rp
 from sepia.algebra.query import Unsupported
 from sepia.algebra.sparql import FROM, TO, integer_literal, select_text
 from sepia.rdf.describe import bounded_description
+from sepia.rdf.order import ordered
 from sepia.rdf.results import Op, Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
@@ -221,11 +222,12 @@ class Evaluation:
                 for (b, *_), n in bag.items()
                 for _ in range(n)
             ]
-        return [
+        rows = [
             Result(self.name, t, op, binding, interval=_interval(start, end), match=match)
             for (binding, start, end, match), n in sorted(bag.items(), key=repr)
             for _ in range(n)
         ]
+        return ordered(rows, self.query.order) if self.query.order else rows
 
 
 def time_kind(

@@ -23,6 +23,7 @@ from ..generators import (
     event_queries,
     event_windows,
     gaps,
+    narrow_triples,
     partition_clause,
     streams,
     triples,
@@ -35,22 +36,25 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 # --- EP-SPARQL ------------------------------------------------------------------------
 
 @st.composite
-def interval_stream(draw, iri: str, min_size: int = 0, max_size: int = 7) -> list[StreamElement]:
+def interval_stream(
+    draw, iri: str, min_size: int = 0, max_size: int = 7, content=triples
+) -> list[StreamElement]:
     """Elements of one stream in arrival order (by end), some stamped with an interval
-    [end - d, end] rather than a point."""
+    [end - d, end] rather than a point, their triples drawn from ``content``."""
     end = draw(st.integers(0, 3))
     elements = []
     for number in range(draw(st.integers(min_size, max_size))):
         end += draw(gaps) if number else 0
         start = max(0, end - draw(st.sampled_from([0, 0, 0, 1, 3, 6])))
-        graph = draw(st.lists(triples, min_size=0, max_size=3, unique=True))
+        graph = draw(st.lists(content, min_size=0, max_size=3, unique=True))
         elements.append(StreamElement(iri, f"_:g{number}", start, end, tuple(graph)))
     return elements
 
 
 @st.composite
-def interval_streams(draw) -> dict[str, list[StreamElement]]:
-    return {S1: draw(interval_stream(S1, min_size=2)), S2: draw(interval_stream(S2))}
+def interval_streams(draw, content=triples) -> dict[str, list[StreamElement]]:
+    return {S1: draw(interval_stream(S1, min_size=2, content=content)),
+            S2: draw(interval_stream(S2, content=content))}
 
 
 GROUPS = [
@@ -202,7 +206,7 @@ def test_interval_stamped_events_agree_with_reference_long(text, data):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=CHECKS)
-@given(st.one_of(event_queries(), cqels_queries()), interval_streams(), st.data())
+@given(st.one_of(event_queries(), cqels_queries()), interval_streams(narrow_triples), st.data())
 def test_interval_stamped_events_resume_from_a_snapshot(text, data, split):
     """Each shown element's start is a state row beside the window's own."""
     size = sum(len(es) for es in data.values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ..generators import EX, event_windows, streams
+from ..generators import EX, event_windows, narrow_triples, streams
 from ..support import assert_agrees
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -62,6 +62,6 @@ def spaseq_queries(draw) -> str:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
-@given(st.one_of(rsepql_queries(), spaseq_queries()), streams())
+@given(st.one_of(rsepql_queries(), spaseq_queries()), streams(narrow_triples))
 def test_event_patterns_with_fallback_sub_patterns_agree_with_the_reference(text, data):
     assert_agrees(text, data, renamed=True)

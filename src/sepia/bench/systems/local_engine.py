@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sepia.bench.systems.base import ResultCount, RunOutcome
 from sepia.rdf.stream import StreamElement
@@ -30,6 +31,29 @@ CHUNK = 1024
 """Elements per batch when a columnar session replays a file."""
 PEAK_SHARE = 0.3
 """The share of the budget the paced system may spend learning the peak rate."""
+
+
+class Clock(Protocol):
+    """Where the replays read the time and wait: the wall clock here, a virtual one in
+    tests (so that a budget or a schedule does not depend on the machine's load)."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class WallClock:
+    """``time.perf_counter`` seconds, as the harness's deadlines are."""
+
+    def now(self) -> float:
+        return time.perf_counter()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+WALL = WallClock()
 
 
 class LocalEngine:
@@ -62,13 +86,18 @@ class PacedLocalEngine(LocalEngine):
     description = f"Sepia, local runtime, elements released at {PACE:.0%} of its peak rate"
     opt_in = True  # it spends the whole budget waiting by design
 
+    def __init__(self, clock: Clock = WALL) -> None:
+        self.clock = clock
+
     def run(self, data: Path, manifest: Manifest, variant: Variant, deadline: float) -> RunOutcome:
         elements = _elements(data, manifest, variant)
         session = _session(data, manifest, variant)
-        started = time.perf_counter()
-        full = replay(session, elements, started + (deadline - started) * PEAK_SHARE)
-        rate = full.elements / max(time.perf_counter() - started, 1e-9)
-        return replay(_session(data, manifest, variant), elements, deadline, rate * PACE)
+        started = self.clock.now()
+        full = replay(session, elements, started + (deadline - started) * PEAK_SHARE,
+                      clock=self.clock)  # fmt: skip
+        rate = full.elements / max(self.clock.now() - started, 1e-9)
+        return replay(_session(data, manifest, variant), elements, deadline, rate * PACE,
+                      self.clock)  # fmt: skip
 
 
 def _session(data: Path, manifest: Manifest, variant: Variant) -> Session:
@@ -134,22 +163,22 @@ def replay_columns(
 
 def replay(
     session: Session, elements: Sequence[StreamElement], deadline: float,
-    rate: float | None = None,
+    rate: float | None = None, clock: Clock = WALL,
 ) -> RunOutcome:
     """Push the elements, at full speed or released ``rate`` per second; each result's
     latency runs from the (scheduled) arrival of the element that made it due."""
     triples = 0
     counted, latencies = ResultCount(), []
-    started = time.perf_counter()
+    started = clock.now()
     for number, element in enumerate(elements):
-        arrived = time.perf_counter()
+        arrived = clock.now()
         if rate is not None:
             arrived = started + number / rate
             if arrived > deadline:
                 return RunOutcome(number, triples, counted.total, tuple(latencies), False)
-            time.sleep(max(0.0, arrived - time.perf_counter()))
+            clock.sleep(max(0.0, arrived - clock.now()))
         due = session.push(element)
-        done = time.perf_counter()
+        done = clock.now()
         latencies += [(done - arrived) * 1000] * len(due)
         counted.add(due)
         triples += len(element.triples)

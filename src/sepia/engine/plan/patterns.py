@@ -71,7 +71,7 @@ class PatternPlanner:
             case gp.Distinct(inner):
                 return po.Dedup(self.plan(inner, graphs))
             case gp.OrderBy(inner, _):
-                return self.plan(inner, graphs)  # results are compared as bags: order is moot
+                return self.plan(inner, graphs)  # rows are ordered per evaluation (rdf.order)
             case gp.Values(variables, rows):
                 return po.Table(tuple(self._values_row(variables, r) for r in rows))
             case gp.Window(name, inner):

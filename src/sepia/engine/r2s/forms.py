@@ -21,6 +21,7 @@ from sepia.engine.r2s.construct import fresh_blank
 from sepia.engine.rows import FROM, HIDDEN, TO, Row, Slots
 from sepia.rdf.describe import bounded_description
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.order import ordered
 from sepia.rdf.results import Op, Result
 from sepia.rdf.terms import Term
 
@@ -141,8 +142,9 @@ class QueryForm:
                     for at, g in sorted(graphs.items(), key=repr)
                 ]
         names = [self.slots.names[i] for i in self.kept]
-        return [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
+        rows = [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
                 for row in bag.elements()]
+        return ordered(rows, self.query.order) if self.query.order else rows
 
 
 def _result(

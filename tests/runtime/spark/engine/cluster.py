@@ -1,12 +1,16 @@
 """A Spark standalone cluster on loopback, started from the pyspark installation's own
 `spark-class`: a master and workers, each in its own process session so that a test can
-kill one (with the executors it launched) and stop all of them at the end."""
+kill one (with the executors it launched) and stop all of them at the end.
+
+Every daemon binds its ports itself (port 0: any free one): the master's address and web UI
+are read from its log once it says it listens, so no port is picked here and then found
+taken by another process before the daemon binds it."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -17,10 +21,18 @@ import pyspark
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def announced(log: Path, pattern: str, process: subprocess.Popen, timeout: float = 90) -> str:
+    """The first match of ``pattern``'s group in a daemon's log, waiting for it to appear
+    (the daemon's readiness signal)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(pattern, log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        if process.poll() is not None:
+            raise RuntimeError(f"{log.name}: the daemon exited: {log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    raise TimeoutError(f"{log.name} never said {pattern!r}")
 
 
 def _daemon(*args: str, log: Path) -> subprocess.Popen:
@@ -34,15 +46,16 @@ class Cluster:
     """A master and `workers` one-core workers; `master` is their spark:// address."""
 
     def __init__(self, folder: Path, workers: int) -> None:
-        port, ui = free_port(), free_port()
-        self.master = f"spark://127.0.0.1:{port}"
+        log = folder / "master.log"
+        master = _daemon("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                         "--port", "0", "--webui-port", "0", log=log)  # fmt: skip
+        self.processes = [master]
+        self.master = announced(log, r"Starting Spark master at (spark://\S+)", master)
+        ui = announced(log, r"MasterWebUI.* started at http://[^:\s]+:(\d+)", master)
         self.ui = f"http://127.0.0.1:{ui}/json/"
-        self.processes = [_daemon("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                  "--port", str(port), "--webui-port", str(ui),
-                                  log=folder / "master.log")]  # fmt: skip
         self.workers = [
             _daemon("org.apache.spark.deploy.worker.Worker", self.master, "--host", "127.0.0.1",
-                    "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
+                    "--cores", "1", "--memory", "1g", "--webui-port", "0",
                     "--work-dir", str(folder / f"work-{n}"), log=folder / f"worker-{n}.log")
             for n in range(workers)
         ]  # fmt: skip

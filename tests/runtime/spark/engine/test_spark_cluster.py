@@ -22,9 +22,9 @@ from sepia.semantics import evaluate
 
 from .child_run import STREAM
 from .cluster import Cluster
-from .test_spark_recovery import child
+from .test_spark_recovery import batches_done, child
 
-pytestmark = [pytest.mark.spark]
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # 697 s at load 25
 
 QUERY = """PREFIX : <http://example.org/>
 SELECT ?c ?p1 ?p2
@@ -61,7 +61,7 @@ def test_partitioned_query_survives_a_lost_worker(tmp_path):
         checkpoint, out = tmp_path / "checkpoint", tmp_path / "out.jsonl"
         driver = child(query, folder, checkpoint, out, cluster.master)
         journal = checkpoint / "results"
-        while driver.poll() is None and len(list(journal.glob("*.jsonl"))) < 3:
+        while driver.poll() is None and batches_done(journal) < 3:
             time.sleep(0.2)
         cluster.kill(cluster.workers[1])
         assert cluster.alive_workers() <= 2

@@ -22,6 +22,7 @@ from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 
 pytestmark = [
     pytest.mark.spark,
+    pytest.mark.slow,  # a live job: ~1 min idle; at load 25 no subscription came in 240 s
     pytest.mark.skipif(MOSQUITTO is None, reason="no mosquitto (scripts/install-mosquitto)"),
 ]
 PROV_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"

@@ -42,6 +42,8 @@ def wait_for(condition: Callable[[], bool], what: str, deadline: float = DEADLIN
 
 
 def free_port() -> int:
+    """A port free now: only for a process that binds it itself and is retried if it is
+    taken meanwhile (``mosquitto``); a server of the test's own binds port 0."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -102,26 +104,33 @@ def tcp_server(documents: tuple[str, ...]) -> Iterator[tuple[int, threading.Even
 
 @contextlib.contextmanager
 def mosquitto(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """A Mosquitto broker on loopback, its log in a file; stopped at the end."""
-    port, log = free_port(), tmp_path / "mosquitto.log"
-    config = tmp_path / "mosquitto.conf"
-    config.write_text(
-        f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-        "log_dest stderr\nlog_type all\n"
-    )
-    with log.open("wb") as log_file:
-        broker = subprocess.Popen([MOSQUITTO, "-c", str(config)], stderr=log_file)
+    """A Mosquitto broker on loopback, its log in a file; stopped at the end.
+
+    The broker binds its port itself: a port free a moment ago may be taken by another
+    process before the broker binds it, so a broker that says "Address already in use" is
+    started again on another port, and the broker is ready when its log says it runs (not
+    when the port accepts, which another process's listener would do too)."""
+    log, config = tmp_path / "mosquitto.log", tmp_path / "mosquitto.conf"
+    for _ in range(5):
+        port = free_port()
+        config.write_text(
+            f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+            "log_dest stderr\nlog_type all\n"
+        )
+        with log.open("wb") as log_file:
+            broker = subprocess.Popen([MOSQUITTO, "-c", str(config)], stderr=log_file)
+        wait_for(lambda b=broker: b.poll() is not None or " running" in log.read_text(),
+                 "the broker to run or fail", deadline=10)  # fmt: skip
+        if broker.poll() is None:
+            break
+        assert "Address already in use" in log.read_text(), log.read_text()
+    else:
+        raise AssertionError("no free port for mosquitto in 5 tries")
     try:
-        wait_for(lambda: _accepts(port), "the broker to listen", deadline=10)
         yield port, log
     finally:
         broker.terminate()
         broker.wait(10)
-
-
-def _accepts(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_socket_source_reads_blank_line_separated_nquads(spark: SparkSession, tmp_path: Path):
