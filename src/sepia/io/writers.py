@@ -107,6 +107,15 @@ class _PerEvaluation(ResultWriter):
     def block(self, rows: list[Result]) -> None:
         raise NotImplementedError
 
+    def _row_meta(self, row: Result) -> dict[str, Any]:
+        """A row's interval and match, for the formats that carry them beside the binding."""
+        meta: dict[str, Any] = {}
+        if row.interval:
+            meta["from"], meta["to"] = (self.time(t) for t in row.interval)
+        if row.match:
+            meta["match"] = row.match
+        return meta
+
 
 class TableWriter(_PerEvaluation):
     """For a person: one rich table per evaluation, titled with query, time and op; IRIs
@@ -173,13 +182,6 @@ class SparqlJsonWriter(_PerEvaluation):
         head = {"vars": self.variables_of(rows)}
         self._document({"sepia": sepia, "head": head, "results": {"bindings": bindings}})
 
-    def _row_meta(self, row: Result) -> dict[str, Any]:
-        meta: dict[str, Any] = {}
-        if row.interval:
-            meta["from"], meta["to"] = (self.time(t) for t in row.interval)
-        if row.match:
-            meta["match"] = row.match
-        return meta
 
     def _document(self, document: dict[str, Any]) -> None:
         self.out.write(json.dumps(document, ensure_ascii=False) + "\n")
@@ -233,13 +235,6 @@ class SparqlXmlWriter(_PerEvaluation):
         text = text.replace("\r", "&#13;").replace("\n", "&#10;")
         self.out.write('<?xml version="1.0"?>' + text + "\n")
 
-    def _row_meta(self, row: Result) -> dict[str, Any]:
-        meta: dict[str, Any] = {}
-        if row.interval:
-            meta["from"], meta["to"] = (self.time(t) for t in row.interval)
-        if row.match:
-            meta["match"] = row.match
-        return meta
 
 
 def _xml_term(parent: ET.Element, term: Term) -> None:

@@ -35,6 +35,7 @@ from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import HIDDEN
 from sepia.engine.s2r.report import Arrivals
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.order import ordered
 from sepia.rdf.results import Result
 
 COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
@@ -248,7 +249,7 @@ class ColumnarQuery(ContinuousQuery):
         for row, count in bag.items():
             binding = tuple((names[i], terms[row[i]]) for i in order if row[i] is not None)
             out += [Result(self.name, t, op, binding)] * count
-        return out
+        return ordered(out, self.query.order) if self.query.order else out
 
     def _run(self, node: po.PhysicalPlan) -> Table:
         match node:
