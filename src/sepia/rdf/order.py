@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
+from functools import partial
 
 import pyoxigraph as ox
 
@@ -29,7 +30,7 @@ Condition = tuple[str, bool]
 """An ORDER BY key: a variable's name and whether it is descending."""
 
 
-def term_key(term: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> tuple:
+def term_key(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None) -> tuple:
     """The term's place in the total order above (None is unbound)."""
     match term:
         case None:
@@ -68,7 +69,17 @@ def ordered(results: Sequence[Result], conditions: Sequence[Condition]) -> list[
     their order)."""
     if any(r.binding is None for r in results):
         return list(results)
-    rows = sorted(results, key=lambda r: tuple((n, term_key(v)) for n, v in r.binding))  # type: ignore[union-attr]
+    rows = sorted(results, key=_whole_binding)
     for name, descending in reversed(conditions):  # stable sorts: the first key decides
-        rows.sort(key=lambda r, n=name: term_key(r.values.get(n)), reverse=descending)
+        rows.sort(key=partial(_value_key, name), reverse=descending)
     return rows
+
+
+def _whole_binding(result: Result) -> tuple:
+    """A row's key in the total order: its bindings variable by variable, by name."""
+    return tuple((name, term_key(term)) for name, term in sorted(result.values.items()))
+
+
+def _value_key(name: str, result: Result) -> tuple:
+    """A row's key on one variable (unbound first, as SPARQL orders)."""
+    return term_key(result.values.get(name))
