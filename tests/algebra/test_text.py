@@ -58,8 +58,8 @@ def _queries() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("name", "text"), _queries(), ids=[n for n, _ in _queries()])
 def test_query_text_round_trips(name, text):
-    query = parse_query(text)
-    again = parse_query(a.to_sparql(query))
+    query = parse_query(text, syntax_only=True)  # the W3C syntax tests call unknown functions
+    again = parse_query(a.to_sparql(query), syntax_only=True)
     assert _normal(again) == _normal(query)
 
 
