@@ -66,30 +66,14 @@ def test_a_bad_element_stops_the_run_with_its_place(spark, tmp_path):
                      output=str(tmp_path / "out.jsonl"))  # fmt: skip
 
 
-def test_a_batch_journaled_before_a_restart_still_runs(spark, tmp_path):
-    """A driver killed after journaling batch 0's results but before Spark committed it
-    replays batch 0: the journal skips writing it again, but the batch must still run, or
-    Spark refuses to commit its state (state store commit validation). Simulated by a
-    journal file for batch 0 (which holds no results: nothing is due before the watermark)
-    made before the run."""
-    ex = example("e1-shops-coupons")
-    checkpoint = tmp_path / "checkpoint"
-    (checkpoint / "results").mkdir(parents=True)
-    (checkpoint / "results" / f"{0:012d}.jsonl").write_text("")
-    out = tmp_path / "out.jsonl"
-    run_on_spark(ex.queries, ex.bindings, ex.data, checkpoint=checkpoint, output=str(out),
-                 spark=spark)  # fmt: skip
-    assert out.read_text().splitlines() == ex.local_lines(ex.queries[0])
-
-
 def test_a_checkpoint_keeps_the_bucket_count_it_started_with(spark, tmp_path):
     """A checkpoint folder that does not exist yet (as `sepia bench` passes it) is made, and
     the run's bucket count is saved there: a restart with another count keys elements as
     the first run did, so the state it resumes is found."""
     ex = example("e1-shops-coupons")
     checkpoint = tmp_path / "not-yet" / "checkpoint"
+    out = tmp_path / "out.jsonl"  # the checkpoint's output: a restart appends to it
     for asked in (3, 5):
-        out = tmp_path / f"out-{asked}.jsonl"
         run_on_spark(ex.queries, ex.bindings, ex.data, SparkRunOptions(buckets=asked),
                      checkpoint=checkpoint, output=str(out), spark=spark)  # fmt: skip
         assert (checkpoint / "buckets").read_text() == "3"
