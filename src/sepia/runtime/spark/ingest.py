@@ -143,11 +143,13 @@ def _stop_at(errors: list[StreamError], on_error: str, path: Path, piece: Piece 
         raise located(e.file, e.line + shift, e.element, e.reason)
 
 
-def file_pieces(paths: DataFrame) -> DataFrame:
+def file_pieces(paths: DataFrame, whole: bool = False) -> DataFrame:
     """(stream, path) rows -> rows of the files' pieces (`splits.PIECE_DDL`), spread over
-    the session's cores, so the stage reading them parses one large file in parallel."""
+    the session's cores, so the stage reading them parses one large file in parallel.
+    `whole`: one piece per file, for a run that keeps dead letters (their comments give the
+    file's line numbers, and a piece's reader counts lines from the piece's start)."""
     count = paths.sparkSession.sparkContext.defaultParallelism
-    split = paths.mapInArrow(partial(split_files, count=count), PIECE_DDL)
+    split = paths.mapInArrow(partial(split_files, count=1 if whole else count), PIECE_DDL)
     return split.repartition(count) if count > 1 else split
 
 

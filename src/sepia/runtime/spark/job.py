@@ -103,7 +103,7 @@ def results_frame(
         routed.append(rows.mapInArrow(partial(route, spec=spec), ROUTED_DDL))
     options = ingest or IngestOptions()
     for paths in files:
-        read = file_pieces(paths).mapInArrow(
+        read = file_pieces(paths, whole=options.dead_letters is not None).mapInArrow(
             partial(route_files, spec=spec, options=options), ROUTED_DDL
         )
         routed.append(with_event_time(read, options).drop("event_time"))

@@ -16,6 +16,7 @@ from sepia.runtime.inputs import load_query
 from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX
 from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 from sepia.runtime.spark.sinks import DeadLetterFile
+from sepia.runtime.spark.splits import PIECE_BYTES
 
 from ..evaluations import evaluations
 
@@ -109,6 +110,55 @@ def test_a_garbage_line_and_a_truncated_gzip_lose_no_good_element(
     letters = dead.read_text()
     assert f"# {nearby}:9: syntax error: " in letters
     assert f"# {nearby}:15: the gzip data ends early (a truncated file); " in letters
+
+
+PROV_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
+INTEGER = "<http://www.w3.org/2001/XMLSchema#integer>"
+COUNT_WINDOWS = """PREFIX : <http://example.org/>
+SELECT (COUNT(*) AS ?n) FROM NAMED WINDOW :w ON :s [RANGE 1000 STEP 1000]
+WHERE { WINDOW :w { ?x :p ?y } }"""
+
+
+def large_nquads(elements: int, timeless: set[int]) -> str:
+    """N-Quads elements of about 2 kB, each its time statement then its triple (the layout
+    `splits` cuts), those in `timeless` without their time statement."""
+    text = "x" * 2000
+    lines = []
+    for k in range(elements):
+        graph = f"<http://example.org/g{k}>"
+        if k not in timeless:
+            lines.append(f'{graph} {PROV_TIME} "{k}"^^{INTEGER} .\n')
+        lines.append(f'<http://example.org/s{k}> <http://example.org/p> "{text}" {graph} .\n')
+    return "".join(lines)
+
+
+@pytest.mark.spark
+def test_a_file_large_enough_to_split_keeps_every_dead_letter_and_its_line(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A file of two pieces' size (`splits.PIECE_BYTES` each) would be read in two tasks; a
+    piece's reader numbers lines from the piece's start and writes the file's one dead-letter
+    part. A run that keeps dead letters reads it whole: a bad element near each end is in the
+    dead-letter file, at the file's own line, as the local reader writes them."""
+    tmp_path = tmp_path.resolve()
+    elements = 2 * PIECE_BYTES // 2000 + 100
+    stream = tmp_path / "large.nq"
+    stream.write_text(large_nquads(elements, {3, elements - 3}))
+    assert stream.stat().st_size > 2 * PIECE_BYTES
+    query = tmp_path / "count.rq"
+    query.write_text(COUNT_WINDOWS)
+    dead = tmp_path / "dead.nq"
+    options = SparkRunOptions(on_error="skip", dead_letter=dead)
+    run_on_spark([load_query(query)], {"http://example.org/s": str(stream)}, options=options,
+                 output=str(tmp_path / "out.jsonl"), spark=spark)  # fmt: skip
+    local = tmp_path / "local-dead.nq"
+    read = read_stream(stream, "http://example.org/s", on_error="skip", errors=[].append,
+                       dead_letter=local)  # fmt: skip
+    assert sum(1 for _ in read) == elements - 2
+    assert dead.read_text() == local.read_text()
+    letters = dead.read_text()
+    assert f"# {stream}:7: " in letters  # g3's triple: lines 1-6 hold g0-g2
+    assert f"# {stream}:{2 * elements - 6}: " in letters  # g3 took one line
 
 
 def test_a_restarted_run_rebuilds_the_dead_letter_file_then_extends_it(tmp_path: Path) -> None:
