@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sepia.algebra import event as ev
 from sepia.algebra import expression as ex
+from sepia.algebra.scope import basic_events
 
 _SPASEQ = {ev.SelectionPolicy.STRICT_CONTIGUITY: ",", ev.SelectionPolicy.SKIP_TILL_NEXT: ";",
            ev.SelectionPolicy.SKIP_TILL_ANY: ":"}
@@ -18,7 +19,7 @@ class EventText:
 
     def event_elements(self, event: ev.EventPattern) -> list[str]:
         """Group elements whose translation is ``Match(event)``, in the event's dialect."""
-        leaves = list(_leaves(event))
+        leaves = basic_events(event)
         if any(isinstance(leaf, ev.OccurrencePattern) for leaf in leaves):
             return self.ep_elements(event)
         if any(isinstance(leaf, ev.Event) and leaf.label for leaf in leaves):
@@ -114,21 +115,6 @@ class EventText:
             case ev.Or(left, right):
                 return f"{self.ep_operand(left)} UNION {self.ep_operand(right)}"
         raise ValueError(f"no EP-SPARQL text for {type(event).__name__}")
-
-
-def _leaves(event: ev.EventPattern):
-    """The Event and OccurrencePattern leaves of an event pattern."""
-    if isinstance(event, ev.Event | ev.OccurrencePattern):
-        yield event
-        return
-    for value in vars_of(event):
-        if type(value).__module__ == ev.__name__ and not isinstance(value, ev.SelectionPolicy):
-            yield from _leaves(value)
-
-
-def vars_of(node: object) -> list[object]:
-    """The field values of a slotted dataclass node."""
-    return [getattr(node, name) for name in node.__dataclass_fields__]  # type: ignore[attr-defined]
 
 
 def _cqels_items(event: ev.EventPattern) -> list[tuple[ev.Event, bool]]:
