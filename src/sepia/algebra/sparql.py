@@ -12,6 +12,7 @@ timestamp() becomes a custom function the dataset answers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, assert_never
 
 import pyoxigraph as ox
@@ -247,7 +248,8 @@ class SparqlText(QueryText):
 
 
 def values_text(
-    variables: list[str], rows: list[list[ox.NamedNode | ox.BlankNode | ox.Literal | None]]
+    variables: list[str],
+    rows: Sequence[Sequence[ox.NamedNode | ox.BlankNode | ox.Literal | None]],
 ) -> str:
     """An inline VALUES block; None is UNDEF. No variables and one empty row is the unit."""
     head = " ".join(f"?{v}" for v in variables)
