@@ -377,15 +377,19 @@ class EventEvaluator:
         if not mappings:
             return set()
         names = sorted(set().union(*(m.mu for m in mappings)))
-        rows = [
-            [integer_literal(i), time_literal(m.start, self.kind), time_literal(m.end, self.kind)]
-            + [m.mu.get(n) for n in names]
+        rows: list[list[Term | None]] = [
+            [
+                integer_literal(i),
+                time_literal(m.start, self.kind),
+                time_literal(m.end, self.kind),
+                *(m.mu.get(n) for n in names),
+            ]
             for i, m in enumerate(mappings)
         ]
         values = self.data.table([INDEX, FROM, TO, *names], rows)
         test = expression_text(condition, self.special)
         kept = self.data.select(f"SELECT ?{INDEX} WHERE {{ {values} FILTER({test}) }}")
-        return {mappings[int(r[INDEX].value)] for r in kept}
+        return {mappings[int(r.lexical(INDEX))] for r in kept}
 
     def test(self, condition: Expression | None) -> Callable[[EventMapping], bool]:
         """A filter as a predicate on one event mapping (true when there is none)."""
