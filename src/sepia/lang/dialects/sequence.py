@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import pyoxigraph as ox
 from lark import Token, v_args
@@ -18,6 +19,10 @@ from sepia.algebra import event as ev
 from sepia.algebra.pattern import GraphPattern
 from sepia.lang.context import Context
 from sepia.lang.errors import Span
+
+if TYPE_CHECKING:
+    from sepia.lang.dialects.cqels import WindowSequence
+    from sepia.lang.dialects.spaseq import SpaseqSequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,18 +60,25 @@ def map_events(node: ev.EventPattern, change: Callable[[ev.Event], ev.Event]) ->
     if isinstance(node, ev.Event):
         return change(node)
     updates = {
-        f.name: map_events(value, change)
+        f.name: map_events(cast(ev.EventPattern, value), change)
         for f in dataclasses.fields(node)
         if type(value := getattr(node, f.name)).__module__ == ev.__name__
         and dataclasses.is_dataclass(value)
     }
-    return dataclasses.replace(node, **updates)
+    return dataclasses.replace(cast(Any, node), **updates)
 
 
 class SequenceRules:
     """Transformer methods for the sequence expression grammar."""
 
     ctx: Context
+
+    if TYPE_CHECKING:  # given by SpaseqRules and CqelsRules
+        def spaseq_sequence(self, expression: SeqSyntax, span: Span) -> SpaseqSequence: ...
+
+        def triple_sequence(self, expression: SeqSyntax, span: Span) -> GraphPattern: ...
+
+        def window_sequence(self, expression: SeqSyntax, span: Span) -> WindowSequence: ...
 
     def _node(self, operator: str, meta: Meta, operands: list) -> SeqNode:
         return SeqNode(
