@@ -22,6 +22,7 @@ from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
 from sepia.algebra.query import Unsupported
+from sepia.algebra.scope import nodes
 from sepia.algebra.sparql import FROM, TO, integer_literal, select_text
 from sepia.rdf.describe import bounded_description
 from sepia.rdf.order import ordered
@@ -353,13 +354,7 @@ def _stream_operator(query: qa.Query):
 
 def _matches(node: object) -> list[gp.Match]:
     """The MATCH nodes inside a graph pattern."""
-    if isinstance(node, gp.Match):
-        return [node]
-    if isinstance(node, tuple):
-        return [m for x in node for m in _matches(x)]
-    if dataclasses.is_dataclass(node):
-        return [m for f in dataclasses.fields(node) for m in _matches(getattr(node, f.name))]
-    return []
+    return nodes(node, gp.Match, inside=False)
 
 
 def hidden_of(k: int) -> tuple[str, str, str, str]:
