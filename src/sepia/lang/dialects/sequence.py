@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import pyoxigraph as ox
 from lark import Token, v_args
@@ -19,10 +19,6 @@ from sepia.algebra import event as ev
 from sepia.algebra.pattern import GraphPattern
 from sepia.lang.context import Context
 from sepia.lang.errors import Span
-
-if TYPE_CHECKING:
-    from sepia.lang.dialects.cqels import WindowSequence
-    from sepia.lang.dialects.spaseq import SpaseqSequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +64,23 @@ def map_events(node: ev.EventPattern, change: Callable[[ev.Event], ev.Event]) ->
     return dataclasses.replace(cast(Any, node), **updates)
 
 
+class _Sequences(Protocol):
+    """What ``seq_graph`` needs of the transformer: SpaseqRules and CqelsRules give the
+    three kinds of sequence."""
+
+    ctx: Context
+
+    def spaseq_sequence(self, expression: SeqSyntax, span: Span) -> object: ...
+
+    def triple_sequence(self, expression: SeqSyntax, span: Span) -> object: ...
+
+    def window_sequence(self, expression: SeqSyntax, span: Span) -> object: ...
+
+
 class SequenceRules:
     """Transformer methods for the sequence expression grammar."""
 
     ctx: Context
-
-    if TYPE_CHECKING:  # given by SpaseqRules and CqelsRules
-        def spaseq_sequence(self, expression: SeqSyntax, span: Span) -> SpaseqSequence: ...
-
-        def triple_sequence(self, expression: SeqSyntax, span: Span) -> GraphPattern: ...
-
-        def window_sequence(self, expression: SeqSyntax, span: Span) -> WindowSequence: ...
 
     def _node(self, operator: str, meta: Meta, operands: list) -> SeqNode:
         return SeqNode(
@@ -130,7 +132,7 @@ class SequenceRules:
         return SeqAtom("group", pattern, self.ctx.span(meta))
 
     @v_args(meta=True, inline=True)
-    def seq_graph(self, meta: Meta, _open: Token, expression: SeqSyntax) -> object:
+    def seq_graph(self: _Sequences, meta: Meta, _open: Token, expression: SeqSyntax) -> object:
         kinds = {atom.kind for atom in atoms(expression)}
         span = self.ctx.span(meta)
         if kinds == {"name"}:
