@@ -190,7 +190,11 @@ def run_bench(options: BenchOptions, console: Console) -> list[Path]:
         if soak.ID in (w.lower() for w in options.workloads):
             scale = options.scale or (soak.QUICK_SCALE if options.quick else soak.SCALE)
             timeout = options.budget_s or soak.TIMEOUT_S
-            written += soak.bench_soak(scale, options.seed, root, options.out, timeout, console)
+            def data_of(spec: Workload, scale: int) -> Path:
+                return dataset(spec, scale, options.seed, root)[0]
+
+            written += soak.bench_soak(scale, options.seed, data_of, options.out, timeout,
+                                       console)
     if reasoning.ID in (w.lower() for w in options.workloads):
         written += bench_reasoning(options, console)
     documents = [p for p in written if p.suffix == ".json" and not p.stem.endswith(soak.ID)]

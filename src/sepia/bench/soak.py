@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from sepia.workloads import workload
+from sepia.workloads import Workload, workload
 
 ID = "soak"
 SCALE, QUICK_SCALE = 1_000_000, 20_000
@@ -115,17 +116,16 @@ def verdict(marks: list[Mark]) -> dict[str, Any]:
             "ratio": round(ratio, 3), "met": ratio <= TARGET}
 
 
-def bench_soak(scale: int, seed: int, root: Path, out: Path, timeout_s: float,
-               console: Console) -> list[Path]:
-    """Generate W3 and W4 at ``scale``, soak each, print the table, write the JSON."""
+def bench_soak(scale: int, seed: int, data_of: Callable[[Workload, int], Path], out: Path,
+               timeout_s: float, console: Console) -> list[Path]:
+    """Generate W3 and W4 at ``scale`` (``data_of``: the harness's data folder of a
+    workload at a scale), soak each, print the table, write the JSON."""
     from datetime import UTC, datetime
-
-    from sepia.bench.harness import dataset
 
     documents = []
     for workload_id, variant in RUNS:
         with console.status(f"soak: generating {workload_id} at {scale:,} elements"):
-            data, _ = dataset(workload(workload_id), scale, seed, root)
+            data = data_of(workload(workload_id), scale)
         with console.status(f"soak: {workload_id} {variant}, {scale:,} elements"):
             marks, ended = run_soak(data, variant, timeout_s)
         documents.append({"workload": workload_id, "variant": variant, "scale": scale,
