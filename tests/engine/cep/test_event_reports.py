@@ -31,7 +31,7 @@ from sepia.semantics import evaluate
 
 from ..generators import EVENTS, EX, event_windows, report, streams
 from ..support import assert_agrees, assert_resumes
-from .test_differential_cep import CHECKS, event_clause, triple_sequence
+from .test_differential_cep import CHECKS, event_clause, interval_streams, triple_sequence
 
 E2 = Path(__file__).parents[3] / "examples" / "e2-subway-delays"
 SUBWAY = """PREFIX : <http://example.org/>
@@ -159,6 +159,13 @@ def test_the_engine_agrees_with_the_reference(text, data):
 @given(reported_event_queries(("EVENT POLICY CHRONOLOGICAL", "EVENT POLICY RECENT")), streams())
 def test_consuming_policies_agree_with_the_reference(text, data):
     """Consumption is a side effect of each evaluation: at the report instants only."""
+    assert_agrees(text, data)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=CHECKS)
+@given(reported_event_queries(), interval_streams())
+def test_interval_stamped_events_agree_with_the_reference(text, data):
+    """A window shows an element by its end; its matches carry its interval."""
     assert_agrees(text, data)
 
 
