@@ -22,8 +22,7 @@ from sepia.runtime.spark.job import END_MARKER
 from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 
 pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.slow,  # a live job: ~1 min idle; at load 25 no subscription came in 240 s
+    pytest.mark.spark,  # a live job: 102 s at load 10 on 2 cores (43 s more to start a session)
     pytest.mark.skipif(MOSQUITTO is None, reason="no mosquitto (scripts/install-mosquitto)"),
 ]
 PROV_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -14,6 +13,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sepia.cli import app
+
+from ..evaluations import evaluations
 
 E1 = Path(__file__).parents[4] / "examples" / "e1-shops-coupons"
 STREAMS = {
@@ -75,16 +76,10 @@ def test_ctrl_c_stops_a_followed_run_and_the_checkpoint_resumes_it(tmp_path: Pat
     assert "stopping after the batch in progress" in told
     assert "Python worker" not in told and "Setting default log level" not in told
     assert "stopped by Ctrl-C after" in told and f"--checkpoint {checkpoint}" in told
-    expected = in_order((E1 / "expected.jsonl").read_text())
-    before = in_order(out.read_text())  # whole evaluations: a t leaves in one batch
+    expected = evaluations((E1 / "expected.jsonl").read_text().splitlines())
+    before = evaluations(out.read_text().splitlines())  # whole evaluations: a t leaves in one batch
     assert before == expected[: len(before)]
 
     resumed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    assert in_order(out.read_text()) == expected
-
-
-def in_order(text: str) -> list[dict]:
-    """Result lines by time, then by content: rows of one evaluation have no fixed order."""
-    rows = [json.loads(line) for line in text.splitlines()]
-    return sorted(rows, key=lambda r: (r["t"], json.dumps(r, sort_keys=True)))
+    assert evaluations(out.read_text().splitlines()) == expected
