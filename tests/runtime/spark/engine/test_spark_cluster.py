@@ -25,7 +25,7 @@ from .child_run import STREAM
 from .cluster import Cluster
 from .test_spark_recovery import batches_done, child
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]  # 697 s at load 25
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # 697 s at load 25, 380 s at load 11
 
 QUERY = """PREFIX : <http://example.org/>
 SELECT ?c ?p1 ?p2
