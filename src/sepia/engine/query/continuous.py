@@ -335,7 +335,10 @@ class ContinuousQuery:
         arriving: a window's oldest element leaves, or a background graph's next version
         starts. Until then an instant that streamed out nothing is followed by more such
         instants (R2S makes nothing of an answer it just made; NON EMPTY fails again), so
-        the report loops leap over them: a gap in time costs nothing."""
+        the report loops leap over them: a gap in time costs nothing. A CONSTRUCT with
+        blank nodes answers anew at every instant while its answer is not empty."""
+        if self.form.fresh_blank_nodes and self.previous:
+            return t + 1
         changes = [c for w in self.windows.values() if (c := w.next_eviction()) is not None]
         for graph in self.background.varying.values():
             later = bisect.bisect_right(graph.times, t)
