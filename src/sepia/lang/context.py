@@ -53,6 +53,7 @@ class Context:
     generated_windows: list[WindowDecl] = field(default_factory=list)
     iri_spans: dict[str, list[Span]] = field(default_factory=dict)
     sequence_spans: list[Span] = field(default_factory=list)
+    partition_span: Span | None = None
     call_spans: dict[int, Span] = field(default_factory=dict)
     blank_node_scopes: dict[str, int] = field(default_factory=dict)
     fresh_counter: int = 0
