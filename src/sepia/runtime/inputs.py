@@ -66,8 +66,9 @@ def load_query(
     text = path.read_text(encoding="utf-8")
     query = parse_query(text, source=str(path), event_policy=event_policy, entailment=entailment)
     registration = query.registration
-    named = registration is not None and registration.kind is RegistrationKind.QUERY
-    return NamedQuery(registration.name if named else path.stem, query, path)
+    if registration is not None and registration.kind is RegistrationKind.QUERY:
+        return NamedQuery(registration.name, query, path)
+    return NamedQuery(path.stem, query, path)
 
 
 def projected_variables(queries: Sequence[NamedQuery]) -> list[str] | None:

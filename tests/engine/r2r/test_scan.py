@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sepia.engine.graph import SMALL, TripleIndex
+from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.scan import Constant, Slot, extend_all, scan
 
 WIDTH = 4
@@ -38,3 +39,20 @@ def test_small_graph_scan_equals_the_index_joins(triples, patterns, seeds):
     expected = extend_all(rows, [(p, [graph]) for p in patterns], {0, 1})
     got = scan([TripleIndex(triples)], tuple(patterns), WIDTH, list(rows), frozenset({0, 1}))
     assert got == expected
+
+
+def test_a_plan_node_keeps_its_own_compiled_scans():
+    """The compiled steps live in the Scan node, so they go with its query: a node compiles
+    once and reads its memo for the next event; an equal node (another query's) starts
+    empty, nothing is shared through the process."""
+    patterns = ((Slot(0), Constant(1), Slot(1)), (Slot(1), Constant(2), Slot(2)))
+    node, other = po.Scan((po.EventGraph(),), patterns), po.Scan((po.EventGraph(),), patterns)
+    assert node == other and node.compiled is not other.compiled
+    events = [
+        ([(5, 1, 6), (6, 2, 7)], [(5, 6, 7, None)]),
+        ([(8, 1, 9), (9, 2, 3), (9, 2, 4)], [(8, 9, 3, None), (8, 9, 4, None)]),
+    ]
+    for triples, expected in events:
+        assert scan([TripleIndex(triples)], patterns, WIDTH, compiled=node.compiled) == expected
+    assert list(node.compiled) == [frozenset()]
+    assert other.compiled == {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pyoxigraph as ox
 
@@ -179,7 +180,7 @@ class EventPlanner(PatternPlanner):
                         inner = self._sink(side, conjunct, slots) or EventFilter(
                             self.expression(conjunct, True), side
                         )
-                        return dataclasses.replace(tree, **{field: inner})
+                        return dataclasses.replace(cast(Any, tree), **{field: inner})
             case EventFilter(_, inner) if slots <= bound_slots(inner):
                 sunk = self._sink(inner, conjunct, slots)
                 return dataclasses.replace(tree, inner=sunk) if sunk is not None else None

@@ -120,7 +120,7 @@ class PatternPlanner:
         slot = self.slots.index(variable.value)
         branches: list[po.PhysicalPlan] = []
         for name in self.named:
-            row = [None] * len(self.slots.names)
+            row: list[int | None] = [None] * len(self.slots.names)
             row[slot] = self.dictionary.encode(name)
             part = self.plan(inner, (po.BackgroundGraph(name),))
             table = po.Table((tuple(row),))
@@ -156,10 +156,11 @@ class PatternPlanner:
             return po.Fallback(gp.Graph(EVENT_GRAPH, p), ())
         if graphs != self.default:
             (ref,) = graphs
+            assert not isinstance(ref, po.EventGraph)  # (returned above)
             p = gp.Window(ref.name, p) if isinstance(ref, po.WindowGraph) else gp.Graph(ref.name, p)  # type: ignore[arg-type]
         if calls(p, "TIMESTAMP"):
             raise Unsupported("C-SPARQL timestamp() inside a sub-pattern only pyoxigraph runs")
-        named = {n.name for n in nodes(p, gp.Window)}  # type: ignore[attr-defined]
+        named = {n.name for n in nodes(p, gp.Window)}
         named |= {g.name for g in self.default if isinstance(g, po.WindowGraph)}
         return po.Fallback(p, tuple(sorted(named, key=str)))
 

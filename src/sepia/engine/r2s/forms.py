@@ -93,8 +93,9 @@ class QueryForm:
                 else encode(x)
                 for x in (pattern.subject, pattern.predicate, pattern.object)
             ]
-            if None not in ids and self.well_placed(ids):
-                triples.add(tuple(ids))
+            s, p, o = ids
+            if s is not None and p is not None and o is not None and self.well_placed(ids):
+                triples.add((s, p, o))
         return triples
 
     def describe(
@@ -135,7 +136,7 @@ class QueryForm:
             case qa.Construct() | qa.Describe():
                 graphs: dict[tuple, list[ox.Triple]] = {}
                 for key in +bag:
-                    graphs.setdefault(tuple(key[3:]), []).append(ox.Triple(*map(decode, key[:3])))  # type: ignore[misc]
+                    graphs.setdefault(tuple(key[3:]), []).append(ox.Triple(*map(decode, key[:3])))  # type: ignore[arg-type]
                 return [
                     Result(self.name, t, op, triples=tuple(sorted(g, key=str)),
                            interval=(at[0], at[1]) if at else None)

@@ -90,7 +90,7 @@ class WindowOperator:
                 return start - 1
             case ds.Now():
                 return t - 1
-            case ds.CountBased():
+            case _:  # count-based (the sliding ones are worked out in the caller)
                 return None
 
     def closes_on_arrival(self) -> bool:
@@ -244,7 +244,11 @@ class WindowState:
         for _, group in groupby(rows, key=lambda row: row[0]):
             members = list(group)
             time = members[0][1]
-            triples = tuple(tuple(row[2:]) for row in members if row[2] is not None)  # type: ignore[misc]
+            triples = tuple(
+                (s, p, o)
+                for _, _, s, p, o in members
+                if s is not None and p is not None and o is not None  # (all three, or none)
+            )
             state.elements.append((time, triples))
             for triple in triples:
                 state.graph.add(triple)
