@@ -64,7 +64,7 @@ class Context:
         start = getattr(meta, "start_pos", None)
         if start is None:
             return span_at(self.text, len(self.text), len(self.text))
-        return span_at(self.text, start, meta.end_pos)
+        return span_at(self.text, start, getattr(meta, "end_pos", start))
 
     def fail(
         self, where: Tree | Token | Meta | Span, message: str, expected: str | None = None
