@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sepia.engine.forgetting import Forgetting, held_integers
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.vocabulary import XSD
 from sepia.runtime.local import Session
 
 from .generators import EX, S1, event_queries, queries, sequence_queries, streams
@@ -71,21 +72,30 @@ def test_held_integers_reach_closures_caches_and_arrays() -> None:
     assert {55, 7, 1007, 3, 9, 1, 2} <= held_integers([root])
 
 
+PLAIN = "SELECT ?x ?v", "{ ?x :value ?v }", ""
+GROUPED = ("SELECT ?k (AVG(?v) AS ?a) (MAX(?v) AS ?m)",
+           "{ ?x :value ?v BIND(STRLEN(STR(?x)) AS ?k) FILTER(?v > 3) }", "GROUP BY ?k")
+
+
 @pytest.mark.parametrize("path", ["rows", "columnar"])
-def test_dictionary_stays_bounded_with_fresh_iris_per_event(path):
-    """20,000 elements, each naming a fresh sensor and a fresh reading literal, two per
-    time unit, through a RANGE 10 STEP 5 window: the live state holds at most 20
-    elements (40 fresh terms), so with collections from 1,000 terms the dictionary never
-    holds more than those 1,000 and one advance's new terms, while without forgetting it
-    holds every one of the 40,000 fresh terms (answers the same)."""
+@pytest.mark.parametrize("query", [PLAIN, GROUPED], ids=["plain", "grouped"])
+def test_dictionary_stays_bounded_with_fresh_iris_per_event(path, query):
+    """20,000 elements, each naming a fresh sensor and a fresh reading, two per time unit,
+    through a RANGE 10 STEP 5 window: the live state holds at most 20 elements (40 fresh
+    terms), so with collections from 1,000 terms the dictionary never holds more than
+    those 1,000 and one advance's new terms, while without forgetting it holds every one
+    of the 40,000 fresh terms (answers the same). Grouped: the caches of the readings'
+    numeric values and of the BIND's and FILTER's values (keyed by ids) keep none alive."""
+    select, where, group = query
     text = f"""PREFIX : <{EX}>
-    REGISTER RSTREAM :out AS SELECT ?x ?v
+    REGISTER RSTREAM :out AS {select}
     FROM NAMED WINDOW :w ON :s1 [RANGE 10 STEP 5]
-    WHERE {{ WINDOW :w {{ ?x :value ?v }} }}"""
-    p = ox.NamedNode(EX + "value")
+    WHERE {{ WINDOW :w {where} }} {group}"""
+    p, decimal = ox.NamedNode(EX + "value"), ox.NamedNode(XSD + "decimal")
     elements = [
         StreamElement(S1, f"_:g{i}", i // 2, i // 2,
-                      (ox.Triple(ox.NamedNode(f"{EX}sensor{i}"), p, ox.Literal(f"r{i}")),))
+                      (ox.Triple(ox.NamedNode(f"{EX}sensor{i}"), p,
+                                 ox.Literal(f"{i}.5", datatype=decimal)),))
         for i in range(20_000)
     ]
     peaks, produced = {}, {}

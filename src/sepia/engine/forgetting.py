@@ -10,7 +10,9 @@ is a time or a count rather than an id only keeps a term a little longer. Terms 
 before the first element (the queries' constants, the background data) are never
 forgotten. Ids are never given again, so a cache entry still keyed by a forgotten id is
 never met by another term. Batches of columns a reader has encoded but not yet pushed are
-roots too (``ColumnBatch.alive``).
+roots too (``ColumnBatch.alive``). Caches keyed by ids that would otherwise keep every id
+they ever saw (the numeric values of terms, expressions' values) are not walked: they
+``watch`` the dictionary and drop the ids it forgets.
 
 A collection costs a walk of the state, so it runs only when the dictionary has doubled
 since the last one left it (and holds at least ``MIN_TERMS``): its cost per new term is
@@ -95,7 +97,7 @@ class Forgetting:
 
     def collect(self, roots: Iterable[object]) -> int:
         """Forget the terms the roots no longer hold; how many were forgotten."""
-        live = held_integers(roots, skip=(self.codec,))
+        live = held_integers(roots, skip=(self.codec, *self.codec.caches))
         dropped = self.codec.forget(live, self.floor)
         self.forgotten += len(dropped)
         self.next_at = max(self.min_terms, 2 * len(self.codec))

@@ -10,20 +10,39 @@ keyed by that id can never meet another term under it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Container, Iterable, Iterator
+from typing import Protocol
 
 from sepia.rdf.terms import Term, canonical, parse_term, term_to_nt
+
+
+class IdCache(Protocol):
+    """A cache keyed by term ids that does not keep its terms alive: told of the ids a
+    dictionary forgot, it drops what it holds of them."""
+
+    def forget_ids(self, dropped: set[int]) -> None: ...
 
 
 class Dictionary:
     """A bijection between terms (by their N-Triples text) and positive integers."""
 
-    __slots__ = ("_ids", "_next", "_texts")
+    __slots__ = ("_caches", "_ids", "_next", "_texts")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self._texts: dict[int, str] = {}  # in id order: ids are allocated increasing
         self._next = 1
+        self._caches: weakref.WeakSet[IdCache] = weakref.WeakSet()
+
+    def watch(self, cache: IdCache) -> None:
+        """Tell ``cache`` of the ids ``forget`` drops (a collection does not count what it
+        holds as live: it is a cache)."""
+        self._caches.add(cache)
+
+    @property
+    def caches(self) -> list[IdCache]:
+        return list(self._caches)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -75,6 +94,10 @@ class Dictionary:
         dropped = [i for i in self._texts if i > floor and i not in live]
         for term_id in dropped:
             del self._ids[self._texts.pop(term_id)]
+        if dropped:
+            gone = set(dropped)
+            for cache in self.caches:
+                cache.forget_ids(gone)
         return dropped
 
     def rows(self, since: int = 0) -> Iterator[tuple[int, str]]:

@@ -103,6 +103,12 @@ class ExpressionEvaluator:
         self.dictionary = dictionary
         self.cache: dict[tuple[int | None, ...], int | None] = {}
         self._store = ox.Store()
+        dictionary.watch(self)
+
+    def forget_ids(self, dropped: set[int]) -> None:
+        """The dictionary forgot these terms: the cached values of or to them go."""
+        self.cache = {k: v for k, v in self.cache.items()
+                      if v not in dropped and dropped.isdisjoint(k)}
 
     def values(self, rows: Sequence[Row]) -> list[int | None]:
         """The expression's value on each row (None where it raises an error)."""

@@ -52,6 +52,14 @@ class Terms:
         self.numbers: dict[int, Number | None] = {}
         """Canonical id -> its numeric value (None: not a number)."""
         self._written: dict[tuple[str, int], int] = {}
+        dictionary.watch(self)
+
+    def forget_ids(self, dropped: set[int]) -> None:
+        """The dictionary forgot these terms: their values are not needed any more."""
+        for table in (self._canonical, self.numbers):
+            for i in dropped.intersection(table):
+                del table[i]
+        self._written = {k: i for k, i in self._written.items() if i not in dropped}
 
     def canonical(self, ids: Iterable[int | None]) -> Callable[[int], int]:
         """Learn the canonical forms of ``ids`` (one store for all the new literals); the
