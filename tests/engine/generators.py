@@ -323,3 +323,70 @@ def event_queries(draw, partitioned: bool = False) -> str:
         f"PREFIX : <{EX}>\nSELECT *\n{declared}\n{policy}\n"
         f"WHERE {{ MATCH {{ {pattern} }} {outside} }}"
     )
+
+
+PLANTED = re.compile(
+    r"(?:(?:EVENT|WINDOW) :(?P<window>\w+)|GPM \w+ ON S(?P<stream>\d))"  # a block opens
+    r"|(?P<s>\?\w+|:\w+)\s+(?P<p>\?\w+|:[pq])\s+(?P<o>\?\w+|:\w+|\d+)(?=\s*[.}]|\s+FILTER)"
+)
+"""What ``planted`` reads in a query's text, left to right: the window, event or GPM block
+a triple pattern is in, and triple patterns over the streams' predicates (:p, :q or a
+variable; the background's :r and :label are left to the background)."""
+
+
+def plantable(text: str) -> list[tuple[str | None, str, str, str]]:
+    """The query's stream triple patterns in the order written, each with the stream its
+    block reads (None: any, as an EP-SPARQL group)."""
+    streams = dict(re.findall(r"WINDOW :(\w+) ON :s(\d)", text))
+    found, stream = [], None
+    for match in PLANTED.finditer(text):
+        if match["window"]:
+            stream = streams.get(match["window"])
+        elif match["stream"]:
+            stream = match["stream"]
+        else:
+            found.append((stream and f"{EX}s{stream}", match["s"], match["p"], match["o"]))
+    return found
+
+
+def term(name: str, bound: dict[str, ox.NamedNode | ox.Literal]) -> ox.NamedNode | ox.Literal:
+    if name.startswith("?"):
+        return bound[name]
+    return ox.Literal(name) if name.isdigit() else ox.NamedNode(EX + name[1:])
+
+
+@st.composite
+def planted(draw, text: str, noise=None) -> dict[str, list[StreamElement]]:
+    """Streams drawn from the query ``text``: one instance of each of its stream triple
+    patterns (its variables bound once for all, joins and sequences hold), each in an
+    element of its own at times in the order written (ties sometimes), among the elements
+    of ``noise`` (default ``streams()``). Event patterns, chains and SEQs then answer
+    often, where independent draws answer rarely."""
+    data = draw(noise if noise is not None else streams())
+    bound: dict[str, ox.NamedNode | ox.Literal] = {}
+    t = draw(st.integers(0, 4))
+    for stream, *names in plantable(text):
+        for position, name in enumerate(names):
+            if name.startswith("?") and name not in bound:
+                pool = PREDICATES if position == 1 else [*SUBJECTS, OBJECTS[4]]
+                bound[name] = draw(st.sampled_from(pool))
+        s, p, o = (term(name, bound) for name in names)
+        if isinstance(s, ox.Literal) or isinstance(p, ox.Literal):
+            continue  # a literal bound to a subject or predicate: no triple holds it
+        iri = stream or draw(st.sampled_from([S1, S2]))
+        data.setdefault(iri, []).append(StreamElement(iri, "", t, t, (ox.Triple(s, p, o),)))
+        t += draw(st.sampled_from([1, 1, 2, 0]))
+    return {
+        iri: [StreamElement(iri, f"_:g{n}", e.start, e.end, e.triples, e.kind)
+              for n, e in enumerate(sorted(elements, key=lambda e: e.end))]
+        for iri, elements in data.items()
+    }
+
+
+QUIET = st.just({S1: [], S2: []})
+"""No noise: ``planted`` streams alone (SEQs under strict contiguity, partitions)."""
+
+
+def answering(queries: st.SearchStrategy, noise=None) -> st.SearchStrategy:
+    """(query, streams) pairs, the streams ``planted`` from the query."""
+    return queries.flatmap(lambda text: st.tuples(st.just(text), planted(text, noise)))
