@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sepia.cli import app
@@ -205,3 +206,26 @@ def test_timeline_refuses_standard_input(tmp_path: Path) -> None:
     out = sepia("run", str(E1 / "nearby.rq"), "--stream", "http://example.org/nearby=-",
                 "--engine", "local", "--timeline", str(tmp_path / "x.html"))  # fmt: skip
     assert out.exit_code == 1 and "standard input" in out.output
+
+
+def test_compare_spark_refuses_what_its_api_cannot_take() -> None:
+    """The Spark API takes a query's text as written and runs to the end of the input:
+    checked before any Spark starts, one located line each."""
+    args = worked("e1-shops-coupons").cli_args()
+    combined = sepia("compare", *args, "--engine", "local,spark", "--operator", "istream")
+    assert combined.exit_code == 1 and "combines with no other axis" in combined.output
+    until = sepia("compare", *args, "--engine", "local,spark", "--until", "10")
+    assert until.exit_code == 1 and "drop --until" in until.output
+    assert "Traceback" not in combined.output + until.output
+
+
+@pytest.mark.spark
+def test_compare_e1_on_reference_local_and_spark(spark) -> None:
+    """E1 (RSP-QL Example 10): carl and eve at 8, diana at 16, from all three engines."""
+    args = worked("e1-shops-coupons").cli_args()
+    out = sepia("compare", *args, "--engine", "reference,local,spark", "--format", "jsonl")
+    assert out.exit_code == 0, out.output
+    rows = {(line["t"], _who(line)[-1]): line["settings"] for line in _jsonl(out.stdout)}
+    every = {"reference": 1, "local": 1, "spark": 1}
+    assert rows == {(8, "carl"): every, (8, "eve"): every, (16, "diana"): every}
+    assert not any(line["differs"] for line in _jsonl(out.stdout))

@@ -5,8 +5,14 @@ RSEP-QL ``MATCH { }``, CQELS-CEP ``SEQ`` with a negation, SPAseq ``SEQ( )`` with
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sepia.algebra import event as ev
 from sepia.algebra import expression as ex
+from sepia.algebra.scope import basic_events
+
+if TYPE_CHECKING:
+    from sepia.algebra import pattern as gp
 
 _SPASEQ = {ev.SelectionPolicy.STRICT_CONTIGUITY: ",", ev.SelectionPolicy.SKIP_TILL_NEXT: ";",
            ev.SelectionPolicy.SKIP_TILL_ANY: ":"}
@@ -16,9 +22,18 @@ class EventText:
     """Methods of ``QueryText`` for event patterns (terms, groups and expressions come from
     ``QueryText``)."""
 
+    if TYPE_CHECKING:  # given by QueryText
+        def term(self, term: object) -> str: ...
+
+        def group(self, pattern: gp.GraphPattern) -> str: ...
+
+        def elements(self, pattern: gp.GraphPattern) -> list[str]: ...
+
+        def expression(self, node: ex.Expression) -> str: ...
+
     def event_elements(self, event: ev.EventPattern) -> list[str]:
         """Group elements whose translation is ``Match(event)``, in the event's dialect."""
-        leaves = list(_leaves(event))
+        leaves = basic_events(event)
         if any(isinstance(leaf, ev.OccurrencePattern) for leaf in leaves):
             return self.ep_elements(event)
         if any(isinstance(leaf, ev.Event) and leaf.label for leaf in leaves):
@@ -47,7 +62,7 @@ class EventText:
 
     def spaseq(self, event: ev.EventPattern) -> str:
         def operand(node: ev.EventPattern) -> str:
-            return node.label if isinstance(node, ev.Event) else f"({self.spaseq(node)})"
+            return self.spaseq(node) if isinstance(node, ev.Event) else f"({self.spaseq(node)})"
 
         match event:
             case ev.Event(label=label) if label:
@@ -116,21 +131,6 @@ class EventText:
         raise ValueError(f"no EP-SPARQL text for {type(event).__name__}")
 
 
-def _leaves(event: ev.EventPattern):
-    """The Event and OccurrencePattern leaves of an event pattern."""
-    if isinstance(event, ev.Event | ev.OccurrencePattern):
-        yield event
-        return
-    for value in vars_of(event):
-        if type(value).__module__ == ev.__name__ and not isinstance(value, ev.SelectionPolicy):
-            yield from _leaves(value)
-
-
-def vars_of(node: object) -> list[object]:
-    """The field values of a slotted dataclass node."""
-    return [getattr(node, name) for name in node.__dataclass_fields__]  # type: ignore[attr-defined]
-
-
 def _cqels_items(event: ev.EventPattern) -> list[tuple[ev.Event, bool]]:
     """The elements of a CQELS-CEP SEQ, left to right, with their negation flag."""
     match event:
@@ -138,11 +138,11 @@ def _cqels_items(event: ev.EventPattern) -> list[tuple[ev.Event, bool]]:
             return [(event, False)]
         case ev.Seq(left, right, _):
             return _cqels_items(left) + _cqels_items(right)
-        case ev.NoHead(negated, right):
+        case ev.NoHead(ev.Event() as negated, right):
             return [(negated, True), *_cqels_items(right)]
-        case ev.NoTail(left, negated):
+        case ev.NoTail(left, ev.Event() as negated):
             return [*_cqels_items(left), (negated, True)]
-        case ev.SeqWithout(left, negated, right):
+        case ev.SeqWithout(left, ev.Event() as negated, right):
             return [*_cqels_items(left), (negated, True), *_cqels_items(right)]
     raise ValueError(f"no CQELS-CEP text for {type(event).__name__}")
 

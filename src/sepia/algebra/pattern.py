@@ -9,13 +9,10 @@ keeps the interval [from, to] of its event match so results can report it.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyoxigraph as ox
 
-from sepia.algebra import event as ev
 from sepia.algebra.event import EventPattern
 from sepia.algebra.expression import Aggregate, Expression
 from sepia.algebra.path import Path
@@ -207,19 +204,3 @@ GraphPattern = (
     Bgp | PathPattern | Join | LeftJoin | Filter | Union | Minus | Graph | Extend | Values
     | Group | OrderBy | Project | Distinct | Reduced | Slice | Window | Match
 )
-
-
-def event_leaves(node: object) -> Iterator[GraphPattern]:
-    """The graph pattern of every basic event pattern in a query expression (an
-    occurrence pattern gives one pattern per triple, matched on its own)."""
-    match node:
-        case ev.Event(pattern):
-            yield pattern
-        case ev.OccurrencePattern(bgp):
-            yield from (Bgp((triple,)) for triple in bgp.triples)
-        case tuple():
-            for item in node:
-                yield from event_leaves(item)
-        case _ if dataclasses.is_dataclass(node):
-            for f in dataclasses.fields(node):
-                yield from event_leaves(getattr(node, f.name))

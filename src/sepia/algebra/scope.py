@@ -144,14 +144,34 @@ def expression_variables(
     return walk(expression)
 
 
-def nodes(tree: object, kind: type | tuple[type, ...]) -> list:
+def nodes(tree: object, kind: type | tuple[type, ...], *, inside: bool = True) -> list:
     """Every node of type ``kind`` inside an algebra tree (any dataclass tree), outermost and
-    leftmost first."""
+    leftmost first. ``inside=False`` stops at each node found (the leaves of an event tree
+    rather than what their patterns hold)."""
     found = [tree] if isinstance(tree, kind) else []
+    if found and not inside:
+        return found
     if isinstance(tree, tuple):
-        return found + [m for x in tree for m in nodes(x, kind)]
+        return found + [m for x in tree for m in nodes(x, kind, inside=inside)]
     if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
         return found + [
-            m for f in dataclasses.fields(tree) for m in nodes(getattr(tree, f.name), kind)
+            m for f in dataclasses.fields(tree)
+            for m in nodes(getattr(tree, f.name), kind, inside=inside)
         ]
     return found
+
+
+def basic_events(tree: object) -> list[ev.Event | ev.OccurrencePattern]:
+    """The basic event patterns of a query expression or event tree, left to right: its
+    ``Event`` and ``OccurrencePattern`` leaves (negated ones included)."""
+    return nodes(tree, (ev.Event, ev.OccurrencePattern), inside=False)
+
+
+def event_leaves(tree: object) -> Iterator[gp.GraphPattern]:
+    """The graph pattern of every basic event pattern in ``tree`` (an occurrence pattern
+    gives one pattern per triple, matched on its own)."""
+    for leaf in basic_events(tree):
+        if isinstance(leaf, ev.Event):
+            yield leaf.pattern
+        else:
+            yield from (gp.Bgp((triple,)) for triple in leaf.bgp.triples)

@@ -12,6 +12,7 @@ timestamp() becomes a custom function the dataset answers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, assert_never
 
 import pyoxigraph as ox
@@ -42,7 +43,7 @@ class Special(Protocol):
     ``within`` gives the same hook for patterns read in another active graph;
     ``named_graphs`` lists the graphs a GRAPH variable ranges over."""
 
-    def __call__(self, pattern: gp.GraphPattern) -> str: ...
+    def __call__(self, pattern: gp.GraphPattern, /) -> str: ...
 
     def within(self, graph: ox.NamedNode) -> Special: ...
 
@@ -247,7 +248,8 @@ class SparqlText(QueryText):
 
 
 def values_text(
-    variables: list[str], rows: list[list[ox.NamedNode | ox.BlankNode | ox.Literal | None]]
+    variables: list[str],
+    rows: Sequence[Sequence[ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None]],
 ) -> str:
     """An inline VALUES block; None is UNDEF. No variables and one empty row is the unit."""
     head = " ".join(f"?{v}" for v in variables)
@@ -262,7 +264,7 @@ TABLE_COLUMN = f"{OWN_GRAPHS}column:"
 
 def table_text(
     variables: list[str],
-    rows: list[list[ox.NamedNode | ox.BlankNode | ox.Literal | None]],
+    rows: Sequence[Sequence[ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None]],
     graph: ox.NamedNode,
 ) -> tuple[str, list[ox.Quad]]:
     """Rows as a group pattern with ``values_text``'s solutions, for rows that may hold blank

@@ -78,11 +78,11 @@ class QueryText(EventText):
                 prefix = "DISTINCT " if distinct else ""
                 return f"{self.term(function)}({prefix}{self.arguments(args)})"
             case ex.Aggregate(function, args, distinct, separator):
-                inner = "DISTINCT " if distinct else ""
-                inner += self.arguments(args) if args else "*"
+                body = "DISTINCT " if distinct else ""
+                body += self.arguments(args) if args else "*"
                 if separator is not None:
-                    inner += f"; SEPARATOR={ox.Literal(separator)}"
-                return f"{function.value}({inner})"
+                    body += f"; SEPARATOR={ox.Literal(separator)}"
+                return f"{function.value}({body})"
             case _:
                 return self.term(node)
 

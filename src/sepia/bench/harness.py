@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sepia.bench import check, parsing, reasoning, report
+from sepia.bench import check, parsing, reasoning, report, soak
 from sepia.bench.measure import Measurement, measure
 from sepia.bench.systems import DEFAULT_SYSTEMS, SYSTEMS, System
 from sepia.workloads import Workload, generate, workload
@@ -178,7 +178,8 @@ def run_bench(options: BenchOptions, console: Console) -> list[Path]:
     unknown = [n for n in options.systems or () if n not in SYSTEMS]
     if unknown:
         raise KeyError(f"unknown system(s) {', '.join(unknown)}; known: {', '.join(SYSTEMS)}")
-    specs = [workload(w) for w in options.workloads if w.lower() != reasoning.ID]
+    sections = {reasoning.ID, soak.ID}
+    specs = [workload(w) for w in options.workloads if w.lower() not in sections]
     written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="sepia-bench-") as scratch:
         root = options.data_dir or Path(scratch)
@@ -186,9 +187,17 @@ def run_bench(options: BenchOptions, console: Console) -> list[Path]:
             rows = bench_workload(spec, options, root, console)
             described = Described(spec.id, spec.title, spec.source, options.scale_of(spec))
             written += write_outputs(described, options, rows, console)
+        if soak.ID in (w.lower() for w in options.workloads):
+            scale = options.scale or (soak.QUICK_SCALE if options.quick else soak.SCALE)
+            timeout = options.budget_s or soak.TIMEOUT_S
+            def data_of(spec: Workload, scale: int) -> Path:
+                return dataset(spec, scale, options.seed, root)[0]
+
+            written += soak.bench_soak(scale, options.seed, data_of, options.out, timeout,
+                                       console)
     if reasoning.ID in (w.lower() for w in options.workloads):
         written += bench_reasoning(options, console)
-    documents = [p for p in written if p.suffix == ".json"]
+    documents = [p for p in written if p.suffix == ".json" and not p.stem.endswith(soak.ID)]
     summary = options.out / f"{datetime.now(UTC):%Y-%m-%d}-summary.md"
     summary.write_text(report.summary_markdown(documents))
     written.append(summary)

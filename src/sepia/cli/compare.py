@@ -37,6 +37,7 @@ from sepia.timeline.compare import (
 )
 from sepia.timeline.compare import compare as compare_rows
 from sepia.timeline.model import Run
+from sepia.timeline.spark import SparkFailed
 from sepia.timeline.text import Shortener
 
 
@@ -66,7 +67,9 @@ def compare(
     contiguity: Annotated[
         str | None, _list("SPAseq sequences: strict (,), next (;), any (:).")
     ] = None,
-    engine: Annotated[str | None, _list("Engines: reference, local.")] = None,
+    engine: Annotated[
+        str | None, _list("Engines: reference, local, spark (each query's text as written).")
+    ] = None,
     dialect: Annotated[
         str | None,
         _list("Dialect defaults (report policy and stream operator): csparql, rspql, cqels."),
@@ -105,6 +108,8 @@ def compare(
             fail(str(error))
         except Unsupported as error:
             fail(f"setting {setting.name}: the {setting.engine} engine cannot run it: {error}")
+        except SparkFailed as error:
+            fail(f"setting {setting.name}: {error}")
     rows = compare_rows(results)
     names = list(results)
     if format == "jsonl":

@@ -13,10 +13,11 @@ import typer
 
 from sepia.algebra import Query, to_json, to_sexpr, to_sparql, to_tree
 from sepia.algebra.query import Unsupported
-from sepia.cli.app import app, fail
+from sepia.cli.app import app, fail, warn
+from sepia.cli.options import StreamOption, stream_kind
 from sepia.engine import explain as engine_explain
 from sepia.engine import plan
-from sepia.lang import QueryError, parse_query
+from sepia.lang import QueryError, parse_query, static_warnings
 from sepia.rdf.dictionary import Dictionary
 
 
@@ -35,14 +36,18 @@ def explain(
     output_format: Annotated[
         ExplainFormat, typer.Option("--format", "-f", help="tree, json or sexpr.")
     ] = ExplainFormat.TREE,
+    stream: StreamOption = [],  # noqa: B006  (typer reads the default, never mutates it)
 ) -> None:
-    """Print the algebra a query compiles to, and the local engine's physical plan for it."""
+    """Print the algebra a query compiles to, and the local engine's physical plan for it;
+    with --stream, the query's durations are also checked against the stream's time."""
     text, source = _read(query)
     try:
         compiled = parse_query(text, source=source)
     except QueryError as error:
         typer.echo(f"error: {error}", err=True)  # plain text: a wrapped line would move the caret
         raise typer.Exit(2) from None
+    for warning in static_warnings(text, source=source, stream_kind=stream_kind(stream)):
+        warn(str(warning))
     prefixes = dict(compiled.prefixes)
     if output_format is ExplainFormat.JSON:
         typer.echo(json.dumps(to_json(compiled, prefixes), indent=2))

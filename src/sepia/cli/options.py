@@ -15,8 +15,9 @@ from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.query import Entailment
 from sepia.cli.app import fail, warn
 from sepia.io.errors import InputError
-from sepia.lang import QueryError
+from sepia.lang import QueryError, static_warnings
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import (
     InputBindingError,
     NamedQuery,
@@ -156,6 +157,40 @@ def warn_unread(queries: list[NamedQuery], bound: Iterable[str]) -> None:
         read = ", ".join(f"<{i}>" for i in input_streams(queries))
         warn(f"no query reads the stream <{iri}> given with --stream (they read {read}); "
              "its elements change no answer")
+
+
+def warn_static(queries: Iterable[Path], stream: Iterable[str], data: Iterable[str] = ()) -> None:
+    """The queries' static warnings (``sepia.lang.static_warnings``), one line each, given
+    the graphs --data names and the kind of time of the first --stream file that has an
+    element; a query that does not compile is left to the error that follows."""
+    graphs = {name for name, _ in map(split_binding, data) if name}
+    kind = stream_kind(stream)
+    for path in queries:
+        try:
+            found = static_warnings(path.read_text(encoding="utf-8"), source=str(path),
+                                    graphs=graphs, stream_kind=kind)
+        except (QueryError, OSError, UnicodeDecodeError):
+            continue
+        for warning in found:
+            warn(str(warning))
+
+
+def stream_kind(stream: Iterable[str]) -> TimeKind | None:
+    """The kind of time of the first element of the first --stream file that has one (None:
+    none can be read now: standard input, a live source, a folder, a broken file)."""
+    from sepia.io.streams import read_stream  # the readers: only once a stream is given
+
+    for text in stream:
+        name, path = split_binding(text)
+        if not Path(path).is_file():
+            continue
+        try:
+            first = next(iter(read_stream(path, name or Path(path).resolve().as_uri())), None)
+        except Exception:  # the run reports a broken stream in its own words
+            continue
+        if first is not None:
+            return first.kind
+    return None
 
 
 def stream_binding(text: str) -> tuple[str, Path]:

@@ -33,6 +33,7 @@ from sepia.cli.options import (
     existing_paths,
     load_inputs,
     split_binding,
+    warn_static,
     warn_unread,
 )
 from sepia.cli.timeline import (
@@ -195,6 +196,7 @@ def run(
         "--idle-timeout": idle_timeout is not None,
     })  # fmt: skip
     span = check_timeline(timeline, timeline_range, stream)
+    warn_static(queries, stream, data)
     if engine is Engine.spark:
         if timeline is not None:
             fail("--timeline draws runs of --engine local or reference",

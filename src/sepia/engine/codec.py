@@ -9,7 +9,7 @@ its rows are the dictionary's, so state is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 import pyoxigraph as ox
 
@@ -49,6 +49,16 @@ class Codec(Dictionary):
         if found is None:
             found = self._decoded[term_id] = super().decode(term_id)
         return found
+
+    def forget(self, live: Container[int], floor: int = 0) -> list[int]:
+        """``Dictionary.forget``, and the cached terms of the ids dropped with it."""
+        dropped = super().forget(live, floor)
+        if dropped:
+            gone = set(dropped)
+            self._encoded = {t: i for t, i in self._encoded.items() if i not in gone}
+            for term_id in dropped:
+                self._decoded.pop(term_id, None)
+        return dropped
 
 
 def encode_triples(dictionary: Dictionary, triples: Iterable[ox.Triple]) -> list[EncodedTriple]:

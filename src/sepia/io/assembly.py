@@ -56,7 +56,7 @@ class TimeStatement(NamedTuple):
     slot: str
     quad: ox.Quad
     chunk: Chunk
-    index: int
+    quad_index: int
 
 
 def resolve_times(statements: list[TimeStatement]) -> tuple[int, int, TimeKind]:
@@ -97,7 +97,7 @@ def _point_or_interval(
     return started.value, ended.value, started.kind
 
 
-def _time_value(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> TimeValue:
+def _time_value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> TimeValue:
     """`parse_time_literal` (a bad time is _Rejected), with a shortcut for xsd:integer."""
     if isinstance(term, ox.Literal) and term.datatype == XSD_INTEGER:
         text = term.value
@@ -194,6 +194,7 @@ class Assembler:
             self._reject(error, nquads_text([quad]), True)
             return
         subject = quad.subject
+        assert not isinstance(subject, ox.Triple)  # a triple term is never a quad's subject
         statement = TimeStatement(slot, quad, chunk, index)
         if self._open is not None and subject == self._open.graph:
             self._open.times.append(statement)

@@ -200,7 +200,7 @@ def _parse_nquads_lines(chunk: Chunk) -> Iterator[Parsed | Broken]:
 def _nquads_label(line: bytes) -> GraphLabel | None:
     """The element a bad N-Quads line belongs to, as far as it can be read: its 4th term,
     the subject of a 3-term (time) line, else a last IRI that is not a datatype."""
-    terms = []
+    terms: list[bytes] = []
     position = 0
     while len(terms) < 4 and (match := _NQUADS_TERM.match(line, position)):
         terms.append(match.group(1))

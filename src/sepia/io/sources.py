@@ -197,11 +197,11 @@ def open_binary(source: Source, ends_at_damage: bool = False) -> Iterator[Binary
         else:
             raw = source
         if not hasattr(raw, "peek"):
-            buffered = io.BufferedReader(raw)  # type: ignore[arg-type]
+            buffered = io.BufferedReader(raw)  # type: ignore[type-var]
             stack.callback(buffered.detach)  # let go of the caller's object, unclosed
-            raw = buffered  # type: ignore[assignment]
-        if raw.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[attr-defined]
+            raw = buffered
+        if raw.peek(2)[:2] == GZIP_MAGIC:
             raw = Inflated(raw, ends_at_damage)  # type: ignore[assignment]
-        if raw.peek(3)[:3] == UTF8_BOM:  # type: ignore[attr-defined]
+        if raw.peek(3)[:3] == UTF8_BOM:
             raw.read(3)  # editors add it; the parsers would take it for data
         yield raw

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 _EDGE = 1  # the table's right border
@@ -30,7 +30,7 @@ def print_fitted(
     for number, columns in enumerate(column_groups(console.width, headers, rows, keys)):
         table = Table(title=title if number == 0 else None, title_justify="left")
         for index in columns:
-            justify = "right" if headers[index] in right else "left"
+            justify: JustifyMethod = "right" if headers[index] in right else "left"
             cap = _key_width(console.width) if index < keys else None
             table.add_column(headers[index], justify=justify, overflow="fold", max_width=cap)
         for row in rows:

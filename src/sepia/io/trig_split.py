@@ -73,6 +73,13 @@ _SPACE_RE = re.compile(_SPACE)
 _INDENT = re.compile(rb"[ \t]*")
 
 
+def _end(pattern: re.Pattern[bytes], text: bytes, position: int = 0) -> int:
+    """Where ``pattern``, which matches the empty string, stops matching from ``position``."""
+    match = pattern.match(text, position)
+    assert match is not None  # it matches the empty string
+    return match.end()
+
+
 def trig_pieces(
     stream: BinaryIO, max_statement: int = MAX_ELEMENT_SIZE
 ) -> Iterator[Parsed | Broken]:
@@ -131,7 +138,7 @@ def _scan(
 ) -> Generator[Parsed | Broken, None, bytes]:
     """The careful path: whole statements found by the scanner, then a bad statement set
     aside up to where reading can resume. Returns what is left for the next round."""
-    end = STATEMENTS.match(buffer).end()
+    end = _end(STATEMENTS, buffer)
     if end:
         yield from _parse_bounded(state, buffer[:end], max_statement)
         buffer = buffer[end:]
@@ -186,12 +193,12 @@ def last_line_end(text: bytes) -> int:
 def resume_point(text: bytes) -> int | None:
     """Start of the first later line, indented no deeper than the bad statement, that
     begins a whole statement; None if there is none in `text`."""
-    start = _SPACE_RE.match(text).end()
+    start = _end(_SPACE_RE, text)
     indent = start - (text.rfind(b"\n", 0, start) + 1)
     newline = text.find(b"\n", start)
     while newline != -1:
         line = newline + 1
-        first = _INDENT.match(text, line).end()
+        first = _end(_INDENT, text, line)
         starts = text[first:first + 1] not in (b"", b"\n", b"\r", b"#")
         if first - line <= indent and starts and ONE_STATEMENT.match(text, first):
             return line
@@ -218,7 +225,7 @@ class _TrigState:
     def oversized(self, text: bytes, limit: int, *, cut_off: bool) -> Broken:
         """A statement too long to hold, rejected; if `text` is only its start (`cut_off`),
         the rest of it is skipped as it comes."""
-        start = _SPACE_RE.match(text).end()
+        start = _end(_SPACE_RE, text)
         self.line += text.count(b"\n", 0, start)
         self.skipping = cut_off
         broken = Broken(self.line, text[start:start + SAMPLE] + b" ...", too_long(limit),
@@ -318,7 +325,7 @@ class _TrigState:
         try:
             yield from self.parse_whole(text)
         except SyntaxError as error:
-            start = _SPACE_RE.match(text).end()
+            start = _end(_SPACE_RE, text)
             line = self.line + text.count(b"\n", 0, start)
             error_line = self.line + (error.lineno or 1) - 1
             line = _within(error_line, line, text[start:])

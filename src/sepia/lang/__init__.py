@@ -7,6 +7,8 @@ text, what was expected and a caret under the query line.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from sepia.algebra.event import SelectionPolicy
 from sepia.algebra.query import Entailment, Query
 from sepia.lang.checks import FLATTER, TOO_DEEP
@@ -14,6 +16,8 @@ from sepia.lang.context import Context
 from sepia.lang.errors import QueryError, span_at
 from sepia.lang.lowering import lower
 from sepia.lang.parser import parse_tree
+from sepia.lang.static_warnings import QueryWarning, query_warnings
+from sepia.rdf.time import TimeKind
 
 
 def parse_query(
@@ -50,4 +54,23 @@ def parse_query(
         context.fail(span_at(text, 0, 1), TOO_DEEP, expected=FLATTER)
 
 
-__all__ = ["QueryError", "parse_query"]
+def static_warnings(
+    text: str,
+    *,
+    source: str = "<query>",
+    graphs: Collection[str] = (),
+    stream_kind: TimeKind | None = None,
+) -> list[QueryWarning]:
+    """The warnings of a query that compiles (``sepia.lang.static_warnings``): ``graphs``
+    are the graph names the run loads, ``stream_kind`` its streams' kind of time if known.
+
+    >>> [str(w) for w in static_warnings(
+    ...     "SELECT * FROM <http://example.org/kb> WHERE { ?s ?p ?o }")]  # doctest: +ELLIPSIS
+    ['<query>:1:15: the graph <http://example.org/kb> is never fetched ...=FILE']
+    """
+    context = Context(text, source)
+    query = lower(parse_tree(text, source), context)
+    return query_warnings(query, context, graphs, stream_kind)
+
+
+__all__ = ["QueryError", "QueryWarning", "parse_query", "static_warnings"]

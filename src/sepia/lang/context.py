@@ -53,6 +53,7 @@ class Context:
     generated_windows: list[WindowDecl] = field(default_factory=list)
     iri_spans: dict[str, list[Span]] = field(default_factory=dict)
     sequence_spans: list[Span] = field(default_factory=list)
+    partition_span: Span | None = None
     call_spans: dict[int, Span] = field(default_factory=dict)
     blank_node_scopes: dict[str, int] = field(default_factory=dict)
     fresh_counter: int = 0
@@ -63,7 +64,7 @@ class Context:
         start = getattr(meta, "start_pos", None)
         if start is None:
             return span_at(self.text, len(self.text), len(self.text))
-        return span_at(self.text, start, meta.end_pos)
+        return span_at(self.text, start, getattr(meta, "end_pos", start))
 
     def fail(
         self, where: Tree | Token | Meta | Span, message: str, expected: str | None = None

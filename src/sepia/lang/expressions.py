@@ -28,6 +28,7 @@ from sepia.algebra.expression import (
     UnaryOperator,
 )
 from sepia.algebra.functions import BUILTINS, CSPARQL_TIMESTAMP, XSD_CASTS
+from sepia.algebra.pattern import GraphPattern
 from sepia.lang.context import Context
 from sepia.rdf.vocabulary import XSD
 
@@ -169,11 +170,11 @@ class ExpressionRules:
         return FunctionCall(iri, args, distinct)
 
     @v_args(inline=True)
-    def exists(self, _keyword: Token, pattern: object) -> Expression:
+    def exists(self, _keyword: Token, pattern: GraphPattern) -> Expression:
         return Exists(pattern, negated=False)
 
     @v_args(inline=True)
-    def not_exists(self, _not: Token, _exists: Token, pattern: object) -> Expression:
+    def not_exists(self, _not: Token, _exists: Token, pattern: GraphPattern) -> Expression:
         return Exists(pattern, negated=True)
 
     def aggregate(self, children: list) -> Expression:

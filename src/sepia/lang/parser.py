@@ -7,6 +7,7 @@ The syntax tree is lark's ``Tree`` with source spans (``meta.line``, ``meta.colu
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
 from importlib.resources import files
 
@@ -108,9 +109,10 @@ def _query_error(error: UnexpectedInput, text: str, source: str) -> QueryError:
             f"unexpected '{token}'", text, span, source=source, expected=_expected(error.expected)
         )
     assert isinstance(error, UnexpectedCharacters)
-    span = span_at(text, error.pos_in_stream, error.pos_in_stream + 1)
+    position: int = error.pos_in_stream  # type: ignore[assignment]  # always set on this error
+    span = span_at(text, position, position + 1)
     return QueryError(
-        f"unexpected character {text[error.pos_in_stream]!r}",
+        f"unexpected character {text[position]!r}",
         text,
         span,
         source=source,
@@ -118,7 +120,7 @@ def _query_error(error: UnexpectedInput, text: str, source: str) -> QueryError:
     )
 
 
-def _expected(names: set[str] | frozenset[str] | None) -> str | None:
+def _expected(names: Collection[str] | None) -> str | None:
     """The grammar's expected terminals as a person reads them, e.g. "'{', WHERE or FROM"."""
     if not names:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
+from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 from lark import Token, v_args
@@ -95,6 +96,19 @@ class PatternRules:
     """Transformer methods for group graph patterns."""
 
     ctx: Context
+
+    if TYPE_CHECKING:  # given by Lowering and EpsparqlRules
+        def resolve_dialect_elements(self, elements: list) -> list: ...
+
+        def is_event_pattern(self, pattern: GraphPattern) -> bool: ...
+
+        def is_event_group(self, elements: list) -> bool: ...
+
+        def temporal_operator(
+            self, operator: Token, left: GraphPattern, right: GraphPattern
+        ) -> GraphPattern: ...
+
+        def event_group(self, elements: list, span: Span) -> GraphPattern: ...
 
     @v_args(inline=True)
     def group_graph_pattern(self, pattern: GraphPattern) -> GraphPattern:

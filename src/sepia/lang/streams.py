@@ -205,8 +205,12 @@ class StreamRules:
         )
         return (window,)
 
-    @v_args(inline=True)
-    def partition_clause(self, _partition: Token, _by: Token, variable: ox.Variable) -> object:
+    @v_args(meta=True, inline=True)
+    def partition_clause(
+        self, meta: Meta, _partition: Token, _by: Token, variable: ox.Variable
+    ) -> object:
+        self.ctx.partition_span = self.ctx.span(meta)
+
         def apply(clauses: StreamClauses) -> None:
             clauses.partition_by = variable
 

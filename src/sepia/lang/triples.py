@@ -8,6 +8,7 @@ stays a ``PathPattern``. The nested element ``[path]`` / ``[path term]`` of CQEL
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 from lark import Token, v_args
@@ -56,6 +57,9 @@ class TripleRules:
     """Transformer methods for triples and property paths (blank nodes come from TermRules)."""
 
     ctx: Context
+
+    if TYPE_CHECKING:  # given by TermRules
+        def fresh_blank_node(self) -> ox.BlankNode: ...
 
     @v_args(meta=True)
     def triples_block(self, meta: Meta, children: list) -> TriplesElement:

@@ -68,7 +68,7 @@ class Background:
             for t in triples
             if t.predicate == GENERATED_AT and t.subject in graphs and t.subject != g
         ]
-        times = [parse_time_literal(t.object) for _, t in stamps]  # type: ignore[arg-type]
+        times = [parse_time_literal(t.object) for _, t in stamps]
         kinds = {time.kind for time in times}
         if len(kinds) > 1:
             raise ValueError("background versions mix integer and xsd:dateTime times")

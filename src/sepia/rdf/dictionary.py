@@ -3,12 +3,14 @@
 One dictionary serves every stream and the background data of a run, so equal terms get
 equal ids everywhere. Its whole content is ``rows()`` (id, N-Triples text), so it can be
 written into Spark state, broadcast, or rebuilt with ``from_rows`` on another process.
-Ids start at 1 and are never reused; "unbound" is never an id (it is ``None``).
+Ids start at 1 and are never reused; "unbound" is never an id (it is ``None``). A term no
+state refers to any more may be ``forget``-ten: its id is retired with it, so a cache still
+keyed by that id can never meet another term under it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 
 from sepia.rdf.terms import Term, canonical, parse_term, term_to_nt
 
@@ -16,23 +18,30 @@ from sepia.rdf.terms import Term, canonical, parse_term, term_to_nt
 class Dictionary:
     """A bijection between terms (by their N-Triples text) and positive integers."""
 
-    __slots__ = ("_ids", "_texts")
+    __slots__ = ("_ids", "_next", "_texts")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
-        self._texts: list[str] = [""]  # index 0 unused: ids start at 1
+        self._texts: dict[int, str] = {}  # in id order: ids are allocated increasing
+        self._next = 1
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    @property
+    def last_id(self) -> int:
+        """The highest id ever allocated (0 for none): ``rows(since=last_id)`` is what is new."""
+        return self._next - 1
 
     def encode_text(self, text: str) -> int:
         """The id of a term given in N-Triples text, allocating one if it is new."""
         found = self._ids.get(text)
         if found is not None:
             return found
-        new = len(self._texts)
+        new = self._next
+        self._next = new + 1
         self._ids[text] = new
-        self._texts.append(text)
+        self._texts[new] = text
         return new
 
     def encode(self, term: Term) -> int:
@@ -50,40 +59,52 @@ class Dictionary:
         return self._ids.get(text)
 
     def decode_text(self, term_id: int) -> str:
-        """The N-Triples text of an id; an unknown id is a bug, so it raises."""
-        if not 0 < term_id < len(self._texts):
+        """The N-Triples text of an id; an unknown (or forgotten) id is a bug, so it raises."""
+        found = self._texts.get(term_id)
+        if found is None:
             raise KeyError(f"term id {term_id} is not in the dictionary")
-        return self._texts[term_id]
+        return found
 
     def decode(self, term_id: int) -> Term:
         """The pyoxigraph term of an id."""
         return parse_term(self.decode_text(term_id))
 
+    def forget(self, live: Container[int], floor: int = 0) -> list[int]:
+        """Drop every term whose id is above ``floor`` and not ``live``; the ids dropped.
+        The caller vouches that no state refers to them (their ids are never given again)."""
+        dropped = [i for i in self._texts if i > floor and i not in live]
+        for term_id in dropped:
+            del self._ids[self._texts.pop(term_id)]
+        return dropped
+
     def rows(self, since: int = 0) -> Iterator[tuple[int, str]]:
-        """(id, text) rows with id > since: the dictionary's state, or the part added since."""
-        for term_id in range(since + 1, len(self._texts)):
-            yield term_id, self._texts[term_id]
+        """(id, text) rows with id > since, in id order: the dictionary's state, or the part
+        added since."""
+        newer = []
+        for term_id, text in reversed(self._texts.items()):
+            if term_id <= since:
+                break
+            newer.append((term_id, text))
+        return reversed(newer)
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[int, str]]) -> Dictionary:
-        """Rebuild a dictionary from its rows, in any order; gaps or clashes are errors."""
-        ordered = sorted(rows)
+        """Rebuild a dictionary from its rows, in any order; clashes are errors."""
         dictionary = cls()
-        for expected, (term_id, text) in enumerate(ordered, start=1):
-            if term_id != expected:
-                raise ValueError(f"dictionary rows skip id {expected} (next is {term_id})")
-            if dictionary.encode_text(text) != term_id:
-                raise ValueError(f"dictionary rows give the term {text} two ids")
+        dictionary.extend(rows)
         return dictionary
 
     def extend(self, rows: Iterable[tuple[int, str]]) -> None:
-        """Add rows produced by another copy of this dictionary (ids must continue this one's)."""
+        """Add rows produced by another copy of this dictionary (new ids must come after
+        this one's: the gaps between them are terms that copy forgot)."""
         for term_id, text in sorted(rows):
             known = self._ids.get(text)
             if known is not None:
                 if known != term_id:
                     raise ValueError(f"term {text} has id {known} here and {term_id} there")
                 continue
-            if term_id != len(self._texts):
-                raise ValueError(f"dictionary rows skip id {len(self._texts)} (next is {term_id})")
+            if term_id < self._next:
+                held = self._texts.get(term_id, "a forgotten term")
+                raise ValueError(f"dictionary rows give id {term_id} to {text} and {held}")
+            self._next = term_id
             self.encode_text(text)

@@ -39,7 +39,9 @@ class TimeValue:
     kind: TimeKind
 
 
-def parse_time_literal(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> TimeValue:
+def parse_time_literal(
+    term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple,
+) -> TimeValue:
     """Read a prov time object: an integer literal or an xsd:dateTime; anything else raises."""
     if not isinstance(term, ox.Literal):
         raise ValueError(f"time must be a literal, found {term}")

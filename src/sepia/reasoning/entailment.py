@@ -28,9 +28,14 @@ def schema_of(triples: Iterable[ox.Triple]) -> set[ox.Triple]:
     return {t for t in triples if t.predicate in SCHEMA}
 
 
-def _transitive(pairs: set[tuple[object, object]]) -> dict[object, set[object]]:
+Node = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
+Ancestors = dict[Node, set[Node]]
+Pairs = list[tuple[Node, Node]]
+
+
+def _transitive(pairs: set[tuple[Node, Node]]) -> Ancestors:
     """Each node's strict ancestors under a transitive relation (rdfs5, rdfs11)."""
-    above: dict[object, set[object]] = {}
+    above: Ancestors = {}
     for a, b in pairs:
         above.setdefault(a, set()).add(b)
     changed = True
@@ -44,18 +49,15 @@ def _transitive(pairs: set[tuple[object, object]]) -> dict[object, set[object]]:
     return above
 
 
-Ancestors = dict[object, set[object]]
-
-
 @lru_cache(maxsize=16)
-def _rules(rules: frozenset[ox.Triple]) -> tuple[Ancestors, Ancestors, list, list]:
+def _rules(rules: frozenset[ox.Triple]) -> tuple[Ancestors, Ancestors, Pairs, Pairs]:
     """The class and property hierarchies (each node's ancestors), domains and ranges of a
     schema: the same schema closes every element graph of a run, so it is worked out once
     (the results are only read)."""
     classes = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_CLASS})
     properties = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_PROPERTY})
-    domains = [(t.subject, t.object) for t in rules if t.predicate == DOMAIN]
-    ranges = [(t.subject, t.object) for t in rules if t.predicate == RANGE]
+    domains: Pairs = [(t.subject, t.object) for t in rules if t.predicate == DOMAIN]
+    ranges: Pairs = [(t.subject, t.object) for t in rules if t.predicate == RANGE]
     return classes, properties, domains, ranges
 
 
@@ -69,8 +71,12 @@ def rdfs_closure(graph: Iterable[ox.Triple], schema: Iterable[ox.Triple]) -> set
             closed |= {ox.Triple(t.subject, t.predicate, x) for x in above.get(t.object, ())}
     while True:  # until nothing new: derived triples may trigger rules of their own
         before = len(closed)
-        for t in list(closed):  # rdfs7: a triple holds for every super-property
-            closed |= {ox.Triple(t.subject, q, t.object) for q in properties.get(t.predicate, ())}
+        for t in list(closed):  # rdfs7: a triple holds for every super-property (an IRI)
+            closed |= {
+                ox.Triple(t.subject, q, t.object)
+                for q in properties.get(t.predicate, ())
+                if isinstance(q, ox.NamedNode)
+            }
         for t in list(closed):  # rdfs2, rdfs3: domains and ranges type the ends
             closed |= {ox.Triple(t.subject, RDF_TYPE, c) for p, c in domains if p == t.predicate}
             if not isinstance(t.object, ox.Literal):

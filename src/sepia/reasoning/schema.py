@@ -47,13 +47,13 @@ class Vocabulary(Generic[T]):
     @classmethod
     def terms(cls) -> Vocabulary[ox.NamedNode]:
         """The vocabulary as pyoxigraph terms."""
-        return cls(*_IRIS, is_literal=lambda term: isinstance(term, ox.Literal))
+        return _vocabulary(_IRIS, lambda term: isinstance(term, ox.Literal))
 
     @classmethod
     def encoded(cls, dictionary: Dictionary) -> Vocabulary[int]:
         """The vocabulary as ids of ``dictionary`` (the ids are allocated if new)."""
         ids = [dictionary.encode(term) for term in _IRIS]
-        return cls(*ids, is_literal=lambda i: dictionary.decode_text(i).startswith('"'))
+        return _vocabulary(ids, lambda i: dictionary.decode_text(i).startswith('"'))
 
 
 _IRIS = [
@@ -63,6 +63,12 @@ _IRIS = [
     ox.NamedNode(RDFS + "domain"),
     ox.NamedNode(RDFS + "range"),
 ]
+
+
+def _vocabulary(terms: list[T], is_literal: Callable[[T], bool]) -> Vocabulary[T]:
+    """``terms``: rdf:type and the four schema predicates, in ``_IRIS``'s order."""
+    kind, sub_class, sub_property, domain, range_ = terms
+    return Vocabulary(kind, sub_class, sub_property, domain, range_, is_literal)
 
 
 def ancestors(pairs: Iterable[tuple[T, T]]) -> dict[T, frozenset[T]]:

@@ -68,6 +68,8 @@ class Outcome:
 
 
 def _node(graph: ox.Store, subject: object, predicate: str) -> list[object]:
+    if not isinstance(subject, ox.NamedNode | ox.BlankNode):
+        return []  # a literal has no properties
     return [q.object for q in graph.quads_for_pattern(subject, ox.NamedNode(predicate), None)]
 
 

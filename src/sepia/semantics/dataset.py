@@ -76,7 +76,7 @@ def _or_itself(close: int | None, t: int) -> int:
     return t if close is None else close
 
 
-def _arrivals(elements: Sequence[StreamElement]) -> Callable[[int, int], list[int]]:
+def _arrivals(elements: Sequence[StreamElement]) -> Callable[[int, int], Sequence[int]]:
     """Windows that move with every element (landmark, NOW, count-based) close at every
     arrival: each arrival ends one extent of the window and starts the next (docs/semantics.md,
     "Landmark windows close at every arrival")."""
@@ -95,7 +95,7 @@ class _Between(Sequence[int]):
     def __len__(self) -> int:
         return self.stop - self.start
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    def __getitem__(self, index):
         if isinstance(index, int) and 0 <= index < len(self):
             return self.times[self.start + index]  # the common case: [0]
         return self.times[self.start:self.stop][index]
@@ -103,6 +103,7 @@ class _Between(Sequence[int]):
 
 ELEMENT = "__g"
 """The hidden variable that names the element graph a basic event pattern matched in."""
+GraphName = ox.NamedNode | ox.BlankNode | ox.DefaultGraph
 
 
 class StreamingDataset:
@@ -139,7 +140,7 @@ class StreamingDataset:
         }
         self.show_background(0)
 
-    def add(self, triples: Iterable[ox.Triple], graph: ox.NamedNode | ox.DefaultGraph) -> None:
+    def add(self, triples: Iterable[ox.Triple], graph: GraphName) -> None:
         """Put a graph in the store, as its RDFS closure when entailment is on, its triples
         in the total order on terms (``rdf.order``): pyoxigraph's MIN / MAX among equal
         values of different terms return the one stored last, and a set's order would
@@ -150,18 +151,18 @@ class StreamingDataset:
         self.store.extend(ox.Quad(t.subject, t.predicate, t.object, graph) for t in ordered)
 
     @property
-    def functions(self) -> dict[ox.NamedNode, Callable[..., ox.Literal | None]]:
+    def functions(self) -> dict[ox.NamedNode, Callable[..., Term | None]]:
         return {TIMESTAMP: self.timestamp}
 
     def timestamp(self, s: object, p: object, o: object) -> ox.Literal | None:
         """C-SPARQL timestamp(?s, ?p, ?o): the time of the most recent element of the
         query's windows at the evaluation time that holds the triple (unbound if none)."""
-        triple = ox.Triple(s, p, o)  # type: ignore[arg-type]  (terms as the store holds them)
+        triple = ox.Triple(s, p, o)  # type: ignore[arg-type]  # terms as the store holds them
         times = [
             e.time
             for w in self.windows.values()
             for e in w.content(self.t)
-            if any(ox.Triple(*map(canonical, held)) == triple for held in e.triples)
+            if any(_canonical(held) == triple for held in e.triples)
         ]
         return integer_literal(max(times)) if times else None
 
@@ -206,11 +207,11 @@ class StreamingDataset:
         """Whether the query says which background graphs it reads (FROM / FROM NAMED)."""
         return bool(self.declared.default_graphs or self.declared.named_graphs)
 
-    def default_graph(self) -> list[ox.NamedNode | ox.DefaultGraph]:
+    def default_graph(self) -> list[GraphName]:
         """The merge of the FROM graphs (SPARQL 1.1 section 13.2: empty when the query has
         FROM NAMED but no FROM; the background default graph without dataset clause), plus
         the windows C-SPARQL merges into the default graph (``FROM STREAM``)."""
-        graphs: list[ox.NamedNode | ox.DefaultGraph] = list(self.declared.default_graphs)
+        graphs: list[GraphName] = list(self.declared.default_graphs)
         if not self.has_dataset_clause():
             graphs = [ox.DefaultGraph()]
         return graphs + [window_graph(w.name) for w in self.declared.windows if w.into_default]
@@ -225,7 +226,7 @@ class StreamingDataset:
             for q in self.store.quads_for_pattern(node, None, None, g)
         }
 
-    def named_graphs(self) -> list[ox.NamedNode] | None:
+    def named_graphs(self) -> list[ox.NamedNode | ox.BlankNode] | None:
         """The graphs GRAPH may read: with a dataset clause, the FROM NAMED ones (none with
         FROM alone) and the evaluator's own element and window graphs; without one, every
         graph (None)."""
@@ -243,7 +244,7 @@ class StreamingDataset:
             return list(self.declared.named_graphs)
         varying = [g for g in self.background.varying if isinstance(g, ox.NamedNode)]
         graphs = dict.fromkeys([*self.store.named_graphs(), *varying])
-        return [g for g in graphs if not g.value.startswith(OWN_GRAPHS)]  # type: ignore[union-attr]
+        return [g for g in graphs if not g.value.startswith(OWN_GRAPHS)]  # type: ignore[misc]
 
     def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         return self.store.query(
@@ -301,11 +302,11 @@ class StreamingDataset:
             where = f"VALUES ?{ELEMENT} {{ {names} }} GRAPH ?{ELEMENT} {{ {body} }}"
         rows = self.select(f"SELECT * WHERE {{ {where} }}")
         return [
-            (self.elements[r[ELEMENT]], Mu((k, v) for k, v in r.items() if k != ELEMENT))
+            (self.elements[r[ELEMENT]], Mu((k, v) for k, v in r.items() if k != ELEMENT))  # type: ignore[index]
             for r in rows
         ]
 
-    def triples(self, graphs: Sequence[ox.NamedNode | ox.DefaultGraph]) -> list[ox.Triple]:
+    def triples(self, graphs: Sequence[GraphName]) -> list[ox.Triple]:
         """The triples of the union of ``graphs`` (for the nested path evaluator)."""
         return list(
             {
@@ -314,3 +315,8 @@ class StreamingDataset:
                 for q in self.store.quads_for_pattern(None, None, None, g)
             }
         )
+
+
+def _canonical(triple: ox.Triple) -> ox.Triple:
+    """The triple as the store holds it (``canonical``: only a literal object changes)."""
+    return ox.Triple(triple.subject, triple.predicate, canonical(triple.object))

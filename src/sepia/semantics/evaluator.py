@@ -22,6 +22,7 @@ from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
 from sepia.algebra.query import Unsupported
+from sepia.algebra.scope import nodes
 from sepia.algebra.sparql import FROM, TO, integer_literal, select_text
 from sepia.rdf.describe import bounded_description
 from sepia.rdf.order import ordered
@@ -34,7 +35,7 @@ from sepia.semantics.dataset import StreamingDataset
 from sepia.semantics.events import EventEvaluator, MatchRow
 from sepia.semantics.mappings import Mu
 from sepia.semantics.partition import end_of_input, split_by_value
-from sepia.semantics.paths import evaluate_path
+from sepia.semantics.paths import Relation, evaluate_path
 from sepia.semantics.report import Instants, evaluation_instants
 
 AT, MATCH = "__at", "__match"
@@ -146,7 +147,7 @@ class Evaluation:
         if count > 1:
             rows = [_combined(r, count) for r in rows]
         if isinstance(self.query.report, rp.PushMatches):
-            rows = [r for r in rows if AT in r and int(r[AT].value) == t]
+            rows = [r for r in rows if AT in r and int(r.lexical(AT)) == t]
         return rows
 
     def answer(self, rows: list[Mu]) -> Counter[Row]:
@@ -156,7 +157,7 @@ class Evaluation:
                 return Counter(_row(r) for r in rows)
             case qa.Construct(template):
                 return Counter(
-                    ((("triple", t),), *_row(r)[1:3], None)  # type: ignore[misc]
+                    ((("triple", t),), *_row(r)[1:3], None)
                     for r in rows
                     for t in self.construct(template, r)
                 )
@@ -166,7 +167,7 @@ class Evaluation:
                 return Counter(
                     dict.fromkeys(
                         (
-                            ((("triple", t),), *_row(r)[1:3], None)  # type: ignore[misc]
+                            ((("triple", t),), *_row(r)[1:3], None)
                             for r in rows
                             for t in self.describe(resources, r)
                         ),
@@ -201,7 +202,11 @@ class Evaluation:
             terms = [v for k, v in row.items() if k not in HIDDEN]
         nodes = [x for x in terms if isinstance(x, ox.NamedNode | ox.BlankNode)]
         blank = lambda x: isinstance(x, ox.BlankNode)  # noqa: E731
-        return {ox.Triple(*t) for t in bounded_description(nodes, self.data.outgoing, blank)}
+        return {
+            ox.Triple(s, p, o)
+            for s, p, o in bounded_description(nodes, self.data.outgoing, blank)
+            if isinstance(p, ox.NamedNode)  # (always: read from the store)
+        }
 
     def results(self, t: int, op: Op, bag: Counter[Row]) -> list[Result]:
         """The output lines of one evaluation (DESCRIBE's graphs are written as CONSTRUCT's)."""
@@ -292,7 +297,7 @@ def continuous(run: Evaluation, until: int | None) -> list[Result]:
     """Definition 24: evaluate at every instant of ET, stream out through R2S."""
     operator, op = _stream_operator(run.query)
     if isinstance(run.query.report, rp.Report) and not run.match_number:
-        return _leaping(run, until, operator, op)
+        return _leaping(run, run.query.report, until, operator, op)
     previous: Counter[Row] = Counter()
     results: list[Result] = []
     for t in run.instants(until):
@@ -303,7 +308,11 @@ def continuous(run: Evaluation, until: int | None) -> list[Result]:
 
 
 def _leaping(
-    run: Evaluation, until: int | None, operator: Callable[..., Counter[Row]], op: Op
+    run: Evaluation,
+    report: rp.Report,
+    until: int | None,
+    operator: Callable[..., Counter[Row]],
+    op: Op,
 ) -> list[Result]:
     """Definition 24 for a report policy, leaping over instants that answer nothing.
 
@@ -313,8 +322,9 @@ def _leaping(
     instant before the next change of that data streams out nothing too: the evaluation goes
     on at the first instant of ET at or after that change. The work follows the changes and
     the results, not the length of a gap in time."""
-    instants = Instants(run.query.report, list(run.data.windows.values()), until)
+    instants = Instants(report, list(run.data.windows.values()), until)
     changes = run.changes()
+    fresh = _fresh_blank_nodes(run.query.form)
     previous: Counter[Row] = Counter()
     results: list[Result] = []
     t = instants.first(instants.low)
@@ -326,11 +336,22 @@ def _leaping(
             previous = now
         results += out
         after = t + 1
-        if not out:  # quiet until the data changes
+        if not out and not (fresh and previous):  # quiet until the data changes
             later = bisect.bisect_right(changes, t)
             after = changes[later] if later < len(changes) else instants.high + 1
         t = instants.first(after)
     return results
+
+
+def _fresh_blank_nodes(form: object) -> bool:
+    """Whether every evaluation answers anew even on the same data: a CONSTRUCT template
+    with blank nodes makes fresh ones each time, so a non-empty answer is followed by a
+    DSTREAM deletion (or ISTREAM insertion) at the next instant of ET, data changed or not."""
+    return isinstance(form, qa.Construct) and any(
+        isinstance(x, ox.BlankNode)
+        for p in form.template
+        for x in (p.subject, p.predicate, p.object)
+    )
 
 
 def _stream_operator(query: qa.Query):
@@ -345,13 +366,7 @@ def _stream_operator(query: qa.Query):
 
 def _matches(node: object) -> list[gp.Match]:
     """The MATCH nodes inside a graph pattern."""
-    if isinstance(node, gp.Match):
-        return [node]
-    if isinstance(node, tuple):
-        return [m for x in node for m in _matches(x)]
-    if dataclasses.is_dataclass(node):
-        return [m for f in dataclasses.fields(node) for m in _matches(getattr(node, f.name))]
-    return []
+    return nodes(node, gp.Match, inside=False)
 
 
 def hidden_of(k: int) -> tuple[str, str, str, str]:
@@ -369,11 +384,11 @@ def _combined(row: Mu, count: int) -> Mu:
     names = {n for k in range(count) for n in hidden_of(k)}
     out = {k: v for k, v in row.items() if k not in names}
     if held:
-        number = lambda name: int(row[name].value)  # noqa: E731
+        number = lambda name: int(row.lexical(name))  # noqa: E731
         out[FROM] = integer_literal(min(number(h[0]) for h in held))
         out[TO] = integer_literal(max(number(h[1]) for h in held))
         out[AT] = integer_literal(max(number(h[2]) for h in held))
-        matches = [row[h[3]].value for h in held if h[3] in row]
+        matches = [row.lexical(h[3]) for h in held if h[3] in row]
         if matches:
             out[MATCH] = ox.Literal("+".join(matches))
     return Mu(out)
@@ -393,7 +408,7 @@ def _match_values(
 
 
 def _path_values(
-    data: StreamingDataset, subject: object, obj: object, pairs: set[tuple[object, object]]
+    data: StreamingDataset, subject: object, obj: object, pairs: Relation
 ) -> str:
     """The solutions of ``subject path obj`` from the path's (start, end) pairs."""
     ends = [(i, t) for i, t in enumerate((subject, obj)) if isinstance(t, ox.Variable)]
@@ -410,9 +425,9 @@ def _interval(start: int | None, end: int | None) -> tuple[int, int] | None:
 
 def _row(m: Mu) -> Row:
     binding = tuple(sorted((k, v) for k, v in m.items() if k not in HIDDEN))
-    start = int(m[FROM].value) if FROM in m else None
-    end = int(m[TO].value) if TO in m else None
-    match = m[MATCH].value if MATCH in m else None
+    start = int(m.lexical(FROM)) if FROM in m else None
+    end = int(m.lexical(TO)) if TO in m else None
+    match = m.lexical(MATCH) if MATCH in m else None
     return binding, start, end, match
 
 

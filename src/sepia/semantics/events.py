@@ -13,7 +13,6 @@ RECENT) is the state kept from one evaluation to the next; under it the leaves g
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
 from sepia.algebra.expression import Expression
 from sepia.algebra.query import Query
-from sepia.algebra.scope import bop_variables, expression_variables, pattern_variables
+from sepia.algebra.scope import bop_variables, expression_variables, nodes, pattern_variables
 from sepia.algebra.sparql import (
     FROM,
     TO,
@@ -87,18 +86,13 @@ def consumes(query: Query) -> bool:
     that says UNRESTRICTED follows the query's EVENT POLICY)."""
     consuming = (Policy.CHRONOLOGICAL, Policy.RECENT)
 
-    def walk(node: object) -> bool:
-        if isinstance(node, ev.Seq | ev.SeqJoin) and not is_spaseq(node):
-            policy = query.event_policy if node.policy is Policy.UNRESTRICTED else node.policy
-            if policy in consuming:
-                return True
-        if isinstance(node, tuple):
-            return any(map(walk, node))
-        if dataclasses.is_dataclass(node) and not isinstance(node, type):
-            return any(walk(getattr(node, f.name)) for f in dataclasses.fields(node))
-        return False
+    def policy(node: ev.Seq | ev.SeqJoin) -> Policy:
+        return query.event_policy if node.policy is Policy.UNRESTRICTED else node.policy
 
-    return walk(query.pattern)
+    return any(
+        policy(node) in consuming and not is_spaseq(node)
+        for node in nodes(query.pattern, (ev.Seq, ev.SeqJoin))
+    )
 
 
 def is_spaseq(e: ev.EventPattern) -> bool:
@@ -377,15 +371,19 @@ class EventEvaluator:
         if not mappings:
             return set()
         names = sorted(set().union(*(m.mu for m in mappings)))
-        rows = [
-            [integer_literal(i), time_literal(m.start, self.kind), time_literal(m.end, self.kind)]
-            + [m.mu.get(n) for n in names]
+        rows: list[list[Term | None]] = [
+            [
+                integer_literal(i),
+                time_literal(m.start, self.kind),
+                time_literal(m.end, self.kind),
+                *(m.mu.get(n) for n in names),
+            ]
             for i, m in enumerate(mappings)
         ]
         values = self.data.table([INDEX, FROM, TO, *names], rows)
         test = expression_text(condition, self.special)
         kept = self.data.select(f"SELECT ?{INDEX} WHERE {{ {values} FILTER({test}) }}")
-        return {mappings[int(r[INDEX].value)] for r in kept}
+        return {mappings[int(r.lexical(INDEX))] for r in kept}
 
     def test(self, condition: Expression | None) -> Callable[[EventMapping], bool]:
         """A filter as a predicate on one event mapping (true when there is none)."""
@@ -468,26 +466,15 @@ def _flatten(e: ev.EventPattern) -> list[tuple[str | None, ev.EventPattern]]:
     return [(None, e)]
 
 
-def _has_nested_path(p: object) -> bool:
+def _has_nested_path(p: gp.GraphPattern) -> bool:
     """Whether a graph pattern holds a property path with nested tests (evaluated here)."""
-    if isinstance(p, gp.PathPattern):
-        return has_nested_test(p.path)
-    if isinstance(p, tuple):
-        return any(_has_nested_path(x) for x in p)
-    if dataclasses.is_dataclass(p) and not isinstance(p, type):
-        return any(_has_nested_path(getattr(p, f.name)) for f in dataclasses.fields(p))
-    return False
+    return any(has_nested_test(x.path) for x in nodes(p, gp.PathPattern))
 
 
-def _has_subselect(p: object) -> bool:
+def _has_subselect(p: gp.GraphPattern) -> bool:
     """Whether a graph pattern holds a sub-SELECT (a solution modifier below the top)."""
-    if isinstance(p, gp.Project | gp.Group | gp.Distinct | gp.Reduced | gp.Slice):
-        return True
-    if isinstance(p, tuple):
-        return any(_has_subselect(x) for x in p)
-    if dataclasses.is_dataclass(p) and not isinstance(p, type):
-        return any(_has_subselect(getattr(p, f.name)) for f in dataclasses.fields(p))
-    return False
+    modifiers = (gp.Project, gp.Group, gp.Distinct, gp.Reduced, gp.Slice)
+    return bool(nodes(p, modifiers, inside=False))
 
 
 def _split_filters(p: gp.GraphPattern, deferred: list[Expression]) -> gp.GraphPattern:

@@ -31,6 +31,13 @@ class Mu(Mapping[str, Term]):
     def __getitem__(self, key: str) -> Term:
         return self._items[key]
 
+    def lexical(self, key: str) -> str:
+        """The value of the term bound to ``key``, one the evaluation bound itself (an
+        interval end, a match name, a row number): never a quoted triple."""
+        term = self._items[key]
+        assert not isinstance(term, ox.Triple), key
+        return term.value
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)
 

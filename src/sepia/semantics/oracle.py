@@ -71,7 +71,7 @@ def _key(line: Mapping[str, object]) -> str:
     if isinstance(binding := kept.get("binding"), Mapping):
         kept["binding"] = {k: _canonical_text(v) for k, v in binding.items()}
     if isinstance(triples := kept.get("triples"), list):
-        kept["triples"] = sorted(_canonical_statement(x) for x in triples)
+        kept["triples"] = sorted((_canonical_statement(x) for x in triples), key=str)
     return json.dumps(kept, sort_keys=True)
 
 
@@ -110,7 +110,9 @@ def candidates(query: Query) -> list[dict[ox.NamedNode, int]]:
 def with_t0(query: Query, t0: Mapping[ox.NamedNode, int]) -> Query:
     """The RSP-QL query that differs from ``query`` only in its windows' t0."""
     windows = tuple(
-        replace(w, spec=replace(w.spec, t0=t0[w.name])) if w.name in t0 else w
+        replace(w, spec=replace(w.spec, t0=t0[w.name]))
+        if w.name in t0 and isinstance(w.spec, ds.Sliding | ds.Landmark)
+        else w
         for w in query.dataset.windows
     )
     return replace(query, dataset=replace(query.dataset, windows=windows))

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from sepia.algebra import pattern as gp
-from sepia.algebra.pattern import event_leaves
 from sepia.algebra.query import Query
+from sepia.algebra.scope import event_leaves
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term
 from sepia.semantics.dataset import StreamingDataset

@@ -16,13 +16,13 @@ import pyoxigraph as ox
 
 from sepia.algebra import path as pa
 
-Node = ox.NamedNode | ox.BlankNode | ox.Literal
+Node = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
 Relation = set[tuple[Node, Node]]
 
 
 def nodes(graph: Iterable[ox.Triple]) -> set[Node]:
     """The subjects and objects of a graph: the domain of the node axes."""
-    return {n for t in graph for n in (t.subject, t.object)}  # type: ignore[misc]
+    return {n for t in graph for n in (t.subject, t.object)}
 
 
 def _compose(left: Relation, right: Relation) -> Relation:
@@ -45,7 +45,7 @@ def evaluate_path(path: pa.Path, graph: list[ox.Triple]) -> Relation:
     """[[path]]_G as a set of (start, end) node pairs."""
     match path:
         case pa.Link(iri):
-            return {(t.subject, t.object) for t in graph if t.predicate == iri}  # type: ignore[misc]
+            return {(t.subject, t.object) for t in graph if t.predicate == iri}
         case pa.Inverse(inner):
             return {(y, x) for x, y in evaluate_path(inner, graph)}
         case pa.Sequence(left, right):
@@ -59,9 +59,13 @@ def evaluate_path(path: pa.Path, graph: list[ox.Triple]) -> Relation:
         case pa.ZeroOrOne(inner):
             return evaluate_path(inner, graph) | {(n, n) for n in nodes(graph)}
         case pa.NegatedSet(forward, inverse):
-            ahead = {(t.subject, t.object) for t in graph if forward and t.predicate not in forward}
-            back = {(t.object, t.subject) for t in graph if inverse and t.predicate not in inverse}
-            return ahead | back  # type: ignore[return-value]
+            ahead: Relation = {
+                (t.subject, t.object) for t in graph if forward and t.predicate not in forward
+            }
+            back: Relation = {
+                (t.object, t.subject) for t in graph if inverse and t.predicate not in inverse
+            }
+            return ahead | back
         case pa.NestedTest(inner, term):
             reach = evaluate_path(inner, graph)
             return {(x, x) for x, y in reach if term is None or y == term}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import pyoxigraph as ox
 
@@ -53,6 +54,11 @@ class WindowInput:
         return {t for e in self.elements for t in (e.time, self.flush(e.time) + 1)}
 
 
+def _any_content(scope: Sequence[WindowInput], t: int) -> bool:
+    """NON EMPTY over ``scope``: some window holds an element at t."""
+    return any(w.content(t) for w in scope)
+
+
 def input_span(windows: Sequence[WindowInput], until: int | None) -> tuple[int, int] | None:
     """[first element time, flush end] of the input, or None when there is no element."""
     times = [e.time for w in windows for e in w.elements]
@@ -80,7 +86,7 @@ class Instants:
             if not scope:
                 raise ValueError(f"report policy names an unknown window {strategy.window}")
             if isinstance(strategy, rp.NonEmpty):
-                self.conditions.append(lambda t, scope=scope: any(w.content(t) for w in scope))
+                self.conditions.append(partial(_any_content, scope))
             else:
                 self.triggers.append(self._trigger(strategy, scope))
         if not self.triggers:

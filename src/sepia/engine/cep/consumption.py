@@ -164,8 +164,12 @@ class Consumption:
 
     def completed(self, tree: EventTree, inputs: Inputs) -> set[EventMapping]:
         """The pattern's mappings at t that end at t; consumption done at t is kept."""
-        every = tree_mappings(tree, inputs, Scope(inputs.t, None), None)
-        return {m[:3] for m in every if m[2] == inputs.t}  # type: ignore[misc]
+        return {m for m in self.current(tree, inputs) if m[2] == inputs.t}
+
+    def current(self, tree: EventTree, inputs: Inputs) -> set[EventMapping]:
+        """Every mapping of the pattern at t (derivations of one mapping are one);
+        consumption done at t is kept."""
+        return {m[:3] for m in tree_mappings(tree, inputs, Scope(inputs.t, None), None)}  # type: ignore[misc]
 
     def events(
         self, window: ox.NamedNode, plan: po.PhysicalPlan, shown: Shown, match: Matcher,

@@ -11,8 +11,10 @@ table when the batch was built for queries that read none of its predicates (see
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -24,10 +26,15 @@ from sepia.rdf.time import TimeKind
 _NONE = np.empty(0, dtype=np.int64)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class ColumnBatch:
     """Elements (``times``, ``stream``, ``graph``) and their triples (``element``, s, p, o);
     ``streams`` names the stream numbers."""
+
+    alive: ClassVar[weakref.WeakValueDictionary[int, ColumnBatch]] = (
+        weakref.WeakValueDictionary())
+    """Every batch still referred to: a reader may hold ids encoded but not yet pushed,
+    which the dictionary must not forget (``sepia.engine.forgetting``)."""
 
     streams: tuple[str, ...]
     times: Ids
@@ -39,6 +46,9 @@ class ColumnBatch:
     o: Ids
     kind: TimeKind = TimeKind.ABSTRACT
     """What the times count: abstract units or epoch milliseconds (``xsd:dateTime``)."""
+
+    def __post_init__(self) -> None:
+        ColumnBatch.alive[id(self)] = self
 
     def __len__(self) -> int:
         return len(self.times)

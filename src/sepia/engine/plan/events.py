@@ -12,9 +12,8 @@ import pyoxigraph as ox
 from sepia.algebra import event as ev
 from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
-from sepia.algebra.pattern import event_leaves
 from sepia.algebra.query import Unsupported
-from sepia.algebra.scope import bop_variables, pattern_variables
+from sepia.algebra.scope import bop_variables, event_leaves, pattern_variables
 from sepia.engine.cep.automaton import (
     Automaton,
     Bop,

@@ -52,14 +52,17 @@ def explain(
             pass
         case SequencePlan() as sequence:
             lines += _automaton(sequence, physical.slots, dictionary)
-        case MatchesPlan(trees):
+        case MatchesPlan(trees, schedule):
+            when = "arrival" if schedule is None else "report instant"
             for number, tree in enumerate(trees):
-                lines.append(f"event pattern of MATCH {number} (every mapping at each arrival)")
+                lines.append(f"event pattern of MATCH {number} (every mapping at each {when})")
                 lines += _events(tree, physical.slots, dictionary, 1)
-        case EventPlan(tree):
+        case EventPlan(tree, schedule=schedule):
+            when = "arrival" if schedule is None else "report instant"
             how = (
-                "derivations over the whole windows at each arrival, consuming"
-                if consumes(tree) else "mappings ending at each arrival"
+                f"derivations over the whole windows at each {when}, consuming"
+                if consumes(tree) else f"mappings ending at each {when}"
+                if schedule is None else "every mapping over the windows at each report instant"
             )
             lines.append(f"event pattern ({how})")
             lines += _events(tree, physical.slots, dictionary, 1)

@@ -4,7 +4,8 @@ A query is of one of four kinds, a closed union the continuous query dispatches 
 a window query (``WindowPlan``: evaluated at the instants its report policy makes due), a
 SPAseq sequence (``SequencePlan``: an event automaton), an event pattern of RSEP-QL,
 CQELS-CEP or EP-SPARQL (``EventPlan``: an event tree pushed as its mappings complete), or
-several MATCHes (``MatchesPlan``). What every kind has (the slot table, the graph pattern's
+several MATCHes (``MatchesPlan``); the last two with a REPORT clause are evaluated at its
+instants instead (their ``schedule``). What every kind has (the slot table, the graph pattern's
 operators, the windows) is in ``PhysicalQuery`` itself.
 """
 
@@ -93,6 +94,8 @@ class EventPlan:
     """A top-level getDURATION() bound on the event pattern (what occurrences can be
     forgotten, when the pattern only grows)."""
     partition: Partition | None
+    schedule: Schedule | None = None
+    """A REPORT clause: every mapping over the windows at its instants, not pushed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,8 @@ class MatchesPlan:
     """Several MATCHes: the event tree of each, their matches joined by the pattern."""
 
     trees: tuple[EventTree, ...]
+    schedule: Schedule | None = None
+    """A REPORT clause: every match over the windows at its instants, not pushed."""
 
 
 QueryPlan = WindowPlan | SequencePlan | EventPlan | MatchesPlan
@@ -120,8 +125,9 @@ class PhysicalQuery:
 
     @property
     def schedule(self) -> Schedule | None:
-        """A window query's report policy (event queries report as matches complete)."""
-        return self.kind.schedule if isinstance(self.kind, WindowPlan) else None
+        """The report policy a window query, or an event query with a REPORT clause, is
+        evaluated by (other event queries push their matches as they complete)."""
+        return None if isinstance(self.kind, SequencePlan) else self.kind.schedule
 
     @property
     def partition(self) -> Partition | None:

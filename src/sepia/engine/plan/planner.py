@@ -88,11 +88,12 @@ def _kind(
     windows: dict[ox.NamedNode, tuple[str, WindowOperator]],
 ) -> QueryPlan:
     """Which of the four kinds of query this is, with what that kind needs."""
+    report = query.report
     if not matches:
-        report = query.report
         return WindowPlan(Schedule(report, windows) if isinstance(report, rp.Report) else None)
+    schedule = _reported(query, matches, windows) if isinstance(report, rp.Report) else None
     if len(matches) > 1:
-        return MatchesPlan(_several_matches(query, planner, matches))
+        return MatchesPlan(_several_matches(query, planner, matches), schedule)
     event = matches[0].event
     partition = planner.partition(query.partition_by, event)
     if not is_sequence(event):
@@ -100,10 +101,32 @@ def _kind(
             raise Unsupported(f"event patterns: EVENT POLICY {query.event_policy.value}")
         leaves: list[OccurrenceLeaf] = []
         tree = planner.event_tree(event, query.event_policy, leaves)
+        if leaves and schedule is not None:
+            raise Unsupported("EP-SPARQL triple occurrences under a REPORT clause")
         bound = horizon(event) if leaves else None
-        return EventPlan(tree, tuple(leaves), bound, partition)
+        return EventPlan(tree, tuple(leaves), bound, partition, schedule)
     within = None if query.within is None else Within(query.within.width, query.within.tumbling)
     return SequencePlan(planner.automaton(event), within, partition)
+
+
+def _reported(
+    query: qa.Query,
+    matches: list[gp.Match],
+    windows: dict[ox.NamedNode, tuple[str, WindowOperator]],
+) -> Schedule:
+    """The schedule of an event query under a REPORT clause: its event patterns are
+    evaluated over the windows at the report policy's instants (language.md section 3: only
+    without one are they push-based). Its instants come from the declared windows; the
+    patterns must read only those."""
+    assert isinstance(query.report, rp.Report)
+    if any(is_sequence(m.event) for m in matches):
+        raise Unsupported("a SPAseq sequence under a REPORT clause")
+    if query.partition_by is not None:
+        raise Unsupported("PARTITION BY under a REPORT clause")
+    declared = {w.name for w in query.dataset.windows}
+    if any(e.window not in declared for m in matches for e in nodes(m.event, ev.Event)):
+        raise Unsupported("an EVENT over a stream (not a window) under a REPORT clause")
+    return Schedule(query.report, {n: w for n, w in windows.items() if n in declared})
 
 
 def _stream_windows(matches: list[gp.Match]) -> dict[ox.NamedNode, tuple[str, WindowOperator]]:

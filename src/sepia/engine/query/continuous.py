@@ -5,7 +5,8 @@ every query has (the windows, the clock, the previous answer for IStream / DStre
 query form) and hands each step to its kind, chosen once from the physical plan:
 ``WindowQuery`` (evaluated when the report policy says), ``SequenceQuery`` (a SPAseq
 automaton), ``EventQuery`` (an event tree pushed as its mappings complete) or
-``MatchesQuery`` (several MATCHes). An evaluation evicts expired elements, checks NON EMPTY
+``MatchesQuery`` (several MATCHes), the last two under a REPORT clause evaluated at its
+instants instead (``ReportedEvents``). An evaluation evicts expired elements, checks NON EMPTY
 on the windows it keeps, runs the physical plan, applies the query form and the streaming
 operator.
 
@@ -22,7 +23,6 @@ from typing import assert_never
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
-from sepia.algebra import report as rp
 from sepia.algebra.query import Unsupported
 from sepia.algebra.sparql import TIMESTAMP, integer_literal
 from sepia.engine.background import Background
@@ -38,6 +38,7 @@ from sepia.engine.plan.planner import plan
 from sepia.engine.query.events import EventQuery, MatchesQuery
 from sepia.engine.query.kind import QueryKind
 from sepia.engine.query.reader import Reader
+from sepia.engine.query.reported import ReportedEvents
 from sepia.engine.query.sequence import SequenceQuery
 from sepia.engine.query.windowed import WindowQuery
 from sepia.engine.r2r import aggregates
@@ -50,7 +51,7 @@ from sepia.engine.r2r.paths import PathRelations
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.r2s.forms import QueryForm
 from sepia.engine.rows import HIDDEN, Row
-from sepia.engine.s2r.report import Arrivals
+from sepia.engine.s2r.report import Arrivals, Schedule
 from sepia.engine.s2r.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result
@@ -100,12 +101,8 @@ class ContinuousQuery:
         """The instant being evaluated: the background graphs are read as they are then."""
         self.operator = r2s.operator_of(query)
         self.events_query = not isinstance(physical.kind, WindowPlan)
-        """Push-based: only solutions carrying a match reported at t count at t."""
-        if self.events_query and isinstance(query.report, rp.Report):
-            raise Unsupported(
-                "an event pattern under a REPORT clause (its answer at a report instant is "
-                "every match over the window then; the engine pushes matches as they complete)"
-            )
+        """An event query: its answers carry the matches' intervals (pushed without a
+        REPORT clause: only solutions carrying a match reported at t count at t)."""
         self.dense = self.events_query and (
             isinstance(query.form, qa.Ask) or self.operator is not qa.RStream
         )
@@ -141,10 +138,14 @@ class ContinuousQuery:
                 return WindowQuery(self, window)
             case SequencePlan() as sequence:
                 return SequenceQuery(self, sequence)
-            case EventPlan() as events:
+            case EventPlan(schedule=None) as events:
                 return EventQuery(self, events)
-            case MatchesPlan() as matches:
+            case MatchesPlan(schedule=None) as matches:
                 return MatchesQuery(self, matches)
+            case EventPlan(schedule=Schedule() as schedule) as events:
+                return ReportedEvents(self, schedule, EventQuery(self, events))
+            case MatchesPlan(schedule=Schedule() as schedule) as matches:
+                return ReportedEvents(self, schedule, MatchesQuery(self, matches))
             case _:
                 assert_never(self.physical.kind)
 
@@ -334,7 +335,10 @@ class ContinuousQuery:
         arriving: a window's oldest element leaves, or a background graph's next version
         starts. Until then an instant that streamed out nothing is followed by more such
         instants (R2S makes nothing of an answer it just made; NON EMPTY fails again), so
-        the report loops leap over them: a gap in time costs nothing."""
+        the report loops leap over them: a gap in time costs nothing. A CONSTRUCT with
+        blank nodes answers anew at every instant while its answer is not empty."""
+        if self.form.fresh_blank_nodes and self.previous:
+            return t + 1
         changes = [c for w in self.windows.values() if (c := w.next_eviction()) is not None]
         for graph in self.background.varying.values():
             later = bisect.bisect_right(graph.times, t)

@@ -17,6 +17,7 @@ from sepia.engine.cep.consumption import Consumption, Notes
 from sepia.engine.cep.epsparql import batches
 from sepia.engine.cep.event_trees import (
     EventMapping,
+    EventTree,
     Inputs,
     completed,
     consumes,
@@ -27,7 +28,8 @@ from sepia.engine.cep.event_trees import (
 from sepia.engine.cep.occurrences import OccurrenceHistory
 from sepia.engine.plan.physical import EventPlan, MatchesPlan
 from sepia.engine.query.kind import QueryKind
-from sepia.engine.rows import FROM, TO, Row, interval_slots
+from sepia.engine.rows import FROM, TO, Row, Slots, interval_slots
+from sepia.engine.s2r.report import Arrivals
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
@@ -42,6 +44,8 @@ class TreeQuery(QueryKind):
 
     consumption: Consumption | None = None
     occurrences: OccurrenceHistory | None = None
+    trees: tuple[EventTree, ...] = ()
+    """The event tree of each MATCH."""
 
     def __init__(self, host: ContinuousQuery) -> None:
         super().__init__(host)
@@ -70,10 +74,24 @@ class TreeQuery(QueryKind):
             for row, a, b in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
         ]
 
-    def admit(self, t: int, relevant: list[StreamElement]) -> None:
-        """The elements stamped t into the windows, their starts noted."""
-        self.host.insert(t, relevant)
-        self.starts.admit(self.host.windows, self.by_window, relevant)
+    def admit(self, t: int, relevant: Sequence[StreamElement]) -> Arrivals:
+        """The elements stamped t into the windows, their starts noted (and, consuming,
+        their graph names)."""
+        host = self.host
+        arrived = host.insert(t, relevant)
+        self.starts.admit(host.windows, self.by_window, relevant)
+        if self.consumption is not None:
+            self.consumption.admit(host.windows, self.by_window, relevant, (), host.event_rows)
+        return arrived
+
+    def every(self, t: int, kind: TimeKind) -> list[set[EventMapping]]:
+        """Every mapping each MATCH has at t over the windows as they are then, ending then
+        or earlier (a REPORT clause's instant): consuming, what it uses is consumed."""
+        self.admit(t, ())  # the windows advanced to t: the notes of what left go too
+        inputs = self.inputs(t, kind)
+        if self.consumption is not None:
+            return [self.consumption.current(tree, inputs) for tree in self.trees]
+        return [current(tree, inputs) for tree in self.trees]
 
     def idle(self) -> bool:
         return True
@@ -93,6 +111,7 @@ class EventQuery(TreeQuery):
     def __init__(self, host: ContinuousQuery, plan: EventPlan) -> None:
         super().__init__(host)
         self.tree = plan.tree
+        self.trees = (plan.tree,)
         leaves = plan.occurrences
         self.has_occurrences = bool(leaves)
         self.consumption = Consumption(self._serve_key, leaves) if consumes(plan.tree) else None
@@ -220,25 +239,29 @@ class MatchesQuery(TreeQuery):
         return results
 
     def solutions(self, rows: list[Row], t: int) -> list[Row]:
-        """Each solution as one match, its interval covering those of the matches it
-        holds, kept when the last of them ends at t (pushed once, when its last event
-        arrives)."""
+        """Each solution as one match (``combined``), kept when the last match it holds
+        ends at t (pushed once, when its last event arrives)."""
         slots = self.host.physical.slots
-        pairs = [
-            tuple(slots.index(n) for n in interval_slots(k)) for k in range(len(self.trees))
-        ]
-        start, end = slots.index(FROM), slots.index(TO)
-        kept = []
-        for row in rows:
-            held = [(row[a], row[b]) for a, b in pairs if row[b] is not None]
-            if not held or max(b for _, b in held) != t:
-                continue
-            values = list(row)
-            for a, b in pairs:
-                values[a] = values[b] = None
-            values[start], values[end] = min(a for a, _ in held), t
-            kept.append(tuple(values))
-        return kept
+        end = slots.index(TO)
+        return [row for row in combined(slots, len(self.trees), rows) if row[end] == t]
+
+
+def combined(slots: Slots, count: int, rows: list[Row]) -> list[Row]:
+    """Solutions of several MATCHes each as one match: its interval covers those of the
+    matches it holds (in the first MATCH's slots, the others' cleared), as the reference's;
+    a solution holding none is left as it is."""
+    pairs = [tuple(slots.index(n) for n in interval_slots(k)) for k in range(count)]
+    start, end = slots.index(FROM), slots.index(TO)
+    kept = []
+    for row in rows:
+        held = [(row[a], row[b]) for a, b in pairs if row[b] is not None]
+        values = list(row)
+        for a, b in pairs:
+            values[a] = values[b] = None
+        if held:
+            values[start], values[end] = min(a for a, _ in held), max(b for _, b in held)
+        kept.append(tuple(values))
+    return kept
 
 
 def _row_key(row: Row) -> tuple[int, ...]:

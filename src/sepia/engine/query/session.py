@@ -23,6 +23,7 @@ from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
+from sepia.engine.forgetting import MIN_TERMS, Forgetting
 from sepia.engine.query.continuous import Snapshot
 from sepia.engine.query.network import Network
 from sepia.engine.query.partition import RegisteredQuery, continuous_query
@@ -58,9 +59,15 @@ class Session:
         rdfs: bool = False,
         max_runs: int | None = None,
         on_result: Callable[[Result], None] | None = None,
+        forget_terms: int | None = MIN_TERMS,
     ) -> None:
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
+        self.forgetting = None if forget_terms is None else Forgetting(self.dictionary,
+                                                                       forget_terms)
+        """Terms no state holds are forgotten once the dictionary holds ``forget_terms``
+        (and has doubled since the last time); None keeps every term (a run whose
+        dictionary rows are appended elsewhere)."""
         self.queries: list[RegisteredQuery] = []
         self.network = Network()
         """The queries, producers of registered streams before the queries reading them."""
@@ -87,6 +94,8 @@ class Session:
         )
         self.network.add(engine)
         self.queries.append(engine)
+        if self.forgetting is not None:
+            self.forgetting.pin()
         declared = {stream.iri.value for stream in compiled.dataset.streams}
         self.reads = None if self.reads is None or not declared else self.reads | declared
         return engine
@@ -174,6 +183,7 @@ class Session:
             return []
         self.network.kind = self.network.kind or batch.kind
         made = [q.advance_columns(batch) for q in self.queries]  # type: ignore[union-attr]
+        self._forget()
         return list(heapq.merge(*made, key=lambda r: r.t))
 
     def watermark(self, t: int) -> list[Result]:
@@ -227,11 +237,20 @@ class Session:
             return []
         t, batch = self.pending[0].time, self.pending
         self.pending = []
-        return self.network.advance(t, batch)
+        made = self.network.advance(t, batch)
+        self._forget()
+        return made
+
+    def _forget(self) -> None:
+        """Between two advances (no ids in flight but the state's and the batches' a
+        reader holds): the terms nothing holds any more are forgotten, when it is time."""
+        if self.forgetting is not None and self.forgetting.due():
+            self.forgetting.collect([self, *ColumnBatch.alive.values()])
 
     def state_size(self) -> dict[str, int]:
         """The engine's counters summed over queries, plus the dictionary's size."""
-        total = {"dictionary_terms": len(self.dictionary), "pending_elements": len(self.pending)}
+        total = {"dictionary_terms": len(self.dictionary), "pending_elements": len(self.pending),
+                 "forgotten_terms": self.forgetting.forgotten if self.forgetting else 0}
         for q in self.queries:
             for key, value in q.state_size().items():
                 total[key] = total.get(key, 0) + value

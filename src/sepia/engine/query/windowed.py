@@ -50,9 +50,9 @@ class WindowQuery(QueryKind):
         if self.low is None:
             self.low = t
         results += self.between(t)
-        arrived = host.insert(t, relevant)
+        arrived = self.insert(t, relevant)
         if self.due_at(t, arrived):
-            results += host.evaluate(t)
+            results += self.evaluate(t)
         host.clock = t
         return results
 
@@ -105,14 +105,26 @@ class WindowQuery(QueryKind):
             return []  # asked at every arrival: nothing is due until the next window close
         results = []
         while (due := schedule.next_due(after, before)) is not None and due < before:
-            out = self.host.evaluate(due)
+            out = self.evaluate(due)
             results += out
             after = due
             if not out:  # the same data answers the same: quiet until it changes
-                change = self.host.next_change(due)
+                change = self.next_change(due)
                 after = before - 1 if change is None or change >= before else max(due, change - 1)
         self.quiet = (after, due)
         return results
+
+    def insert(self, t: int, elements: Sequence[StreamElement]) -> Arrivals:
+        """The elements stamped t into the windows."""
+        return self.host.insert(t, elements)
+
+    def evaluate(self, t: int) -> list[Result]:
+        """The query at a due instant t."""
+        return self.host.evaluate(t)
+
+    def next_change(self, t: int) -> int | None:
+        """The first instant after t whose evaluation may answer otherwise than t's."""
+        return self.host.next_change(t)
 
     def due_at(self, t: int, arrived: Arrivals) -> bool:
         """Whether the arrival instant t is due (after ``between(t)``: time-driven

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, assert_never
 
 import pyoxigraph as ox
@@ -20,7 +20,14 @@ from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
 from sepia.engine.graph import TripleIndex
 from sepia.engine.r2r.expressions import ExpressionEvaluator
-from sepia.engine.r2r.scan import Constant, EncodedPattern, Position, Slot, scan
+from sepia.engine.r2r.scan import (
+    CompiledScans,
+    Constant,
+    EncodedPattern,
+    Position,
+    Slot,
+    scan,
+)
 from sepia.engine.rows import Row, compatible, merge, shares_binding
 
 
@@ -55,6 +62,8 @@ class Scan:
 
     graphs: tuple[GraphRef, ...]
     patterns: tuple[EncodedPattern, ...]
+    compiled: CompiledScans = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Its scans over an event's few triples, compiled once per set of seeded slots."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +201,7 @@ def run(plan: PhysicalPlan, ctx: Context) -> list[Row]:
     """The solutions of a physical plan at the current instant (a bag, as a list)."""
     match plan:
         case Scan(graphs, patterns):
-            return scan([ctx.graph(g) for g in graphs], patterns, ctx.width)
+            return scan([ctx.graph(g) for g in graphs], patterns, ctx.width, compiled=plan.compiled)
         case HashJoin(left, right, keys):
             return list(_joined(run(left, ctx), run(right, ctx), keys))
         case MultiJoin(inputs, certain):
@@ -310,7 +319,9 @@ def _probe(
     free = certain - bound
     if certain & bound and not any(r[i] is not None for r in rows for i in free):
         graphs = [ctx.graph(g) for g in plan.graphs]
-        return scan(graphs, plan.patterns, ctx.width, rows, frozenset(bound))
+        return scan(
+            graphs, plan.patterns, ctx.width, rows, frozenset(bound), compiled=plan.compiled
+        )
     keys = tuple(sorted(bound & certain))
     return list(_joined(rows, run(plan, ctx), keys))
 

@@ -42,12 +42,21 @@ def scan(
     width: int,
     seeds: list[Row] | None = None,
     seeded: frozenset[int] = frozenset(),
+    *,
+    compiled: CompiledScans | None = None,
 ) -> list[Row]:
     """Evaluate a BGP over the union of ``graphs`` by index nested-loop joins, from
-    ``seeds`` (rows binding exactly the slots ``seeded`` among the BGP's) if given."""
+    ``seeds`` (rows binding exactly the slots ``seeded`` among the BGP's) if given.
+    ``compiled``: the BGP's own memo of small-graph scans, kept by its plan node (None:
+    compiled for this call only)."""
     rows: list[Row] = [(None,) * width] if seeds is None else seeds
     if len(graphs) == 1 and graphs[0].small:
-        return _scan_small(graphs[0].triples(), _steps(patterns, seeded), rows)
+        steps = None if compiled is None else compiled.get(seeded)
+        if steps is None:
+            steps = _steps(patterns, seeded)
+            if compiled is not None:
+                compiled[seeded] = steps
+        return _scan_small(graphs[0].triples(), steps, rows)
     return extend_all(rows, [(p, graphs) for p in patterns], set(seeded))
 
 
@@ -79,19 +88,15 @@ class _Step:
     binds: tuple[tuple[int, int], ...]
 
 
-_STEPS: dict[tuple[tuple[EncodedPattern, ...], frozenset[int]], tuple[_Step, ...]] = {}
-"""Compiled small-graph scans by patterns (value, so every partition's copy of a plan
-shares one entry): pure functions of their key."""
+CompiledScans = dict[frozenset[int], tuple[_Step, ...]]
+"""A BGP's small-graph scans compiled by the slots seeded: each plan node holding a BGP
+keeps its own, so the memo lives and dies with its query."""
 
 
 def _steps(patterns: tuple[EncodedPattern, ...], seeded: frozenset[int]) -> tuple[_Step, ...]:
     """A BGP compiled for ``_scan_small``: the join order ``_most_selective`` takes on small
     graphs (the first pattern connected to what is bound), each step's checks worked out
     once."""
-    key = (patterns, seeded)
-    found = _STEPS.get(key)
-    if found is not None:
-        return found
     remaining, bound, steps = list(patterns), set(seeded), []
     while remaining:
         pattern = remaining.pop(
@@ -113,13 +118,7 @@ def _steps(patterns: tuple[EncodedPattern, ...], seeded: frozenset[int]) -> tupl
                 binds[term.index] = position
         steps.append(_Step(tuple(constants), tuple(old), tuple(repeats), tuple(binds.items())))
         bound |= binds.keys()
-    if len(_STEPS) > EVENT_PLANS:
-        _STEPS.clear()
-    found = _STEPS[key] = tuple(steps)
-    return found
-
-
-EVENT_PLANS = 4096
+    return tuple(steps)
 
 
 def _scan_small(

@@ -3,7 +3,7 @@
 A template blank node ``_:b`` stands for a new blank node in each solution's triples, so
 two solutions (even equal ones: results are bags) never share it, nor do two evaluations.
 The engine's terms are ids in the session's dictionary, so a fresh blank node is a new
-dictionary term labelled by the dictionary's size then (``_:sepiaN``, skipping a label some
+dictionary term labelled by the highest id given so far (``_:sepiaN``, skipping a label some
 input already used): labels stay unique in the session (queries of a network share them),
 and a replayed or resumed run gives the same ones. The reference names them ``_:cN`` per
 query; io.md does not fix the labels, so the two agree up to renaming.
@@ -21,7 +21,7 @@ def fresh_blank(dictionary: Dictionary, fresh: dict[str, int], label: str) -> in
     blank nodes so far), a new dictionary term the first time."""
     found = fresh.get(label)
     if found is None:
-        number = len(dictionary)
+        number = dictionary.last_id  # never smaller: forgotten labels are not given again
         while dictionary.lookup(f"_:sepia{number}") is not None:
             number += 1
         found = fresh[label] = dictionary.encode(ox.BlankNode(f"sepia{number}"))

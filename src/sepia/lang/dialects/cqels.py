@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 from lark import Token, v_args
@@ -22,6 +24,9 @@ from sepia.algebra.pattern import Bgp, Filter, GraphPattern, Join, Match, Window
 from sepia.lang.context import Context, Reference
 from sepia.lang.dialects.sequence import SeqAtom, SeqNode, SeqSyntax, atoms, map_events
 from sepia.lang.errors import Span
+
+if TYPE_CHECKING:
+    from sepia.algebra.dataset import WindowDecl
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,11 @@ class CqelsRules:
     """Transformer methods and group resolution for CQELS constructs."""
 
     ctx: Context
+
+    if TYPE_CHECKING:  # given by StreamRules
+        def generated_window(
+            self, stream: ox.NamedNode, spec: WindowSpec, into_default: bool = False
+        ) -> WindowDecl: ...
 
     @v_args(meta=True, inline=True)
     def window_graph(
@@ -164,14 +174,18 @@ class CqelsRules:
                         f"SEQ names window {atom.value}, but this group has no WINDOW block for it",
                         expected=f"WINDOW {atom.value} {{ ... }} next to the SEQ",
                     )
-                self.ctx.window_references.append(Reference(atom.value.value, atom.span))
+                name = atom.value
+                assert isinstance(name, ox.NamedNode)  # a window atom names its window
+                self.ctx.window_references.append(Reference(name.value, atom.span))
                 blocks[atom.value] = block
                 elements = [e for e in elements if e is not block]
-            event = map_events(
-                sequence.event,
-                lambda e, b=blocks: (
-                    dataclasses.replace(e, pattern=b[e.window].inner) if e.window in b else e
-                ),
-            )
+            event = map_events(sequence.event, partial(_read_in, blocks))
             elements = [Match(event) if e is sequence else e for e in elements]
         return elements
+
+
+def _read_in(blocks: dict, event: ev.Event) -> ev.Event:
+    """A window leaf given the pattern of its WINDOW block."""
+    if event.window in blocks:
+        return dataclasses.replace(event, pattern=blocks[event.window].inner)
+    return event

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sepia.algebra.pattern import GraphPattern
 from sepia.algebra.query import (
     Dialect,
@@ -44,7 +46,7 @@ _BY_FEATURE = (
     ("inline-stream", Dialect.CQELS),
     ("nested-path", Dialect.CQELS_CEP),
 )
-_OPERATORS = {
+_OPERATORS: dict[RegistrationKind, Callable[[GraphPattern], QueryExpression]] = {
     RegistrationKind.RSTREAM: RStream,
     RegistrationKind.ISTREAM: IStream,
     RegistrationKind.DSTREAM: DStream,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 import pyoxigraph as ox
 from lark import Token, v_args
@@ -55,12 +56,25 @@ def map_events(node: ev.EventPattern, change: Callable[[ev.Event], ev.Event]) ->
     if isinstance(node, ev.Event):
         return change(node)
     updates = {
-        f.name: map_events(value, change)
+        f.name: map_events(cast(ev.EventPattern, value), change)
         for f in dataclasses.fields(node)
         if type(value := getattr(node, f.name)).__module__ == ev.__name__
         and dataclasses.is_dataclass(value)
     }
-    return dataclasses.replace(node, **updates)
+    return dataclasses.replace(cast(Any, node), **updates)
+
+
+class _Sequences(Protocol):
+    """What ``seq_graph`` needs of the transformer: SpaseqRules and CqelsRules give the
+    three kinds of sequence."""
+
+    ctx: Context
+
+    def spaseq_sequence(self, expression: SeqSyntax, span: Span) -> object: ...
+
+    def triple_sequence(self, expression: SeqSyntax, span: Span) -> object: ...
+
+    def window_sequence(self, expression: SeqSyntax, span: Span) -> object: ...
 
 
 class SequenceRules:
@@ -118,7 +132,7 @@ class SequenceRules:
         return SeqAtom("group", pattern, self.ctx.span(meta))
 
     @v_args(meta=True, inline=True)
-    def seq_graph(self, meta: Meta, _open: Token, expression: SeqSyntax) -> object:
+    def seq_graph(self: _Sequences, meta: Meta, _open: Token, expression: SeqSyntax) -> object:
         kinds = {atom.kind for atom in atoms(expression)}
         span = self.ctx.span(meta)
         if kinds == {"name"}:

@@ -9,6 +9,7 @@ Definition 4; ``+`` is Kleene plus, ``?`` optional, ``!`` negation, ``&`` conjun
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -26,8 +27,12 @@ _STRATEGIES = {
     ";": ev.SelectionPolicy.SKIP_TILL_NEXT,
     ":": ev.SelectionPolicy.SKIP_TILL_ANY,
 }
-_UNARY = {"+": ev.Kleene, "?": ev.Optional, "!": ev.Negation}
-_BINARY = {"&": ev.And, "|": ev.Or}
+_UNARY: dict[str, Callable[[ev.EventPattern], ev.EventPattern]] = {
+    "+": ev.Kleene, "?": ev.Optional, "!": ev.Negation
+}
+_BINARY: dict[str, Callable[[ev.EventPattern, ev.EventPattern], ev.EventPattern]] = {
+    "&": ev.And, "|": ev.Or
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,12 +126,12 @@ class SpaseqRules:
                     f"undeclared GPM {atom.value}",
                     expected=f"DEFINE GPM {atom.value} ON <stream> {{ ... }} in the same group",
                 )
-        event = map_events(
-            sequence.event,
-            lambda e: dataclasses.replace(
-                e, pattern=definitions[e.label].pattern, stream=definitions[e.label].stream
-            ),
-        )
+        def defined(e: ev.Event) -> ev.Event:
+            assert e.label is not None  # every leaf is a GPM placeholder here
+            gpm = definitions[e.label]
+            return dataclasses.replace(e, pattern=gpm.pattern, stream=gpm.stream)
+
+        event = map_events(sequence.event, defined)
         self.ctx.features.add("event")
         rest = [e for e in elements if not isinstance(e, (GpmDefinition, SpaseqSequence))]
         return [Match(event), *rest]

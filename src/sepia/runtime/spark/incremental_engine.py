@@ -150,7 +150,7 @@ class IncrementalEngine:
         live = None if version is None else _LIVE.pop(version[0], None)
         if live is not None:
             return live
-        session = Session(self.background, rdfs=self.rdfs)
+        session = Session(self.background, rdfs=self.rdfs, forget_terms=None)  # rows appended
         query = session.register(self.query.query, self.query.name)
         if key is not None:
             assert isinstance(query, PartitionedQuery)

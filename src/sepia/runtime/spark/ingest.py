@@ -117,6 +117,7 @@ def file_elements(
     element raises IngestError when `on_error` is "stop" and is skipped (to the dead-letter
     part, if any) when "skip"."""
     path = local_path(uri)
+    name = file_name(path)
     errors: list[StreamError] = []
     if piece is not None and piece.begin == 0 and not piece.header:
         piece = None if piece.end >= path.stat().st_size else piece
@@ -124,14 +125,14 @@ def file_elements(
     first = 0 if piece is None else piece.index * SEQ_STRIDE
     with source:
         elements = read_stream(
-            source, stream, name=str(path), on_error="skip", errors=errors.append,
-            dead_letter=dead_letter_part(options.dead_letters, stream, str(path)),
+            source, stream, name=name, on_error="skip", errors=errors.append,
+            dead_letter=dead_letter_part(options.dead_letters, stream, name),
             allowed_lateness=options.allowed_lateness,
             max_element_size=options.max_element_size,
         )  # fmt: skip
         for seq, element in enumerate(elements, first):
             _stop_at(errors, on_error, path, piece)
-            yield element_row(str(path), seq, element), element
+            yield element_row(name, seq, element), element
         _stop_at(errors, on_error, path, piece)
 
 
@@ -230,9 +231,14 @@ def parse_path_batches(
 
 def _file_rows(stream: str, path: Path, options: IngestOptions) -> Iterator[pa.RecordBatch]:
     """Every row of one stream file: triples of good elements, and one row per error."""
-    name = str(path.resolve()) if path.is_symlink() else str(path)  # run.py links files
     with path.open("rb") as handle:
-        yield from source_batches(stream, handle, name, None, options)
+        yield from source_batches(stream, handle, file_name(path), None, options)
+
+
+def file_name(path: Path) -> str:
+    """What errors, dead letters and the `file` column call a stream file: the file the
+    user named, not the link in a folder of its own that run.py reads it through."""
+    return str(path.resolve()) if path.is_symlink() else str(path)
 
 
 def source_batches(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +32,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
@@ -211,10 +213,22 @@ def spark_session(config: SparkConfig | None = None) -> SparkSession:
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
+    handler = signal.getsignal(signal.SIGINT)
     try:
         _launch_quiet_jvm(settings)
         session = builder.getOrCreate()
     except Exception as error:  # py4j / JVM start-up failures carry no common type
         raise SparkUnavailable(f"Spark could not start on {config.master}: {error}") from error
+    finally:
+        _restore_interrupts(handler)
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _restore_interrupts(handler: Any) -> None:
+    """Put back the Ctrl-C (SIGINT) handler a new SparkContext replaced. PySpark's cancels
+    every job and raises KeyboardInterrupt inside whatever py4j command is running (a logged
+    traceback, a broken gateway); a Sepia run counts Ctrl-Cs itself while its query runs
+    (`interrupts`) and otherwise ends on Python's KeyboardInterrupt with one line."""
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)

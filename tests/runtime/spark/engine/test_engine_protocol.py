@@ -8,8 +8,6 @@ order than the reference's store)."""
 from __future__ import annotations
 
 import dataclasses
-import json
-from itertools import groupby
 
 import pytest
 
@@ -23,6 +21,7 @@ from sepia.runtime.spark.incremental_engine import HELD, VERSION, IncrementalEng
 from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import units_of
 
+from ..evaluations import evaluations
 from .examples import NAMES, Example, example
 from .protocol import drive, element_row
 
@@ -32,13 +31,6 @@ def lines_of(ex: Example, batch_size: int, engine: str, forget: bool = False) ->
     streams = {iri: list(read_stream(path, iri)) for iri, path in ex.bindings.items()}
     return evaluations(drive(ex.queries, streams, store, rdfs=ex.rdfs, batch_size=batch_size,
                              engine=engine, forget=forget))  # fmt: skip
-
-
-def evaluations(lines: list[str]) -> list[str]:
-    """`lines` with each evaluation's rows (a run of one query and t) sorted."""
-    key = [(json.loads(line)["query"], json.loads(line)["t"]) for line in lines]
-    runs = [list(g) for _, g in groupby(zip(key, lines, strict=True), key=lambda p: p[0])]
-    return [line for run in runs for line in sorted(line for _, line in run)]
 
 
 @pytest.mark.parametrize("name", NAMES)

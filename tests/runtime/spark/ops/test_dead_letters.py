@@ -17,7 +17,10 @@ from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX
 from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 from sepia.runtime.spark.sinks import DeadLetterFile
 
+from ..evaluations import evaluations
+
 E1 = Path(__file__).parents[4] / "examples" / "e1-shops-coupons"
+E1_EXPECTED = (E1 / "expected.jsonl").read_text().splitlines()
 NEARBY, COUPONS = "http://example.org/nearby", "http://example.org/coupons"
 # E1's nearby stream with two bad elements: b1 has no time, b2 a syntax error (line 11).
 BAD_NEARBY = """@prefix : <http://example.org/> .
@@ -38,7 +41,6 @@ BAD_NEARBY = """@prefix : <http://example.org/> .
 """
 
 
-@pytest.mark.slow  # KNOWN FAILURE in the merged default run (2026-11-26): needs a fix
 @pytest.mark.spark
 def test_bad_elements_go_to_the_dead_letter_file_and_the_rest_is_evaluated(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -55,10 +57,7 @@ def test_bad_elements_go_to_the_dead_letter_file_and_the_rest_is_evaluated(
     )  # fmt: skip
 
     # The good elements are E1's stream: E1's hand-derived answer.
-    expected = (E1 / "expected.jsonl").read_text().splitlines()
-    assert [json.loads(line) for line in out.read_text().splitlines()] == [
-        json.loads(line) for line in expected
-    ]
+    assert evaluations(out.read_text().splitlines()) == evaluations(E1_EXPECTED)
     # The same dead letters as the local reader's, for the same file.
     local = tmp_path / "local-dead.trig"
     list(read_stream(nearby, NEARBY, on_error="skip", errors=[].append, dead_letter=local))
@@ -87,7 +86,6 @@ def cut_inside_last_line(text: bytes) -> bytes:
     raise AssertionError("no cut lands in the last line")
 
 
-@pytest.mark.slow  # KNOWN FAILURE in the merged default run (2026-11-26): needs a fix
 @pytest.mark.spark
 def test_a_garbage_line_and_a_truncated_gzip_lose_no_good_element(
     spark: SparkSession, tmp_path: Path
@@ -107,12 +105,7 @@ def test_a_garbage_line_and_a_truncated_gzip_lose_no_good_element(
         {NEARBY: str(nearby), COUPONS: str(E1 / "stream-coupons.trig")},
         [(None, E1 / "background.ttl")], options, output=str(out), spark=spark,
     )  # fmt: skip
-    expected = (E1 / "expected.jsonl").read_text().splitlines()
-    def ordered(lines: list[str]) -> list[str]:  # within one t the order is not significant
-        return sorted(lines, key=lambda line: (json.loads(line)["t"], line))
-
-    got = [json.dumps(json.loads(line), sort_keys=True) for line in out.read_text().splitlines()]
-    assert ordered(got) == ordered([json.dumps(json.loads(x), sort_keys=True) for x in expected])
+    assert evaluations(out.read_text().splitlines()) == evaluations(E1_EXPECTED)
     letters = dead.read_text()
     assert f"# {nearby}:9: syntax error: " in letters
     assert f"# {nearby}:15: the gzip data ends early (a truncated file); " in letters

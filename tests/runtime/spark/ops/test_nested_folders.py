@@ -8,7 +8,6 @@ reads each stream file through a link in a folder of its own; errors still name 
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -16,6 +15,8 @@ import pytest
 
 from sepia.runtime.inputs import load_query
 from sepia.runtime.spark.run import SparkRunError, run_on_spark
+
+from ..evaluations import evaluations
 
 pytestmark = pytest.mark.spark
 
@@ -35,7 +36,6 @@ def crowded(folder: Path) -> None:
         path.write_text("not a stream\n")
 
 
-@pytest.mark.slow  # KNOWN FAILURE in the merged default run (2026-11-26): needs a fix
 def test_stream_files_among_nested_folders_run(spark, tmp_path: Path) -> None:
     crowded(tmp_path)
     bindings = {}
@@ -47,12 +47,9 @@ def test_stream_files_among_nested_folders_run(spark, tmp_path: Path) -> None:
     run_on_spark([query], bindings, [(None, E1 / "background.ttl")], output=str(out),
                  spark=spark)  # fmt: skip
     expected = (E1 / "expected.jsonl").read_text().splitlines()
-    assert [json.loads(x) for x in out.read_text().splitlines()] == [
-        json.loads(x) for x in expected
-    ]
+    assert evaluations(out.read_text().splitlines()) == evaluations(expected)
 
 
-@pytest.mark.slow  # KNOWN FAILURE in the merged default run (2026-11-26): needs a fix
 def test_an_error_names_the_file_not_its_link(spark, tmp_path: Path) -> None:
     crowded(tmp_path)
     bad = tmp_path / "bad.trig"

@@ -219,11 +219,11 @@ class Interrupted(Query):
         self.stopped = True
 
 
-@pytest.mark.slow  # KNOWN FAILURE in the merged default run (2026-11-26): needs a fix
 def test_ctrl_c_stops_the_query_without_raising_into_spark(capsys) -> None:
     """PySpark's handler raised KeyboardInterrupt inside a py4j command (a logged traceback,
     a broken gateway, "Gateway must be connected"); Sepia's only counts, and the wait loop
-    stops the query itself."""
+    stops the query itself. Afterwards Python's own handler is back, also when a session
+    was started before (`spark_session` takes back the handler its SparkContext set)."""
     query = Interrupted()
     writer = Writer()
     writer.start = lambda: query  # type: ignore[method-assign]
