@@ -178,7 +178,7 @@ ONE_WINDOW: list[tuple[str, ...]] = [  # (projection, WHERE body, solution modif
     ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?y :q ?z } }"),
     ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?x :q ?z FILTER(?z != ?y) } }"),
     ("*", "WINDOW :w1 { { ?x :p ?y } UNION { ?x :q ?y } }"),
-    ("*", "WINDOW :w1 { ?x ?p ?y FILTER(isLiteral(?y) && ?y > 2) }"),
+    ("*", "WINDOW :w1 { ?x ?p ?y FILTER(isLiteral(?y) && ?y > 1) }"),
     ("*", "WINDOW :w1 { ?x :p ?y BIND(STR(?x) AS ?s) }"),
     ("*", "WINDOW :w1 { ?x ?p ?y MINUS { ?x :q :a } }"),
     ("*", "WINDOW :w1 { ?x :p ?y . ?y :p ?z }"),
