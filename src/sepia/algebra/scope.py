@@ -175,3 +175,18 @@ def event_leaves(tree: object) -> Iterator[gp.GraphPattern]:
             yield leaf.pattern
         else:
             yield from (gp.Bgp((triple,)) for triple in leaf.bgp.triples)
+
+
+FRESH = frozenset({"RAND", "NOW", "UUID", "STRUUID", "BNODE"})
+"""Builtins whose value is not a function of the row: a new value at each call."""
+
+
+def answers_anew(query: object) -> bool:
+    """Whether two evaluations of a query over the same data may answer differently: it
+    calls a ``FRESH`` builtin, or its CONSTRUCT template has blank nodes (fresh at every
+    evaluation). While its answer is not empty such a query is never quiet: no evaluation may be
+    leapt over (an empty answer is taken as quiet, even under a FILTER on RAND())."""
+    template = getattr(getattr(query, "form", None), "template", ())
+    return any(c.function in FRESH for c in nodes(query, ex.Call)) or any(
+        isinstance(x, ox.BlankNode) for p in template for x in (p.subject, p.predicate, p.object)
+    )

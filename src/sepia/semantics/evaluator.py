@@ -22,7 +22,7 @@ from sepia.algebra import pattern as gp
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
 from sepia.algebra.query import Unsupported
-from sepia.algebra.scope import nodes
+from sepia.algebra.scope import answers_anew, nodes
 from sepia.algebra.sparql import FROM, TO, integer_literal, select_text
 from sepia.rdf.describe import bounded_description
 from sepia.rdf.order import ordered
@@ -324,7 +324,7 @@ def _leaping(
     the results, not the length of a gap in time."""
     instants = Instants(report, list(run.data.windows.values()), until)
     changes = run.changes()
-    fresh = _fresh_blank_nodes(run.query.form)
+    anew = answers_anew(run.query)
     previous: Counter[Row] = Counter()
     results: list[Result] = []
     t = instants.first(instants.low)
@@ -336,22 +336,11 @@ def _leaping(
             previous = now
         results += out
         after = t + 1
-        if not out and not (fresh and previous):  # quiet until the data changes
+        if not out and not (anew and previous):  # quiet until the data changes
             later = bisect.bisect_right(changes, t)
             after = changes[later] if later < len(changes) else instants.high + 1
         t = instants.first(after)
     return results
-
-
-def _fresh_blank_nodes(form: object) -> bool:
-    """Whether every evaluation answers anew even on the same data: a CONSTRUCT template
-    with blank nodes makes fresh ones each time, so a non-empty answer is followed by a
-    DSTREAM deletion (or ISTREAM insertion) at the next instant of ET, data changed or not."""
-    return isinstance(form, qa.Construct) and any(
-        isinstance(x, ox.BlankNode)
-        for p in form.template
-        for x in (p.subject, p.predicate, p.object)
-    )
 
 
 def _stream_operator(query: qa.Query):

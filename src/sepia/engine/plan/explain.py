@@ -59,11 +59,10 @@ def explain(
                 lines += _events(tree, physical.slots, dictionary, 1)
         case EventPlan(tree, schedule=schedule):
             when = "arrival" if schedule is None else "report instant"
-            how = (
-                f"derivations over the whole windows at each {when}, consuming"
-                if consumes(tree) else f"mappings ending at each {when}"
-                if schedule is None else "every mapping over the windows at each report instant"
-            )
+            how = f"derivations over the whole windows at each {when}, consuming"
+            if not consumes(tree):
+                how = ("mappings ending at each arrival" if schedule is None
+                       else "every mapping over the windows at each report instant")  # fmt: skip
             lines.append(f"event pattern ({how})")
             lines += _events(tree, physical.slots, dictionary, 1)
         case _:

@@ -24,6 +24,7 @@ import pyoxigraph as ox
 
 from sepia.algebra import query as qa
 from sepia.algebra.query import Unsupported
+from sepia.algebra.scope import answers_anew
 from sepia.algebra.sparql import TIMESTAMP, integer_literal
 from sepia.engine.background import Background
 from sepia.engine.codec import encode_triples
@@ -119,6 +120,8 @@ class ContinuousQuery:
         self.declared = frozenset(s.iri.value for s in query.dataset.streams)
         """The query's streamset (FROM STREAM); empty: every stream (EP-SPARQL)."""
         self.previous: Counter[tuple] = Counter()
+        self.anew = answers_anew(query)
+        """Answers anew on the same data (``next_change``)."""
         self.clock: int | None = None
         """The last instant whose evaluations are done."""
         self.last_arrival: dict[str, int] = {}
@@ -336,8 +339,9 @@ class ContinuousQuery:
         starts. Until then an instant that streamed out nothing is followed by more such
         instants (R2S makes nothing of an answer it just made; NON EMPTY fails again), so
         the report loops leap over them: a gap in time costs nothing. A CONSTRUCT with
-        blank nodes answers anew at every instant while its answer is not empty."""
-        if self.form.fresh_blank_nodes and self.previous:
+        blank nodes or a call to RAND(), BNODE() etc. answers anew at every instant while its
+        answer is not empty (``answers_anew``)."""
+        if self.anew and self.previous:
             return t + 1
         changes = [c for w in self.windows.values() if (c := w.next_eviction()) is not None]
         for graph in self.background.varying.values():

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
-from sepia.algebra.scope import expression_variables, nodes
+from sepia.algebra.scope import FRESH, expression_variables, nodes
 from sepia.algebra.sparql import (
     FROM,
     INTERVAL_ACCESSORS,
@@ -31,8 +31,6 @@ from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.vocabulary import XSD
 
 CACHE_LIMIT = 1 << 16
-FRESH = ("RAND", "NOW", "UUID", "STRUUID", "BNODE")
-"""Builtins whose value is not a function of the row (a new value at each call)."""
 TRUE = ox.Literal("true", datatype=ox.NamedNode(f"{XSD}boolean"))
 FALSE = ox.Literal("false", datatype=ox.NamedNode(f"{XSD}boolean"))
 _KEY, _VALUE = "__key", "__value"
@@ -91,7 +89,9 @@ class ExpressionEvaluator:
         self.functions = dict(functions or {})
         self.volatile = calls(expression, "TIMESTAMP")
         """Reads the windows (C-SPARQL timestamp()): never answered from the cache."""
-        self.row_local = not self.volatile and not any(calls(expression, f) for f in FRESH)
+        self.fresh = any(calls(expression, f) for f in FRESH)
+        """Calls a builtin with a new value at each call: computed for every row, no cache."""
+        self.row_local = not self.volatile and not self.fresh
         """A function of the row alone: a row's value may be kept (delta evaluation)."""
         self.text = f"IF({text}, true, false)" if boolean else text
         self.truth = dictionary.encode(TRUE)
@@ -107,6 +107,8 @@ class ExpressionEvaluator:
     def values(self, rows: Sequence[Row]) -> list[int | None]:
         """The expression's value on each row (None where it raises an error)."""
         keys = [tuple(row[i] for i in self.positions) for row in rows]
+        if self.fresh:
+            return self._compute(keys)  # a new value for every row, equal keys or not
         if self.volatile:
             self.cache.clear()
         missing = list({k for k in keys if k not in self.cache})

@@ -51,13 +51,6 @@ class QueryForm:
         windows = [po.WindowGraph(w.name) for w in query.dataset.windows]
         self.described = [*default_graph, *(w for w in windows if w not in default_graph)]
         """What DESCRIBE reads: the default graph, then each window's graph not in it."""
-        self.fresh_blank_nodes = isinstance(query.form, qa.Construct) and any(
-            isinstance(x, ox.BlankNode)
-            for p in query.form.template
-            for x in (p.subject, p.predicate, p.object)
-        )
-        """Whether each evaluation answers anew on the same data (a template's blank nodes
-        are fresh every time), so that a non-empty answer is never followed by a quiet one."""
 
     def answer(
         self, rows: list[Row], graphs: Callable[[po.GraphRef], object]
