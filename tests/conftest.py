@@ -22,6 +22,7 @@ from hypothesis.internal.reflection import function_digest
 from pyspark.sql import SparkSession
 
 import w3c_suites
+from engine import shares
 
 EXAMPLES = DirectoryBasedExampleDatabase(Path(__file__).parent / "hypothesis-examples")
 settings.register_profile("suite", database=ReadOnlyDatabase(EXAMPLES))
@@ -63,10 +64,13 @@ def pytest_terminal_summary(terminalreporter) -> None:
         )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Each differential test is held to its share of non-empty reference answers."""
+    config.pluginmanager.register(shares, "differential-shares")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Fixed draws outside exploration; the shares test, which judges what the differential
-    tests before it recorded, runs last."""
+    """Fixed draws outside exploration."""
     if PROFILE != "explore":
         for item in items:
             seed_from_digest(item)
-    items.sort(key=lambda item: item.path.name == "test_shares.py")

@@ -41,11 +41,17 @@ BLANK = ox.BlankNode("n")
 both evaluators hand rows to pyoxigraph in, cannot hold them."""
 UNUSUAL = [
     ox.Literal("02", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#int")),
+    ox.Literal("01", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")),
     ox.Literal("1.50", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")),
+    ox.Literal("1.0E0", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#double")),
+    ox.Literal("1.5E0", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#double")),
     ox.Literal("x", language="EN"),
     ox.Literal("x", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")),
 ]
-"""Literals not in pyoxigraph's canonical form (sepia.rdf.terms.canonical), one ill-typed."""
+"""Literals not in pyoxigraph's canonical form (sepia.rdf.terms.canonical), one ill-typed;
+some equal in value to others of another datatype (1.0E0 and 1, 1.5E0 and 1.50), so that
+ORDER BY keys, FILTER comparisons and MIN / MAX meet ties the total order on terms
+(``sepia.rdf.order``) breaks."""
 triples = st.builds(
     ox.Triple,
     st.sampled_from([*SUBJECTS, BLANK]),
@@ -172,7 +178,7 @@ ONE_WINDOW: list[tuple[str, ...]] = [  # (projection, WHERE body, solution modif
     ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?y :q ?z } }"),
     ("*", "WINDOW :w1 { ?x :p ?y OPTIONAL { ?x :q ?z FILTER(?z != ?y) } }"),
     ("*", "WINDOW :w1 { { ?x :p ?y } UNION { ?x :q ?y } }"),
-    ("*", "WINDOW :w1 { ?x ?p ?y FILTER(isLiteral(?y) && ?y > 2) }"),
+    ("*", "WINDOW :w1 { ?x ?p ?y FILTER(isLiteral(?y) && ?y > 1) }"),
     ("*", "WINDOW :w1 { ?x :p ?y BIND(STR(?x) AS ?s) }"),
     ("*", "WINDOW :w1 { ?x ?p ?y MINUS { ?x :q :a } }"),
     ("*", "WINDOW :w1 { ?x :p ?y . ?y :p ?z }"),
@@ -323,3 +329,70 @@ def event_queries(draw, partitioned: bool = False) -> str:
         f"PREFIX : <{EX}>\nSELECT *\n{declared}\n{policy}\n"
         f"WHERE {{ MATCH {{ {pattern} }} {outside} }}"
     )
+
+
+PLANTED = re.compile(
+    r"(?:(?:EVENT|WINDOW) :(?P<window>\w+)|GPM \w+ ON S(?P<stream>\d))"  # a block opens
+    r"|(?P<s>\?\w+|:\w+)\s+(?P<p>\?\w+|:[pq])\s+(?P<o>\?\w+|:\w+|\d+)(?=\s*[.}]|\s+FILTER)"
+)
+"""What ``planted`` reads in a query's text, left to right: the window, event or GPM block
+a triple pattern is in, and triple patterns over the streams' predicates (:p, :q or a
+variable; the background's :r and :label are left to the background)."""
+
+
+def plantable(text: str) -> list[tuple[str | None, str, str, str]]:
+    """The query's stream triple patterns in the order written, each with the stream its
+    block reads (None: any, as an EP-SPARQL group)."""
+    streams = dict(re.findall(r"WINDOW :(\w+) ON :s(\d)", text))
+    found, stream = [], None
+    for match in PLANTED.finditer(text):
+        if match["window"]:
+            stream = streams.get(match["window"])
+        elif match["stream"]:
+            stream = match["stream"]
+        else:
+            found.append((stream and f"{EX}s{stream}", match["s"], match["p"], match["o"]))
+    return found
+
+
+def term(name: str, bound: dict[str, ox.NamedNode | ox.Literal]) -> ox.NamedNode | ox.Literal:
+    if name.startswith("?"):
+        return bound[name]
+    return ox.Literal(name) if name.isdigit() else ox.NamedNode(EX + name[1:])
+
+
+@st.composite
+def planted(draw, text: str, noise=None) -> dict[str, list[StreamElement]]:
+    """Streams drawn from the query ``text``: one instance of each of its stream triple
+    patterns (its variables bound once for all, joins and sequences hold), each in an
+    element of its own at times in the order written (ties sometimes), among the elements
+    of ``noise`` (default ``streams()``). Event patterns, chains and SEQs then answer
+    often, where independent draws answer rarely."""
+    data = draw(noise if noise is not None else streams())
+    bound: dict[str, ox.NamedNode | ox.Literal] = {}
+    t = draw(st.integers(0, 4))
+    for stream, *names in plantable(text):
+        for position, name in enumerate(names):
+            if name.startswith("?") and name not in bound:
+                pool = PREDICATES if position == 1 else [*SUBJECTS, OBJECTS[4]]
+                bound[name] = draw(st.sampled_from(pool))
+        s, p, o = (term(name, bound) for name in names)
+        if isinstance(s, ox.Literal) or isinstance(p, ox.Literal):
+            continue  # a literal bound to a subject or predicate: no triple holds it
+        iri = stream or draw(st.sampled_from([S1, S2]))
+        data.setdefault(iri, []).append(StreamElement(iri, "", t, t, (ox.Triple(s, p, o),)))
+        t += draw(st.sampled_from([1, 1, 2, 0]))
+    return {
+        iri: [StreamElement(iri, f"_:g{n}", e.start, e.end, e.triples, e.kind)
+              for n, e in enumerate(sorted(elements, key=lambda e: e.end))]
+        for iri, elements in data.items()
+    }
+
+
+QUIET = st.just({S1: [], S2: []})
+"""No noise: ``planted`` streams alone (SEQs under strict contiguity, partitions)."""
+
+
+def answering(queries: st.SearchStrategy, noise=None) -> st.SearchStrategy:
+    """(query, streams) pairs, the streams ``planted`` from the query."""
+    return queries.flatmap(lambda text: st.tuples(st.just(text), planted(text, noise)))

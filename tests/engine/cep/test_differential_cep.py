@@ -20,6 +20,7 @@ from ..generators import (
     EX,
     S1,
     S2,
+    answering,
     event_queries,
     event_windows,
     gaps,
@@ -182,8 +183,9 @@ def test_cqels_cep_agrees_with_reference_long(text, data):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=CHECKS)
-@given(cqels_queries(), streams(), st.data())
-def test_cqels_cep_resumes_from_a_snapshot(text, data, split):
+@given(answering(cqels_queries()), st.data())
+def test_cqels_cep_resumes_from_a_snapshot(case, split):
+    text, data = case
     size = sum(len(es) for es in data.values())
     assert_resumes(text, data, split.draw(st.integers(0, size)))
 
@@ -191,10 +193,11 @@ def test_cqels_cep_resumes_from_a_snapshot(text, data, split):
 # --- interval-stamped elements under EVENT ---------------------------------------------
 
 @settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
-@given(st.one_of(event_queries(), cqels_queries()), interval_streams())
-def test_interval_stamped_events_agree_with_reference(text, data):
+@given(answering(st.one_of(event_queries(), cqels_queries()), interval_streams()))
+def test_interval_stamped_events_agree_with_reference(case):
     """RSEP-QL EVENT and CQELS-CEP elements over windows whose elements carry an interval:
     a window shows an element by its end, its event mappings carry its interval."""
+    text, data = case
     assert_agrees(text, data)
 
 
@@ -206,8 +209,10 @@ def test_interval_stamped_events_agree_with_reference_long(text, data):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=CHECKS)
-@given(st.one_of(event_queries(), cqels_queries()), interval_streams(narrow_triples), st.data())
-def test_interval_stamped_events_resume_from_a_snapshot(text, data, split):
+@given(answering(st.one_of(event_queries(), cqels_queries()), interval_streams(narrow_triples)),
+       st.data())
+def test_interval_stamped_events_resume_from_a_snapshot(case, split):
     """Each shown element's start is a state row beside the window's own."""
+    text, data = case
     size = sum(len(es) for es in data.values())
     assert_resumes(text, data, split.draw(st.integers(0, size)))
