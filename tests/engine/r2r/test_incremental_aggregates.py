@@ -3,7 +3,8 @@ reference evaluator's answer: COUNT (DISTINCT), SUM, AVG, MIN, MAX and HAVING ov
 (with background graphs too), FILTER and BIND, on one or two streams with equal times,
 bursts, gaps and expiry, over integers, decimals (not in canonical form too), doubles and
 floats whose sums are exact in any order, equal numbers of different terms in loose forms
-(MIN / MAX ties: 1, 01, 1.0, 1.0E0), infinities, NaN, strings and IRIs; RStream,
+(1, 01, 1.0, 1.0E0: not under MIN / MAX, whose choice among them the reference leaves to
+pyoxigraph's store), infinities, NaN, strings and IRIs; RStream,
 IStream and DStream; snapshots."""
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ TIES = st.sampled_from([
     ("1", "integer"), ("01", "integer"), ("1.0", "decimal"), ("1.0E0", "double"),
     ("1", "int"), ("1", "float"), ("1.50", "decimal"), ("1.5E0", "double"), ("+1.5", "decimal"),
 ]).map(lambda pair: typed(*pair))  # fmt: skip
-"""Equal numbers of different terms, in loose lexical forms (sums exact in any order):
-MIN / MAX among them is the greatest in the total order on terms (``sepia.rdf.order``)."""
+"""Equal numbers of different terms, in loose lexical forms (sums exact in any order),
+for COUNT, SUM and AVG: MIN / MAX among them is not drawn (see ``cases``)."""
 OTHERS = st.sampled_from([
     typed("3", "int"),
     typed("03", "integer"),
@@ -130,8 +131,10 @@ def query(operator: str, select: str, pattern: str, window: str, having: str) ->
 
 @st.composite
 def cases(draw) -> tuple[str, dict[str, list[StreamElement]]]:
-    """A query and streams; MIN / MAX meet equal numbers of different terms (1 and 1.0E0)
-    often: the reference breaks such ties by the total order on terms."""
+    """A query and streams. Among equal numbers of different terms (1 and 1.0E0), which
+    SPARQL leaves unordered, the reference's MIN / MAX is whichever pyoxigraph's store
+    gives last and the engine's maintained path the greatest in the total order on terms:
+    they agreed on most such draws, not all, so MIN / MAX draws have no such ties."""
     select = draw(st.sampled_from(SELECTS))
     text = query(
         draw(st.sampled_from(["RSTREAM", "RSTREAM", "ISTREAM", "DSTREAM"])),
@@ -141,8 +144,7 @@ def cases(draw) -> tuple[str, dict[str, list[StreamElement]]]:
         draw(st.sampled_from(["", " HAVING (COUNT(*) > 1)", " HAVING (SUM(?y) >= 0)"])),
     )
     extremes = "MIN(" in select or "MAX(" in select
-    ties = extremes and draw(st.booleans())
-    values = "ties" if ties else draw(st.sampled_from(sorted(VALUES)))
+    values = "no ties" if extremes else draw(st.sampled_from(sorted(VALUES)))
     return text, draw(streams(values))
 
 
