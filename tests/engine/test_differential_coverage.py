@@ -276,6 +276,24 @@ def test_event_forms_agree_with_reference(case):
     assert_forms_agree(*case)
 
 
+def test_ask_over_a_tail_negation_is_refused():
+    """Hand-derived from the planted stream that found it: A (?x :p ?y) at 0 and at 1 on
+    :s1, input ending at 1. Both matches of ``SEQ(A , !E)`` complete only at the end of
+    input (1); the reference evaluates the ASK once at 1 (true), but an engine pushing an
+    answer at the arrival at 1 (false) cannot take it back, so such a query is refused."""
+    text = (
+        f"PREFIX : <{EX}>\nASK\nFROM STREAM S1 :s1\n"
+        "WHERE { SEQ(A , !E)\nDEFINE GPM A ON S1 { ?x :p ?y }\n"
+        "DEFINE GPM E ON S1 { ?u ?i ?n FILTER(isLiteral(?n)) } }"
+    )
+    a = ox.Triple(ox.NamedNode(f"{EX}a"), ox.NamedNode(f"{EX}p"), ox.NamedNode(f"{EX}a"))
+    data = {S1: [StreamElement(S1, f"_:g{t}", t, t, (a,)) for t in (0, 1)]}
+    expected = evaluate(parse_query(text), data, background(), name="q")
+    assert [(r.t, r.boolean) for r in expected] == [(0, False), (1, True)]
+    with pytest.raises(Unsupported, match="ending in a negation"):
+        list(run([("q", parse_query(text))], data, background()))
+
+
 @pytest.mark.slow
 @settings(max_examples=2500, deadline=None, suppress_health_check=CHECKS)
 @given(event_forms(), streams())
