@@ -239,6 +239,30 @@ def test_time_varying_background_agrees_with_reference(case, trig):
     assert_agrees_over(*case, trig)
 
 
+def test_a_gpm_exists_reads_its_event_not_the_background():
+    """Hand-derived from the planted stream that found it. B's ``FILTER EXISTS { ?y :q ?w }``
+    reads no other GPM's variable, so it is part of B's pattern over B's event graph
+    (SPAseq Definition 7): the event {a :p a} at 1 holds no :q triple, so B never matches
+    and ``SEQ(A , B)`` has no match, though the background (static, or a version from 0)
+    and another event at 1 hold ``:a :q :a``. The reference deferred the FILTER (its ?w
+    is bound by no GPM) to the run's mapping and read the background: one match [0, 1]."""
+    text = (
+        f"PREFIX : <{EX}>\nSELECT *\nFROM STREAM S1 :s1\nWHERE {{ SEQ(A , B)\n"
+        "DEFINE GPM A ON S1 { ?x :p+ ?y }\n"
+        "DEFINE GPM B ON S1 { ?x :p ?y FILTER EXISTS { ?y :q ?w } } }"
+    )
+    a, p, q = (ox.NamedNode(f"{EX}{n}") for n in "apq")
+    stamped = [(0, ox.Triple(a, p, a)), (1, ox.Triple(a, p, a)), (1, ox.Triple(a, q, a))]
+    data = {S1: [StreamElement(S1, f"_:g{i}", t, t, (x,)) for i, (t, x) in enumerate(stamped)]}
+    versioned = f"@prefix prov: <http://www.w3.org/ns/prov#> .\n<{EX}v0> {{ :a :q :a }} " \
+        f"<{EX}v0> prov:generatedAtTime 0 ."
+    for trig in (":a :q :a .", versioned):
+        store = ox.Store()
+        store.load(f"@prefix : <{EX}> .\n{trig}".encode(), format=ox.RdfFormat.TRIG)
+        assert evaluate(parse_query(text), data, store, name="q") == []
+        assert list(run([("q", parse_query(text))], data, store)) == []
+
+
 @pytest.mark.slow
 @settings(max_examples=2500, deadline=None, suppress_health_check=CHECKS)
 @given(background_readers, streams(), versioned_background())
@@ -274,6 +298,24 @@ def assert_forms_agree(text: str, data: dict) -> None:
 @given(answering(event_forms()))
 def test_event_forms_agree_with_reference(case):
     assert_forms_agree(*case)
+
+
+def test_ask_over_a_tail_negation_is_refused():
+    """Hand-derived from the planted stream that found it: A (?x :p ?y) at 0 and at 1 on
+    :s1, input ending at 1. Both matches of ``SEQ(A , !E)`` complete only at the end of
+    input (1); the reference evaluates the ASK once at 1 (true), but an engine pushing an
+    answer at the arrival at 1 (false) cannot take it back, so such a query is refused."""
+    text = (
+        f"PREFIX : <{EX}>\nASK\nFROM STREAM S1 :s1\n"
+        "WHERE { SEQ(A , !E)\nDEFINE GPM A ON S1 { ?x :p ?y }\n"
+        "DEFINE GPM E ON S1 { ?u ?i ?n FILTER(isLiteral(?n)) } }"
+    )
+    a = ox.Triple(ox.NamedNode(f"{EX}a"), ox.NamedNode(f"{EX}p"), ox.NamedNode(f"{EX}a"))
+    data = {S1: [StreamElement(S1, f"_:g{t}", t, t, (a,)) for t in (0, 1)]}
+    expected = evaluate(parse_query(text), data, background(), name="q")
+    assert [(r.t, r.boolean) for r in expected] == [(0, False), (1, True)]
+    with pytest.raises(Unsupported, match="ending in a negation"):
+        list(run([("q", parse_query(text))], data, background()))
 
 
 @pytest.mark.slow

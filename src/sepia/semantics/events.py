@@ -395,7 +395,8 @@ class EventEvaluator:
     def sequence(self, e: ev.EventPattern) -> set[spaseq.SpaseqMatch]:
         """All matches of a SPAseq sequence over the finite input (Definitions 7-15)."""
         steps = _flatten(e)
-        elements = [self.element(p, operator) for operator, p in steps]
+        bound = frozenset().union(*(bop_variables(_unmodified(p)) for _, p in steps))
+        elements = [self.element(p, operator, bound) for operator, p in steps]
         events = [x for s in self.query.dataset.streams for x in self.data.stream(s.iri.value)]
         events = events or [x for xs in self.data.streams.values() for x in xs]
         times = tuple(sorted({x.time for x in events}))
@@ -409,12 +410,15 @@ class EventEvaluator:
         )
         return spaseq.sequence(elements, bounds)
 
-    def element(self, p: ev.EventPattern, operator: str | None) -> spaseq.Element:
-        """One sequence position: its modifier, BOp candidates, variables, deferred FILTERs."""
+    def element(
+        self, p: ev.EventPattern, operator: str | None, bound: frozenset[str]
+    ) -> spaseq.Element:
+        """One sequence position: its modifier, BOp candidates, variables, deferred FILTERs
+        (``bound``: the variables the sequence's GPMs bind)."""
         modifier = MODIFIERS.get(type(p), "")
-        bop = p.inner if modifier else p  # type: ignore[union-attr]
+        bop = _unmodified(p)
         deferred: list[Expression] = []
-        candidates = self.bop(bop, deferred)
+        candidates = self.bop(bop, deferred, bound)
         return spaseq.Element(
             frozenset(candidates),
             operator,
@@ -423,17 +427,19 @@ class EventEvaluator:
             self.check(deferred),
         )
 
-    def bop(self, p: ev.EventPattern, deferred: list[Expression]) -> set[EventMapping]:
+    def bop(
+        self, p: ev.EventPattern, deferred: list[Expression], bound: frozenset[str]
+    ) -> set[EventMapping]:
         """GPM, & and | over the whole input (Definitions 7-9, 15)."""
         match p:
             case ev.Event(pattern):
-                pattern = _split_filters(pattern, deferred)
+                pattern = _split_filters(pattern, deferred, bound)
                 source, elements = self.visible(p, _END)
                 return spaseq.gpm(source, elements, self.per_element(pattern, elements))
             case ev.And(left, right):
-                return spaseq.conj(self.bop(left, deferred), self.bop(right, deferred))
+                return spaseq.conj(*(self.bop(x, deferred, bound) for x in (left, right)))
             case ev.Or(left, right):
-                return spaseq.disj(self.bop(left, deferred), self.bop(right, deferred))
+                return spaseq.disj(*(self.bop(x, deferred, bound) for x in (left, right)))
             case _:
                 raise ValueError(f"{type(p).__name__} cannot be a SPAseq sequence element")
 
@@ -477,12 +483,21 @@ def _has_subselect(p: gp.GraphPattern) -> bool:
     return bool(nodes(p, modifiers, inside=False))
 
 
-def _split_filters(p: gp.GraphPattern, deferred: list[Expression]) -> gp.GraphPattern:
-    """Strip the FILTERs of a GPM that read variables it does not bind; they go to
-    ``deferred`` and are checked on the run's combined mapping."""
+def _unmodified(p: ev.EventPattern) -> ev.EventPattern:
+    """A sequence element's basic operator, without its modifier."""
+    return p.inner if type(p) in MODIFIERS else p  # type: ignore[attr-defined]
+
+
+def _split_filters(
+    p: gp.GraphPattern, deferred: list[Expression], bound: frozenset[str]
+) -> gp.GraphPattern:
+    """Strip the FILTERs of a GPM that read variables another GPM of the sequence binds
+    (``bound``); they go to ``deferred`` and are checked on the run's combined mapping.
+    Others stay in the GPM, over its event graph (Definition 7): an EXISTS's own variables
+    are bound by no GPM, and deferring it read the background instead of the event."""
     if isinstance(p, gp.Filter):
-        inner = _split_filters(p.inner, deferred)
-        if expression_variables(p.expression) <= pattern_variables(inner):
+        inner = _split_filters(p.inner, deferred, bound)
+        if not (expression_variables(p.expression) - pattern_variables(inner)) & bound:
             return gp.Filter(p.expression, inner)
         deferred.append(p.expression)
         return inner

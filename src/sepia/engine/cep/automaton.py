@@ -119,11 +119,15 @@ def elements(e: ev.EventPattern) -> list[tuple[Strategy | None, ev.EventPattern]
     return [(None, e)]
 
 
-def split_filters(p: gp.GraphPattern, binds: set[str], deferred: list) -> gp.GraphPattern:
-    """Strip a GPM's FILTERs that read variables it does not bind into ``deferred``."""
+def split_filters(
+    p: gp.GraphPattern, binds: set[str], bound: set[str], deferred: list
+) -> gp.GraphPattern:
+    """Strip a GPM's FILTERs that read variables it does not bind but another GPM of the
+    sequence does (``bound``) into ``deferred``. Others stay, over the event graph (an
+    EXISTS's own variables, a variable no GPM binds: Definition 7)."""
     if isinstance(p, gp.Filter):
-        inner = split_filters(p.inner, binds, deferred)
-        if expression_variables(p.expression) <= binds:
+        inner = split_filters(p.inner, binds, bound, deferred)
+        if not (expression_variables(p.expression) - binds) & bound:
             return gp.Filter(p.expression, inner)
         deferred.append(p.expression)
         return inner

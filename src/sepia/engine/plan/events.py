@@ -82,7 +82,7 @@ class EventPlanner(PatternPlanner):
         for i, ((strategy, element), bop) in enumerate(zip(steps, bops, strict=True)):
             others = set().union(*(v for j, v in enumerate(variables) if j != i))
             deferred: list = []
-            compiled = self._bop(bop, deferred)
+            compiled = self._bop(bop, deferred, set().union(*variables))
             check = None
             if deferred:
                 check = self.expression(_conjunction(deferred), True)
@@ -190,16 +190,16 @@ class EventPlanner(PatternPlanner):
         """A pattern over one event graph (a GPM or an EVENT's pattern), fully native."""
         return self.plan(pattern, (po.EventGraph(),))
 
-    def _bop(self, p: ev.EventPattern, deferred: list) -> Bop:
+    def _bop(self, p: ev.EventPattern, deferred: list, bound: set[str]) -> Bop:
         match p:
             case ev.Event(pattern):
                 stream = stream_of(p)
-                pattern = split_filters(pattern, pattern_variables(pattern), deferred)
+                pattern = split_filters(pattern, pattern_variables(pattern), bound, deferred)
                 return Gpm(stream, self.event_plan(pattern))
             case ev.And(left, right):
-                return Conj(self._bop(left, deferred), self._bop(right, deferred))
+                return Conj(self._bop(left, deferred, bound), self._bop(right, deferred, bound))
             case ev.Or(left, right):
-                return Disj(self._bop(left, deferred), self._bop(right, deferred))
+                return Disj(self._bop(left, deferred, bound), self._bop(right, deferred, bound))
             case _:
                 raise Unsupported(f"{type(p).__name__} as a SPAseq sequence element")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sepia.algebra.query import Unsupported
 from sepia.engine.cep.automaton import matches
 from sepia.engine.cep.runs import (
     Batch,
@@ -38,6 +39,11 @@ class SequenceQuery(QueryKind):
 
     def __init__(self, host: ContinuousQuery, plan: SequencePlan) -> None:
         super().__init__(host)
+        if host.dense and plan.automaton.states[-1].negated:
+            raise Unsupported(
+                "ASK, IStream or DStream over a SPAseq sequence ending in a negation (its "
+                "matches are reported at a horizon, after that instant was evaluated)"
+            )
         self.automaton, self.within = plan.automaton, plan.within
         self.timed = plan.within is not None
         """Runs under WITHIN expire and tail negations fire at their horizons."""
