@@ -485,7 +485,7 @@ def _has_subselect(p: gp.GraphPattern) -> bool:
 
 def _unmodified(p: ev.EventPattern) -> ev.EventPattern:
     """A sequence element's basic operator, without its modifier."""
-    return p.inner if type(p) in MODIFIERS else p  # type: ignore[attr-defined]
+    return p.inner if type(p) in MODIFIERS else p  # type: ignore[union-attr]
 
 
 def _split_filters(
