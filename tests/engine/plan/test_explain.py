@@ -9,6 +9,8 @@ from sepia.engine import explain, plan
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 
+from ..support import engine_path
+
 E1 = Path(__file__).parents[3] / "examples" / "e1-shops-coupons" / "query.rq"
 
 
@@ -38,13 +40,20 @@ def test_maintained_aggregates_are_shown_with_their_pattern():
     text = """PREFIX : <http://example.org/>
     REGISTER ISTREAM :o AS SELECT ?s (COUNT(?o) AS ?n) FROM NAMED WINDOW :w ON :s [RANGE 4]
     WHERE { WINDOW :w { ?s :p ?o FILTER(?o > 3) } } GROUP BY ?s"""
-    lines = [line.strip() for line in shown(text).splitlines()]
+    with engine_path("rows"):
+        lines = [line.strip() for line in shown(text).splitlines()]
     assert lines[0] == "R2S IStream"
     assert lines[3].startswith("evaluation: GROUP BY maintained from the delta (CQELS)")
     group = next(i for i, line in enumerate(lines) if line.startswith("GroupBy"))
     assert lines[group].startswith("GroupBy ['?s'] ['?_1agg := COUNT(?o)']")
     assert lines[group + 1].startswith("Select IF((?o > ")
     assert lines[group + 2].startswith("Scan window <http://example.org/w>")
+    lines = [line.strip() for line in shown(text).splitlines()]  # the default: columnar
+    assert lines[3].startswith("evaluation: columnar")
+    assert "GROUP BY as vector reductions per group" in lines[3]
+    group = next(i for i, line in enumerate(lines) if line.startswith("GroupBy"))
+    assert lines[group].endswith("(columnar: groups numbered from the key columns, exact "
+                                 "vector sums and extremes per group at each evaluation)")
 
 
 def test_other_aggregates_are_marked_as_fallback():

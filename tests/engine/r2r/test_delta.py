@@ -151,7 +151,8 @@ def test_what_delta_does_not_cover_is_evaluated_in_full_and_agrees(text, data):
 
 
 @pytest.mark.parametrize(("projection", "where", "named"), NOT_COVERED)
-def test_explain_says_why_an_evaluation_is_full(projection, where, named):
+def test_explain_says_why_an_evaluation_is_full(projection, where, named, monkeypatch):
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")  # (a BIND is columnar by default)
     text = (
         f"PREFIX : <{EX}>\nREGISTER ISTREAM :out AS SELECT {projection}\n"
         f"FROM NAMED WINDOW :w1 ON :s1 [RANGE 4]\nWHERE {{ {where.replace(' GROUP BY ?x', '')} }}"

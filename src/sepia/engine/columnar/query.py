@@ -9,10 +9,16 @@ answers are the same), not once per row. Everything about time (report policy, i
 between arrivals, the end-of-input flush, watermarks) and state rows is inherited, so the
 two paths agree by construction on when they answer and differ only in how.
 
+A BIND is evaluated, as a FILTER is, once per distinct combination of the values it
+reads; where it raises an error the column holds ``NO_ID`` (unbound), and so do the
+aggregates a GROUP BY (``columnar.groups``) leaves unbound. Only those two make a column
+that is unbound in some rows: a join on such a variable stays on the row engine.
+
 ``uncovered`` says why a query is not for this path (``None``: it is): event patterns,
 DESCRIBE, RDFS entailment, C-SPARQL's timestamp() and the plan operators without a
-columnar form (OPTIONAL, UNION, MINUS, BIND, VALUES, property paths, fallbacks) stay on
-the row engine. ``advance_columns`` takes a whole batch of elements as columns at once.
+columnar form (OPTIONAL, UNION, MINUS, VALUES, property paths, fallbacks: aggregates
+other than COUNT, SUM, AVG, MIN, MAX of a variable among them) stay on the row engine.
+``advance_columns`` takes a whole batch of elements as columns at once.
 """
 
 from __future__ import annotations
@@ -24,13 +30,25 @@ import numpy as np
 
 from sepia.algebra import query as qa
 from sepia.engine.columnar.batch import ColumnBatch
-from sepia.engine.columnar.tables import Table, Triples, join, join_all, match_pattern
+from sepia.engine.columnar.groups import NumericIds, group_by
+from sepia.engine.columnar.tables import (
+    NO_ID,
+    Ids,
+    Table,
+    Triples,
+    join,
+    join_all,
+    match_pattern,
+    terms_of,
+)
 from sepia.engine.columnar.windows import ColumnWindow
 from sepia.engine.plan.explain import explain as plan_explain
 from sepia.engine.plan.physical import PhysicalQuery, WindowPlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.aggregates import GroupBy
 from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.r2r.numbers import Terms
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import HIDDEN
 from sepia.engine.s2r.report import Arrivals
@@ -38,8 +56,11 @@ from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.order import ordered
 from sepia.rdf.results import Result
 
-COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select)
-"""The plan operators with a columnar form."""
+COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select, po.Bind, GroupBy)
+"""The plan operators with a columnar form (GROUP BY: COUNT, SUM, AVG, MIN, MAX of a
+variable; other aggregates are pyoxigraph's ``Fallback``)."""
+MAYBE_UNBOUND = ("SUM", "AVG", "MIN", "MAX")
+"""Aggregates that leave a group's value unbound on an error."""
 
 
 def uncovered(engine: ContinuousQuery, costed: bool = True) -> str | None:
@@ -96,17 +117,81 @@ def _operator_uncovered(node: po.PhysicalPlan) -> str | None:
             if any(isinstance(g, po.EventGraph) for g in graphs):
                 return "a scan of an event graph"
             return None
-        case po.Select(inner, condition):
+        case po.Select(inner, condition) | po.Bind(inner, _, condition):
             if condition.volatile:
-                return "a FILTER reading the windows (C-SPARQL timestamp())"
+                return "an expression reading the windows (C-SPARQL timestamp())"
             return _operator_uncovered(inner)
         case po.HashJoin(left, right, _):
-            return _operator_uncovered(left) or _operator_uncovered(right)
+            return _joined_uncovered((left, right))
         case po.MultiJoin(inputs, _):
-            return next((r for r in map(_operator_uncovered, inputs) if r), None)
-        case po.Keep(inner, _) | po.Dedup(inner):
+            return _joined_uncovered(inputs)
+        case po.Keep(inner, _) | po.Dedup(inner) | GroupBy(inner=inner):
             return _operator_uncovered(inner)
     return None
+
+
+def _joined_uncovered(inputs: tuple[po.PhysicalPlan, ...]) -> str | None:
+    """A join's inputs, and whether it joins on a variable a BIND or an aggregate may
+    leave unbound in some rows (the vector join needs its keys bound in every row)."""
+    found = next((r for r in map(_operator_uncovered, inputs) if r), None)
+    if found:
+        return found
+    for i, left in enumerate(inputs):
+        for right in inputs[i + 1 :]:
+            shared = _bound(left) & _bound(right)
+            if shared & (_maybe_unbound(left) | _maybe_unbound(right)):
+                return "a join on a variable a BIND or an aggregate may leave unbound"
+    return None
+
+
+def _copied(value: ExpressionEvaluator) -> int | None:
+    """The slot an expression that is one variable reads (a SELECT's ``(AVG(?p) AS ?a)``
+    binds ?a to a copy of the aggregate's slot), else None."""
+    if len(value.positions) == 1 and value.text == f"?{value.names[0]}":
+        return value.positions[0]
+    return None
+
+
+def _bound(node: po.PhysicalPlan) -> set[int]:
+    """The slots a (covered) node may bind."""
+    match node:
+        case po.Scan(_, patterns):
+            return {p.index for t in patterns for p in t if isinstance(p, po.Slot)}
+        case po.HashJoin(left, right, _):
+            return _bound(left) | _bound(right)
+        case po.MultiJoin(inputs, _):
+            return set().union(*map(_bound, inputs))
+        case po.Keep(inner, slots):
+            return _bound(inner) & set(slots)
+        case po.Bind(inner, slot, _):
+            return _bound(inner) | {slot}
+        case GroupBy(inner=inner, keys=keys, aggregates=specs):
+            return (_bound(inner) & set(keys)) | {a.target for a in specs}
+        case po.Select(inner, _) | po.Dedup(inner):
+            return _bound(inner)
+    return set()
+
+
+def _maybe_unbound(node: po.PhysicalPlan) -> set[int]:
+    """The slots a (covered) node may leave unbound in some of its rows only (``NO_ID``
+    in a column): a BIND's, an aggregate's that can fail, and what carries them."""
+    match node:
+        case po.Bind(inner, slot, value):
+            source = _copied(value)
+            unbound = _maybe_unbound(inner)
+            return unbound | {slot} if source is None or source in unbound else unbound
+        case GroupBy(inner=inner, keys=keys, aggregates=specs):
+            failing = {a.target for a in specs if a.function in MAYBE_UNBOUND}
+            return (_maybe_unbound(inner) & set(keys)) | failing
+        case po.HashJoin(left, right, _):
+            return _maybe_unbound(left) | _maybe_unbound(right)
+        case po.MultiJoin(inputs, _):
+            return set().union(*map(_maybe_unbound, inputs))
+        case po.Keep(inner, slots):
+            return _maybe_unbound(inner) & set(slots)
+        case po.Select(inner, _) | po.Dedup(inner):
+            return _maybe_unbound(inner)
+    return set()
 
 
 class ColumnarQuery(ContinuousQuery):
@@ -118,6 +203,8 @@ class ColumnarQuery(ContinuousQuery):
         self.delta = None  # the whole answer is recomputed: a vector join is cheap
         self._background: dict[tuple, Triples] = {}
         self._width = len(self.physical.slots.names)
+        self._numbers: NumericIds | None = None
+        """The numeric values of the terms GROUP BY's aggregates read (a cache)."""
 
     def predicates(self) -> frozenset[str] | None:
         """The predicate IRIs the plan's scans read; None when one reads a variable."""
@@ -229,7 +316,7 @@ class ColumnarQuery(ContinuousQuery):
         slots = self.physical.slots
         kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
         columns = [
-            table.columns[i].tolist() if i in table.columns else [None] * table.size
+            terms_of(table.columns[i]) if i in table.columns else [None] * table.size
             for i in kept
         ]
         return Counter(zip(*columns, strict=True)) if kept else Counter({(): table.size})
@@ -267,6 +354,10 @@ class ColumnarQuery(ContinuousQuery):
                 return _distinct(self._run(inner))
             case po.Select(inner, condition):
                 return self._select(self._run(inner), condition)
+            case po.Bind(inner, slot, value):
+                return self._bind(self._run(inner), slot, value)
+            case GroupBy(inner=inner):
+                return group_by(self._run(inner), node, self._numeric())
         raise AssertionError(f"{type(node).__name__} is not covered (see uncovered)")
 
     def _graph(self, ref: po.GraphRef) -> Triples:
@@ -281,32 +372,36 @@ class ColumnarQuery(ContinuousQuery):
             found = self._background[key] = Triples(spo[:, 0], spo[:, 1], spo[:, 2])
         return found
 
+    def _numeric(self) -> NumericIds:
+        if self._numbers is None:
+            self._numbers = NumericIds(Terms(self.dictionary))
+        return self._numbers
+
     def _select(self, table: Table, condition: ExpressionEvaluator) -> Table:
         """FILTER: the evaluator asked once per distinct combination of the slots it reads
         (an unbound slot is None), its truth spread back over the rows."""
         if not table.size:
             return table
-        positions = condition.positions
-        if not positions:
-            keep = condition.truths([()])[0]
-            return table if keep else table.take(np.empty(0, dtype=np.int64))
-        width = max(positions) + 1
-        read = [table.columns.get(i) for i in positions]
-        bound = [c for c in read if c is not None]
-        if bound:
-            values, inverse = np.unique(np.stack(bound, axis=1), axis=0, return_inverse=True)
-            inverse = inverse.reshape(-1)
-        else:
-            values, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(table.size, dtype=np.int64)
-        rows = []
-        for value in values.tolist():
-            row: list[int | None] = [None] * width
-            it = iter(value)
-            for i, column in zip(positions, read, strict=True):
-                row[i] = next(it) if column is not None else None
-            rows.append(tuple(row))
+        rows, inverse = _inputs(table, condition)
         truths = np.array(condition.truths(rows), dtype=bool)
         return table.take(np.flatnonzero(truths[inverse]))
+
+    def _bind(self, table: Table, slot: int, value: ExpressionEvaluator) -> Table:
+        """BIND: the evaluator asked once per distinct combination of the slots it reads
+        (for every row when it makes a new value at each call: RAND(), BNODE() ...); an
+        error leaves the slot unbound (``NO_ID``)."""
+        source = _copied(value)
+        if source is not None:  # a copy (unbound where the source is: no column, or NO_ID)
+            if source not in table.columns:
+                return table
+            return Table({**table.columns, slot: table.columns[source]}, table.size)
+        if value.fresh:
+            rows, inverse = table.rows(self._width), np.arange(table.size)
+        else:
+            rows, inverse = _inputs(table, value)
+        found = np.array([NO_ID if v is None else v for v in value.values(rows)],
+                         dtype=np.int64)
+        return Table({**table.columns, slot: found[inverse]}, table.size)
 
     # --- state ------------------------------------------------------------------------
     def restore(self, snapshot: Snapshot) -> None:
@@ -325,9 +420,35 @@ def _scans(node: po.PhysicalPlan) -> list[tuple[po.EncodedPattern, ...]]:
             return _scans(left) + _scans(right)
         case po.MultiJoin(inputs, _):
             return [p for i in inputs for p in _scans(i)]
-        case po.Keep(inner, _) | po.Dedup(inner) | po.Select(inner, _):
+        case po.Keep(inner, _) | po.Dedup(inner) | po.Select(inner, _) | po.Bind(inner, _, _):
+            return _scans(inner)
+        case GroupBy(inner=inner):
             return _scans(inner)
     return []
+
+
+def _inputs(table: Table, expression: ExpressionEvaluator) -> tuple[list[tuple], Ids]:
+    """The distinct combinations of the values ``expression`` reads, as rows (None for an
+    unbound slot), and each table row's combination."""
+    positions = expression.positions
+    if not positions:
+        return [()], np.zeros(table.size, dtype=np.int64)
+    width = max(positions) + 1
+    read = [table.columns.get(i) for i in positions]
+    bound = [c for c in read if c is not None]
+    if bound:
+        values, inverse = np.unique(np.stack(bound, axis=1), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    else:
+        values, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(table.size, dtype=np.int64)
+    rows = []
+    for value in values.tolist():
+        row: list[int | None] = [None] * width
+        it = iter(value)
+        for i, column in zip(positions, read, strict=True):
+            row[i] = (next(it) or None) if column is not None else None
+        rows.append(tuple(row))
+    return rows, inverse
 
 
 def _distinct(table: Table) -> Table:

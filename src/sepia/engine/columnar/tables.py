@@ -59,7 +59,8 @@ class Triples:
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """A bag of solutions: ``size`` rows, a column per bound slot."""
+    """A bag of solutions: ``size`` rows, a column per bound slot (bound in every row,
+    but for the slots a BIND or an aggregate sets: ``NO_ID`` where they are unbound)."""
 
     columns: dict[int, Ids]
     size: int
@@ -77,10 +78,19 @@ class Table:
         """The solutions as the row engine's tuples (None for an unbound slot): for what
         is evaluated per row (FILTERs not compiled to vectors, the query form)."""
         columns = [
-            self.columns[i].tolist() if i in self.columns else [None] * self.size
+            terms_of(self.columns[i]) if i in self.columns else [None] * self.size
             for i in range(width)
         ]
         return list(zip(*columns, strict=True)) if width else [()] * self.size
+
+
+def terms_of(column: Ids) -> list[int | None]:
+    """A column as the row engine's values: its ids, None where it holds ``NO_ID`` (a
+    BIND's error, an aggregate left unbound)."""
+    values = column.tolist()
+    if (column == NO_ID).any():
+        return [v or None for v in values]
+    return values
 
 
 def match_pattern(graph: Triples, pattern: po.EncodedPattern) -> Table:

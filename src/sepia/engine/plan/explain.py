@@ -76,8 +76,8 @@ def _path(physical: PhysicalQuery) -> str:
     """The columnar core's line (``sepia.engine.columnar``), or why the row engine runs."""
     return (
         "evaluation: columnar, full at each instant: windows as time-sorted id columns, "
-        "scans as masks, joins as vector joins, FILTERs once per distinct key (under RDFS "
-        "entailment: the row engine)"
+        "scans as masks, joins as vector joins, FILTERs and BINDs once per distinct key, "
+        "GROUP BY as vector reductions per group (under RDFS entailment: the row engine)"
     )
 
 
@@ -207,7 +207,8 @@ def _tree(
         case po.Select(inner, condition):
             return [f"{pad}Select {condition.text}", *below(inner)]
         case po.Bind(inner, slot, value):
-            return [f"{pad}Bind {name(slot)} := {value.text}", *below(inner)]
+            how = " (columnar: once per distinct input)" if columnar else ""
+            return [f"{pad}Bind {name(slot)} := {value.text}{how}", *below(inner)]
         case po.Keep(inner, kept):
             return [f"{pad}Keep {[name(k) for k in kept]}", *below(inner)]
         case po.Dedup(inner):
@@ -227,9 +228,13 @@ def _tree(
                 f"{'*' if a.argument is None else name(a.argument)})"
                 for a in specs
             ]
-            return [f"{pad}GroupBy {[name(k) for k in keys]} {shown} (per-group state updated "
-                    "by the changed mappings; pyoxigraph where not at the query's top)",
-                    *below(inner)]
+            how = (
+                "columnar: groups numbered from the key columns, exact vector sums and "
+                "extremes per group at each evaluation" if columnar
+                else "per-group state updated by the changed mappings; pyoxigraph where not "
+                "at the query's top"
+            )
+            return [f"{pad}GroupBy {[name(k) for k in keys]} {shown} ({how})", *below(inner)]
         case po.Fallback(pattern, _):
             return [f"{pad}FALLBACK pyoxigraph {to_sexpr(pattern)}"]
         case _:

@@ -181,6 +181,16 @@ class Sum:
         """Infinite and NaN values, by their text."""
         self.count = 0
 
+    @classmethod
+    def scaled_total(cls, count: int, kind: int, scaled: int) -> Sum:
+        """The sum of ``count`` integers and decimals (``kind``: DECIMAL if any is one)
+        whose total times ``SCALE`` is ``scaled``, added up elsewhere (a vector sum)."""
+        total = cls()
+        total.count = count
+        total.kinds[kind] = count
+        total.scaled = scaled
+        return total
+
     def add(self, number: Number | None, sign: int) -> None:
         self.count += sign
         if number is None:
