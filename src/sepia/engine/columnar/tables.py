@@ -51,7 +51,9 @@ class Triples:
 
     @classmethod
     def union(cls, graphs: list[Triples]) -> Triples:
-        """The union of several graphs (as sets: a triple in two graphs counts once)."""
+        """The union of several graphs (as sets: a triple in two graphs counts once); a
+        C-SPARQL window merged with an empty default graph is the window itself."""
+        graphs = [g for g in graphs if len(g)] or graphs[:1]
         if len(graphs) == 1:
             return graphs[0]
         return cls.of(*(np.concatenate([getattr(g, c) for g in graphs]) for c in "spo"))
