@@ -17,7 +17,6 @@ the row engine. ``advance_columns`` takes a whole batch of elements as columns a
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import numpy as np
@@ -26,7 +25,6 @@ from sepia.algebra import query as qa
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.tables import Table, Triples, join, join_all, match_pattern
 from sepia.engine.columnar.windows import ColumnWindow
-from sepia.engine.plan.explain import explain as plan_explain
 from sepia.engine.plan.physical import PhysicalQuery, WindowPlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
@@ -34,7 +32,6 @@ from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import HIDDEN
 from sepia.engine.s2r.report import Arrivals
-from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.order import ordered
 from sepia.rdf.results import Result
 
@@ -63,29 +60,6 @@ def plan_uncovered(physical: PhysicalQuery, costed: bool = True) -> str | None:
             "would recompute it"
         )
     return _operator_uncovered(physical.root)
-
-
-def engine_path() -> str:
-    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: the columnar core wherever it covers
-    a query and is the faster), ``columnar-always`` (wherever it covers one: tests) or
-    ``rows`` (the row engine everywhere, to compare the two)."""
-    chosen = os.environ.get("SEPIA_ENGINE_PATH", "columnar")
-    if chosen not in ("columnar", "columnar-always", "rows"):
-        raise ValueError(
-            f"SEPIA_ENGINE_PATH must be columnar, columnar-always or rows, not {chosen!r}"
-        )
-    return chosen
-
-
-def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
-    """``plan.explain`` saying which path the plan takes (``SEPIA_ENGINE_PATH`` as
-    ``query.partition.continuous_query`` reads it; RDFS entailment, a run option, aside)."""
-    chosen = engine_path()
-    reason = (
-        "SEPIA_ENGINE_PATH=rows" if chosen == "rows"
-        else plan_uncovered(physical, costed=chosen == "columnar")
-    )
-    return plan_explain(physical, dictionary, True if reason is None else reason)
 
 
 def _operator_uncovered(node: po.PhysicalPlan) -> str | None:

@@ -44,7 +44,6 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.cep.automaton import Strategy
-from sepia.engine.columnar.query import ColumnarQuery, engine_path, uncovered
 from sepia.engine.plan.physical import SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.rdf.dictionary import Dictionary
@@ -305,23 +304,3 @@ def bucket_of(value: ox.Term, buckets: int) -> int:
     """The bucket (of ``buckets``) a partition value belongs to: a hash of its N-Triples
     that every process computes alike (``hash`` is salted per process)."""
     return zlib.crc32(term_to_nt(value).encode()) % buckets
-
-
-def continuous_query(
-    query: qa.Query,
-    name: str,
-    dictionary: Dictionary,
-    background: Background,
-    max_runs: int | None = None,
-    rdfs: bool = False,
-) -> RegisteredQuery:
-    """The engine for one registered query: partitioned when it says PARTITION BY; a
-    window query the columnar core covers runs there (``engine_path``), else on rows."""
-    if query.partition_by is not None:
-        return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs)
-    chosen = engine_path()
-    if chosen != "rows":
-        columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
-        if uncovered(columnar, costed=chosen == "columnar") is None:
-            return columnar
-    return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)

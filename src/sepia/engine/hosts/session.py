@@ -24,9 +24,10 @@ from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.forgetting import MIN_TERMS, Forgetting
+from sepia.engine.hosts.engine_path import continuous_query
+from sepia.engine.hosts.network import Network
 from sepia.engine.query.continuous import Snapshot
-from sepia.engine.query.network import Network
-from sepia.engine.query.partition import RegisteredQuery, continuous_query
+from sepia.engine.query.partition import RegisteredQuery
 from sepia.engine.query.snapshots import read_snapshot, write_snapshot
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
