@@ -32,6 +32,7 @@ from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory,
 from sepia.runtime.spark.incremental_engine import IncrementalEngine, refusal
 from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import Unit
+from sepia.runtime.spark.warm import WarmCache
 
 ENGINES: dict[str, EngineFactory] = {"incremental": IncrementalEngine, "reference": ReferenceEngine}
 """Engines the job can host, by the name `JobSpec.engine` and `SparkRunOptions.engine` use:
@@ -49,11 +50,12 @@ RESULT_ORDER = ("t", "query_index", "partition", "seq")
 """Sorting a batch's results by these columns gives the reference evaluator's order
 (`partition`: the key, or for a unit spread over buckets, each result's `Step.order`)."""
 
-_BACKGROUNDS: dict[str, ox.Store] = {}
-"""Background stores loaded in this Python worker, by digest (loaded once per worker)."""
-_ENGINES: dict[tuple, ContinuousEngine] = {}
+_BACKGROUNDS: WarmCache[str, ox.Store] = WarmCache(4)
+"""Background stores loaded in this Python worker, by digest (per-worker warm state: warm.py)."""
+_ENGINES: WarmCache[tuple, ContinuousEngine] = WarmCache(64)
 """Unit engines made in this Python worker (each plans its query once), by unit, engine,
-background and entailment: every task and batch of the run in this worker shares them."""
+background and entailment: every task and batch of the run in this worker shares them
+(per-worker warm state: warm.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +86,12 @@ class JobSpec:
         """The background as a store, parsed once per Python worker."""
         if self.background is None:
             return None
-        if self.background_digest not in _BACKGROUNDS:
-            store = ox.Store()
-            store.load(self.background, format=ox.RdfFormat.N_QUADS)
-            _BACKGROUNDS[self.background_digest] = store
-        return _BACKGROUNDS[self.background_digest]
+        return _BACKGROUNDS.get_or_make(self.background_digest, self._parsed_background)
+
+    def _parsed_background(self) -> ox.Store:
+        store = ox.Store()
+        store.load(self.background, format=ox.RdfFormat.N_QUADS)
+        return store
 
 
 def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **options) -> JobSpec:
@@ -216,9 +219,9 @@ class EngineHost(StatefulProcessor):
         spec = self.spec
         name = spec.unit_engines[unit]
         found = (spec.units[unit], name, spec.background_digest, spec.rdfs)
-        if found not in _ENGINES:
-            _ENGINES[found] = ENGINES[name](spec.units[unit], spec.background_store(), spec.rdfs)
-        return _ENGINES[found]
+        return _ENGINES.get_or_make(
+            found, lambda: ENGINES[name](spec.units[unit], spec.background_store(), spec.rdfs)
+        )
 
     @staticmethod
     def _save(tables: Mapping[str, ListState | MapState], step: Step) -> None:
