@@ -257,7 +257,8 @@ class Session:
         return total
 
     def snapshot(self) -> dict[str, Snapshot | list[tuple]]:
-        """The whole session's state as rows: dictionary, elements not yet released
+        """The whole session's state as rows: dictionary, the highest id it gave (its
+        terms may be forgotten: ids are never given twice), elements not yet released
         (stream, graph, start, end, time kind, s, p, o; one row without s, p, o for an
         element without triples), the watermark, each query's rows, and for a query network
         its counters and held results (``network``) and the derived and input elements its
@@ -271,6 +272,7 @@ class Session:
             for row in _rows([element], self.dictionary)
         ]
         state: dict[str, Snapshot | list[tuple]] = {"dictionary": list(self.dictionary.rows())}
+        state["last_id"] = [(self.dictionary.last_id,)]
         state["pending"] = pending
         state["watermark"] = [] if self.horizon is None else [(self.horizon,)]
         state["network"] = self.network.rows()
@@ -284,6 +286,8 @@ class Session:
         if missing:
             raise ValueError(f"the snapshot has no state for the queries {', '.join(missing)}")
         self.dictionary.extend(tuple(row) for row in state["dictionary"])  # type: ignore[misc]
+        for (last_id,) in state.get("last_id", ()):  # type: ignore[misc]
+            self.dictionary.reserve(last_id)  # the highest ids given may be forgotten ones
         self.pending = _elements(state["pending"], self.dictionary)  # type: ignore[arg-type]
         self.horizon = next((t for (t,) in state.get("watermark", ())), None)  # type: ignore[misc]
         for q in self.queries:

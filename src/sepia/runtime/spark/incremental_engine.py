@@ -196,6 +196,7 @@ class IncrementalEngine:
             bucket, buckets = parse_bucket_key(key)
             query.owns = lambda value: bucket_of(value, buckets) == bucket
         written = {name: text for name, text in state.get(PARTS, [])} if version else {}
+        last_id = 0 if version is None else version[3]
         if version is not None:
             snapshot: dict = {}
             for name, text in sorted(written.items()):
@@ -203,13 +204,12 @@ class IncrementalEngine:
             session.restore(
                 {
                     "dictionary": [(int(i), text) for i, text in state.get(TERMS, [])],
+                    "last_id": [(last_id,)],
                     "pending": [],
                     "watermark": [],
                     f"query {self.query.name}": snapshot,
                 }
             )
-        last_id = 0 if version is None else version[3]
-        session.dictionary.reserve(last_id)
         return session, written, StoredTerms(session.dictionary, last_id)
 
     @staticmethod
