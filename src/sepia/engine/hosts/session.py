@@ -259,7 +259,8 @@ class Session:
         return total
 
     def snapshot(self) -> dict[str, Snapshot | list[tuple]]:
-        """The whole session's state as rows: dictionary, elements not yet released
+        """The whole session's state as rows: dictionary, the highest id it gave (its
+        terms may be forgotten: ids are never given twice), elements not yet released
         (stream, graph, start, end, time kind, s, p, o; one row without s, p, o for an
         element without triples), the watermark, each query's rows, and for a query network
         its counters and held results (``network``) and the derived and input elements its
@@ -273,6 +274,7 @@ class Session:
             for row in _rows([element], self.dictionary)
         ]
         state: dict[str, Snapshot | list[tuple]] = {"dictionary": list(self.dictionary.rows())}
+        state["last_id"] = [(self.dictionary.last_id,)]
         state["pending"] = pending
         state["watermark"] = [] if self.horizon is None else [(self.horizon,)]
         state["network"] = self.network.rows()
@@ -286,6 +288,8 @@ class Session:
         if missing:
             raise ValueError(f"the snapshot has no state for the queries {', '.join(missing)}")
         self.dictionary.extend(tuple(row) for row in _table(state, "dictionary"))
+        for (last_id,) in _table(state, "last_id"):
+            self.dictionary.reserve(last_id)  # the highest ids given may be forgotten ones
         self.pending = _elements(_table(state, "pending"), self.dictionary)
         self.horizon = next((t for (t,) in _table(state, "watermark")), None)
         for q in self.queries:

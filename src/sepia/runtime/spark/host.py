@@ -26,6 +26,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
+from sepia.engine.forgetting import MIN_TERMS
 from sepia.rdf.results import jsonl_line
 from sepia.runtime.spark.elements import ELEMENT_FIELDS, ElementRow, unpack
 from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
@@ -79,6 +80,9 @@ class JobSpec:
     None: twice the session's default parallelism (`job.results_frame` decides)."""
     streams: tuple[str, ...] = ()
     """The run's streams, in the order they are bound (a unit naming none reads them all)."""
+    forget_terms: int | None = MIN_TERMS
+    """A key's dictionary first forgets the terms no state holds once it holds this many
+    (`sepia.engine.forgetting`; None: never)."""
     background: bytes | None = field(default=None, compare=False, repr=False)
     background_digest: str = ""
 
@@ -218,25 +222,24 @@ class EngineHost(StatefulProcessor):
     def _engine(self, unit: int) -> ContinuousEngine:
         spec = self.spec
         name = spec.unit_engines[unit]
-        found = (spec.units[unit], name, spec.background_digest, spec.rdfs)
+        found = (spec.units[unit], name, spec.background_digest, spec.rdfs, spec.forget_terms)
         return _ENGINES.get_or_make(
-            found, lambda: ENGINES[name](spec.units[unit], spec.background_store(), spec.rdfs)
+            found,
+            lambda: ENGINES[name](
+                spec.units[unit], spec.background_store(), spec.rdfs, forget_terms=spec.forget_terms
+            ),
         )
 
     @staticmethod
     def _save(tables: Mapping[str, ListState | MapState], step: Step) -> None:
-        """Write back as the protocol says: replace, append, set or remove map entries,
-        leave the rest alone."""
+        """Write back as the protocol says: replace, set or remove map entries, leave the
+        rest alone."""
         for name, rows in step.state.items():
             table = tables[name]
             if rows and isinstance(table, ListState):
                 table.put(rows)
             else:
                 table.clear()
-        for name, rows in step.appended.items():
-            table = tables[name]
-            if rows and isinstance(table, ListState):
-                table.appendList(rows)
         for name, entries in step.changed.items():
             table = tables[name]
             assert isinstance(table, MapState)
