@@ -27,6 +27,7 @@ from sepia.algebra.sparql import (
     table_text,
     window_graph,
 )
+from sepia.rdf.aggregates import CUSTOM
 from sepia.rdf.background import Background
 from sepia.rdf.order import term_key
 from sepia.rdf.stream import StreamElement
@@ -142,9 +143,9 @@ class StreamingDataset:
 
     def add(self, triples: Iterable[ox.Triple], graph: GraphName) -> None:
         """Put a graph in the store, as its RDFS closure when entailment is on, its triples
-        in the total order on terms (``rdf.order``): pyoxigraph's MIN / MAX among equal
-        values of different terms return the one stored last, and a set's order would
-        make that choice change from run to run."""
+        in the total order on terms (``rdf.order``), so that what SPARQL leaves to the
+        order of solutions (GROUP_CONCAT's) does not follow a set's order from run to
+        run."""
         if self.schema is not None:
             triples = rdfs_closure(triples, self.schema)
         ordered = sorted(triples, key=lambda t: tuple(map(term_key, t)))
@@ -252,6 +253,7 @@ class StreamingDataset:
             default_graph=self.default_graph(),
             named_graphs=self.named_graphs(),
             custom_functions=self.functions,
+            custom_aggregate_functions=CUSTOM,
             base_iri=self.base,
         )
 
