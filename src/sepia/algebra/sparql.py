@@ -7,8 +7,8 @@ evaluator materialises at each evaluation time; ``MATCH`` and paths with nested 
 handed to a callback that evaluates them and returns an inline ``VALUES`` block; EP-SPARQL's
 getDURATION(), getSTARTTIME() and getENDTIME() read the hidden variables holding the
 interval of the event mapping being filtered (its sigma substitution); C-SPARQL's
-timestamp() becomes a custom function the dataset answers; MIN, MAX, SAMPLE, SUM and AVG
-become the custom aggregates of ``rdf.aggregates``, which give one answer where SPARQL
+timestamp() becomes a custom function the dataset answers; MIN, MAX, SAMPLE, SUM, AVG and
+GROUP_CONCAT become the custom aggregates of ``rdf.aggregates``, which give one answer where SPARQL
 leaves it open.
 """
 
@@ -49,7 +49,7 @@ ONE_ANSWER = {
 }
 """The set functions whose answer SPARQL leaves open (among equal values, or in the order
 doubles are added), without and with DISTINCT, as the custom aggregates that give one
-(run with ``aggregates.CUSTOM``)."""
+(run with ``aggregates.custom``)."""
 
 
 class Special(Protocol):
@@ -146,10 +146,11 @@ class SparqlText(QueryText):
                 return INTERVAL_ACCESSORS[name]
             case ex.Call("TIMESTAMP", args):
                 return f"{TIMESTAMP}({self.arguments(args)})"
-            case ex.Aggregate(ex.AggregateFunction.GROUP_CONCAT):
-                # SPARQL 1.1 (18.5.1.7, tests agg-groupconcat-4/6): a simple literal, even
-                # when every value has the same language tag (pyoxigraph would keep the tag)
-                return f"STR({super().expression(node)})"
+            case ex.Aggregate(ex.AggregateFunction.GROUP_CONCAT, (argument,), distinct, sep):
+                # the values in the total order on terms, as a simple literal even when all
+                # have one language tag (SPARQL 1.1 18.5.1.7, tests agg-groupconcat-4/6)
+                custom = aggregates.group_concat(" " if sep is None else sep, distinct)
+                return f"{custom}({self.expression(argument)})"
             case ex.Aggregate(function, (argument,), distinct) if function in ONE_ANSWER:
                 # one answer where SPARQL leaves it open (``rdf.aggregates``); a custom
                 # call cannot say DISTINCT, which changes MIN, MAX and SAMPLE in nothing

@@ -3,15 +3,15 @@
 
 SPARQL 1.1 (section 18.5.1) orders MIN / MAX's values as ORDER BY does, which leaves equal
 values of different terms (``1``, ``1.0``, ``1.0E0``) unordered, lets SAMPLE return any
-value, and adds SUM's values in an order it leaves open (doubles round differently in each):
-pyoxigraph answers as its store holds the data, so two stores holding the same data
-differently answer differently. Here the ties are broken by the total order on terms
-(``rdf.order.term_key``): MIN takes the least of the tied terms, MAX the greatest, SAMPLE
-the least value of all; SUM and AVG add floats and doubles exactly and round once
-(``rdf.numbers``).
+value and GROUP_CONCAT join in any order, and adds SUM's values in an order it leaves open
+(doubles round differently in each): pyoxigraph answers as its store holds the data, so
+two stores holding the same data differently answer differently. Here the ties are broken
+by the total order on terms (``rdf.order.term_key``): MIN takes the least of the tied
+terms, MAX the greatest, SAMPLE the least value of all, GROUP_CONCAT joins its strings in
+that order; SUM and AVG add floats and doubles exactly and round once (``rdf.numbers``).
 
 Both evaluators run SPARQL on pyoxigraph with these functions in place of the built-in ones
-(``CUSTOM``: the query printer writes ``MIN(?x)`` as ``<urn:sepia:aggregate:min>(?x)``);
+(``custom``: the query printer writes ``MIN(?x)`` as ``<urn:sepia:aggregate:min>(?x)``);
 the engine's maintained GROUP BY computes with ``extreme`` and ``rdf.numbers`` too.
 pyoxigraph calls a custom aggregate only over values without errors (an unbound or
 erroneous value unbinds it, as it does its own MIN, MAX, SUM and AVG), once per group.
@@ -19,10 +19,13 @@ erroneous value unbinds it, as it does its own MIN, MAX, SUM and AVG), once per 
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
+from functools import partial
 from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote
 
 import pyoxigraph as ox
 
@@ -39,6 +42,9 @@ MIN, MAX, SAMPLE, SUM, AVG, SUM_DISTINCT, AVG_DISTINCT = (
     ox.NamedNode(AGGREGATE + name)
     for name in ("min", "max", "sample", "sum", "avg", "sum-distinct", "avg-distinct")
 )
+CONCAT = AGGREGATE + "group-concat:"
+CONCAT_IRI = re.compile(re.escape(f"<{CONCAT}") + r"(distinct|all):([^>]*)>")
+STRINGS = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
 FLOATING = frozenset({XSD + "double", XSD + "float"})
 EXACT = frozenset({XSD + "integer", XSD + "decimal"})
 
@@ -76,6 +82,40 @@ def total(values: Sequence[Term], average: bool) -> Term | None:
         return None
     literal = ox.Literal(number_text(found), datatype=DATATYPES[found[0]])
     return canonical(literal) if found[0] == FLOAT else literal  # a float as a store writes it
+
+
+def concatenation(values: Sequence[Term], separator: str) -> Term | None:
+    """GROUP_CONCAT: the strings (simple, xsd:string or language-tagged; pyoxigraph's
+    GROUP_CONCAT is unbound over any other value) in the total order on terms, joined by
+    ``separator``, as a simple literal (SPARQL 1.1, 18.5.1.7)."""
+    if not all(isinstance(v, ox.Literal) and v.datatype.value in STRINGS for v in values):
+        return None
+    return ox.Literal(separator.join(v.value for v in sorted(values, key=term_key)))  # type: ignore[union-attr]
+
+
+def group_concat(separator: str, distinct: bool) -> ox.NamedNode:
+    """The custom aggregate of ``GROUP_CONCAT([DISTINCT] ?x; SEPARATOR=separator)``: the
+    separator is written in its IRI, which ``custom`` reads back."""
+    flag = "distinct" if distinct else "all"
+    return ox.NamedNode(f"{CONCAT}{flag}:{quote(separator, safe='')}")
+
+
+def custom(query: str) -> dict[ox.NamedNode, Callable[[], AggregateFunctionAccumulator]]:
+    """The aggregates to pass to pyoxigraph's ``query`` with ``query`` (its
+    ``custom_aggregate_functions``): those of ``CUSTOM``, and the GROUP_CONCATs it holds."""
+    found = dict(CUSTOM)
+    for flag, separator in CONCAT_IRI.findall(query):
+        distinct, joint = flag == "distinct", unquote(separator)
+        found[group_concat(joint, distinct)] = partial(_concat_values, joint, distinct)
+    return found
+
+
+def _concat_values(separator: str, distinct: bool) -> _Values:
+    return _Values(lambda vs: concatenation(_distinct(vs) if distinct else vs, separator))
+
+
+def _distinct(values: list[Term]) -> list[Term]:
+    return list(dict.fromkeys(values))
 
 
 def _numeric_keys(values: Sequence[Term]) -> list[Decimal] | list[float] | None:
@@ -143,7 +183,7 @@ CUSTOM: dict[ox.NamedNode, Callable[[], AggregateFunctionAccumulator]] = {
     SAMPLE: lambda: _Values(sample),
     SUM: lambda: _Values(lambda vs: total(vs, False)),
     AVG: lambda: _Values(lambda vs: total(vs, True)),
-    SUM_DISTINCT: lambda: _Values(lambda vs: total(list(dict.fromkeys(vs)), False)),
-    AVG_DISTINCT: lambda: _Values(lambda vs: total(list(dict.fromkeys(vs)), True)),
+    SUM_DISTINCT: lambda: _Values(lambda vs: total(_distinct(vs), False)),
+    AVG_DISTINCT: lambda: _Values(lambda vs: total(_distinct(vs), True)),
 }
-"""The aggregates to pass to pyoxigraph's ``query`` (``custom_aggregate_functions``)."""
+"""The aggregates of fixed names (``custom`` adds GROUP_CONCAT's)."""

@@ -27,7 +27,7 @@ from sepia.algebra.sparql import (
     table_text,
     window_graph,
 )
-from sepia.rdf.aggregates import CUSTOM
+from sepia.rdf.aggregates import custom
 from sepia.rdf.background import Background
 from sepia.rdf.order import term_key
 from sepia.rdf.stream import StreamElement
@@ -253,7 +253,7 @@ class StreamingDataset:
             default_graph=self.default_graph(),
             named_graphs=self.named_graphs(),
             custom_functions=self.functions,
-            custom_aggregate_functions=CUSTOM,
+            custom_aggregate_functions=custom(query),
             base_iri=self.base,
         )
 

@@ -31,7 +31,7 @@ from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.r2r.operators import Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
 from sepia.engine.s2r.windows import WindowState
-from sepia.rdf.aggregates import CUSTOM
+from sepia.rdf.aggregates import custom
 from sepia.rdf.background import Background as Versions
 from sepia.rdf.dictionary import Dictionary
 
@@ -98,7 +98,7 @@ class FallbackStore:
             text,
             default_graph=self.default_graph,
             base_iri=self.base,
-            custom_aggregate_functions=CUSTOM,
+            custom_aggregate_functions=custom(text),
         )
         assert isinstance(solutions, ox.QuerySolutions)
         columns = [
