@@ -47,6 +47,7 @@ CONCAT_IRI = re.compile(re.escape(f"<{CONCAT}") + r"(distinct|all):([^>]*)>")
 STRINGS = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
 FLOATING = frozenset({XSD + "double", XSD + "float"})
 EXACT = frozenset({XSD + "integer", XSD + "decimal"})
+NUMBERS = EXACT | FLOATING
 
 
 def extreme(values: Sequence[Term], maximum: bool) -> Term | None:
@@ -122,7 +123,7 @@ def _numeric_keys(values: Sequence[Term]) -> list[Decimal] | list[float] | None:
     """The values' numeric keys, or None unless every value is an integer, decimal, float
     or double other than NaN: exact values, or doubles when one of them is a float or
     double (a float's key is its value, which a double holds exactly)."""
-    if not all(isinstance(v, ox.Literal) and v.datatype.value in EXACT | FLOATING for v in values):
+    if not all(isinstance(v, ox.Literal) and v.datatype.value in NUMBERS for v in values):
         return None
     try:
         exact = [Decimal(v.value) for v in values]  # type: ignore[union-attr]
@@ -164,14 +165,12 @@ def _tied_in_store(values: Sequence[Term], maximum: bool) -> list[Term]:
 class _Values:
     """A pyoxigraph aggregate accumulator: the group's values, then ``function`` of them."""
 
-    __slots__ = ("function", "values")
+    __slots__ = ("accumulate", "function", "values")
 
     def __init__(self, function: Callable[[list[Term]], Term | None]) -> None:
         self.function = function
         self.values: list[Term] = []
-
-    def accumulate(self, term: Term) -> None:
-        self.values.append(term)
+        self.accumulate = self.values.append  # called once per value: no frame of ours
 
     def finish(self) -> Term | None:
         return self.function(self.values)

@@ -17,6 +17,7 @@ import struct
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 
 import pyoxigraph as ox
 
@@ -36,8 +37,10 @@ Number = tuple[int, int | Fraction | float]
 exact value of a finite float or double, or the float itself when infinite or NaN."""
 
 
+@lru_cache(maxsize=65536)
 def number_of(term: Term) -> Number | None:
-    """The numeric value of a canonical literal pyoxigraph finds numeric."""
+    """The numeric value of a canonical literal pyoxigraph finds numeric (cached: a
+    window's values are read again at each evaluation)."""
     if not isinstance(term, ox.Literal) or (kind := KINDS.get(term.datatype.value)) is None:
         return None
     text = term.value
