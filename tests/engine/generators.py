@@ -45,14 +45,13 @@ UNUSUAL = [
     ox.Literal("1.50", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")),
     ox.Literal("1.0E0", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#double")),
     ox.Literal("1.5E0", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#double")),
-    ox.Literal("0.3E0", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#double")),
     ox.Literal("x", language="EN"),
     ox.Literal("x", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")),
 ]
 """Literals not in pyoxigraph's canonical form (sepia.rdf.terms.canonical), one ill-typed;
 some equal in value to others of another datatype (1.0E0 and 1, 1.5E0 and 1.50), so that
 ORDER BY keys, FILTER comparisons and MIN / MAX meet ties the total order on terms
-(``sepia.rdf.order``) breaks, and doubles whose sums round differently in each order."""
+(``sepia.rdf.order``) breaks (general doubles: tests/engine/r2r/test_incremental_aggregates.py)."""
 triples = st.builds(
     ox.Triple,
     st.sampled_from([*SUBJECTS, BLANK]),
