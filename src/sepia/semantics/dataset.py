@@ -247,10 +247,12 @@ class StreamingDataset:
         graphs = dict.fromkeys([*self.store.named_graphs(), *varying])
         return [g for g in graphs if not g.value.startswith(OWN_GRAPHS)]  # type: ignore[misc]
 
-    def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+    def _query(
+        self, query: str, default_graph: Sequence[ox.NamedNode] | None = None
+    ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         return self.store.query(
             query,
-            default_graph=self.default_graph(),
+            default_graph=self.default_graph() if default_graph is None else [*default_graph],
             named_graphs=self.named_graphs(),
             custom_functions=self.functions,
             custom_aggregate_functions=custom(query),
@@ -264,9 +266,16 @@ class StreamingDataset:
         names = [v.value for v in solutions.variables]
         return [Mu((n, s[n]) for n in names if s[n] is not None) for s in solutions]
 
-    def ask(self, query: str) -> bool:
-        """The answer of an ASK query over the dataset."""
-        return bool(self._query(query))
+    def ask(self, query: str, events: list[ox.NamedNode] | None = None, t: int = 0) -> bool:
+        """The answer of an ASK query over the dataset, or with ``events`` over those event
+        graphs as its default graph, the background as it was at their time ``t``."""
+        if events is None:
+            return bool(self._query(query))
+        self.show_background(t)
+        try:
+            return bool(self._query(query, events))
+        finally:
+            self.show_background(self.t)
 
     def per_element(
         self, body: str, elements: Sequence[StreamElement], separately: bool = False
