@@ -51,10 +51,11 @@ lint: setup
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/mypy
 
+# Two pytest-xdist workers, the Spark tests grouped on one (tests/conftest.py).
 # pytest exits 5 when it collected no test: that is not a failure of the code.
 test: setup test-tools lint
 	@scripts/check-java
-	$(PY) -m pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; rc=0; fi; exit $$rc
+	$(PY) -m pytest -n 2 --dist loadgroup; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; rc=0; fi; exit $$rc
 
 # Hypothesis exploration for MINUTES (default 10): random draws of the differential tests;
 # failures found land in tests/hypothesis-examples/, replayed by `make test` once committed.

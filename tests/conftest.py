@@ -1,5 +1,9 @@
 """Shared fixtures. Spark tests share one local SparkSession: starting one costs ~7 s.
 
+``make test`` runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``): every
+test that uses the ``spark`` fixture is put in one group, so the whole run still starts one
+SparkSession, on one worker, while the other worker runs the pure-Python tests beside it.
+
 Hypothesis draws the same examples on every run of the default suite (each test seeded by
 its own digest, as ``derandomize`` would), so a suite green here is green in CI: a random
 draw once hit a SPAseq input the reference took 25 minutes over. Before drawing, each test
@@ -70,7 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Fixed draws outside exploration."""
-    if PROFILE != "explore":
-        for item in items:
+    """Fixed draws outside exploration; the Spark tests in one xdist group (one session)."""
+    for item in items:
+        if PROFILE != "explore":
             seed_from_digest(item)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -23,10 +23,21 @@ LAYERS = [
 ]
 """Sepia's packages, lowest first; a package imports only from lower ones (or itself)."""
 
-ENGINE = [{""}, {"s2r"}, {"r2r"}, {"cep"}, {"r2s"}, {"plan"}, {"query", "columnar"}]
-"""The engine's folders, lowest first ("": the modules at its root: rows, graphs, codec,
-background; the columnar core hosts queries as ``query`` does); its ``__init__`` sits above
-them all."""
+ENGINE = [
+    {""},
+    {"s2r"},
+    {"r2r"},
+    {"cep"},
+    {"r2s"},
+    {"plan"},
+    {"query"},
+    {"columnar"},
+    {"hosts"},
+]
+"""The engine's folders, lowest first, one to a level so no two import each other ("": the
+modules at its root: rows, graphs, codec, background): the row engine's query kinds, then
+the columnar core (a ``ContinuousQuery`` whose windows are columns), then the hosts that
+choose between the two (sessions, networks); its ``__init__`` sits above them all."""
 
 
 def modules() -> dict[str, Path]:
@@ -123,7 +134,7 @@ def test_the_engine_does_not_import_the_reference_evaluator():
 
 
 def test_the_engine_folders_are_layered():
-    """s2r below r2r below cep below r2s below plan below query."""
+    """s2r below r2r below cep below r2s below plan below query below columnar below hosts."""
     upward = [
         (source, target)
         for source, targets in EDGES.items()

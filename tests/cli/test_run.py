@@ -191,7 +191,7 @@ WHERE { WINDOW :recent { ?x :q :hot } WINDOW :w { ?x :p ?y } }
 def test_a_query_network_runs_on_the_local_engine_as_on_the_reference(tmp_path: Path) -> None:
     """A C-SPARQL ``REGISTER STREAM ... AS CONSTRUCT`` feeds an RSP-QL query of the same
     run (language.md section 7): both engines print the same lines, among them the pairs
-    derived by hand in tests/engine/query/test_network.py (a hot at 1 and a :p c at 3 meet at 4;
+    derived by hand in tests/engine/hosts/test_network.py (a hot at 1 and a :p c at 3 meet at 4;
     b hot at 5 and b :p a at 7 meet at 8)."""
     (tmp_path / "alerts.rq").write_text(ALERTS)
     (tmp_path / "pairs.rq").write_text(PAIRS)

@@ -11,7 +11,8 @@ This module is also a pytest plugin (``tests/conftest.py`` registers it): when a
 compared ``ENOUGH`` examples or more passes, it fails unless at least ``FLOOR`` of them had
 a non-empty reference answer. The verdict is the test's own: it depends on no other test,
 on no order and on no subset being run. The run ends with one line on the shares (the
-share of every differential test with ``-v``).
+share of every differential test with ``-v``); each test's tally travels in its report's
+``user_properties``, so the line is the same when pytest-xdist runs tests in other processes.
 """
 
 from __future__ import annotations
@@ -50,7 +51,12 @@ class Tally:
 
 
 TALLIES: dict[str, Tally] = {}
-"""Node id of a test -> its tally, for the tests that ran in this session."""
+"""Node id of a test -> its tally, for the tests that ran in this process."""
+
+REPORTED: dict[str, Tally] = {}
+"""Node id of a judged test -> its tally, from the reports of every process of the run."""
+
+PROPERTY = "differential-share"
 
 
 def answers(results: Iterable[object]) -> bool:
@@ -95,14 +101,24 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A passing test is judged on its own examples (a failing one keeps its failure)."""
     TALLIES.pop(item.nodeid, None)
     result = yield
-    low = verdict(TALLIES.get(item.nodeid, Tally()))
+    tally = TALLIES.get(item.nodeid, Tally())
+    if tally.compared >= ENOUGH:
+        item.user_properties.append((PROPERTY, vars(tally)))
+    low = verdict(tally)
     if low is not None and os.environ.get("SEPIA_HYPOTHESIS") != "explore":
         pytest.fail(low, pytrace=False)  # exploration's random draws are judged on answers
     return result
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Keep the tally a judged test reported (in this process or an xdist worker)."""
+    for name, value in report.user_properties:
+        if name == PROPERTY:
+            REPORTED[report.nodeid] = Tally(**value)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    judged = {node: t for node, t in TALLIES.items() if t.compared >= ENOUGH}
+    judged = REPORTED
     if not judged:
         return
     lowest = min(judged, key=lambda node: judged[node].share)

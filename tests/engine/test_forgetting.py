@@ -4,6 +4,8 @@ with fresh IRIs per event it stays within the live windows' terms."""
 
 from __future__ import annotations
 
+import json
+
 import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -115,3 +117,38 @@ def test_dictionary_stays_bounded_with_fresh_iris_per_event(path, query):
     assert peaks[None] >= 40_000 - 4  # the last time's two elements are still pending
     assert peaks[1000] <= 1000 + 40
     assert s.state_size()["forgotten_terms"] == 0
+
+
+SEQ_CONSTRUCT = f"""PREFIX : <{EX}>
+CONSTRUCT {{ _:m :from ?x ; :to ?z }} WITHIN 4 FROM STREAM S1 <{S1}>
+WHERE {{ SEQ(A ; B) DEFINE GPM A ON S1 {{ ?x :start ?y }} DEFINE GPM B ON S1 {{ ?y :stop ?z }} }}"""
+
+
+def test_a_resumed_session_gives_ids_after_the_forgotten_ones(always):
+    """Elements `:xi :start :yi`, `:y(i-1) :stop :zi`, `:xi :noise :zi` at times 0, 1, 2, ...:
+    no GPM matches the noise, so its terms, the highest ids given, are forgotten once it is
+    taken (here by a watermark, so that no element waits to be encoded). A session resumed
+    from a snapshot taken then must label CONSTRUCT's blank nodes (by the highest id given)
+    as the session that ran through does: the snapshot carries that id (``last_id``), not
+    only the rows of the terms still held."""
+    names = [("x{i}", "start", "y{i}"), ("y{j}", "stop", "z{i}"), ("x{i}", "noise", "z{i}")]
+    elements = []
+    for i in range(30):
+        s, p, o = (EX + n.format(i=i, j=i - 1) for n in names[i % 3])
+        triple = ox.Triple(ox.NamedNode(s), ox.NamedNode(p), ox.NamedNode(o))
+        elements.append(StreamElement(S1, f"_:g{i}", i, i, (triple,)))
+    through = Session()
+    through.register(SEQ_CONSTRUCT, "q")
+    expected = [r for e in elements for r in through.push(e)] + through.flush()
+    assert len(expected) == 10
+    for cut in (5, 14, 26):  # the last element pushed is a noise, released by a watermark
+        first = Session()
+        first.register(SEQ_CONSTRUCT, "q")
+        got = [r for e in elements[:cut] for r in first.push(e)]
+        got += first.watermark(elements[cut - 1].time)
+        assert max(i for i, _ in first.dictionary.rows()) < first.dictionary.last_id
+        second = Session()
+        second.register(SEQ_CONSTRUCT, "q")
+        second.restore(json.loads(json.dumps(first.snapshot())))
+        got += [r for e in elements[cut:] for r in second.push(e)] + second.flush()
+        assert got == expected

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
+from sepia.engine.hosts.session import run
 from sepia.engine.query import continuous
-from sepia.engine.query.session import run
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind, parse_time_literal

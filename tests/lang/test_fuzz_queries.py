@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from tests.fuzz import deadline
 
+from sepia.engine.hosts.session import Session
 from sepia.engine.plan.planner import Unsupported
-from sepia.engine.query.session import Session
 from sepia.lang import QueryError, parse_query
 
 ROOT = Path(__file__).parents[2]

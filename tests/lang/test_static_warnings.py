@@ -1,6 +1,7 @@
 """Queries that compile but answer nothing or not what was meant: each gets one located
-warning line, printed alike by `sepia explain` and `sepia run` (which also knows the graphs
---data loads and the streams' kind of time), and the run goes on."""
+warning line, printed alike by `sepia explain`, `sepia run`, `sepia check` and `sepia compare`
+(the last three also know the graphs --data loads and the streams' kind of time), and the
+command goes on."""
 
 from __future__ import annotations
 
@@ -78,3 +79,20 @@ def test_explain_and_run_print_the_same_warning(name: str, tmp_path: Path) -> No
     assert ran.exit_code == 0, ran.output
     assert f"Warning: {line}" in explained.stderr.splitlines()
     assert f"Warning: {line}" in ran.stderr.splitlines()
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("command", ["check", "compare"])
+def test_check_and_compare_print_the_same_warning(name: str, command: str, tmp_path: Path) -> None:
+    text, _, expected = CASES[name]
+    query = tmp_path / "q.rq"
+    query.write_text(text)
+    stream = tmp_path / "s.trig"
+    stream.write_text(DATETIME_STREAM)
+    answer = tmp_path / "answer.jsonl"
+    answer.write_text("")
+    where = f"http://example.org/s={stream}"
+    more = ["--answer", str(answer)] if command == "check" else ["--engine", "local"]
+    done = _invoke(command, str(query), "--stream", where, *more)
+    assert done.exit_code in (0, 1), done.output  # check: 1 when the empty answer is wrong
+    assert done.stderr.splitlines().count(f"Warning: {expected.replace('q.rq', str(query))}") == 1

@@ -208,7 +208,7 @@ def test_a_filter_on_earlier_variables_decides_what_matches_before_selection():
         ";",
         "",
         frozenset({"p2"}),
-        lambda m: value(m, "p2") > value(m, "p1"),
+        lambda m, _event: value(m, "p2") > value(m, "p1"),
     )
     (match,) = sq.sequence([a, b], sq.Bounds((1, 2, 3), 3))
     assert (match.start, match.end, match.common["p2"].value[19:]) == (1, 3, "20")

@@ -7,7 +7,9 @@ evaluator materialises at each evaluation time; ``MATCH`` and paths with nested 
 handed to a callback that evaluates them and returns an inline ``VALUES`` block; EP-SPARQL's
 getDURATION(), getSTARTTIME() and getENDTIME() read the hidden variables holding the
 interval of the event mapping being filtered (its sigma substitution); C-SPARQL's
-timestamp() becomes a custom function the dataset answers.
+timestamp() becomes a custom function the dataset answers; MIN, MAX, SAMPLE, SUM, AVG and
+GROUP_CONCAT become the custom aggregates of ``rdf.aggregates``, which give one answer where SPARQL
+leaves it open.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sepia.algebra import path as pa
 from sepia.algebra import pattern as gp
 from sepia.algebra.query import Unsupported
 from sepia.algebra.text import QueryText
+from sepia.rdf import aggregates
 from sepia.rdf.time import TimeKind, format_time
 from sepia.rdf.vocabulary import XSD
 
@@ -36,6 +39,17 @@ INTERVAL_ACCESSORS = {
 
 TIMESTAMP = ox.NamedNode("urn:sepia:function:timestamp")
 """C-SPARQL's timestamp(?s, ?p, ?o), answered by the dataset as a custom SPARQL function."""
+
+ONE_ANSWER = {
+    ex.AggregateFunction.MIN: (aggregates.MIN, aggregates.MIN),
+    ex.AggregateFunction.MAX: (aggregates.MAX, aggregates.MAX),
+    ex.AggregateFunction.SAMPLE: (aggregates.SAMPLE, aggregates.SAMPLE),
+    ex.AggregateFunction.SUM: (aggregates.SUM, aggregates.SUM_DISTINCT),
+    ex.AggregateFunction.AVG: (aggregates.AVG, aggregates.AVG_DISTINCT),
+}
+"""The set functions whose answer SPARQL leaves open (among equal values, or in the order
+doubles are added), without and with DISTINCT, as the custom aggregates that give one
+(run with ``aggregates.custom``)."""
 
 
 class Special(Protocol):
@@ -132,10 +146,16 @@ class SparqlText(QueryText):
                 return INTERVAL_ACCESSORS[name]
             case ex.Call("TIMESTAMP", args):
                 return f"{TIMESTAMP}({self.arguments(args)})"
-            case ex.Aggregate(ex.AggregateFunction.GROUP_CONCAT):
-                # SPARQL 1.1 (18.5.1.7, tests agg-groupconcat-4/6): a simple literal, even
-                # when every value has the same language tag (pyoxigraph would keep the tag)
-                return f"STR({super().expression(node)})"
+            case ex.Aggregate(ex.AggregateFunction.GROUP_CONCAT, (argument,), distinct, sep):
+                # the values in the total order on terms, as a simple literal even when all
+                # have one language tag (SPARQL 1.1 18.5.1.7, tests agg-groupconcat-4/6)
+                custom = aggregates.group_concat(" " if sep is None else sep, distinct)
+                return f"{custom}({self.expression(argument)})"
+            case ex.Aggregate(function, (argument,), distinct) if function in ONE_ANSWER:
+                # one answer where SPARQL leaves it open (``rdf.aggregates``); a custom
+                # call cannot say DISTINCT, which changes MIN, MAX and SAMPLE in nothing
+                custom = ONE_ANSWER[function][distinct]
+                return f"{custom}({self.expression(argument)})"
         return super().expression(node)
 
     def group(self, pattern: gp.GraphPattern) -> str:

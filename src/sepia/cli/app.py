@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import textwrap
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import typer
@@ -22,11 +23,20 @@ class _Commands(TyperGroup):
     """Usage errors (a missing argument, a path that is not there) in the one error style:
     `Error: <cause>` wrapped to the terminal, then where the command's help is."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        given = (args, prog_name, complete_var)
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(*given, False, windows_expand_args, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(*given, False, windows_expand_args, **extra)
         except NoArgsIsHelpError as error:  # `sepia` alone: the help, as click prints it
             error.show()
             sys.exit(error.exit_code)

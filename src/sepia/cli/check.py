@@ -21,6 +21,7 @@ from sepia.cli.options import (
     StreamOption,
     UntilOption,
     load_inputs,
+    warn_static,
 )
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.rdf.results import read_results_jsonl
@@ -50,6 +51,7 @@ def check(
     before the start-up transient are ignored, and the report names the t0 that matched or
     the first difference. Exits 0 when correct, 1 when not.
     """
+    warn_static([query], stream, data)
     inputs = load_inputs(
         [query],
         stream,

@@ -21,6 +21,7 @@ from sepia.cli.options import (
     StreamOption,
     UntilOption,
     load_inputs,
+    warn_static,
 )
 from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeline, draw_timeline
 from sepia.rdf.results import Result, result_to_json
@@ -95,6 +96,7 @@ def compare(
     except SettingError as error:
         fail(str(error))
     described = described_run(queries, stream, data)
+    warn_static(described.queries, described.stream, described.data)
     entailment = Entailment(described.entailment) if described.entailment else None
     inputs = load_inputs(described.queries, described.stream, described.data, ReadOptions(),
                          entailment=entailment)  # fmt: skip

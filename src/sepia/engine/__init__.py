@@ -8,7 +8,7 @@ prints the plan. The local runtime (``sepia.runtime.local``) hosts it in-process
 
 from sepia.algebra.query import Unsupported
 from sepia.engine.background import Background
-from sepia.engine.columnar.query import explain
+from sepia.engine.hosts.engine_path import explain
 from sepia.engine.plan.physical import PhysicalQuery
 from sepia.engine.plan.planner import plan
 from sepia.engine.query.continuous import ContinuousQuery

@@ -12,6 +12,7 @@ from sepia.algebra.expression import Call
 from sepia.algebra.functions import INTERVAL_FUNCTIONS
 from sepia.algebra.pattern import Match
 from sepia.algebra.query import Query
+from sepia.algebra.scope import nodes
 from sepia.lang.context import Context
 from sepia.lang.errors import span_at
 from sepia.rdf.time import TimeKind
@@ -74,7 +75,7 @@ def _check_time_units(ctx: Context) -> None:
 
 
 def _check_sequences_have_windows(query: Query, ctx: Context) -> None:
-    if any(e.window is None and e.stream is None for e in _events(query)):
+    if any(e.window is None and e.stream is None for e in nodes(query, ev.Event)):
         span = ctx.sequence_spans[0] if ctx.sequence_spans else span_at(ctx.text, 0, 1)
         ctx.fail(
             span,
@@ -108,14 +109,3 @@ def _calls_outside_events(node: object) -> Iterator[Call]:
         for item in node:
             yield from _calls_outside_events(item)
 
-
-def _events(node: object) -> Iterator[ev.Event]:
-    """Every Event leaf of the algebra, wherever it is."""
-    if isinstance(node, ev.Event):
-        yield node
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for field in dataclasses.fields(node):
-            yield from _events(getattr(node, field.name))
-    elif isinstance(node, tuple):
-        for item in node:
-            yield from _events(item)

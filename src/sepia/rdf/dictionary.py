@@ -117,6 +117,12 @@ class Dictionary:
         dictionary.extend(rows)
         return dictionary
 
+    def reserve(self, last_id: int) -> None:
+        """Ids up to ``last_id`` are taken (another copy of this dictionary gave them, and
+        may have forgotten the terms since): new terms get ids after it, as they would
+        there, so a restored copy allocates (and labels fresh blank nodes) as the original."""
+        self._next = max(self._next, last_id + 1)
+
     def extend(self, rows: Iterable[tuple[int, str]]) -> None:
         """Add rows produced by another copy of this dictionary (new ids must come after
         this one's: the gaps between them are terms that copy forgot)."""

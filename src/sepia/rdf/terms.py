@@ -50,13 +50,23 @@ def canonical(term: Term) -> Term:
 
 @lru_cache(maxsize=65536)
 def _held(term: ox.Literal) -> Term:
-    """pyoxigraph's own form of a literal: the value a query binds a variable to it with."""
+    """pyoxigraph's own form of a literal: the value a query binds a variable to it with
+    (a pure function of the literal: a bounded process-wide cache keyed by value)."""
     solutions = _CANONICAL_STORE.query(
         "SELECT ?v WHERE {}", substitutions={ox.Variable("v"): term}
     )
     assert isinstance(solutions, ox.QuerySolutions)
     (solution,) = solutions
     return solution["v"]
+
+
+def make_triple(s: Term, p: Term, o: Term) -> ox.Triple:
+    """A triple of three terms read back (from ids or N-Triples) that were one: a literal
+    subject or a predicate that is no IRI is refused here, where the type checker cannot
+    see it."""
+    if isinstance(s, ox.Literal) or not isinstance(p, ox.NamedNode):
+        raise ValueError(f"not a triple: {s} {p} {o}")
+    return ox.Triple(s, p, o)
 
 
 def term_to_nt(term: Term) -> str:
@@ -66,7 +76,8 @@ def term_to_nt(term: Term) -> str:
 
 @lru_cache(maxsize=65536)
 def parse_term(text: str) -> Term:
-    """Parse one term written in N-Triples syntax, as found in jsonl results or dictionary rows."""
+    """Parse one term written in N-Triples syntax, as found in jsonl results or dictionary rows
+    (a pure function of the text: a bounded process-wide cache keyed by value)."""
     try:
         quads = list(ox.parse(_SUBJECT + _PREDICATE + text + " .", format=ox.RdfFormat.N_TRIPLES))
     except SyntaxError as error:

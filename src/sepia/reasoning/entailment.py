@@ -53,7 +53,8 @@ def _transitive(pairs: set[tuple[Node, Node]]) -> Ancestors:
 def _rules(rules: frozenset[ox.Triple]) -> tuple[Ancestors, Ancestors, Pairs, Pairs]:
     """The class and property hierarchies (each node's ancestors), domains and ranges of a
     schema: the same schema closes every element graph of a run, so it is worked out once
-    (the results are only read)."""
+    (the results are only read). A pure function, cached process-wide keyed by the schema's
+    value and bounded: it holds no query and cannot grow with the queries a process runs."""
     classes = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_CLASS})
     properties = _transitive({(t.subject, t.object) for t in rules if t.predicate == SUB_PROPERTY})
     domains: Pairs = [(t.subject, t.object) for t in rules if t.predicate == DOMAIN]

@@ -27,6 +27,7 @@ from sepia.algebra.sparql import (
     table_text,
     window_graph,
 )
+from sepia.rdf.aggregates import custom
 from sepia.rdf.background import Background
 from sepia.rdf.order import term_key
 from sepia.rdf.stream import StreamElement
@@ -142,9 +143,9 @@ class StreamingDataset:
 
     def add(self, triples: Iterable[ox.Triple], graph: GraphName) -> None:
         """Put a graph in the store, as its RDFS closure when entailment is on, its triples
-        in the total order on terms (``rdf.order``): pyoxigraph's MIN / MAX among equal
-        values of different terms return the one stored last, and a set's order would
-        make that choice change from run to run."""
+        in the total order on terms (``rdf.order``), so that what SPARQL leaves to the
+        order of solutions (GROUP_CONCAT's) does not follow a set's order from run to
+        run."""
         if self.schema is not None:
             triples = rdfs_closure(triples, self.schema)
         ordered = sorted(triples, key=lambda t: tuple(map(term_key, t)))
@@ -246,12 +247,15 @@ class StreamingDataset:
         graphs = dict.fromkeys([*self.store.named_graphs(), *varying])
         return [g for g in graphs if not g.value.startswith(OWN_GRAPHS)]  # type: ignore[misc]
 
-    def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+    def _query(
+        self, query: str, default_graph: Sequence[ox.NamedNode] | None = None
+    ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         return self.store.query(
             query,
-            default_graph=self.default_graph(),
+            default_graph=self.default_graph() if default_graph is None else [*default_graph],
             named_graphs=self.named_graphs(),
             custom_functions=self.functions,
+            custom_aggregate_functions=custom(query),
             base_iri=self.base,
         )
 
@@ -262,9 +266,16 @@ class StreamingDataset:
         names = [v.value for v in solutions.variables]
         return [Mu((n, s[n]) for n in names if s[n] is not None) for s in solutions]
 
-    def ask(self, query: str) -> bool:
-        """The answer of an ASK query over the dataset."""
-        return bool(self._query(query))
+    def ask(self, query: str, events: list[ox.NamedNode] | None = None, t: int = 0) -> bool:
+        """The answer of an ASK query over the dataset, or with ``events`` over those event
+        graphs as its default graph, the background as it was at their time ``t``."""
+        if events is None:
+            return bool(self._query(query))
+        self.show_background(t)
+        try:
+            return bool(self._query(query, events))
+        finally:
+            self.show_background(self.t)
 
     def per_element(
         self, body: str, elements: Sequence[StreamElement], separately: bool = False

@@ -443,16 +443,24 @@ class EventEvaluator:
             case _:
                 raise ValueError(f"{type(p).__name__} cannot be a SPAseq sequence element")
 
-    def check(self, deferred: list[Expression]) -> Callable[[Mu], bool]:
-        """The deferred FILTERs of a GPM, tested on a run's combined mapping."""
+    def check(self, deferred: list[Expression]) -> Callable[[Mu, EventMapping], bool]:
+        """The deferred FILTERs of a GPM, tested on a run's combined mapping over the
+        event's graph (an EXISTS reads the event, as the rest of the GPM does, and a
+        background graph as it was at the event's time)."""
         if not deferred:
-            return lambda m: True
+            return lambda m, event: True
+        tests = " ".join(f"FILTER({expression_text(x, self.special)})" for x in deferred)
+        graphs = {
+            (iri, e.graph): self.data.graphs[id(e)]
+            for iri, elements in self.data.streams.items()
+            for e in elements
+        }
 
-        def holds(m: Mu) -> bool:
+        def holds(m: Mu, event: EventMapping) -> bool:
             names = sorted(m)
             values = self.data.table(names, [[m[n] for n in names]])
-            tests = " ".join(f"FILTER({expression_text(x, self.special)})" for x in deferred)
-            return self.data.ask(f"ASK {{ {values} {tests} }}")
+            read = [graphs[s] for s in sorted(event.support)]
+            return self.data.ask(f"ASK {{ {values} {tests} }}", read, event.end)
 
         return holds
 

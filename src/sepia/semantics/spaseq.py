@@ -61,7 +61,7 @@ def disj(left: Psi, right: Psi) -> set[EventMapping]:
     return set(left) | set(right)
 
 
-def _always(_: Mu) -> bool:
+def _always(_: Mu, __: EventMapping) -> bool:
     return True
 
 
@@ -70,13 +70,20 @@ class Element:
     """One position of a sequence: its BOp matches, the operator joining it to the previous
     element (None for the first), its modifier ('', '+', '?', '!'), its variables (to tell a
     Kleene element's own variables from shared ones) and the FILTERs that need variables of
-    earlier elements, checked on the run's combined mapping."""
+    earlier elements, checked on the run's combined mapping over the event's graph (the
+    event is given too: an EXISTS there reads it)."""
 
     candidates: frozenset[EventMapping]
     operator: str | None = None
     modifier: str = ""
     variables: frozenset[str] = frozenset()
-    check: Callable[[Mu], bool] = _always
+    check: Callable[[Mu, EventMapping], bool] = _always
+
+    def blocks(self, run: Mu, event: EventMapping) -> bool:
+        """Whether ``event``, negated, violates a run with mapping ``run``: it matches this
+        element's pattern under the run's mapping, FILTERs reading the run's variables
+        included (the SPAseq paper's Algorithm 9 matches P_theta)."""
+        return event.mu.compatible(run) and self.check(run.merge(event.mu), event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +197,7 @@ class _Matcher:
             if not shared.compatible(run.mu) or not self.bounds.admits(start, c.end):
                 continue
             mu = run.mu.merge(shared)
-            if element.check(mu.merge(c.mu.project(own))):
+            if element.check(mu.merge(c.mu.project(own)), c):
                 options.append((c, mu))
         runs = []
         for c, mu in self.select(options, run, operator):
@@ -220,7 +227,7 @@ class _Matcher:
             self.negate_tail(negated, run)
         elif negated.operator == STRICT and run.last is not None:
             nxt = self.bounds.next_time(run.last)
-            if not any(c.end == nxt and c.mu.compatible(run.mu) for c in negated.candidates):
+            if not any(c.end == nxt and negated.blocks(run.mu, c) for c in negated.candidates):
                 self.extend(position + 1, run)
         else:
             self.extend(position + 1, replace(run, guard=negated))
@@ -233,7 +240,7 @@ class _Matcher:
         if self.bounds.within is not None:
             horizon = min(horizon, run.start + self.bounds.within)
         if not any(
-            run.last < c.start <= horizon and c.mu.compatible(run.mu) for c in negated.candidates
+            run.last < c.start <= horizon and negated.blocks(run.mu, c) for c in negated.candidates
         ):
             self.complete(run, horizon)
 
@@ -246,7 +253,7 @@ class _Matcher:
         if low is None:
             low = event.end - self.bounds.within - 1 if self.bounds.within is not None else None
         return any(
-            (low is None or low < c.start) and c.end < event.start and c.mu.compatible(mu)
+            (low is None or low < c.start) and c.end < event.start and run.guard.blocks(mu, c)
             for c in run.guard.candidates
         )
 

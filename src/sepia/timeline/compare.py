@@ -34,7 +34,9 @@ from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import NamedQuery
 
 Change = Callable[[qa.Query], qa.Query]
-OPERATORS = {"rstream": qa.RStream, "istream": qa.IStream, "dstream": qa.DStream}
+OPERATORS: dict[str, type[qa.StreamOperator]] = {
+    "rstream": qa.RStream, "istream": qa.IStream, "dstream": qa.DStream
+}
 CONTIGUITY = {
     "strict": ev.SelectionPolicy.STRICT_CONTIGUITY,
     "next": ev.SelectionPolicy.SKIP_TILL_NEXT,
@@ -240,7 +242,9 @@ def _contiguity(name: str) -> Change:
     def change(query: qa.Query) -> qa.Query:
         if _with_contiguity(query.expression, ev.SelectionPolicy.UNRESTRICTED) == query.expression:
             raise SettingError(f"--contiguity {name}: the query has no SPAseq sequence")
-        return dataclasses.replace(query, expression=_with_contiguity(query.expression, policy))
+        changed = _with_contiguity(query.expression, policy)
+        assert isinstance(changed, type(query.expression))  # the walk keeps each node's kind
+        return dataclasses.replace(query, expression=changed)
 
     return change
 

@@ -93,6 +93,7 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
                 ax.annotate(item.label, (item.t1, middle), xytext=(6, 0), fontsize=6.5,
                             textcoords="offset points", va="center")  # fmt: skip
         case "window":
+            assert item.t is not None  # a window's evaluation instant
             ax.plot([item.t0, item.t1], [middle, middle], color=item.color, lw=1, gid=gid)
             ax.plot([item.t0, item.t0], [item.y0, item.y1], color=item.color, lw=0.8)
             ax.plot([item.t1, item.t1], [item.y0, item.y1], color=item.color, lw=1.6)
@@ -106,6 +107,7 @@ def _draw(ax: Axes, item: Item, gid: str) -> None:
             ax.plot([item.t0, item.t0], [item.y0, item.y1], color="#444444", lw=1,
                     ls=(0, (1, 2)), zorder=1, gid=gid)  # fmt: skip
         case "result":
+            assert item.t is not None  # a result's report time
             if item.t0 != item.t1:
                 ax.add_patch(_box(item, gid + "-bar", alpha=0.45))
             hollow, differs = "dstream" in item.flags, "differs" in item.flags

@@ -23,6 +23,7 @@ import pyoxigraph as ox
 from sepia.algebra import event as ev
 from sepia.algebra import pattern as gp
 from sepia.algebra.query import Query
+from sepia.algebra.scope import nodes
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import canonical
@@ -155,22 +156,8 @@ def _is_event(node: object) -> bool:
 
 
 def _variables(node: object) -> Iterator[str]:
-    if isinstance(node, ox.Variable):
-        yield node.value
-    elif isinstance(node, tuple):
-        for x in node:
-            yield from _variables(x)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from _variables(getattr(node, f.name))
+    return (v.value for v in nodes(node, ox.Variable))
 
 
-def _matches(node: object) -> Iterator[gp.Match]:
-    if isinstance(node, gp.Match):
-        yield node
-    elif isinstance(node, tuple):
-        for x in node:
-            yield from _matches(x)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from _matches(getattr(node, f.name))
+def _matches(node: object) -> list[gp.Match]:
+    return nodes(node, gp.Match, inside=False)

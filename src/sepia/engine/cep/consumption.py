@@ -116,9 +116,9 @@ class Derivations:
         for number, start, end, stream, graph, *triple in rows:
             entry = grouped.setdefault(number, (start, end, stream, graph, []))
             if triple[0] is not None:
-                entry[4].append(tuple(triple))  # type: ignore[arg-type]
+                entry[4].append(tuple(triple))
         elements = [(*e[:4], tuple(e[4])) for _, e in sorted(grouped.items())]
-        self.add(elements, match)  # type: ignore[arg-type]
+        self.add(elements, match)
 
 
 def _occurring(plan: po.PhysicalPlan, elements: Sequence[Named], match: Matcher) -> list:
@@ -169,7 +169,7 @@ class Consumption:
     def current(self, tree: EventTree, inputs: Inputs) -> set[EventMapping]:
         """Every mapping of the pattern at t (derivations of one mapping are one);
         consumption done at t is kept."""
-        return {m[:3] for m in tree_mappings(tree, inputs, Scope(inputs.t, None), None)}  # type: ignore[misc]
+        return {m[:3] for m in tree_mappings(tree, inputs, Scope(inputs.t, None), None)}
 
     def events(
         self, window: ox.NamedNode, plan: po.PhysicalPlan, shown: Shown, match: Matcher,
@@ -223,5 +223,5 @@ class Consumption:
     def restore(self, rows: Iterable[Sequence], match: Matcher) -> None:
         rows = list(rows)
         self.labels.restore(row[1:] for row in rows if row[0] == "label")
-        self.consumed = frozenset(tuple(row[1:]) for row in rows if row[0] == "consumed")  # type: ignore[misc]
+        self.consumed = frozenset(tuple(row[1:]) for row in rows if row[0] == "consumed")
         self.occurrences.restore((row[1:] for row in rows if row[0] == "occurrence"), match)

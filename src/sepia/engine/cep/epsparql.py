@@ -203,7 +203,7 @@ def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[Encoded
     for number, start, end, *triple in rows:
         entry = grouped.setdefault(number, (start, end, []))
         if triple[0] is not None:
-            entry[2].append(tuple(triple))  # type: ignore[arg-type]
+            entry[2].append(tuple(triple))
     found: list[list[tuple[int, int, tuple[EncodedTriple, ...]]]] = []
     for _, (start, end, triples) in sorted(grouped.items()):
         if not found or found[-1][-1][1] != end:
@@ -213,7 +213,7 @@ def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[Encoded
 
 
 def delta_join(
-    patterns: Sequence[Sequence[EventMapping]], deltas: list[list[EventMapping]]
+    patterns: Sequence[Sequence[EventMapping]], deltas: Sequence[Sequence[EventMapping]]
 ) -> set[EventMapping]:
     """The BGP solutions using at least one new occurrence: for each i, the old occurrences
     of the patterns before i, the new ones of i, every one of the patterns after i. Each of

@@ -164,7 +164,8 @@ def interval_filter(
 ) -> Callable[[Condition, list[EventMapping]], set[EventMapping]]:
     """FILTER over event mappings, with sigma applied: each mapping's interval is put in the
     hidden slots as the reference's filters see it (integers, or xsd:dateTime so that
-    getDURATION() is a duration)."""
+    getDURATION() is a duration). The stamps' ids are cached in this filter's own closure
+    (one per query, bounded, gone with the query), not in a process-wide table."""
     start, end = slots.index(FROM), slots.index(TO)
 
     @lru_cache(maxsize=1 << 12)
@@ -272,18 +273,21 @@ def evaluate_tree(
             # OR, JOIN (intersection) and EqJoin end where both operands (or either) end
             return OPERATORS[operator](list(sub(left, exact)), list(sub(right, exact)))
         case Negated(None, negated, right):
-            return cqels_cep.no_head(sub(negated), sub(right, exact))  # type: ignore[arg-type]
+            return cqels_cep.no_head(sub(negated), sub(right, exact))
         case Negated(left, _, None) if exact == inputs.t:
             return sub(left, exact)  # nothing lies in (t, t]: NO_TAIL keeps all that ends at t
         case Negated(left, negated, None):
-            return cqels_cep.no_tail(sub(left, exact), sub(negated), inputs.t)  # type: ignore[arg-type]
+            return cqels_cep.no_tail(sub(left, exact), sub(negated), inputs.t)
         case Negated(left, negated, right):
-            return cqels_cep.seq_wo(sub(left), sub(negated), sub(right, exact))  # type: ignore[arg-type]
+            return cqels_cep.seq_wo(sub(left), sub(negated), sub(right, exact))
         case EventFilter(condition, inner):
             assert inputs.keep is not None
             return inputs.keep(condition, list(sub(inner, exact)))
         case OptionalJoin(required, optional, condition, equal):
-            keep = None if condition is None else partial(inputs.keep, condition)  # type: ignore[arg-type]
+            keep = None
+            if condition is not None:
+                assert inputs.keep is not None
+                keep = partial(inputs.keep, condition)
             if equal:
                 return epsparql.eq_left_join(sub(required, exact), sub(optional, exact), keep)
             return epsparql.seq_right_join(sub(optional), sub(required, exact), keep)

@@ -124,19 +124,19 @@ def step(
         if run.position == len(automaton):  # a match waiting on its ", !B" guard
             if not batch.streamset_event:
                 after.add(run)
-            elif not _sees(batch.candidates[run.guard], [(batch.t, run.mu)]):  # type: ignore[index]
+            elif not _blocks(automaton.states[run.guard], batch.candidates[run.guard], run.mu):  # type: ignore[index]
                 done.append(finish(run, run.last))  # type: ignore[arg-type]
             continue
         if _strict_guard(automaton, run):
             if not batch.streamset_event:
                 after.add(run)
                 continue
-            if _sees(batch.candidates[run.guard], [(batch.t, run.mu)]):  # type: ignore[index]
+            if _blocks(automaton.states[run.guard], batch.candidates[run.guard], run.mu):  # type: ignore[index]
                 continue
             run = replace(run, guard=None)
         state = automaton.states[run.position]
         if state.negated:
-            kept, completed = _tail(run, batch, within)
+            kept, completed = _tail(run, state, batch, within)
             after |= kept
             done += completed
             continue
@@ -148,7 +148,7 @@ def step(
             continue
         waiting.append((run, state, strategy, _options(state, run, batch, within)))
     for (run, state, strategy, _), options in zip(waiting, _checked(waiting), strict=True):
-        taken = _unseen(run, options, batch, within)
+        taken = _unseen(automaton, run, options, batch, within)
         for new in taken:
             runs_made, matches = _advance(automaton, run, state, new, batch.t)
             after |= runs_made
@@ -185,18 +185,25 @@ def _strict_guard(automaton: Automaton, run: Run) -> bool:
     return automaton.states[run.guard].strategy is Strategy.STRICT
 
 
-def _sees(candidates: Sequence[Row], mappings: Sequence[tuple[int, Row]]) -> bool:
-    """Whether some B candidate is compatible with one of the (time, mapping) pairs."""
-    return any(compatible(c, mu) for c in candidates for _, mu in mappings)
+def _blocks(negated: State, candidates: Sequence[Row], mu: Row) -> bool:
+    """Whether a B candidate violates a run of mapping ``mu``: it is compatible and B's
+    deferred FILTERs hold on their merge (the SPAseq paper's Algorithm 9 matches B's
+    pattern under the run's mapping)."""
+    found = [merge(mu, c) for c in candidates if compatible(c, mu)]
+    if negated.check is None or not found:
+        return bool(found)
+    return any(negated.check.truths(found))
 
 
-def _tail(run: Run, batch: Batch, within: Within | None) -> tuple[set[Run], list[Completed]]:
+def _tail(
+    run: Run, state: State, batch: Batch, within: Within | None
+) -> tuple[set[Run], list[Completed]]:
     """A run past its last positive element, waiting out ``!B`` until its horizon."""
     assert run.start is not None and run.last is not None
     horizon = None if within is None else run.start + within.width
     if horizon is not None and batch.t > horizon:
         return set(), [finish(run, horizon)]
-    if _sees(batch.candidates[run.position], [(batch.t, run.mu)]):
+    if _blocks(state, batch.candidates[run.position], run.mu):
         return set(), []
     if batch.t == horizon:
         return set(), [finish(run, horizon)]
@@ -275,10 +282,14 @@ def _options(
 
 
 def _unseen(
-    run: Run, options: list[tuple[Row, Row]], batch: Batch, within: Within | None
+    automaton: Automaton,
+    run: Run,
+    options: list[tuple[Row, Row]],
+    batch: Batch,
+    within: Within | None,
 ) -> list[tuple[Row, Row]]:
-    """The options a run's ``; !B`` guard lets through: no compatible B seen strictly
-    between its last event and t."""
+    """The options a run's ``; !B`` guard lets through: no B seen strictly between its
+    last event and t that blocks the option's mapping (``_blocks``)."""
     if run.guard is not None and options:
         low = run.last
         if low is None and within is not None:
@@ -287,7 +298,8 @@ def _unseen(
             row for time, row in batch.history.get(run.guard, ())
             if (low is None or low < time) and time < batch.t
         ]
-        options = [o for o in options if not any(compatible(row, o[0]) for row in seen)]
+        negated = automaton.states[run.guard]
+        options = [o for o in options if not _blocks(negated, seen, o[0])]
     return options
 
 

@@ -15,7 +15,7 @@ Batch API (what a host such as the local session or a Spark task calls):
   A batch may hold one element (live input) or a file's worth (replay): the results are
   the same, and each carries the instant it was due at.
 - ``uncovered(query) -> str | None``: why a planned query stays on the row engine.
-  ``sepia.engine.query.partition.continuous_query`` picks the path: ``SEPIA_ENGINE_PATH``
+  ``sepia.engine.hosts.engine_path.continuous_query`` picks the path: ``SEPIA_ENGINE_PATH``
   is ``columnar`` (the default: wherever the core covers the query and is the faster,
   i.e. its report policy is time-driven), ``columnar-always`` (wherever it covers it) or
   ``rows`` (the row engine everywhere).

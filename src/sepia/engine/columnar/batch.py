@@ -96,12 +96,12 @@ class ColumnBatch:
         position[order] = np.arange(len(order))
         element = np.concatenate([position[b.element + at] for b, _, at in parts])
         by_element = np.argsort(element, kind="stable")
+        s, p, o = (np.concatenate([getattr(b, c) for b in batches])[by_element] for c in "spo")
         return cls(
             tuple(streams), times[order],
             np.concatenate([stream for _, stream, _ in parts])[order],
             np.concatenate([b.graph for b in batches])[order],
-            element[by_element],
-            *(np.concatenate([getattr(b, c) for b in batches])[by_element] for c in "spo"),
+            element[by_element], s, p, o,
             batches[0].kind,
         )
 

@@ -32,15 +32,8 @@ import numpy as np
 
 from sepia.engine.columnar.tables import NO_ID, Ids, Table
 from sepia.engine.r2r.aggregates import AggregateSpec, GroupBy
-from sepia.engine.r2r.numbers import (
-    DECIMAL,
-    INTEGER,
-    Sum,
-    Terms,
-    average,
-    extreme,
-    number_literal,
-)
+from sepia.engine.r2r.numbers import Terms, average, extreme, number_literal
+from sepia.rdf.numbers import DECIMAL, INTEGER, Sum
 
 NOT_NUMBER, WIDE, UNBOUND = 4, 5, 6
 """Kinds beyond the numeric ones (``r2r.numbers``): a term that is no number, an integer or

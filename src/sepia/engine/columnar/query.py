@@ -23,8 +23,8 @@ other than COUNT, SUM, AVG, MIN, MAX of a variable among them) stay on the row e
 
 from __future__ import annotations
 
-import os
 from collections import Counter
+from typing import Literal
 
 import numpy as np
 
@@ -42,9 +42,9 @@ from sepia.engine.columnar.tables import (
     terms_of,
 )
 from sepia.engine.columnar.windows import ColumnWindow
-from sepia.engine.plan.explain import explain as plan_explain
 from sepia.engine.plan.physical import PhysicalQuery, WindowPlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
+from sepia.engine.query.windowed import WindowQuery
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.aggregates import GroupBy
 from sepia.engine.r2r.expressions import ExpressionEvaluator
@@ -52,7 +52,6 @@ from sepia.engine.r2r.numbers import Terms
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import HIDDEN
 from sepia.engine.s2r.report import Arrivals
-from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.order import ordered
 from sepia.rdf.results import Result
 
@@ -84,29 +83,6 @@ def plan_uncovered(physical: PhysicalQuery, costed: bool = True) -> str | None:
             "would recompute it"
         )
     return _operator_uncovered(physical.root)
-
-
-def engine_path() -> str:
-    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: the columnar core wherever it covers
-    a query and is the faster), ``columnar-always`` (wherever it covers one: tests) or
-    ``rows`` (the row engine everywhere, to compare the two)."""
-    chosen = os.environ.get("SEPIA_ENGINE_PATH", "columnar")
-    if chosen not in ("columnar", "columnar-always", "rows"):
-        raise ValueError(
-            f"SEPIA_ENGINE_PATH must be columnar, columnar-always or rows, not {chosen!r}"
-        )
-    return chosen
-
-
-def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
-    """``plan.explain`` saying which path the plan takes (``SEPIA_ENGINE_PATH`` as
-    ``query.partition.continuous_query`` reads it; RDFS entailment, a run option, aside)."""
-    chosen = engine_path()
-    reason = (
-        "SEPIA_ENGINE_PATH=rows" if chosen == "rows"
-        else plan_uncovered(physical, costed=chosen == "columnar")
-    )
-    return plan_explain(physical, dictionary, True if reason is None else reason)
 
 
 def _operator_uncovered(node: po.PhysicalPlan) -> str | None:
@@ -199,7 +175,11 @@ class ColumnarQuery(ContinuousQuery):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.windows = {n: ColumnWindow(op) for n, (_, op) in self.physical.windows.items()}  # type: ignore[misc]
+        self.columns = {n: ColumnWindow(op) for n, (_, op) in self.physical.windows.items()}
+        """The windows as columns. ``windows``, which the inherited clock and state rows
+        step, is the same dict: a ``ColumnWindow`` answers every call that code makes of a
+        ``WindowState`` (insert, advance, next_eviction, rows, len)."""
+        self.windows = self.columns  # type: ignore[assignment]  # a stand-in, see columns
         self.delta = None  # the whole answer is recomputed: a vector join is cheap
         self._background: dict[tuple, Triples] = {}
         self._width = len(self.physical.slots.names)
@@ -216,6 +196,12 @@ class ColumnarQuery(ContinuousQuery):
                 found.add(self.dictionary.decode_text(p.id)[1:-1])
         return frozenset(found)
 
+    @property
+    def windowed(self) -> WindowQuery:
+        """The query's kind: a window query (``uncovered`` keeps the others on rows)."""
+        assert isinstance(self.kind, WindowQuery)
+        return self.kind
+
     # --- the batch path -----------------------------------------------------------------
     def advance_columns(self, batch: ColumnBatch) -> list[Result]:
         """Every result due through the batch's last time, given the elements of the batch
@@ -224,23 +210,24 @@ class ColumnarQuery(ContinuousQuery):
         Windows receive the batch in slices between due instants; an instant is due or
         not by the inherited report logic, asked once per distinct time of the batch only
         when the schedule is not time-driven (else once per due instant)."""
-        relevant = batch.of_streams(self.kind.streams)
-        results = self.kind.once()
+        kind = self.windowed
+        relevant = batch.of_streams(kind.streams)
+        results = kind.once()
         if not len(relevant):
             return results
         times = relevant.times
         if self.clock is not None and times[0] <= self.clock:
             raise ValueError(f"time went back: {int(times[0])} after {self.clock}")
-        if self.kind.low is None:
-            self.kind.low = int(times[0])
+        if kind.low is None:
+            kind.low = int(times[0])
         schedule = self.physical.schedule
         if schedule is not None and schedule.time_driven:
             results += self._driven(relevant)
         else:
             for t, part in relevant.instants():
-                results += self.kind.between(t)
+                results += kind.between(t)
                 arrived = self._insert_columns(part)
-                if self.kind.due_at(t, arrived):
+                if kind.due_at(t, arrived):
                     results += self.evaluate(t)
                 self.clock = t
         return results
@@ -251,8 +238,10 @@ class ColumnarQuery(ContinuousQuery):
         schedule = self.physical.schedule
         assert schedule is not None
         last = int(batch.times[-1])
-        low = self.kind.low
-        after = low - 1 if self.clock is None else max(self.clock, low - 1)  # type: ignore[operator]
+        kind = self.windowed
+        low = kind.low
+        assert low is not None  # advance_columns set it
+        after = low - 1 if self.clock is None else max(self.clock, low - 1)
         results, done = [], 0
         while (due := schedule.next_due(after, last + 1)) is not None and due <= last:
             upto = int(np.searchsorted(batch.times, due, side="right"))
@@ -267,7 +256,7 @@ class ColumnarQuery(ContinuousQuery):
                 until = arrival if change is None else min(change, arrival)
                 after = max(due, min(until, last + 1) - 1)
         self._insert_columns(batch.slice(done, len(batch)))
-        self.kind.quiet = (after, due)  # next_due's promise: nothing due in between
+        kind.quiet = (after, due)  # next_due's promise: nothing due in between
         self.clock = last
         return results
 
@@ -277,28 +266,28 @@ class ColumnarQuery(ContinuousQuery):
             return Arrivals()
         admitted = set()
         last = int(batch.times[-1])
-        for window in self.windows.values():
-            window.advance(int(batch.times[0]))
+        for column in self.columns.values():
+            column.advance(int(batch.times[0]))
         for stream, part in batch.by_stream():
             self.last_arrival[stream] = int(part.times[-1])
             for name in self.readers_of.get(stream, ()):
-                window = self.windows[name]
+                window = self.columns[name]
                 keep = part.select(window.admitted(part.times))
                 if len(keep):
-                    window.extend(*keep.window_columns())  # type: ignore[union-attr]
+                    window.extend(*keep.window_columns())
                     admitted.add(name)
-        for window in self.windows.values():
-            window.advance(last)
+        for column in self.columns.values():
+            column.advance(last)
         return Arrivals(frozenset(admitted))
 
     # --- one evaluation -----------------------------------------------------------------
     def evaluate(self, t: int) -> list[Result]:
         self.now = t
-        for window in self.windows.values():
+        for window in self.columns.values():
             window.advance(t)
         schedule = self.physical.schedule
         if schedule is not None and not all(
-            any(len(self.windows[w]) for w in schedule.scope(c)) for c in schedule.conditions
+            any(len(self.columns[w]) for w in schedule.scope(c)) for c in schedule.conditions
         ):
             return []
         table = self._run(self.physical.root)
@@ -328,7 +317,7 @@ class ColumnarQuery(ContinuousQuery):
         names = [n for n in slots.names if slots.visible(n) or n in HIDDEN]
         if not bag or not isinstance(self.query.form, qa.Select) or set(names) & set(HIDDEN):
             return super().stream_out(t, bag)
-        op = "-" if self.operator is qa.DStream else "+"
+        op: Literal["+", "-"] = "-" if self.operator is qa.DStream else "+"
         order = sorted(range(len(names)), key=names.__getitem__)
         decode = self.dictionary.decode
         terms = {i: decode(i) for i in {v for row in bag for v in row if v is not None}}
@@ -362,7 +351,7 @@ class ColumnarQuery(ContinuousQuery):
 
     def _graph(self, ref: po.GraphRef) -> Triples:
         if isinstance(ref, po.WindowGraph):
-            return self.windows[ref.name].graph  # type: ignore[return-value]
+            return self.columns[ref.name].graph
         assert isinstance(ref, po.BackgroundGraph)
         key = (ref.name, self.background.version(ref.name, self.now))
         found = self._background.get(key)
@@ -408,7 +397,7 @@ class ColumnarQuery(ContinuousQuery):
         super().restore(snapshot)
         for name, (_, op) in self.physical.windows.items():
             rows = [row[1:] for row in snapshot["windows"] if row[0] == str(name)]
-            self.windows[name] = ColumnWindow.from_rows(op, rows)  # type: ignore[assignment]
+            self.columns[name] = ColumnWindow.from_rows(op, rows)
 
 
 def _scans(node: po.PhysicalPlan) -> list[tuple[po.EncodedPattern, ...]]:

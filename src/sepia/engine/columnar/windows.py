@@ -15,7 +15,7 @@ snapshot taken on either path restores on the other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import groupby
 
 import numpy as np
@@ -136,10 +136,10 @@ class ColumnWindow:
         """Drop the evicted prefix once it is at least half of what is kept."""
         if self.first == 0 or self.first * 2 < len(self._times):
             return
-        numbers = self._triples[0]
+        numbers, s, p, o = self._triples
         cut = int(np.searchsorted(numbers, self.first, side="left"))
         self._times = self._times[self.first :]
-        self._triples = (numbers[cut:] - self.first, *(c[cut:] for c in self._triples[1:]))
+        self._triples = (numbers[cut:] - self.first, s[cut:], p[cut:], o[cut:])
         self.first = 0
 
     def advance(self, t: int) -> None:
@@ -164,9 +164,9 @@ class ColumnWindow:
     def _shown(self) -> tuple[Ids, Ids, Ids, Ids]:
         """(element number, s, p, o) of the triples shown."""
         self._settle()
-        numbers = self._triples[0]
+        numbers, s, p, o = self._triples
         cut = int(np.searchsorted(numbers, self.first, side="left"))
-        return tuple(c[cut:] for c in self._triples)  # type: ignore[return-value]
+        return numbers[cut:], s[cut:], p[cut:], o[cut:]
 
     @property
     def graph(self) -> Triples:
@@ -188,7 +188,7 @@ class ColumnWindow:
         times = self._times[self.first :].tolist()
         by_element: dict[int, list[EncodedTriple]] = {}
         for n, *triple in zip(numbers, s, p, o, strict=True):
-            by_element.setdefault(n - self.first, []).append(tuple(triple))  # type: ignore[arg-type]
+            by_element.setdefault(n - self.first, []).append(tuple(triple))
         return [
             (number, time, *triple)
             for number, time in enumerate(times)
@@ -199,7 +199,9 @@ class ColumnWindow:
     def from_rows(cls, operator: WindowOperator, rows: Iterable[WindowRow]) -> ColumnWindow:
         """Rebuild a window from ``rows()`` output (``WindowState``'s or this class's)."""
         window = cls(operator)
-        times, element, triples = [], [], []
+        times: list[int] = []
+        element: list[int] = []
+        triples: list[Sequence[int | None]] = []
         for _, group in groupby(rows, key=lambda row: row[0]):
             members = list(group)
             for row in members:

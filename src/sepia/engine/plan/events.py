@@ -84,6 +84,12 @@ class EventPlanner(PatternPlanner):
             deferred: list = []
             compiled = self._bop(bop, deferred, set().union(*variables))
             check = None
+            if any(has_exists(x) for x in deferred):
+                raise Unsupported(
+                    "a SPAseq GPM's FILTER EXISTS reading a variable another GPM binds (it "
+                    "must read its own event's graph, which the automaton's checks do not "
+                    "hold): the reference evaluator runs it"
+                )
             if deferred:
                 check = self.expression(_conjunction(deferred), True)
             own = tuple(sorted(self.slots.index(n) for n in variables[i] - others))

@@ -1,3 +1,3 @@
-"""The query hosts: one continuous query stepped through time, PARTITION BY, query networks,
-and the ``Session`` API that both runtimes host (register, push, watermark, flush,
-snapshot)."""
+"""The row engine's query hosts: one continuous query stepped through time and the class of
+each query kind (window, sequence, event tree, several MATCHes), PARTITION BY, and state
+as rows (snapshots)."""

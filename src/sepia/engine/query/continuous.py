@@ -52,7 +52,7 @@ from sepia.engine.r2r.paths import PathRelations
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.r2s.forms import QueryForm
 from sepia.engine.rows import HIDDEN, Row
-from sepia.engine.s2r.report import Arrivals, Schedule
+from sepia.engine.s2r.report import Arrivals
 from sepia.engine.s2r.windows import WindowState
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result
@@ -141,14 +141,16 @@ class ContinuousQuery:
                 return WindowQuery(self, window)
             case SequencePlan() as sequence:
                 return SequenceQuery(self, sequence)
-            case EventPlan(schedule=None) as events:
-                return EventQuery(self, events)
-            case MatchesPlan(schedule=None) as matches:
-                return MatchesQuery(self, matches)
-            case EventPlan(schedule=Schedule() as schedule) as events:
-                return ReportedEvents(self, schedule, EventQuery(self, events))
-            case MatchesPlan(schedule=Schedule() as schedule) as matches:
-                return ReportedEvents(self, schedule, MatchesQuery(self, matches))
+            case EventPlan() as events:
+                tree = EventQuery(self, events)
+                if events.schedule is None:
+                    return tree
+                return ReportedEvents(self, events.schedule, tree)
+            case MatchesPlan() as matches:
+                several = MatchesQuery(self, matches)
+                if matches.schedule is None:
+                    return several
+                return ReportedEvents(self, matches.schedule, several)
             case _:
                 assert_never(self.physical.kind)
 
@@ -189,7 +191,7 @@ class ContinuousQuery:
         for condition in conditions:
             if rows:
                 rows = [r for r, ok in zip(rows, condition.truths(rows), strict=True) if ok]
-        return {r[slot] for r in rows}
+        return {v for r in rows if (v := r[slot]) is not None}
 
     def in_partition(self, rows: list[Row]) -> list[Row]:
         """In one partition, only the matches binding its value count."""

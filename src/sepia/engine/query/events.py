@@ -70,8 +70,8 @@ class TreeQuery(QueryKind):
         slots = self.host.physical.slots
         start, end = (slots.index(n) for n in interval_slots(number))
         return [
-            tuple(a if i == start else b if i == end else v for i, v in enumerate(row))
-            for row, a, b in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
+            tuple(m[1] if i == start else m[2] if i == end else v for i, v in enumerate(m[0]))
+            for m in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
         ]
 
     def admit(self, t: int, relevant: Sequence[StreamElement]) -> Arrivals:
@@ -254,7 +254,7 @@ def combined(slots: Slots, count: int, rows: list[Row]) -> list[Row]:
     start, end = slots.index(FROM), slots.index(TO)
     kept = []
     for row in rows:
-        held = [(row[a], row[b]) for a, b in pairs if row[b] is not None]
+        held = [(s, e) for a, b in pairs if (e := row[b]) is not None and (s := row[a]) is not None]
         values = list(row)
         for a, b in pairs:
             values[a] = values[b] = None

@@ -39,18 +39,15 @@ import heapq
 import zlib
 from collections.abc import Callable, Sequence
 
-import pyoxigraph as ox
-
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.cep.automaton import Strategy
-from sepia.engine.columnar.query import ColumnarQuery, engine_path, uncovered
 from sepia.engine.plan.physical import SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result, jsonl_line
 from sepia.rdf.stream import StreamElement
-from sepia.rdf.terms import parse_term, term_to_nt
+from sepia.rdf.terms import Term, make_triple, parse_term, term_to_nt
 from sepia.rdf.time import TimeKind
 
 
@@ -71,7 +68,7 @@ class PartitionedQuery:
         background: Background,
         max_runs: int | None = None,
         rdfs: bool = False,
-        owns: Callable[[ox.Term], bool] | None = None,
+        owns: Callable[[Term], bool] | None = None,
     ) -> None:
         self.name = name
         self.owns = owns
@@ -122,7 +119,7 @@ class PartitionedQuery:
             self.parts[value] = (label, ContinuousQuery(*self._settings, term, physical))
         return self.parts[value][1]
 
-    def values_of(self, element: StreamElement) -> list[ox.Term]:
+    def values_of(self, element: StreamElement) -> list[Term]:
         """The partition values the element binds (the partitions it joins, owned or not)."""
         decode = self.router.dictionary.decode
         return [decode(value) for value in self.router.partitions_of(element)]
@@ -265,7 +262,8 @@ def held_rows(results: list[Result]) -> list[tuple]:
     for r in results:
         start, end = r.interval if r.interval is not None else (None, None)
         if r.binding is not None:
-            body = ["binding", *(x for name, term in r.binding for x in (name, term_to_nt(term)))]
+            pairs = r.values.items()
+            body = ["binding", *(x for name, term in pairs for x in (name, term_to_nt(term)))]
         elif r.triples is not None:
             body = ["triples", *(" ".join(map(term_to_nt, tr)) for tr in r.triples)]
         else:
@@ -283,7 +281,7 @@ def held_results(name: str, rows: Sequence[Sequence]) -> list[Result]:
         if kind == "binding":
             binding = tuple((body[i], parse_term(body[i + 1])) for i in range(0, len(body), 2))
         elif kind == "triples":
-            triples = tuple(ox.Triple(*map(parse_term, text.split(" ", 2))) for text in body)
+            triples = tuple(make_triple(*map(parse_term, text.split(" ", 2))) for text in body)
         results.append(Result(name, t, op, binding, triples, boolean, interval, match))
     return results
 
@@ -301,27 +299,7 @@ def result_order(result: Result) -> str:
     return jsonl_line(result, TimeKind.ABSTRACT)
 
 
-def bucket_of(value: ox.Term, buckets: int) -> int:
+def bucket_of(value: Term, buckets: int) -> int:
     """The bucket (of ``buckets``) a partition value belongs to: a hash of its N-Triples
     that every process computes alike (``hash`` is salted per process)."""
     return zlib.crc32(term_to_nt(value).encode()) % buckets
-
-
-def continuous_query(
-    query: qa.Query,
-    name: str,
-    dictionary: Dictionary,
-    background: Background,
-    max_runs: int | None = None,
-    rdfs: bool = False,
-) -> RegisteredQuery:
-    """The engine for one registered query: partitioned when it says PARTITION BY; a
-    window query the columnar core covers runs there (``engine_path``), else on rows."""
-    if query.partition_by is not None:
-        return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs)
-    chosen = engine_path()
-    if chosen != "rows":
-        columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
-        if uncovered(columnar, costed=chosen == "columnar") is None:
-            return columnar
-    return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)

@@ -9,27 +9,24 @@ multiset of values for MIN / MAX and DISTINCT), so a window close recomputes onl
 groups that changed; the operators above the group (HAVING, the SELECT expressions, the
 projection) run on those groups' rows.
 
-Exactness against the reference (pyoxigraph over a store holding the window):
+Exactness against the reference (pyoxigraph over a store holding the window, with the
+set functions of ``rdf.aggregates`` where SPARQL leaves the answer open):
 
 - pyoxigraph's store keeps each literal in its canonical form ("03" and "3"^^xsd:int are
   "3"^^xsd:integer there), and a graph is a set: mappings are grouped and aggregated by
   the canonical forms of their terms, and mappings equal in those forms count once.
   Canonical forms and numeric values are pyoxigraph's own (``Terms``), as are the result
   literals' lexical forms (each result is written to a store and read back).
-- SUM / AVG over integers and decimals are exact, as pyoxigraph's are in any order:
-  decimals are pyoxigraph's fixed point with 18 fractional digits, AVG of integers and
-  decimals its truncating division; a non-numeric or unbound value makes the group's SUM
-  and AVG unbound; an empty implicit group gives COUNT 0, SUM 0, AVG 0.
-- Over xsd:double / xsd:float values the sum is the exact sum of the values rounded once
-  (through a double for xsd:float); pyoxigraph adds in its store's order, rounding at each
-  step, so the last bits may differ (docs/engine.md). An integer or decimal sum that
-  overflows pyoxigraph's 64-bit integers / 128-bit decimals is unbound when the exact sum
-  does; an overflow of a partial sum only (in the store's order) is not seen here.
-- MIN / MAX keep a multiset of values per group (for eviction); among equal numbers of
-  different terms (1 and 1.0), which SPARQL leaves unordered, the greatest in the total
-  order on terms is taken (``numbers.extreme``); the reference and the fallback leave the
-  choice to pyoxigraph (the last its store gives), so the differential tests keep such ties
-  out of MIN / MAX.
+- SUM / AVG are ``rdf.numbers``' (the evaluators' too): integers and decimals exact
+  (pyoxigraph's fixed point with 18 fractional digits, AVG its truncating division),
+  floats and doubles summed exactly and rounded once; a non-numeric or unbound value makes
+  the group's SUM and AVG unbound; an empty implicit group gives COUNT 0, SUM 0, AVG 0;
+  an integer or decimal sum is unbound when its total overflows pyoxigraph's 64-bit
+  integers / 128-bit decimals.
+- MIN / MAX keep a multiset of values per group (for eviction); among equal values of
+  different terms (1 and 1.0), which SPARQL leaves unordered, MIN takes the least in the
+  total order on terms and MAX the greatest (``rdf.aggregates.extreme``, as both
+  evaluators do).
 
 Not maintained (``plan_of`` says why; pyoxigraph's fallback evaluates them): GROUP_CONCAT,
 SAMPLE, aggregates of expressions other than a variable, patterns other than such a join

@@ -31,6 +31,7 @@ from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
 from sepia.engine.r2r.operators import Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
 from sepia.engine.s2r.windows import WindowState
+from sepia.rdf.aggregates import custom
 from sepia.rdf.background import Background as Versions
 from sepia.rdf.dictionary import Dictionary
 
@@ -93,7 +94,12 @@ class FallbackStore:
         text = self._texts.get(id(node))
         if text is None:
             text = self._texts[id(node)] = select_text(node.pattern)
-        solutions = self.store.query(text, default_graph=self.default_graph, base_iri=self.base)
+        solutions = self.store.query(
+            text,
+            default_graph=self.default_graph,
+            base_iri=self.base,
+            custom_aggregate_functions=custom(text),
+        )
         assert isinstance(solutions, ox.QuerySolutions)
         columns = [
             (v.value, self.slots.index(v.value))

@@ -130,7 +130,8 @@ def number(term: Term | None) -> object:
 
 @lru_cache(maxsize=1 << 16)
 def _literal_number(term: ox.Literal) -> object:
-    """``number`` of a literal, remembered: the same prices meet many runs' FILTERs."""
+    """``number`` of a literal, remembered: the same prices meet many runs' FILTERs (a pure
+    function of the literal: a bounded process-wide cache keyed by value, holding no query)."""
     kind, text = term.datatype.value, term.value
     if kind == XSD + "integer" and _INTEGER.fullmatch(text):
         return _bounded(Decimal(text), int(text))

@@ -4,6 +4,6 @@
 that embed Sepia (register query text, push elements, read results).
 """
 
-from sepia.engine.query.session import Session, run
+from sepia.engine.hosts.session import Session, run
 
 __all__ = ["Session", "run"]

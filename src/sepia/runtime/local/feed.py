@@ -47,7 +47,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from sepia.engine.query.session import Session
+from sepia.engine.hosts.session import Session
 from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream
 from sepia.rdf.results import Result

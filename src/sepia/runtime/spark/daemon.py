@@ -5,7 +5,7 @@ imported only PySpark, so every new worker (one per concurrent task, again in ea
 that needs more) imports pyoxigraph, lark, pandas and Sepia's engine itself before its
 first row: about a second of CPU each. This daemon imports them once; forked workers
 inherit them (`spark.python.daemon.module`, set by `session.spark_session`). The compiled
-plans are then kept per worker (`host._ENGINES`, `job._ROUTERS`).
+plans are then kept per worker, in bounded caches (`warm.py`: per-worker warm state).
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ again; `final` says the input has ended, so everything left is due. `wake_at` as
 call, with no new input, once the horizon reaches that instant (window closes, pending
 matches); the host turns it into an event-time timer.
 
-Storage contract: a step's `state` replaces the tables it names; `appended` adds rows to
-the end of tables that only grow (a dictionary), so a step pays for what it added, not
-for the whole table; `changed` sets or removes entries of *map* tables (`maps`: string key
--> value row, read as (key, *value) rows), so a step writes the entries that changed, not
-the whole state; tables named in none stay as they are (`stored` says it exactly).
+Storage contract: a step's `state` replaces the tables it names; `changed` sets or removes
+entries of *map* tables (`maps`: string key -> value row, read as (key, *value) rows), so a
+step writes the entries that changed (the terms it added or forgot, the parts of the
+snapshot it touched), not the whole state; tables named in neither stay as they are
+(`stored` says it exactly).
 The state a step is given may read its tables lazily: an engine that does not look at a
 table does not pay for reading it.
 """
@@ -52,8 +52,6 @@ class Step:
     wake_at: int | None
     time_kind: TimeKind
     """How the results' times print (the kind of the elements the key has seen)."""
-    appended: State = field(default_factory=dict)
-    """Rows added at the end of append-only tables."""
     order: list[str] | None = None
     """For a unit spread over several keys, each result's place among all its keys'
     results of a batch (within one time); None: the key and the results' order give it."""
@@ -62,11 +60,9 @@ class Step:
 
 
 def stored(before: StoredState, step: Step) -> State:
-    """The key's state after `step`: `step.state` replaces, `step.appended` extends."""
+    """The key's state after `step`: `step.state` replaces, `step.changed` sets and removes."""
     after = {name: list(rows) for name, rows in before.items()}
     after.update(step.state)
-    for name, rows in step.appended.items():
-        after[name] = [*after.get(name, []), *rows]
     for name, entries in step.changed.items():
         kept = {row[0]: row[1:] for row in after.get(name, [])}
         for key, value in entries.items():
@@ -101,4 +97,8 @@ class ContinuousEngine(Protocol):
 class EngineFactory(Protocol):
     """Builds a unit's engine on a worker; registered by name in `ENGINES` (host module)."""
 
-    def __call__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> ContinuousEngine: ...
+    def __call__(
+        self, unit: Unit, background: ox.Store | None, rdfs: bool, *, forget_terms: int | None
+    ) -> ContinuousEngine:
+        """`forget_terms`: when a key's dictionary starts forgetting (`JobSpec.forget_terms`)."""
+        ...

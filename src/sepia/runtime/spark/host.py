@@ -26,12 +26,14 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
+from sepia.engine.forgetting import MIN_TERMS
 from sepia.rdf.results import jsonl_line
 from sepia.runtime.spark.elements import ELEMENT_FIELDS, ElementRow, unpack
 from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
 from sepia.runtime.spark.incremental_engine import IncrementalEngine, refusal
 from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import Unit
+from sepia.runtime.spark.warm import WarmCache
 
 ENGINES: dict[str, EngineFactory] = {"incremental": IncrementalEngine, "reference": ReferenceEngine}
 """Engines the job can host, by the name `JobSpec.engine` and `SparkRunOptions.engine` use:
@@ -49,11 +51,12 @@ RESULT_ORDER = ("t", "query_index", "partition", "seq")
 """Sorting a batch's results by these columns gives the reference evaluator's order
 (`partition`: the key, or for a unit spread over buckets, each result's `Step.order`)."""
 
-_BACKGROUNDS: dict[str, ox.Store] = {}
-"""Background stores loaded in this Python worker, by digest (loaded once per worker)."""
-_ENGINES: dict[tuple, ContinuousEngine] = {}
+_BACKGROUNDS: WarmCache[str, ox.Store] = WarmCache(4)
+"""Background stores loaded in this Python worker, by digest (per-worker warm state: warm.py)."""
+_ENGINES: WarmCache[tuple, ContinuousEngine] = WarmCache(64)
 """Unit engines made in this Python worker (each plans its query once), by unit, engine,
-background and entailment: every task and batch of the run in this worker shares them."""
+background and entailment: every task and batch of the run in this worker shares them
+(per-worker warm state: warm.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,9 @@ class JobSpec:
     None: twice the session's default parallelism (`job.results_frame` decides)."""
     streams: tuple[str, ...] = ()
     """The run's streams, in the order they are bound (a unit naming none reads them all)."""
+    forget_terms: int | None = MIN_TERMS
+    """A key's dictionary first forgets the terms no state holds once it holds this many
+    (`sepia.engine.forgetting`; None: never)."""
     background: bytes | None = field(default=None, compare=False, repr=False)
     background_digest: str = ""
 
@@ -84,11 +90,12 @@ class JobSpec:
         """The background as a store, parsed once per Python worker."""
         if self.background is None:
             return None
-        if self.background_digest not in _BACKGROUNDS:
-            store = ox.Store()
-            store.load(self.background, format=ox.RdfFormat.N_QUADS)
-            _BACKGROUNDS[self.background_digest] = store
-        return _BACKGROUNDS[self.background_digest]
+        return _BACKGROUNDS.get_or_make(self.background_digest, self._parsed_background)
+
+    def _parsed_background(self) -> ox.Store:
+        store = ox.Store()
+        store.load(self.background, format=ox.RdfFormat.N_QUADS)
+        return store
 
 
 def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **options) -> JobSpec:
@@ -215,25 +222,24 @@ class EngineHost(StatefulProcessor):
     def _engine(self, unit: int) -> ContinuousEngine:
         spec = self.spec
         name = spec.unit_engines[unit]
-        found = (spec.units[unit], name, spec.background_digest, spec.rdfs)
-        if found not in _ENGINES:
-            _ENGINES[found] = ENGINES[name](spec.units[unit], spec.background_store(), spec.rdfs)
-        return _ENGINES[found]
+        found = (spec.units[unit], name, spec.background_digest, spec.rdfs, spec.forget_terms)
+        return _ENGINES.get_or_make(
+            found,
+            lambda: ENGINES[name](
+                spec.units[unit], spec.background_store(), spec.rdfs, forget_terms=spec.forget_terms
+            ),
+        )
 
     @staticmethod
     def _save(tables: Mapping[str, ListState | MapState], step: Step) -> None:
-        """Write back as the protocol says: replace, append, set or remove map entries,
-        leave the rest alone."""
+        """Write back as the protocol says: replace, set or remove map entries, leave the
+        rest alone."""
         for name, rows in step.state.items():
             table = tables[name]
             if rows and isinstance(table, ListState):
                 table.put(rows)
             else:
                 table.clear()
-        for name, rows in step.appended.items():
-            table = tables[name]
-            if rows and isinstance(table, ListState):
-                table.appendList(rows)
         for name, entries in step.changed.items():
             table = tables[name]
             assert isinstance(table, MapState)

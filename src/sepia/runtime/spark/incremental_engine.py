@@ -6,10 +6,17 @@ owns the values of its bucket, and each result carries its place among all bucke
 results (`Step.order`): the instant whose step made it (the end of input last), then
 `partition.result_order`, which is how one engine holding every partition orders them. Its
 state leaves every step as rows (architecture principle 3): the query's snapshot tables
-(windows, runs, previous answer, clock) as JSON documents, the dictionary (append-only:
-only the terms added by the step are appended), the elements received but not yet
-released (stamped after the horizon: a later batch may still bring earlier ones), and a
-version row (a random token, the horizon, the time kind, the dictionary's size).
+(windows, runs, previous answer, clock) as JSON documents, the dictionary (a map from id
+to term: a step sets the terms it added and removes those the session forgot), the
+elements received but not yet released (stamped after the horizon: a later batch may still
+bring earlier ones), and a version row (a random token, the horizon, the time kind, the
+highest term id given).
+
+The key's session forgets the terms no state holds any more, as a local one does
+(`sepia.engine.forgetting`); the stored dictionary follows it (`StoredTerms`), so the state
+store holds the live windows' and runs' terms, not every term the key ever saw. A session
+restored from rows takes up the ids where the stored highest id left them (ids are never
+given twice), so it allocates, and labels fresh blank nodes, as the uninterrupted one.
 
 Restoring a session from rows on every micro-batch would cost as much as the evaluation,
 so the live session stays in this Python worker after a step, filed under the token it
@@ -41,7 +48,9 @@ import pyoxigraph as ox
 
 from sepia.algebra.query import Unsupported
 from sepia.engine import ContinuousQuery
+from sepia.engine.forgetting import MIN_TERMS
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
+from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
@@ -49,15 +58,15 @@ from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_elemen
 from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.units import Unit, parse_bucket_key
 
-VERSION, DICTIONARY, PARTS, HELD = "engine_version", "engine_dictionary", "engine_parts", "held"
+VERSION, TERMS, PARTS, HELD = "engine_version", "engine_terms", "engine_parts", "held"
 FLUSHED = 2**62
 """The instant of the end-of-input flush's results: after every real one."""
 LIVE_SESSIONS = 4096
 """Live sessions kept per Python worker (least recently used dropped: restored if needed)."""
 
-_LIVE: OrderedDict[str, tuple[Session, dict[str, str]]] = OrderedDict()
+_LIVE: OrderedDict[str, tuple[Session, dict[str, str], StoredTerms]] = OrderedDict()
 """Sessions left by the steps of this worker, by the token their state rows carry, each
-with the snapshot parts its state holds (to write only the parts a step changes)."""
+with the snapshot parts and the terms its state holds (to write only what a step changes)."""
 
 
 def refusal(unit: Unit, background: ox.Store | None, rdfs: bool) -> str | None:
@@ -72,18 +81,45 @@ def refusal(unit: Unit, background: ox.Store | None, rdfs: bool) -> str | None:
     return None
 
 
+class StoredTerms:
+    """The dictionary rows a key's state store holds, kept in step with its session's
+    dictionary: told of the ids the session forgets (an `IdCache`), a step removes those
+    stored and sets the terms added since the highest id stored."""
+
+    def __init__(self, dictionary: Dictionary, last_id: int) -> None:
+        self.last_id = last_id
+        self.forgotten: set[int] = set()
+        dictionary.watch(self)
+
+    def forget_ids(self, dropped: set[int]) -> None:
+        self.forgotten |= {i for i in dropped if i <= self.last_id}
+
+    def changes(self, dictionary: Dictionary) -> dict[str, tuple | None]:
+        """The `TERMS` entries to set and remove; from now on they are stored."""
+        found: dict[str, tuple | None] = {str(i): None for i in sorted(self.forgotten)}
+        found |= {str(i): (text,) for i, text in dictionary.rows(since=self.last_id)}
+        self.last_id, self.forgotten = dictionary.last_id, set()
+        return found
+
+
 class IncrementalEngine:
     """Runs a unit's query on `sepia.engine`, one live session per key and worker."""
 
     tables: ClassVar[Mapping[str, str]] = {
-        VERSION: "token string, horizon bigint, kind string, terms bigint",
-        DICTIONARY: "id bigint, term string",
+        VERSION: "token string, horizon bigint, kind string, last_id bigint",
         HELD: ELEMENT_DDL,
     }
-    maps: ClassVar[Mapping[str, str]] = {PARTS: "rows string"}
-    """The query's snapshot in parts (`parts`): a step writes the parts it changed."""
+    maps: ClassVar[Mapping[str, str]] = {PARTS: "rows string", TERMS: "term string"}
+    """The query's snapshot in parts (`parts`): a step writes the parts it changed; the
+    dictionary by id (`StoredTerms`)."""
 
-    def __init__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> None:
+    def __init__(
+        self,
+        unit: Unit,
+        background: ox.Store | None,
+        rdfs: bool,
+        forget_terms: int | None = MIN_TERMS,
+    ) -> None:
         reason = refusal(unit, background, rdfs)
         if reason is not None:
             raise Unsupported(reason)
@@ -91,6 +127,9 @@ class IncrementalEngine:
         self.query = unit.queries[0]
         self.background = background
         self.rdfs = rdfs
+        self.forget_terms = forget_terms
+        """A key's session first forgets terms once its dictionary holds this many
+        (`Session(forget_terms=)`; None: never)."""
 
     def step(
         self,
@@ -103,10 +142,9 @@ class IncrementalEngine:
         version = (state.get(VERSION) or [None])[0]
         if version is None and not elements:  # a second timer after the final flush
             return Step({}, [], None, self._kind(None))
-        session, written = self._session(key, version, state)
+        session, written, terms = self._session(key, version, state)
         seen = None if version is None else version[1]
         kind = TimeKind(version[2]) if version is not None else None
-        terms = 0 if version is None else version[3]
         on_time = [e for e in elements if seen is None or e[END] > seen]
         held = sorted([*state.get(HELD, []), *on_time], key=self.unit.arrival_order)
         due = held if final else [e for e in held if e[END] <= horizon]
@@ -122,19 +160,19 @@ class IncrementalEngine:
         token = uuid.uuid4().hex
         query = session.queries[0]
         now = parts(query)
-        _remember(token, session, now)
         changed: dict[str, tuple | None] = {k: (v,) for k, v in now.items() if written.get(k) != v}
         changed |= {k: None for k in written.keys() - now.keys()}
+        stored_terms = terms.changes(session.dictionary)
+        _remember(token, (session, now, terms))
         return Step(
             state={
-                VERSION: [(token, horizon, kind and kind.value, len(session.dictionary))],
+                VERSION: [(token, horizon, kind and kind.value, session.dictionary.last_id)],
                 HELD: kept,
             },
-            changed={PARTS: changed},
+            changed={PARTS: changed, TERMS: stored_terms},
             results=results,
             wake_at=_wake_at(query, horizon, kept),
             time_kind=self._kind(kind),
-            appended={DICTIONARY: list(session.dictionary.rows(terms))},
             order=order,
         )
 
@@ -144,32 +182,35 @@ class IncrementalEngine:
 
     def _session(
         self, key: str | None, version: tuple | None, state: StoredState
-    ) -> tuple[Session, dict[str, str]]:
+    ) -> tuple[Session, dict[str, str], StoredTerms]:
         """The live session the state's token names, else one restored from the rows (a
-        bucket's owning the values of its bucket only), and the snapshot parts stored."""
+        bucket's owning the values of its bucket only), the snapshot parts and the terms
+        stored."""
         live = None if version is None else _LIVE.pop(version[0], None)
         if live is not None:
             return live
-        session = Session(self.background, rdfs=self.rdfs, forget_terms=None)  # rows appended
+        session = Session(self.background, rdfs=self.rdfs, forget_terms=self.forget_terms)
         query = session.register(self.query.query, self.query.name)
         if key is not None:
             assert isinstance(query, PartitionedQuery)
             bucket, buckets = parse_bucket_key(key)
             query.owns = lambda value: bucket_of(value, buckets) == bucket
         written = {name: text for name, text in state.get(PARTS, [])} if version else {}
+        last_id = 0 if version is None else version[3]
         if version is not None:
             snapshot: dict = {}
             for name, text in sorted(written.items()):
                 snapshot.setdefault(name.split(PART)[0], []).extend(_rows(text))
             session.restore(
                 {
-                    "dictionary": [tuple(row) for row in state.get(DICTIONARY, [])],
+                    "dictionary": [(int(i), text) for i, text in state.get(TERMS, [])],
+                    "last_id": [(last_id,)],
                     "pending": [],
                     "watermark": [],
                     f"query {self.query.name}": snapshot,
                 }
             )
-        return session, written
+        return session, written, StoredTerms(session.dictionary, last_id)
 
     @staticmethod
     def _advance(
@@ -218,8 +259,8 @@ def parts(query: RegisteredQuery) -> dict[str, str]:
     return {name: json.dumps(rows) for name, rows in found.items()}
 
 
-def _remember(token: str, session: Session, written: dict[str, str]) -> None:
-    _LIVE[token] = (session, written)
+def _remember(token: str, live: tuple[Session, dict[str, str], StoredTerms]) -> None:
+    _LIVE[token] = live
     while len(_LIVE) > LIVE_SESSIONS:
         _LIVE.popitem(last=False)
 

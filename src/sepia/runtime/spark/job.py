@@ -65,6 +65,7 @@ from sepia.runtime.spark.ingest import (
     with_event_time,
 )
 from sepia.runtime.spark.units import Unit, bucket_key
+from sepia.runtime.spark.warm import WarmCache
 
 __all__ = ["END_GRAPH", "END_MARKER", "END_TIME", "results_frame", "route", "routed_rows"]
 
@@ -76,9 +77,9 @@ bucket's stand-ins of a chunk cross the shuffle as one row."""
 ROUTER_TERMS = 1_000_000
 """A route stage's router is made afresh once its dictionary holds this many terms."""
 
-_ROUTERS: dict[tuple, PartitionedQuery] = {}
+_ROUTERS: WarmCache[tuple, PartitionedQuery] = WarmCache(8)
 """The route stage's engine for each bucketed unit (finds the values an element binds),
-kept per Python worker."""
+kept per Python worker (per-worker warm state: warm.py)."""
 
 Read = tuple[ElementRow, StreamElement | None]
 """An element row, with the element itself when the stage parsed it (else parsed on need)."""
@@ -223,7 +224,7 @@ def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:
         background = Background.encode(spec.background_store(), codec)
         query = unit.queries[0]
         router = PartitionedQuery(query.query, query.name, codec, background, rdfs=spec.rdfs)
-        _ROUTERS[key] = router
+        _ROUTERS.put(key, router)
     return None if router.holds else router
 
 

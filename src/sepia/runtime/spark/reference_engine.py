@@ -45,7 +45,11 @@ class ReferenceEngine:
     }
     maps: ClassVar[Mapping[str, str]] = {}
 
-    def __init__(self, unit: Unit, background: ox.Store | None, rdfs: bool) -> None:
+    def __init__(
+        self, unit: Unit, background: ox.Store | None, rdfs: bool, forget_terms: int | None = None
+    ) -> None:
+        """`forget_terms` is the factory's (`EngineFactory`): this adapter keeps rows, not
+        a dictionary of ids, so it has no terms to forget."""
         self.unit = unit
         self.background = background
         self.rdfs = rdfs

@@ -28,6 +28,7 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from sepia.engine.forgetting import MIN_TERMS
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.runtime.inputs import NamedQuery, background
 from sepia.runtime.spark.errors import one_line, transient
@@ -67,6 +68,9 @@ class SparkRunOptions:
     buckets: int | None = None
     """Keys a PARTITION BY query is spread over (job.py, Keys); None: twice the session's
     default parallelism. A checkpoint keeps the count its run started with."""
+    forget_terms: int | None = MIN_TERMS
+    """A key's dictionary first forgets the terms no state holds once it holds this many
+    (docs/engine.md, Forgetting terms; None: never); the stored dictionary follows it."""
 
 
 def run_on_spark(
@@ -101,6 +105,7 @@ def run_on_spark(
             units, background(background_paths),
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
             streams=tuple(bindings), buckets=_buckets(home, options.buckets, spark),
+            forget_terms=options.forget_terms,
         )  # fmt: skip
         letters = _dead_letters(home, options)
         ingest = IngestOptions(

@@ -8,12 +8,14 @@ from collections.abc import Mapping, Sequence
 
 import pyoxigraph as ox
 
+from sepia.engine.forgetting import MIN_TERMS
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import unpack
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec
+from sepia.runtime.spark.incremental_engine import TERMS
 from sepia.runtime.spark.job import routed_rows
 from sepia.runtime.spark.units import RunQuery, units_of
 
@@ -33,16 +35,19 @@ def drive(
     engine: str = "incremental",
     forget: bool = False,
     buckets: int = 1,
+    forget_terms: int | None = MIN_TERMS,
+    terms: list[int] | None = None,
 ) -> list[str]:
     """The jsonl lines the job writes for `queries` over `streams` fed in batches of
     `batch_size` elements, PARTITION BY queries spread over `buckets` keys. `forget`: drop
     the workers' live sessions before every step, as a restarted job would, so every step
-    restores its key's state from the rows."""
+    restores its key's state from the rows. `forget_terms`: the job's (`JobSpec`);
+    `terms`, if given, gets the dictionary entries stored over all keys after each batch."""
     run = units_of([(q.name, q.query) for q in queries])
     spec = job_spec(run, store, engine=engine, rdfs=rdfs, streams=tuple(streams), buckets=buckets)
     units = spec.units
     engines = [
-        ENGINES[name](unit, store, rdfs)
+        ENGINES[name](unit, store, rdfs, forget_terms=forget_terms)
         for unit, name in zip(units, spec.unit_engines, strict=True)
     ]
     elements = list(StreamSet(dict(streams)).merged())
@@ -76,5 +81,7 @@ def drive(
                 for row in step(key, [])]  # fmt: skip
         lines += [row[-1] for row in sorted(out)]
         watermark = max(watermark, *(e.end for e in batch))
+        if terms is not None:
+            terms.append(sum(len(state.get(TERMS, [])) for state in states.values()))
     final = [row for key in list(states) for row in step(key, [], final=True)]
     return lines + [row[-1] for row in sorted(final)]

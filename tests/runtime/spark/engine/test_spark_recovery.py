@@ -77,11 +77,13 @@ def child(
     out: Path,
     master: str = "local[2]",
     log: Path | None = None,
+    forget_terms: int | None = None,
 ) -> subprocess.Popen:
     """`child_run.py` in its own process session (so that killing it takes its JVM too);
-    its standard error goes to `log` if given."""
+    its standard error goes to `log` if given; `forget_terms`: the run's, if not the default."""
     script = Path(__file__).with_name("child_run.py")
     args = [sys.executable, str(script), *map(str, (query, folder, checkpoint, out)), master]
+    args += [] if forget_terms is None else [str(forget_terms)]
     env = {**os.environ, "PYTHONPATH": str(script.parents[4] / "src")}
     errors = log.open("w") if log is not None else subprocess.DEVNULL
     return subprocess.Popen(args, start_new_session=True, env=env,

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import strategies as st
 
 from engine.generators import BACKGROUND, streams
-from engine.query.test_network import consumers, event_producers, window_producers
+from engine.hosts.test_network import consumers, event_producers, window_producers
 from engine.support import background
 from runtime.spark.engine.test_spark_differential import fixed, runs_locally, trig
 from sepia.io.streams import read_stream

@@ -71,6 +71,15 @@ class Node:
     group: tuple[Node, ...] = ()
     """The rules it reads and that read it, itself included (a Q-closure), if any."""
 
+    def bound(self, t: int) -> int:
+        """How far it may step at t: to t, or to the least time its producers have settled
+        through (they step before it, so each has settled by then)."""
+        floors = [t]
+        for producer in self.upstream:
+            assert producer.settled is not None, "producers step before their consumers"
+            floors.append(producer.settled)
+        return min(floors)
+
 
 class Network:
     """The session's queries, producers before their consumers."""
@@ -122,7 +131,7 @@ class Network:
             if node.upstream:
                 for element in batch:
                     self._queue(node, element, 0)
-                made = self._step(node, min(t, *(p.settled for p in node.upstream)))  # type: ignore[type-var]
+                made = self._step(node, node.bound(t))
             elif node.group:
                 if id(node) not in closed:
                     closed.update(self._closure(node.group, t, batch))
@@ -139,7 +148,7 @@ class Network:
             return [r for node in self.nodes for r in node.engine.watermark(t)]
         results = []
         for node in self.nodes:
-            bound = min(t, *(p.settled for p in node.upstream)) if node.upstream else t  # type: ignore[type-var]
+            bound = node.bound(t)
             made = self._step(node, bound) if node.upstream else []
             made += node.engine.watermark(bound)
             node.through = max(bound, node.through if node.through is not None else bound)
@@ -200,6 +209,7 @@ class Network:
         for _ in range(MAX_ROUNDS):
             derived = []
             for m in group:
+                assert m.output is not None  # a rule of the closure reads its own output
                 for r in results[id(m)]:
                     start, end = r.interval or (r.t, r.t)
                     key = (m.output, start, end)
@@ -208,7 +218,7 @@ class Network:
                         fed.update((*key, x) for x in new)
                         graph = f"urn:sepia:closure:{r.query}:{t}:{len(fed)}"
                         kind = self.kind or TimeKind.ABSTRACT
-                        derived.append(StreamElement(m.output, graph, start, end, new, kind))  # type: ignore[arg-type]
+                        derived.append(StreamElement(m.output, graph, start, end, new, kind))
             if not derived:
                 return results
             results = {id(m): m.engine.advance(t, derived) for m in group}
@@ -248,10 +258,11 @@ class Network:
         for r in sorted(results, key=lambda r: r.t):
             heapq.heappush(self.held, (r.t, self.queued, r))
             self.queued += 1
-        floors = [n.settled for n in self.nodes if n.upstream]
-        if None in floors:
+        settled = [n.settled for n in self.nodes if n.upstream]
+        floors = [s for s in settled if s is not None]
+        if len(floors) < len(settled):
             return []
-        floor = min(floors, default=None)  # type: ignore[type-var]
+        floor = min(floors, default=None)
         ready = []
         while self.held and (floor is None or self.held[0][0] <= floor):
             ready.append(heapq.heappop(self.held)[2])

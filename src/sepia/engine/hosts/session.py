@@ -12,7 +12,7 @@ or iterated from the readers ``attach``ed to the session (``results()``).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import groupby
 from pathlib import Path
 
@@ -24,14 +24,16 @@ from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.forgetting import MIN_TERMS, Forgetting
+from sepia.engine.hosts.engine_path import continuous_query
+from sepia.engine.hosts.network import Network
 from sepia.engine.query.continuous import Snapshot
-from sepia.engine.query.network import Network
-from sepia.engine.query.partition import RegisteredQuery, continuous_query
+from sepia.engine.query.partition import RegisteredQuery
 from sepia.engine.query.snapshots import read_snapshot, write_snapshot
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.rdf.terms import make_triple
 from sepia.rdf.time import TimeKind
 
 
@@ -257,7 +259,8 @@ class Session:
         return total
 
     def snapshot(self) -> dict[str, Snapshot | list[tuple]]:
-        """The whole session's state as rows: dictionary, elements not yet released
+        """The whole session's state as rows: dictionary, the highest id it gave (its
+        terms may be forgotten: ids are never given twice), elements not yet released
         (stream, graph, start, end, time kind, s, p, o; one row without s, p, o for an
         element without triples), the watermark, each query's rows, and for a query network
         its counters and held results (``network``) and the derived and input elements its
@@ -271,6 +274,7 @@ class Session:
             for row in _rows([element], self.dictionary)
         ]
         state: dict[str, Snapshot | list[tuple]] = {"dictionary": list(self.dictionary.rows())}
+        state["last_id"] = [(self.dictionary.last_id,)]
         state["pending"] = pending
         state["watermark"] = [] if self.horizon is None else [(self.horizon,)]
         state["network"] = self.network.rows()
@@ -283,17 +287,21 @@ class Session:
         missing = [q.name for q in self.queries if f"query {q.name}" not in state]
         if missing:
             raise ValueError(f"the snapshot has no state for the queries {', '.join(missing)}")
-        self.dictionary.extend(tuple(row) for row in state["dictionary"])  # type: ignore[misc]
-        self.pending = _elements(state["pending"], self.dictionary)  # type: ignore[arg-type]
-        self.horizon = next((t for (t,) in state.get("watermark", ())), None)  # type: ignore[misc]
+        self.dictionary.extend(tuple(row) for row in _table(state, "dictionary"))
+        for (last_id,) in _table(state, "last_id"):
+            self.dictionary.reserve(last_id)  # the highest ids given may be forgotten ones
+        self.pending = _elements(_table(state, "pending"), self.dictionary)
+        self.horizon = next((t for (t,) in _table(state, "watermark")), None)
         for q in self.queries:
-            q.restore(state[f"query {q.name}"])  # type: ignore[arg-type]
+            snapshot = state[f"query {q.name}"]
+            assert isinstance(snapshot, dict), f"query {q.name}: not a query's snapshot"
+            q.restore(snapshot)
         waiting = []
-        inbox = state.get("inbox", [])
+        inbox = _table(state, "inbox")
         for (name, rank, arrival), rows in groupby(inbox, key=lambda row: tuple(row[:3])):
-            (element,) = _elements([row[3:] for row in rows], self.dictionary)  # type: ignore[index]
+            (element,) = _elements([row[3:] for row in rows], self.dictionary)
             waiting.append((name, rank, arrival, element))
-        self.network.restore(state.get("network", []), waiting)  # type: ignore[arg-type]
+        self.network.restore(_table(state, "network"), waiting)
 
     def save(self, path: str | Path, inputs: Mapping[str, int] | None = None) -> None:
         """Write ``snapshot()`` to a file (JSON; replaced atomically, so a stop mid-write
@@ -318,13 +326,20 @@ def _rows(elements: Iterable[StreamElement], dictionary: Dictionary) -> list[tup
     ]
 
 
-def _elements(rows: list[tuple], dictionary: Dictionary) -> list[StreamElement]:
+def _table(state: Mapping[str, Snapshot | list[tuple]], name: str) -> list[tuple]:
+    """One of the session's own tables in a snapshot (none: empty)."""
+    rows = state.get(name, [])
+    assert isinstance(rows, list), f"{name}: not a table of rows"
+    return rows
+
+
+def _elements(rows: Sequence[Sequence], dictionary: Dictionary) -> list[StreamElement]:
     """Stream elements back from snapshot rows (consecutive rows of one element)."""
     decode = dictionary.decode
     elements = []
     for (stream, graph, start, end, kind), group in groupby(rows, key=lambda row: tuple(row[:5])):
-        triples = tuple(ox.Triple(*map(decode, row[5:])) for row in group if len(row) > 5)
-        elements.append(StreamElement(stream, graph, start, end, triples, TimeKind(kind)))  # type: ignore[arg-type]
+        triples = tuple(make_triple(*map(decode, row[5:])) for row in group if len(row) > 5)
+        elements.append(StreamElement(stream, graph, start, end, triples, TimeKind(kind)))
     return elements
 
 

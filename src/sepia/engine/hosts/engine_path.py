@@ -1,0 +1,65 @@
+"""Which engine runs one registered query: the row engine (``sepia.engine.query``) or the
+columnar core (``sepia.engine.columnar``), chosen here, above both, so neither imports
+the other's host.
+
+``SEPIA_ENGINE_PATH`` is ``columnar`` (the default: wherever the core covers the query and
+is the faster, i.e. its report policy is time-driven), ``columnar-always`` (wherever it
+covers it) or ``rows`` (the row engine everywhere). ``explain`` prints the plan with the
+path it takes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sepia.algebra import query as qa
+from sepia.engine.background import Background
+from sepia.engine.columnar.query import ColumnarQuery, plan_uncovered, uncovered
+from sepia.engine.plan.explain import explain as plan_explain
+from sepia.engine.plan.physical import PhysicalQuery
+from sepia.engine.query.continuous import ContinuousQuery
+from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery
+from sepia.rdf.dictionary import Dictionary
+
+
+def engine_path() -> str:
+    """``SEPIA_ENGINE_PATH``: ``columnar`` (default: the columnar core wherever it covers
+    a query and is the faster), ``columnar-always`` (wherever it covers one: tests) or
+    ``rows`` (the row engine everywhere, to compare the two)."""
+    chosen = os.environ.get("SEPIA_ENGINE_PATH", "columnar")
+    if chosen not in ("columnar", "columnar-always", "rows"):
+        raise ValueError(
+            f"SEPIA_ENGINE_PATH must be columnar, columnar-always or rows, not {chosen!r}"
+        )
+    return chosen
+
+
+def continuous_query(
+    query: qa.Query,
+    name: str,
+    dictionary: Dictionary,
+    background: Background,
+    max_runs: int | None = None,
+    rdfs: bool = False,
+) -> RegisteredQuery:
+    """The engine for one registered query: partitioned when it says PARTITION BY; a
+    window query the columnar core covers runs there (``engine_path``), else on rows."""
+    if query.partition_by is not None:
+        return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs)
+    chosen = engine_path()
+    if chosen != "rows":
+        columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
+        if uncovered(columnar, costed=chosen == "columnar") is None:
+            return columnar
+    return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+
+
+def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
+    """``plan.explain`` saying which path the plan takes (``SEPIA_ENGINE_PATH`` as
+    ``continuous_query`` reads it; RDFS entailment, a run option, aside)."""
+    chosen = engine_path()
+    reason = (
+        "SEPIA_ENGINE_PATH=rows" if chosen == "rows"
+        else plan_uncovered(physical, costed=chosen == "columnar")
+    )
+    return plan_explain(physical, dictionary, True if reason is None else reason)

@@ -1,0 +1,159 @@
+"""The numbers SUM and AVG add, exactly as both evaluators and the engine's maintained
+GROUP BY add them (docs/semantics.md, "Aggregates: one answer").
+
+Integers and decimals are pyoxigraph's (integers of 64 bits, decimals of 18 fractional
+digits in 128 bits): their sums are exact in any order, an overflow of the total unbinds
+the aggregate. Floats and doubles are summed exactly and rounded once to the result's type
+(SPARQL adds in an order it leaves open, and each order rounds differently; the exact sum
+rounded once is the one answer that order does not change). AVG divides that sum by the
+count as pyoxigraph divides: decimals truncated at 18 digits, doubles and floats rounded.
+Results are written as pyoxigraph writes them.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections import Counter
+from decimal import Decimal
+from fractions import Fraction
+from functools import lru_cache
+
+import pyoxigraph as ox
+
+from sepia.rdf.terms import Term
+from sepia.rdf.vocabulary import XSD
+
+INTEGER, DECIMAL, FLOAT, DOUBLE = 0, 1, 2, 3
+"""Numeric kinds in SPARQL's promotion order (op:numeric-add yields the larger)."""
+KINDS = {XSD + "integer": INTEGER, XSD + "decimal": DECIMAL, XSD + "float": FLOAT,
+         XSD + "double": DOUBLE}  # fmt: skip
+DATATYPES = [ox.NamedNode(n) for n in KINDS]
+SCALE = 10**18
+"""pyoxigraph's decimals are integers times 10^-18."""
+I64, I128 = 2**63, 2**127
+Number = tuple[int, int | Fraction | float]
+"""A numeric value: its kind, and its value: an integer or decimal times ``SCALE``, the
+exact value of a finite float or double, or the float itself when infinite or NaN."""
+
+
+@lru_cache(maxsize=65536)
+def number_of(term: Term) -> Number | None:
+    """The numeric value of a canonical literal pyoxigraph finds numeric (cached: a
+    window's values are read again at each evaluation)."""
+    if not isinstance(term, ox.Literal) or (kind := KINDS.get(term.datatype.value)) is None:
+        return None
+    text = term.value
+    if kind == INTEGER:
+        return kind, int(text) * SCALE
+    if kind == DECIMAL:
+        whole, _, part = text.partition(".")
+        negative = whole.startswith("-")
+        value = abs(int(whole or "0")) * SCALE + int((part + "0" * 18)[:18])
+        return kind, -value if negative else value
+    double = f32(float(text)) if kind == FLOAT else float(text)
+    return kind, Fraction(double) if double - double == 0 else double
+
+
+def f32(x: float) -> float:
+    """The nearest xsd:float (through a double)."""
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+class Sum:
+    """An exact running sum of a multiset of values (SUM and AVG), removable."""
+
+    __slots__ = ("count", "errors", "exact", "kinds", "scaled", "special")
+
+    def __init__(self) -> None:
+        self.errors = 0
+        """Values that are not numbers (or unbound): the sum is an error while any stays."""
+        self.kinds = [0, 0, 0, 0]
+        self.scaled = 0
+        """The integers and decimals, times ``SCALE``."""
+        self.exact = Fraction(0)
+        """The finite floats and doubles."""
+        self.special: Counter[str] = Counter()
+        """Infinite and NaN values, by their text."""
+        self.count = 0
+
+    @classmethod
+    def scaled_total(cls, count: int, kind: int, scaled: int) -> Sum:
+        """The sum of ``count`` integers and decimals (``kind``: DECIMAL if any is one)
+        whose total times ``SCALE`` is ``scaled``, added up elsewhere (a vector sum)."""
+        total = cls()
+        total.count = count
+        total.kinds[kind] = count
+        total.scaled = scaled
+        return total
+
+    def add(self, number: Number | None, sign: int) -> None:
+        self.count += sign
+        if number is None:
+            self.errors += sign
+            return
+        kind, value = number
+        self.kinds[kind] += sign
+        if isinstance(value, int):
+            self.scaled += sign * value
+        elif isinstance(value, Fraction):
+            self.exact += sign * value
+        else:
+            self.special[repr(value)] += sign
+
+    def total(self) -> tuple[int, float | int] | None:
+        """(kind, value) of the sum: an integer or decimal times ``SCALE``, or a float; None
+        for an error."""
+        if self.errors:
+            return None
+        kind = max((k for k in range(4) if self.kinds[k]), default=INTEGER)
+        if kind in (INTEGER, DECIMAL):
+            bound = I64 * SCALE if kind == INTEGER else I128
+            return (kind, self.scaled) if -bound <= self.scaled < bound else None
+        special = {s for s, n in self.special.items() if n}
+        if "nan" in special or {"inf", "-inf"} <= special:
+            value = float("nan")
+        elif special:
+            value = float(special.pop())
+        else:
+            value = float(self.exact + Fraction(self.scaled, SCALE))
+        return kind, f32(value) if kind == FLOAT else value
+
+
+def mean(state: Sum) -> tuple[int, float | int] | None:
+    """AVG: SUM / COUNT with pyoxigraph's division (0 for no values; None for an error)."""
+    if state.count == 0:
+        return INTEGER, 0
+    total = state.total()
+    if total is None:
+        return None
+    kind, value = total
+    if kind in (INTEGER, DECIMAL):
+        quotient = abs(value) // state.count  # truncated, as pyoxigraph's decimal division
+        return DECIMAL, -quotient if value < 0 else quotient
+    if kind == FLOAT:
+        return FLOAT, f32(value / f32(float(state.count)))
+    return DOUBLE, value / state.count
+
+
+def number_text(total: tuple[int, float | int]) -> str:
+    """The lexical form pyoxigraph writes for a number: integers as digits, decimals
+    without trailing zeros (nor a dot when whole), doubles in their shortest digits without
+    an exponent (Rust's display), INF, -INF and NaN (a float's text is a double's: a store
+    writes it anew)."""
+    kind, value = total
+    if kind == INTEGER:
+        return str(value // SCALE)
+    if kind == DECIMAL:
+        whole, part = divmod(abs(value), SCALE)
+        digits = f"{part:018d}".rstrip("0")
+        sign = "-" if value < 0 else ""
+        return f"{sign}{whole}.{digits}" if digits else f"{sign}{whole}"
+    text = {"inf": "INF", "-inf": "-INF", "nan": "NaN"}.get(repr(value))
+    if text is None:
+        text = format(Decimal(repr(value)), "f")
+        text = text.rstrip("0").rstrip(".") if "." in text else text
+    return text
