@@ -52,8 +52,8 @@ class NumericIds:
         self.terms = terms
         self.ids: Ids = _NONE
         """Known ids, sorted; the columns below are aligned with it."""
-        self.kind = np.empty(0, dtype=np.int8)
-        self.digits = np.empty(0, dtype=np.int64)
+        self.kind: np.ndarray = np.empty(0, dtype=np.int8)
+        self.digits: np.ndarray = np.empty(0, dtype=np.int64)
         self.mantissa: Ids = _NONE
         terms.dictionary.watch(self)
 
@@ -230,13 +230,13 @@ def _sums(pairs: Pairs, size: int, mean: bool, numbers: NumericIds) -> Ids:
     if found is None:
         vector[:] = False
         found = np.zeros(len(pairs.group), dtype=np.int64), 0
-    units, digits = found
+    units, scale = found
     nonempty = pairs.starts < len(pairs.group)
     totals = _reduced(np.add, units, pairs, size, nonempty)
     counts = _reduced(np.add, pairs.count, pairs, size, nonempty)
     decimals = pairs.per_group(kind == DECIMAL, size)
     out = np.zeros(size, dtype=np.int64)
-    shift = 10 ** (18 - digits)
+    shift = 10 ** (18 - scale)
     for g in range(size):
         if errors[g]:
             continue
