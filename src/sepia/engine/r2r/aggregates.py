@@ -168,7 +168,7 @@ class _Group:
 
     def __init__(self, specs: tuple[AggregateSpec, ...]) -> None:
         self.rows = 0
-        self.states: list[Counter[int | None] | Sum | list[int]] = [
+        self.states: list[Counter[Row | int | None] | Sum | list[int]] = [
             Sum() if s.function in ("SUM", "AVG") and not s.distinct
             else [0] if s.function == "COUNT" and not s.distinct
             else Counter()
@@ -250,9 +250,9 @@ class MaintainedGroups:
         for spec, state in zip(self.plan.group.aggregates, group.states, strict=True):
             argument = spec.argument
             value = None if argument is None else row[argument]
-            if type(state) is Sum:
+            if isinstance(state, Sum):
                 state.add(numbers.get(value), sign)  # type: ignore[arg-type]
-            elif type(state) is list:
+            elif isinstance(state, list):
                 state[0] += sign if argument is None or value is not None else 0
             else:
                 item = row if argument is None else value

@@ -223,10 +223,10 @@ class CountedJoin:
                     if atom.matches(c):
                         atom.enter(c)
         for window in self._windows:
-            index = graph(window)
-            journal = index.watch()
-            journal.update(dict.fromkeys(index.triples(), 1))
-            self._watched[window], self._facts[window] = (index, journal), {}
+            contents = graph(window)
+            journal = contents.watch()
+            journal.update(dict.fromkeys(contents.triples(), 1))
+            self._watched[window], self._facts[window] = (contents, journal), {}
         self._built = True
 
     def _changes(

@@ -81,8 +81,9 @@ def query_pattern(
         return "an event pattern"
     if not isinstance(form, qa.Select):
         return f"a {type(form).__name__} form"
-    distinct = isinstance(root, po.Dedup)
-    return (root.inner if distinct else root), distinct  # type: ignore[attr-defined]
+    if isinstance(root, po.Dedup):
+        return root.inner, True
+    return root, False
 
 
 class _Builder:
@@ -389,12 +390,12 @@ class WindowJoin:
         other patterns in the order ``_orders`` fixed."""
         resolved = self._resolved
         found: dict[Row, None] = {}
-        for window, matcher, bound, order in self._seeds:
+        for window, matcher, seeded, order in self._seeds:
             triples = entered[window]
             if not triples:
                 continue
             rows = matcher.rows(triples)
-            bound = set(bound)
+            bound = set(seeded)
             for j in order:
                 if not rows:
                     break
@@ -442,7 +443,8 @@ def _delta_orders(atoms: tuple[tuple[po.GraphRef, po.EncodedPattern], ...]) -> l
         bound, order = set(_slots(seed)), []
         remaining = [j for j in range(len(atoms)) if j != i]
         while remaining:
-            chosen = min(remaining, key=lambda j, b=frozenset(bound): _rank(atoms[j][1], b))
+            ranks = {j: _rank(atoms[j][1], frozenset(bound)) for j in remaining}
+            chosen = min(remaining, key=ranks.__getitem__)
             remaining.remove(chosen)
             order.append(chosen)
             bound.update(_slots(atoms[chosen][1]))

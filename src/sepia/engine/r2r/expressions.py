@@ -28,6 +28,7 @@ from sepia.algebra.sparql import (
 from sepia.engine.r2r.numeric import UNSURE, comparison
 from sepia.engine.rows import Row, Slots
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.terms import Term
 from sepia.rdf.vocabulary import XSD
 
 CACHE_LIMIT = 1 << 16
@@ -80,7 +81,7 @@ class ExpressionEvaluator:
         dictionary: Dictionary,
         *,
         boolean: bool = False,
-        functions: Mapping[ox.NamedNode, Callable[..., ox.Literal | None]] | None = None,
+        functions: Mapping[ox.NamedNode, Callable[..., Term | None]] | None = None,
         base: str | None = None,
     ) -> None:
         text = expression_text(expression)

@@ -28,7 +28,7 @@ from sepia.algebra import pattern as gp
 from sepia.algebra.sparql import select_text, window_graph
 from sepia.engine.background import Background
 from sepia.engine.graph import EncodedTriple, Journal, TripleIndex
-from sepia.engine.r2r.operators import Fallback, GraphRef, WindowGraph
+from sepia.engine.r2r.operators import EventGraph, Fallback, GraphRef, WindowGraph
 from sepia.engine.rows import Row, Slots
 from sepia.engine.s2r.windows import WindowState
 from sepia.rdf.aggregates import custom
@@ -38,6 +38,15 @@ from sepia.rdf.dictionary import Dictionary
 Quads = dict[EncodedTriple, ox.Quad]
 EVENT_GRAPH = ox.NamedNode("urn:sepia:event-graph")
 """Where the event being matched is written for a fallback inside an event pattern."""
+
+
+def _stored_graph(ref: GraphRef) -> ox.NamedNode | ox.DefaultGraph:
+    """Where a graph the pattern reads is written in the fallback's store."""
+    if isinstance(ref, WindowGraph):
+        return window_graph(ref.name)
+    if isinstance(ref, EventGraph):
+        return EVENT_GRAPH
+    return ref.name or ox.DefaultGraph()
 
 
 class FallbackStore:
@@ -58,13 +67,15 @@ class FallbackStore:
         quads: Iterable[ox.Quad] = background.store.quads_for_pattern(None, None, None, None)
         if background.varying and background.schema is None:  # leave the version graphs out
             static = Versions.of(background.store).static
-            quads = (ox.Quad(*t, g) for g, triples in static.items() for t in triples)  # type: ignore[arg-type]
+            quads = (
+                ox.Quad(t.subject, t.predicate, t.object, g)
+                for g, triples in static.items() for t in triples
+            )
         self.store.extend(quads)  # (the entailed store holds the static graphs' closure only)
         self.shown: tuple[int, ...] | None = None
         """The versions of the time-varying graphs written in the store."""
-        self.default_graph = [
-            window_graph(g.name) if isinstance(g, WindowGraph) else g.name or ox.DefaultGraph()
-            for g in default_graph
+        self.default_graph: list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph] = [
+            _stored_graph(g) for g in default_graph
         ]
         self.slots = slots
         self.dictionary = dictionary
@@ -87,8 +98,8 @@ class FallbackStore:
         """The solutions of the node's pattern over the current window contents (and, in an
         event pattern, over ``event``'s graph), the background as it is at ``time``."""
         self._show_versions(time)
-        for name in node.windows:
-            self._refresh(name, windows[name])
+        for window in node.windows:
+            self._refresh(window, windows[window])
         if isinstance(node.pattern, gp.Graph) and node.pattern.name == EVENT_GRAPH:
             self._show_event(event)
         text = self._texts.get(id(node))
@@ -127,7 +138,7 @@ class FallbackStore:
             graph = ox.DefaultGraph() if name is None else name
             self.store.clear_graph(graph)
             triples = self.background.graph(name, time).match(None, None, None)
-            self.store.extend(self._quads(triples, graph).values())  # type: ignore[arg-type]
+            self.store.extend(self._quads(triples, graph).values())
         self.shown = state
 
     def _show_event(self, event: tuple[EncodedTriple, ...]) -> None:

@@ -33,6 +33,7 @@ from sepia.rdf.numbers import (
     number_of,
     number_text,
 )
+from sepia.rdf.terms import Term
 from sepia.rdf.vocabulary import XSD
 
 CANONICAL_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
@@ -99,7 +100,7 @@ class Terms:
         back)."""
         found = self._written.get((text, kind))
         if found is None:
-            term = ox.Literal(text, datatype=DATATYPES[kind])
+            term: Term = ox.Literal(text, datatype=DATATYPES[kind])
             if kind == FLOAT:
                 ((term, _),) = _stored([term])
             found = self._written[(text, kind)] = self.dictionary.encode(term)
@@ -122,11 +123,11 @@ def _plain(term: ox.Literal) -> Number | Literal[False] | None:
         return (kind, value * SCALE) if -I64 <= value < I64 else False
     if kind == DECIMAL and CANONICAL_DECIMAL.fullmatch(term.value):
         found = number_of(term)
-        return found if found is not None and -I128 <= found[1] < I128 else False  # type: ignore[operator]
+        return found if found is not None and -I128 <= found[1] < I128 else False
     return False
 
 
-def _stored(terms: list[ox.Term]) -> list[tuple[ox.Term, bool]]:
+def _stored(terms: list[Term]) -> list[tuple[Term, bool]]:
     """Each term as a pyoxigraph store gives it back, and whether it is numeric there."""
     store = ox.Store()
     p = ox.NamedNode("urn:sepia:value")
@@ -154,5 +155,5 @@ def extreme(values: Counter, maximum: bool, terms: Terms) -> int | None:
     if None in values or not values:  # an unbound value (an error) unbinds both, as there
         return None
     decode = terms.dictionary.decode
-    found = aggregates.extreme([decode(v) for v in values], maximum)  # type: ignore[misc]
+    found = aggregates.extreme([decode(v) for v in values], maximum)
     return None if found is None else terms.dictionary.encode(found)

@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import assert_never
 
+import pyoxigraph as ox
+
 from sepia.algebra import path as pa
 from sepia.engine.graph import EncodedTriple, TripleIndex
 from sepia.engine.r2r.operators import Constant, NestedPath, Position
 from sepia.engine.rows import Row
 from sepia.rdf.dictionary import Dictionary
-from sepia.rdf.terms import term_to_nt
+from sepia.rdf.terms import Term, term_to_nt
 from sepia.reasoning.schema import ancestors
 
 Pairs = set[tuple[int, int]]
@@ -68,7 +70,7 @@ def solutions(
 
 
 def relation(
-    path: pa.Path, triples: list[EncodedTriple], lookup: Callable[[object], int | None]
+    path: pa.Path, triples: list[EncodedTriple], lookup: Callable[[Term], int | None]
 ) -> Pairs:
     """[[path]] over ``triples`` as (start, end) id pairs; ``lookup`` gives a constant's id
     (None: no triple holds it, so it matches nothing)."""
@@ -93,9 +95,13 @@ def relation(
             pairs = {(s, o) for s, p, o in triples if forward and p not in ahead}
             return pairs | {(o, s) for s, p, o in triples if inverse and p not in back}
         case pa.NestedTest(inner, term):
-            wanted = None if term is None else lookup(term)
+            if isinstance(term, ox.Variable):  # (the parser gives a constant: no node is one)
+                return set()
             reach = relation(inner, triples, lookup)
-            return {(x, x) for x, y in reach if term is None or y == wanted}
+            if term is None:
+                return {(x, x) for x, _ in reach}
+            wanted = lookup(term)
+            return {(x, x) for x, y in reach if y == wanted}
         case _:
             assert_never(path)
 

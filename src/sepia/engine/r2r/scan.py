@@ -106,7 +106,8 @@ def _steps(patterns: tuple[EncodedPattern, ...], seeded: frozenset[int]) -> tupl
                 0,
             )
         )
-        constants, old, repeats, binds = [], [], [], {}
+        constants, old, repeats = [], [], []
+        binds: dict[int, int] = {}
         for position, term in enumerate(pattern):
             if isinstance(term, Constant):
                 constants.append((position, term.id))
