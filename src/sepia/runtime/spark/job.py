@@ -15,7 +15,11 @@ and every other bucket gets a *stand-in*, the element without its triples, so th
 partitions still step through each instant of the streamset (WITHIN deadlines, the end of
 a tail negation); each bucket's engine owns its values only. A query with a `, !B` stays in
 one key: a match waiting there holds back every partition's later results. On the
-reference adapter a PARTITION BY unit has one key per value.
+reference adapter a PARTITION BY unit has one key per value. A unit the plan proves
+splittable without PARTITION BY (`sepia.engine.plan.split`: a projected GROUP BY variable
+every triple pattern holds) is spread over the same bucket keys by its triples: each triple
+goes to the buckets of the values it binds, every other bucket gets a stand-in for the
+instant, and each bucket's engine keeps the groups of its own values.
 
 End of input. Spark's watermark only moves with data, so a finite input would leave its last
 results waiting forever. Each file-bound stream therefore reads a second, Sepia-owned folder
