@@ -120,3 +120,9 @@ def test_the_class_archive_is_written_once_then_used(tmp_path) -> None:
     Path(re.search(r"=(\S+)", archive_options(other)).group(1)).write_text("half")
     complete_archive(other, failed)
     assert not other.exists() and list(tmp_path.glob(".other.jsa.*")) == []
+
+
+def test_no_writable_cache_folder_means_no_archive(tmp_path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    assert archive_options(blocked / "sepia" / "spark-classes-x.jsa") == ""

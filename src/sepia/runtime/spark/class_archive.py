@@ -49,7 +49,10 @@ def archive_options(archive: Path | None) -> str:
         return ""
     if archive.exists():
         return f"-XX:SharedArchiveFile={archive} {QUIET}"
-    archive.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        archive.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache folder: start without an archive
+        return ""
     return f"-XX:ArchiveClassesAtExit={_partial(archive)} {QUIET}"
 
 
