@@ -300,14 +300,17 @@ def _run_spark(
     from pyspark.errors import PySparkException
 
     from sepia.runtime.spark.errors import one_line
-    from sepia.runtime.spark.run import RunStopped, SparkRunError, run_on_spark
+    from sepia.runtime.spark.run import RunStopped, SparkRunError, run_on_spark, short_input
     from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
 
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
         warn_unread(named, bindings)
         paths = existing_paths(data)
-        spark = spark_session(SparkConfig(master=choices.master, extra=choices.settings))
+        short = short_input(bindings, options.follow)
+        spark = spark_session(
+            SparkConfig(master=choices.master, extra=choices.settings, short=short)
+        )
         run_on_spark(
             named, bindings, paths, options, checkpoint=checkpoint, output=output, fmt=fmt,
             variables=projected_variables(named), spark=spark,

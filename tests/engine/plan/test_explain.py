@@ -105,3 +105,25 @@ def test_epsparql_filter_conjuncts_sink_to_the_operand_binding_them():
     assert [len(line) - len(line.lstrip()) for line in outline] == [2, 4, 6, 8]
     assert "?p3" in tree[0] and "?__to - ?__from" in tree[0] and "?p2" not in tree[0]
     assert "?p2 < (?p1" in tree[2]
+
+
+def test_explain_says_whether_a_window_query_splits_without_partition_by() -> None:
+    """W3's shape with ?company in every pattern splits; W3 itself (?trade joins its two
+    patterns, one without ?company) does not, nor does an aggregate over all groups."""
+    from sepia.engine.plan.split import explain_split
+    from sepia.lang import parse_query
+
+    head = "PREFIX : <http://e/>\nREGISTER QUERY a AS\n"
+    window = "FROM STREAM <http://e/s> [RANGE 40 STEP 10]\n"
+    split = head + "SELECT ?company (AVG(?p) AS ?avg) " + window + (
+        "WHERE { ?company :price ?p ; :volume ?v } GROUP BY ?company"
+    )
+    w3 = head + "SELECT ?company (AVG(?p) AS ?avg) " + window + (
+        "WHERE { ?trade :company ?company ; :price ?p } GROUP BY ?company"
+    )
+    everything = head + "SELECT (AVG(?p) AS ?avg) " + window + "WHERE { ?company :price ?p }"
+    assert explain_split(parse_query(split)).startswith("split by ?company: every triple pattern")
+    assert explain_split(parse_query(w3)) == (
+        "split: none (no projected GROUP BY variable is in every triple pattern)"
+    )
+    assert explain_split(parse_query(everything)) == "split: none (an aggregate over all rows)"

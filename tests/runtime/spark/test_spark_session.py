@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from sepia.runtime.spark.class_archive import archive_options, complete_archive
+from sepia.runtime.spark.run import short_input
 from sepia.runtime.spark.session import (
+    SHORT_INPUT_BYTES,
     SparkConfig,
     SparkUnavailable,
     java_major_version,
@@ -60,3 +65,64 @@ def test_shuffle_partitions_follow_the_masters_cores(monkeypatch, master, partit
     assert session_settings(SparkConfig(master=master, shuffle_partitions=7))[
         "spark.sql.shuffle.partitions"
     ] == "7"
+
+
+def test_a_short_run_starts_light_and_a_runs_own_settings_still_win() -> None:
+    """A short run: C1-only JIT and the serial collector on the driver, no web UI, one
+    shuffle partition; an explicit partition count and --conf settings override those."""
+    short = session_settings(SparkConfig(master="local[2]", short=True))
+    assert short["spark.sql.shuffle.partitions"] == "1"
+    assert short["spark.ui.enabled"] == "false"
+    assert "-XX:TieredStopAtLevel=1" in short["spark.driver.extraJavaOptions"]
+    assert "log4j.configurationFile" in short["spark.driver.extraJavaOptions"]
+    usual = session_settings(SparkConfig(master="local[2]"))
+    assert "spark.ui.enabled" not in usual
+    assert "TieredStopAtLevel" not in usual["spark.driver.extraJavaOptions"]
+    own = SparkConfig(
+        master="local[2]", short=True, shuffle_partitions=3, extra={"spark.ui.enabled": "true"}
+    )
+    assert session_settings(own)["spark.sql.shuffle.partitions"] == "3"
+    assert session_settings(own)["spark.ui.enabled"] == "true"
+
+
+def test_only_small_finite_file_input_makes_a_short_run(tmp_path) -> None:
+    small = tmp_path / "s.trig"
+    small.write_text("<http://e/g> { <http://e/a> <http://e/p> 1 . }\n")
+    big = tmp_path / "big" / "b.nq"
+    big.parent.mkdir()
+    with big.open("wb") as out:
+        out.truncate(SHORT_INPUT_BYTES + 1)
+    assert short_input({"http://e/s": str(small)})
+    assert short_input({"http://e/s": str(small), "http://e/t": str(tmp_path / "big")}) is False
+    assert short_input({"http://e/s": str(small)}, follow=True) is False
+    assert short_input({"http://e/s": "gen:W1?rate=10"}) is False
+    assert short_input({"http://e/s": "-"}) is False  # standard input: size unknown
+
+
+def test_the_class_archive_is_written_once_then_used(tmp_path) -> None:
+    """No archive yet: the JVM is told to write one at exit under a name of this process,
+    which `complete_archive` renames once the JVM has exited well; then runs use it."""
+    archive = tmp_path / "cache" / "spark-classes-x.jsa"
+    options = archive_options(archive)
+    written = re.search(r"-XX:ArchiveClassesAtExit=(\S+)", options)
+    assert written and Path(written.group(1)).parent == archive.parent
+    jvm = subprocess.Popen(  # stands in for the JVM: writes the archive when its input ends
+        [sys.executable, "-c", f"import sys; sys.stdin.read(); open({written.group(1)!r}, 'w')"],
+        stdin=subprocess.PIPE,
+    )
+    complete_archive(archive, jvm)
+    assert archive.exists() and not Path(written.group(1)).exists()
+    assert archive_options(archive).startswith(f"-XX:SharedArchiveFile={archive} ")
+    failed = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.exit(3)"], stdin=subprocess.PIPE
+    )
+    other = tmp_path / "other.jsa"
+    Path(re.search(r"=(\S+)", archive_options(other)).group(1)).write_text("half")
+    complete_archive(other, failed)
+    assert not other.exists() and list(tmp_path.glob(".other.jsa.*")) == []
+
+
+def test_no_writable_cache_folder_means_no_archive(tmp_path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    assert archive_options(blocked / "sepia" / "spark-classes-x.jsa") == ""

@@ -25,6 +25,7 @@ from sepia.engine.plan.physical import (
     SequencePlan,
     WindowPlan,
 )
+from sepia.engine.plan.split import explain_split
 from sepia.engine.r2r import aggregates
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.delta import plan_of
@@ -69,6 +70,8 @@ def explain(
             assert_never(physical.kind)
     if physical.partition is not None:
         lines += _partition(physical, dictionary)
+    if isinstance(physical.kind, WindowPlan):
+        lines.append(explain_split(physical.query))
     return "\n".join(lines)
 
 

@@ -49,9 +49,11 @@ import pyoxigraph as ox
 from sepia.algebra.query import Unsupported
 from sepia.engine import ContinuousQuery
 from sepia.engine.forgetting import MIN_TERMS
+from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result
+from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
@@ -127,6 +129,12 @@ class IncrementalEngine:
         self.query = unit.queries[0]
         self.background = background
         self.rdfs = rdfs
+        data = background is not None and len(background) > 0
+        found = split_of(self.query.query, background=data, rdfs=rdfs)
+        self.split = found.variable.value if isinstance(found, Split) else None
+        """A unit split by this variable without PARTITION BY (`sepia.engine.plan.split`):
+        a bucket's key keeps the results of its own values only (it may see other groups
+        partly, through triples that bind two values)."""
         self.forget_terms = forget_terms
         """A key's session first forgets terms once its dictionary holds this many
         (`Session(forget_terms=)`; None: never)."""
@@ -152,6 +160,8 @@ class IncrementalEngine:
         if kind is None and held:
             kind = TimeKind(held[0][6])
         made = self._advance(session, due, horizon, final)
+        if key is not None and self.split is not None:
+            made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
         results = [r for _, r in made]
         order = None if key is None else [_order(instant, r) for instant, r in made]
         if final:
@@ -191,7 +201,7 @@ class IncrementalEngine:
             return live
         session = Session(self.background, rdfs=self.rdfs, forget_terms=self.forget_terms)
         query = session.register(self.query.query, self.query.name)
-        if key is not None:
+        if key is not None and self.split is None:
             assert isinstance(query, PartitionedQuery)
             bucket, buckets = parse_bucket_key(key)
             query.owns = lambda value: bucket_of(value, buckets) == bucket
@@ -230,6 +240,21 @@ class IncrementalEngine:
         if end is not None:
             made += [(min(end, horizon), r) for r in session.watermark(min(end, horizon))]
         return made
+
+
+def _owned(key: str, value: Term | None) -> bool:
+    """Whether a split unit's bucket `key` owns a result with this value of the split
+    variable (an unbound one is never a group's: the analysis projects the variable)."""
+    bucket, buckets = parse_bucket_key(key)
+    return value is not None and bucket_of(value, buckets) == bucket
+
+
+def _value(result: Result, name: str) -> Term | None:
+    binding = result.binding
+    if binding is None:
+        return None
+    pairs = binding.items() if isinstance(binding, Mapping) else binding
+    return dict(pairs).get(name)
 
 
 def _order(instant: int, result: Result) -> str:

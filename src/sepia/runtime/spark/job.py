@@ -15,7 +15,11 @@ and every other bucket gets a *stand-in*, the element without its triples, so th
 partitions still step through each instant of the streamset (WITHIN deadlines, the end of
 a tail negation); each bucket's engine owns its values only. A query with a `, !B` stays in
 one key: a match waiting there holds back every partition's later results. On the
-reference adapter a PARTITION BY unit has one key per value.
+reference adapter a PARTITION BY unit has one key per value. A unit the plan proves
+splittable without PARTITION BY (`sepia.engine.plan.split`: a projected GROUP BY variable
+every triple pattern holds) is spread over the same bucket keys by its triples: each triple
+goes to the buckets of the values it binds, every other bucket gets a stand-in for the
+instant, and each bucket's engine keeps the groups of its own values.
 
 End of input. Spark's watermark only moves with data, so a finite input would leave its last
 results waiting forever. Each file-bound stream therefore reads a second, Sepia-owned folder
@@ -41,6 +45,7 @@ from pyspark.sql import DataFrame
 
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
+from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.elements import (
@@ -77,6 +82,8 @@ bucket's stand-ins of a chunk cross the shuffle as one row."""
 ROUTER_TERMS = 1_000_000
 """A route stage's router is made afresh once its dictionary holds this many terms."""
 
+_SPLITS: WarmCache[tuple, Split | str] = WarmCache(8)
+"""Each unit's split (`sepia.engine.plan.split`), or why it has none, per Python worker."""
 _ROUTERS: WarmCache[tuple, PartitionedQuery] = WarmCache(8)
 """The route stage's engine for each bucketed unit (finds the values an element binds),
 kept per Python worker (per-worker warm state: warm.py)."""
@@ -166,7 +173,8 @@ def ends_by_marker(spec: JobSpec) -> bool:
 def _keys(spec: JobSpec, n: int) -> list[str | None]:
     """Every key of unit n, where they are known up front."""
     unit, engine = spec.units[n], spec.unit_engines[n]
-    if engine == "incremental" and _router(spec, unit) is not None:
+    split = unit_split(spec, n) is not None
+    if engine == "incremental" and (split or _router(spec, unit) is not None):
         assert spec.buckets is not None
         return [bucket_key(b, spec.buckets) for b in range(spec.buckets)]
     return [] if engine == "reference" and unit.partition_by is not None else [None]
@@ -183,7 +191,11 @@ def routed_rows(
     for n, (unit, engine) in enumerate(zip(spec.units, spec.unit_engines, strict=True)):
         read = [(row, e) for row, e in zip(chunk, elements, strict=True) if unit.reads(row[0])]
         router = _router(spec, unit) if engine == "incremental" else None
-        if unit.partition_by is None or (engine != "reference" and router is None):
+        split = unit_split(spec, n)
+        if split is not None:
+            assert spec.buckets is not None
+            yield from ((n, key, row) for key, row in _split_rows(split, spec.buckets, read))
+        elif unit.partition_by is None or (engine != "reference" and router is None):
             yield from ((n, None, row) for row, _ in read)
         elif router is not None:
             assert spec.buckets is not None
@@ -228,6 +240,40 @@ def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:
     return None if router.holds else router
 
 
+def unit_split(spec: JobSpec, n: int) -> Split | None:
+    """The split of unit n over the run's buckets, where the plan proves one safe (one
+    query without PARTITION BY on the incremental engine, more than one bucket)."""
+    unit = spec.units[n]
+    if spec.unit_engines[n] != "incremental" or len(unit.queries) != 1:
+        return None
+    if spec.buckets is None or spec.buckets < 2:
+        return None
+    background = bool(spec.background)
+    found = _SPLITS.get_or_make(
+        (unit, background, spec.rdfs),
+        lambda: split_of(unit.queries[0].query, background=background, rdfs=spec.rdfs),
+    )
+    return found if isinstance(found, Split) else None
+
+
+def _split_rows(
+    split: Split, buckets: int, read: list[tuple[ElementRow, StreamElement | _Lazy]]
+) -> Iterator[tuple[str, ElementRow]]:
+    """Each row's triples to the buckets of the values they bind (a triple that binds none
+    joins no result: it goes nowhere), then a stand-in for each instant to every bucket
+    that got nothing then, so that every bucket's windows step together."""
+    told: dict[int, set[int]] = {}
+    for row, element in read:
+        shares: dict[int, list[str]] = {}
+        for triple in _parsed(element).triples:
+            for b in {bucket_of(value, buckets) for value in split.values_of(triple)}:
+                shares.setdefault(b, []).append(f"{triple} .")
+        told.setdefault(row[END], set()).update(shares)
+        for b, lines in sorted(shares.items()):
+            yield bucket_key(b, buckets), (*row[:7], "\n".join(lines))
+    yield from _stand_ins(read, told, buckets)
+
+
 def _bucketed(
     router: PartitionedQuery, buckets: int, read: list[tuple[ElementRow, StreamElement | _Lazy]]
 ) -> Iterator[tuple[str, ElementRow]]:
@@ -240,8 +286,15 @@ def _bucketed(
         mine = {bucket_of(value, buckets) for value in router.values_of(_parsed(element))}
         told.setdefault(row[END], set()).update(mine)
         yield from ((bucket_key(b, buckets), row) for b in sorted(mine))
-    if not (router.ticks or router.waits):
-        return
+    if router.ticks or router.waits:
+        yield from _stand_ins(read, told, buckets)
+
+
+def _stand_ins(
+    read: list[tuple[ElementRow, StreamElement | _Lazy]], told: dict[int, set[int]], buckets: int
+) -> Iterator[tuple[str, ElementRow]]:
+    """For each instant of the rows, a stand-in to every bucket `told` says got no element
+    then: the row without its triples, all of a bucket's packed into one row per stream."""
     stand_ins: dict[tuple[int, str], list[ElementRow]] = {}
     for row, _ in read:
         missing = set(range(buckets)) - told.get(row[END], set())

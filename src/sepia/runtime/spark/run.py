@@ -37,7 +37,7 @@ from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
 from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import end_folder, ends_by_marker, mark_end, results_frame
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
-from sepia.runtime.spark.session import SparkConfig, spark_session
+from sepia.runtime.spark.session import SHORT_INPUT_BYTES, SparkConfig, spark_session
 from sepia.runtime.spark.sinks import DeadLetterFile, ResultJournal
 from sepia.runtime.spark.sources import parse_spec, source_for
 from sepia.runtime.spark.units import units_of
@@ -90,7 +90,8 @@ def run_on_spark(
     write their results to `output` ("-": standard output) in `fmt`, and return the run's
     micro-batches."""
     options = options or SparkRunOptions()
-    spark = spark or spark_session(SparkConfig(master=master))
+    short = short_input(bindings, options.follow)
+    spark = spark or spark_session(SparkConfig(master=master, short=short))
     if options.progress:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off'}", file=sys.stderr, flush=True)
     scratch = None if checkpoint is not None else Path(tempfile.mkdtemp(prefix="sepia-spark-"))
@@ -139,6 +140,19 @@ def run_on_spark(
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def short_input(bindings: Mapping[str, str], follow: bool = False) -> bool:
+    """Whether the run's input is small and finite: files and folders only (not followed,
+    no live source, standard input neither) of `SHORT_INPUT_BYTES` at most in all, so its
+    session is set for start-up (`session.SparkConfig.short`)."""
+    if follow or any(parse_spec(text) is not None for text in bindings.values()):
+        return False
+    paths = [Path(text) for text in bindings.values()]
+    if not all(path.exists() for path in paths):
+        return False
+    files = [f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
+    return sum(f.stat().st_size for f in files) <= SHORT_INPUT_BYTES
 
 
 def _buckets(home: Path, asked: int | None, spark: SparkSession) -> int:

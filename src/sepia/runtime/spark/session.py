@@ -15,6 +15,12 @@ executor) up to `spark.task.maxFailures` times on a cluster, but never in local 
 the master URL sets the count and `local[N]` means one attempt. A local master gets
 `TASK_ATTEMPTS` attempts (`local[N,F]`) unless it names its own.
 
+Short runs: a small finite input (the demo, a test, a few files: `SHORT_INPUT_BYTES`) spends
+nearly all its time starting the JVM and planning the first job, so its session trades peak
+speed for start-up (`SHORT_RUN`): the JVM compiles with C1 only and collects with the serial
+collector (half the JVM's CPU time before the first result, measured on the demo), the web
+UI stays off, and one shuffle partition holds the whole state.
+
 Failing fast: a `spark://` master that does not accept connections would leave Spark retrying
 its registration for a minute before giving up; it is tried first, with a short timeout.
 """
@@ -38,6 +44,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
+from sepia.runtime.spark.class_archive import archive_options, archive_path, finish_archive
 from sepia.runtime.spark.worker_python import worker_python
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -53,6 +60,14 @@ NOISE = (
     re.compile(r"^(Starting )?Streaming TransformWithStateIn\w* Python worker"),
 )
 """Lines of the JVM's standard error that are not log4j's and say nothing to a user."""
+SHORT_INPUT_BYTES = 16 * 2**20
+"""A finite input up to this size makes a short run (`SparkConfig.short`)."""
+SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""The driver JVM of a short run: the C2 compiler's work (most of a cold JVM's CPU time)
+never pays back within a run of seconds, nor do the G1 collector's threads."""
+SHORT_RUN = {"spark.ui.enabled": "false"}
+"""Settings of a short run besides `SHORT_JVM` and one shuffle partition; a run's own
+(--conf) still win."""
 TRACEBACK = "Traceback (most recent call last):"
 LATE_WORKER = ("CANNOT_OPEN_SOCKET",)
 """The end of the traceback of a Python worker that could not connect back in time."""
@@ -69,8 +84,10 @@ class SparkConfig:
     master: str = "local[*]"
     app_name: str = "sepia"
     shuffle_partitions: int | None = None
-    """None: two per core the master gives (``local_cores``)."""
+    """None: two per core the master gives (``local_cores``), one for a short run."""
     extra: dict[str, str] = field(default_factory=dict)
+    short: bool = False
+    """A short run (a small finite input): start-up before peak speed (`SHORT_RUN`)."""
 
 
 def local_cores(master: str) -> int:
@@ -134,20 +151,23 @@ def check_master(master: str, timeout: float = MASTER_TIMEOUT_S) -> None:
     )
 
 
-def session_settings(config: SparkConfig) -> dict[str, str]:
-    """The session's Spark settings: Sepia's tuned defaults under the run's own."""
+def session_settings(config: SparkConfig, jvm_options: str = "") -> dict[str, str]:
+    """The session's Spark settings: Sepia's tuned defaults under the run's own;
+    `jvm_options`: more options of the driver JVM (the class archive's)."""
+    short = f" {SHORT_JVM}" if config.short else ""
+    jvm = f"-Dlog4j.configurationFile={LOG_CONFIG}{short} {jvm_options}".rstrip()
     return {
         "spark.master": with_task_retries(config.master),
         "spark.app.name": config.app_name,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(
-            config.shuffle_partitions or 2 * local_cores(config.master)
+            config.shuffle_partitions or (1 if config.short else 2 * local_cores(config.master))
         ),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.streaming.stateStore.providerClass":
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={LOG_CONFIG}",
+        "spark.driver.extraJavaOptions": jvm,
         # The job's plan carries the background (host.JobSpec). Past this many bytes PySpark
         # ships a pickled plan as a broadcast, which the driver-side Python process of
         # transformWithState cannot load (BROADCAST_VARIABLE_NOT_LOADED: a W10 background
@@ -155,21 +175,29 @@ def session_settings(config: SparkConfig) -> dict[str, str]:
         "spark.broadcast.UDFCompressionThreshold": str(2**31 - 1),
         # Python workers fork from a daemon that has imported Sepia already (daemon.py).
         "spark.python.daemon.module": "sepia.runtime.spark.daemon",
+        **(SHORT_RUN if config.short else {}),
         **config.extra,
     }  # fmt: skip
 
 
-def _launch_quiet_jvm(settings: dict[str, str]) -> None:
-    """Start the JVM gateway with its standard error filtered (once per Python process:
-    later sessions reuse the JVM). PYSPARK_GATEWAY_PORT set: a JVM exists already."""
-    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
-        return
+def _jvm_running() -> bool:
+    """Whether this process has its JVM already (later sessions reuse it);
+    PYSPARK_GATEWAY_PORT set: a JVM exists already."""
+    return SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def _launch_quiet_jvm(settings: dict[str, str]) -> subprocess.Popen | None:
+    """Start the JVM gateway with its standard error filtered (once per Python process)
+    and return its process (None: it was running)."""
+    if _jvm_running():
+        return None
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
     threading.Thread(
         target=_forward, args=(gateway.proc.stderr,), name="sepia-jvm-stderr", daemon=True
     ).start()
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+    return gateway.proc
 
 
 def _forward(lines: Iterable[bytes]) -> None:
@@ -209,13 +237,16 @@ def spark_session(config: SparkConfig | None = None) -> SparkSession:
         raise SparkUnavailable(f"Spark 4 needs Java 17 or newer; found Java {major}. {JAVA_HELP}")
     check_master(config.master)
     _prepare_environment(config.master)
-    settings = session_settings(config)
+    archive = None if _jvm_running() else archive_path()
+    settings = session_settings(config, archive_options(archive))
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
     handler = signal.getsignal(signal.SIGINT)
     try:
-        _launch_quiet_jvm(settings)
+        jvm = _launch_quiet_jvm(settings)
+        if jvm is not None:
+            finish_archive(archive, jvm, settings["spark.driver.extraJavaOptions"])
         session = builder.getOrCreate()
     except Exception as error:  # py4j / JVM start-up failures carry no common type
         raise SparkUnavailable(f"Spark could not start on {config.master}: {error}") from error

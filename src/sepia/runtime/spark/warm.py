@@ -13,6 +13,8 @@ since the state itself lives in Spark's state store.
   background digest and entailment.
 - ``job._ROUTERS``: the route stage's engine of a bucketed PARTITION BY unit (finds the
   values an element binds), by unit, background digest and entailment.
+- ``job._SPLITS``: each unit's split without PARTITION BY, or why it has none, by unit,
+  whether the run has background data, and entailment.
 - ``incremental_engine._LIVE``: the live session of each key after a step, by the token its
   state rows carry (``LIVE_SESSIONS`` of them).
 """

@@ -1,0 +1,192 @@
+"""Splitting a window query by a variable, without PARTITION BY: when it is safe.
+
+A query can run as several independent engines, each over a share of the stream triples,
+when the plan proves that every result depends on one value of a variable ?k and that every
+stream triple a result uses binds ?k to that value. Then the triples that bind values of one
+share (a bucket of values) are all its engine needs, and its engine's results for those
+values are the whole query's. The proof asked for here is deliberately narrow (when unsure,
+do not split):
+
+- a SELECT whose rows are one GROUP BY group each, ?k among the GROUP BY keys and projected
+  (so each result row says which bucket owns it; an engine drops the groups it does not own,
+  which it may see partly: a triple can bind two values);
+- below the GROUP BY only basic graph patterns, joins, FILTER and BIND (no OPTIONAL, MINUS,
+  UNION, sub-select, VALUES, property path, EXISTS, GRAPH, event pattern), and ?k in every
+  triple pattern: a triple joins a result of value v only through a pattern that binds ?k,
+  so it binds v;
+- above it only HAVING, BIND and the projection (no DISTINCT, ORDER BY, LIMIT: they act
+  across groups);
+- time windows, reported at window close or periodically (an engine whose share of a
+  window is empty reports the same empty set of its groups); under ISTREAM or DSTREAM no
+  NON EMPTY, which would skip a share's evaluation and change what the next one is
+  compared with; with background data no NON EMPTY either (a group made of background
+  triples alone is reported only while the window holds something); no RDFS entailment
+  (inferred triples bind values the stream triples do not show).
+
+The engines must still step through every instant of the streamset, so that their windows
+open, close and report together (the Spark job sends a bucket that got no triple at an
+instant a stand-in: `sepia.runtime.spark.job`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, is_dataclass
+
+import pyoxigraph as ox
+
+from sepia.algebra import dataset as ds
+from sepia.algebra import expression as ex
+from sepia.algebra import pattern as pa
+from sepia.algebra import query as qa
+from sepia.algebra import report as rp
+from sepia.rdf.terms import Term
+
+TIME_WINDOWS = (ds.Sliding, ds.Landmark, ds.Interval)
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """The variable the query splits by, and the triple patterns that bind it."""
+
+    variable: ox.Variable
+    patterns: tuple[pa.TriplePattern, ...]
+
+    def values_of(self, triple: ox.Triple) -> set[Term]:
+        """The values of the variable the triple binds: one per pattern it matches."""
+        return {v for p in self.patterns if (v := _bound(p, triple, self.variable)) is not None}
+
+
+def split_of(query: qa.Query, background: bool = False, rdfs: bool = False) -> Split | str:
+    """The query's split, or why it has none. `background`: the run has background data."""
+    if rdfs or query.entailment is not qa.Entailment.NONE:
+        return "RDFS entailment"
+    if query.partition_by is not None:
+        return "PARTITION BY splits it already"
+    if not isinstance(query.form, qa.Select):
+        return "not a SELECT"
+    windows = query.dataset.windows
+    if not windows or not all(isinstance(w.spec, TIME_WINDOWS) for w in windows):
+        return "not only time windows"
+    reason = _report_refusal(query, background)
+    if reason is not None:
+        return reason
+    stream = query.expression
+    inner = stream.inner if isinstance(stream, (qa.RStream, qa.IStream, qa.DStream)) else stream
+    group, reason = _group_below_projection(inner)
+    if group is None:
+        return reason
+    keys = [v for v in group.variables if isinstance(v, ox.Variable)]
+    found = list(_triple_patterns(group.inner))
+    refused = [p for p in found if isinstance(p, str)]
+    if refused:
+        return refused[0]
+    triples = [p for p in found if isinstance(p, pa.TriplePattern)]
+    for key in keys:
+        if triples and all(key in _variables(p) for p in triples) and _projected(inner, key):
+            return Split(key, tuple(triples))
+    return "no projected GROUP BY variable is in every triple pattern"
+
+
+def explain_split(query: qa.Query) -> str:
+    """`sepia explain`'s line on the split (without background data, without RDFS)."""
+    found = split_of(query)
+    if isinstance(found, Split):
+        return (
+            f"split by ?{found.variable.value}: every triple pattern binds it and every "
+            "result is one of its groups, so Spark spreads its values over buckets"
+        )
+    return f"split: none ({found})"
+
+
+def _report_refusal(query: qa.Query, background: bool) -> str | None:
+    report = query.report
+    if not isinstance(report, rp.Report):
+        return "not reported on windows"
+    kinds = {type(s) for s in report.strategies}
+    if kinds - {rp.WindowClose, rp.Periodic, rp.NonEmpty} or not kinds - {rp.NonEmpty}:
+        return "reported on content change"
+    if rp.NonEmpty in kinds and not isinstance(query.expression, qa.RStream):
+        return "NON EMPTY under ISTREAM or DSTREAM"
+    if rp.NonEmpty in kinds and background:
+        return "NON EMPTY with background data"
+    return None
+
+
+def _group_below_projection(node: pa.GraphPattern) -> tuple[pa.Group | None, str]:
+    """The one GROUP BY under the projection, HAVING and BINDs (None: why not)."""
+    while True:
+        match node:
+            case pa.Project(inner) | pa.Extend(inner):
+                if isinstance(node, pa.Extend) and _has_pattern(node.expression):
+                    return None, "EXISTS in a BIND"
+                node = inner
+            case pa.Filter(expression, inner):
+                if _has_pattern(expression):
+                    return None, "EXISTS in a FILTER"
+                node = inner
+            case pa.Group():
+                return (node, "") if node.variables else (None, "an aggregate over all rows")
+            case pa.Distinct() | pa.Reduced() | pa.OrderBy() | pa.Slice():
+                return None, f"{type(node).__name__} across groups"
+            case _:
+                return None, "no GROUP BY"
+
+
+def _triple_patterns(node: pa.GraphPattern) -> Iterator[pa.TriplePattern | str]:
+    """The triple patterns below a GROUP BY, or (last) why the shape is not covered."""
+    match node:
+        case pa.Bgp(triples):
+            yield from triples
+        case pa.Join(left, right):
+            yield from _triple_patterns(left)
+            yield from _triple_patterns(right)
+        case pa.Filter(expression, inner) | pa.Extend(inner, _, expression):
+            if _has_pattern(expression):
+                yield "EXISTS below the GROUP BY"
+                return
+            yield from _triple_patterns(inner)
+        case pa.Window(_, inner):
+            yield from _triple_patterns(inner)
+        case _:
+            yield f"{type(node).__name__} below the GROUP BY"
+
+
+def _variables(pattern: pa.TriplePattern) -> set[ox.Variable]:
+    terms = (pattern.subject, pattern.predicate, pattern.object)
+    return {t for t in terms if isinstance(t, ox.Variable)}
+
+
+def _projected(node: pa.GraphPattern, variable: ox.Variable) -> bool:
+    return isinstance(node, pa.Project) and variable in node.variables
+
+
+def _has_pattern(expression: ex.Expression) -> bool:
+    """Whether an expression holds a graph pattern (EXISTS, NOT EXISTS)."""
+    return any(isinstance(e, ex.Exists) for e in _walk(expression))
+
+
+def _walk(expression: object) -> Iterator[object]:
+    """An expression and every expression inside it (its dataclass fields, tuples too)."""
+    yield expression
+    if not is_dataclass(expression):
+        return
+    for item in (getattr(expression, f.name) for f in fields(expression)):
+        for part in item if isinstance(item, tuple) else (item,):
+            yield from _walk(part)
+
+
+def _bound(pattern: pa.TriplePattern, triple: ox.Triple, variable: ox.Variable) -> Term | None:
+    """The value `variable` takes when `triple` matches `pattern` (None: no match)."""
+    seen: dict[ox.Variable | ox.BlankNode, Term] = {}
+    for want, have in zip(
+        (pattern.subject, pattern.predicate, pattern.object),
+        (triple.subject, triple.predicate, triple.object),
+        strict=True,
+    ):
+        if isinstance(want, (ox.Variable, ox.BlankNode)):  # a blank node: a variable too
+            if seen.setdefault(want, have) != have:
+                return None
+        elif want != have:
+            return None
+    return seen.get(variable)
