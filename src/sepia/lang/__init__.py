@@ -44,13 +44,16 @@ def parse_query(
     sepia.lang.errors.QueryError: <query>:1:1: unexpected 'SELEC'; ...
     """
     options = (source, base_iri, event_policy, entailment, syntax_only)
-    return cache.compiled(("query", text, *options), lambda: _compile(text, *options))
+    return cache.compiled(("query", text, *options), lambda: compile_query(text, *options))
 
 
-def _compile(
-    text: str, source: str, base_iri: str | None, event_policy: SelectionPolicy | None,
-    entailment: Entailment | None, syntax_only: bool,
+def compile_query(
+    text: str, source: str = "<query>", base_iri: str | None = None,
+    event_policy: SelectionPolicy | None = None, entailment: Entailment | None = None,
+    syntax_only: bool = False,
 ) -> Query:
+    """``parse_query`` without the cache of compiled queries (``sepia.lang.cache``): the
+    compiler's own work, every time."""
     from sepia.lang.checks import FLATTER, TOO_DEEP
     from sepia.lang.context import Context
     from sepia.lang.errors import span_at
@@ -101,4 +104,4 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'sepia.lang' has no attribute {name!r}")
 
 
-__all__ = ["QueryError", "QueryWarning", "parse_query", "static_warnings"]
+__all__ = ["QueryError", "QueryWarning", "compile_query", "parse_query", "static_warnings"]
