@@ -30,7 +30,7 @@ what a malformed file means.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -40,6 +40,8 @@ import pyoxigraph as ox
 
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.io.chunks import MAX_ELEMENT_SIZE
+from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream
 from sepia.rdf.terms import CANONICAL_LEXICAL
 from sepia.rdf.time import TimeKind
@@ -112,11 +114,11 @@ def read_columns(
 
 def stream_columns(
     path: str | Path, stream: str, codec: Codec, predicates: Collection[str] | None = None,
-    lines: int = LINES,
+    lines: int = LINES, errors: Callable[[StreamError], None] | None = None,
 ) -> Iterator[ColumnBatch]:
     """The file's elements as batches of about ``lines`` lines each: read as columns while
     the file is in shape, and from the first part that is not, by the row reader (which
-    reports errors as it always does) as batches of the same size."""
+    reports errors as it always does, to ``errors`` if given) as batches of the same size."""
     done = 0
     try:
         for batch in column_chunks(path, stream, codec, predicates, lines):
@@ -125,7 +127,7 @@ def stream_columns(
         return
     except OutOfShape:
         pass
-    elements = islice(read_stream(path, stream), done, None)
+    elements = islice(read_stream(path, stream, errors=errors), done, None)
     while chunk := list(islice(elements, lines // 2)):
         yield ColumnBatch.from_elements(chunk, codec)
 
@@ -146,7 +148,10 @@ def column_chunks(
         while block := carried + [line.rstrip("\n") for line in islice(file, lines)]:
             if len(block) == len(carried):
                 raise OutOfShape(done)  # a time line with no graph line after it
-            prefixes, body = _prefixes(pl.Series("line", block, dtype=pl.String), prefixes)
+            text = pl.Series("line", block, dtype=pl.String)
+            if text.str.len_bytes().max() > MAX_ELEMENT_SIZE:  # type: ignore[operator]
+                raise OutOfShape(done)  # the row reader says which statement is too long
+            prefixes, body = _prefixes(text, prefixes)
             if prefixes is None:
                 raise OutOfShape(done)
             carried = body.tail(1).to_list() if len(body) % 2 else []
