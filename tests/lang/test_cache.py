@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import sepia
-from sepia.lang import QueryError, cache, parse_query, parser
+from sepia.lang import QueryError, cache, parse_query, parser, static_warnings
 
 QUERY = """PREFIX : <http://example.org/>
 REGISTER RSTREAM :q AS SELECT ?s (COUNT(?o) AS ?n)
@@ -93,3 +93,14 @@ def test_a_fresh_process_with_the_query_cached_never_imports_lark(folder):
     runs = [subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                            env=environment, check=True).stdout.split() for _ in range(2)]
     assert runs == [["True"], ["False"]]
+
+
+def test_static_warnings_are_kept_for_their_graphs(folder, monkeypatch):
+    text = "SELECT * FROM <http://example.org/kb> WHERE { ?s ?p ?o }"
+    warned = [str(w) for w in static_warnings(text)]
+    assert len(warned) == 1 and "never fetched" in warned[0]
+    monkeypatch.setattr(cache, "_MEMORY", {})
+    _no_compiler(monkeypatch)
+    assert [str(w) for w in static_warnings(text)] == warned
+    with pytest.raises(AssertionError, match="compiled"):  # other graphs: another key
+        static_warnings(text, graphs=["http://example.org/kb"])

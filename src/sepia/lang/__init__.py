@@ -85,6 +85,13 @@ def static_warnings(
     ...     "SELECT * FROM <http://example.org/kb> WHERE { ?s ?p ?o }")]  # doctest: +ELLIPSIS
     ['<query>:1:15: the graph <http://example.org/kb> is never fetched ...=FILE']
     """
+    parts = ("warnings", text, source, tuple(sorted(graphs)), stream_kind)
+    return list(cache.compiled(parts, lambda: _warnings(text, source, graphs, stream_kind)))
+
+
+def _warnings(
+    text: str, source: str, graphs: Collection[str], stream_kind: TimeKind | None
+) -> list[QueryWarning]:
     from sepia.lang.context import Context
     from sepia.lang.lowering import lower
     from sepia.lang.parser import parse_tree

@@ -1,6 +1,7 @@
-"""Compiled queries kept between runs, so that a process whose queries were compiled
-before never builds the grammar's lexer (lark compiles a regular expression per parser
-state on first use: 0.15-0.3 s of CPU, more than the rest of a small run's start-up).
+"""Compiled queries (and their static warnings) kept between runs, so that a process
+whose queries were compiled before never builds the grammar's lexer (lark compiles a
+regular expression per parser state on first use: 0.15-0.3 s of CPU, more than the rest
+of a small run's start-up).
 
 A compiled query is a pure function of its text, the options it was compiled with, and
 the code that compiled it. The key is all three: the text and options, and a digest of
