@@ -34,7 +34,8 @@ def _run(w1: Path, *extra: str) -> str:
 
 
 def _paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Which replay each run takes, recorded."""
+    """Which replay each run takes, recorded (columns for files of any size)."""
+    monkeypatch.setattr(feed, "COLUMN_BYTES", 0)
     taken: list[str] = []
     for name in ("replay", "replay_columns"):
         original = getattr(feed.Driver, name)
@@ -63,4 +64,12 @@ def test_columns_give_the_element_replays_results(w1, monkeypatch, until):
 def test_other_read_options_keep_the_element_path(w1, monkeypatch):
     taken = _paths(monkeypatch)
     _run(w1, "--on-error", "skip")
+    assert taken == ["replay"]
+
+
+def test_small_inputs_keep_the_element_path(w1, monkeypatch):
+    """The reader's libraries cost more to load than they save on a small input."""
+    taken = _paths(monkeypatch)
+    monkeypatch.setattr(feed, "COLUMN_BYTES", 1 << 30)
+    _run(w1)
     assert taken == ["replay"]
