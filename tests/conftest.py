@@ -15,6 +15,7 @@ there, and committing the folder keeps it as a regression the default run replay
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +34,8 @@ settings.register_profile("suite", database=ReadOnlyDatabase(EXAMPLES))
 settings.register_profile("explore", database=EXAMPLES)
 PROFILE = os.environ.get("SEPIA_HYPOTHESIS", "suite")
 settings.load_profile(PROFILE)
+os.environ.setdefault("SEPIA_CACHE_DIR", tempfile.mkdtemp(prefix="sepia-test-queries-"))
+"""Compiled queries (``sepia.lang.cache``) go to a folder of this run, not the user's."""
 
 
 def seed_from_digest(item: pytest.Item) -> None:

@@ -7,7 +7,8 @@ native memory; and a fresh interpreter that imports only the system starts every
 the same state. A system that raises is a "failed" row, not a crashed benchmark. The
 interpreter's own footprint is reported too (``start_rss_mib``: the peak before the run
 began), so the run's share is the difference. Wall time covers the system's whole run, from
-the files to the counted results.
+the files to the counted results; the interpreter and the engine's code are loaded before
+(as each system's own libraries are), the query's compile and the reader's libraries in it.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def _latency_summary(latencies: tuple[float, ...]) -> dict[str, Any]:
 
 def run_child(system_name: str, data: Path, variant_name: str, budget: float) -> dict[str, Any]:
     """What the child process does: the system's run, timed, with its peak memory."""
+    import sepia.runtime.local  # noqa: F401  the engine's code, loaded before the clock
     from sepia.bench.systems import system  # imported here: the parent needs none of it
 
     manifest = Manifest.load(data)

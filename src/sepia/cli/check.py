@@ -26,7 +26,6 @@ from sepia.cli.options import (
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.rdf.results import read_results_jsonl
 from sepia.runtime.inputs import ReadOptions
-from sepia.semantics.oracle import check as check_answer
 
 
 @app.command(short_help="Judge an answer file against a query (RSP-QL oracle).")
@@ -63,6 +62,8 @@ def check(
         results = [r for r in read_results_jsonl(answer) if r.query == inputs.queries[0].name]
     except ValueError as error:
         fail(f"{answer}: {error}")
+    from sepia.semantics.oracle import check as check_answer  # loaded for this command only
+
     verdict = check_answer(
         inputs.queries[0].query, inputs.streams, inputs.background, results, until=until
     )

@@ -27,7 +27,6 @@ from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeli
 from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
-from sepia.semantics.evaluator import time_kind
 from sepia.timeline.compare import (
     Row,
     SettingError,
@@ -115,6 +114,8 @@ def compare(
     rows = compare_rows(results)
     names = list(results)
     if format == "jsonl":
+        from sepia.semantics.evaluator import time_kind
+
         _jsonl(rows, names, time_kind(inputs.streams))
     else:
         _table(rows, names, Shortener(inputs.queries[0].query.prefixes))

@@ -15,8 +15,6 @@ from sepia.algebra import Query, to_json, to_sexpr, to_sparql, to_tree
 from sepia.algebra.query import Unsupported
 from sepia.cli.app import app, fail, warn
 from sepia.cli.options import StreamOption, stream_kind
-from sepia.engine import explain as engine_explain
-from sepia.engine import plan
 from sepia.lang import QueryError, parse_query, static_warnings
 from sepia.rdf.dictionary import Dictionary
 
@@ -64,6 +62,9 @@ def explain(
 
 def _physical_plan(query: Query) -> str:
     """The incremental engine's plan, indented, or why the engine cannot run the query yet."""
+    from sepia.engine import explain as engine_explain  # the engine, for this command only
+    from sepia.engine import plan
+
     dictionary = Dictionary()
     try:
         physical = plan(query, dictionary)

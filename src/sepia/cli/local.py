@@ -46,6 +46,7 @@ from sepia.runtime.local.feed import (
     Driver,
     Feed,
     LateElement,
+    column_batches,
     input_files,
     sourced,
     stdin_elements,
@@ -113,8 +114,12 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
             for iri, path in bindings.items()
         }  # fmt: skip
         live = feed.follow or any(str(path) == STDIN for path in bindings.values())
+        columns = None if live else column_batches(session, bindings, feed, taken)
         try:
-            driver.live(inputs) if live else driver.replay(inputs)
+            if columns is not None:
+                driver.replay_columns(columns)
+            else:
+                driver.live(inputs) if live else driver.replay(inputs)
         except Unsupported as error:
             fail(f"the local engine cannot run this query yet: {error}", _REFERENCE, code=3)
         except (InputError, LateElement, ValueError) as error:

@@ -56,8 +56,6 @@ from sepia.runtime.inputs import (
     query_prefixes,
 )
 from sepia.runtime.local.feed import Feed
-from sepia.semantics.evaluator import time_kind
-from sepia.semantics.network import evaluate_network
 
 if TYPE_CHECKING:
     from sepia.runtime.spark.run import SparkRunOptions
@@ -224,6 +222,9 @@ def run(
             inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
             draw_run(timeline, inputs, made, span, until)
         return
+    from sepia.semantics.evaluator import time_kind  # the reference evaluator, only here
+    from sepia.semantics.network import evaluate_network
+
     inputs = load_inputs(queries, stream, data, read, event_policy, entailment)
     pairs = [(q.name, q.query) for q in inputs.queries]
     try:

@@ -18,12 +18,14 @@ Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
 
 _STRING = XSD + "string"
 _LANG_STRING = f"{RDF}langString"
-_ALREADY_CANONICAL = {
-    XSD + "integer": re.compile(r"-?[1-9][0-9]{0,17}|0"),
-    XSD + "decimal": re.compile(r"-?(0|[1-9][0-9]{0,17})(\.[0-9]{0,17}[1-9])?"),
+CANONICAL_LEXICAL = {
+    XSD + "integer": r"-?[1-9][0-9]{0,17}|0",
+    XSD + "decimal": r"-?[1-9][0-9]{0,17}(?:\.[0-9]{0,17}[1-9])?|-?0\.[0-9]{0,17}[1-9]|0",
 }
 """Lexical forms pyoxigraph keeps as they are, the common ones checked without a query
-(within its integer and decimal ranges)."""
+(within its integer and decimal ranges; ``-0`` is ``0``). Plain regular expressions, so
+that the columnar reader can match them on columns too."""
+_ALREADY_CANONICAL = {datatype: re.compile(form) for datatype, form in CANONICAL_LEXICAL.items()}
 _CANONICAL_STORE = ox.Store()
 
 _SUBJECT = "<urn:sepia:s> "

@@ -6,9 +6,13 @@ shape that Sepia's generators and most exporters write (TriG: a time statement l
 ``<graph> { s p o . ... }`` on one line) are read here with polars string kernels: lines are
 classified by regular expressions, each element's triples are cut into terms, triples whose
 predicate no query reads are dropped before anything is encoded, and only the *distinct*
-terms left go through pyoxigraph (one small N-Triples document, so every term is checked by
-the same parser, and literals take their canonical form) into the dictionary. Times are
-parsed as columns.
+terms left are encoded. A term whose text is provably its canonical N-Triples form (an
+absolute IRI of plain ASCII characters that RFC 3986 allows, a plain or ``xsd:string``
+literal without escapes or control characters, an ``xsd:integer`` or ``xsd:decimal`` already
+in pyoxigraph's canonical form, a short lower-case language tag) goes into the dictionary
+as its text, matched by one regular expression over the column; any other goes through
+pyoxigraph (one small N-Triples document, so it is checked by the same parser, and a
+literal takes its canonical form). Times are parsed as columns.
 
 Why polars and not pyarrow or numpy: polars has vectorised regex extraction and joins on
 strings, which turn the line text into columns in compiled code; pyarrow's compute module
@@ -26,7 +30,7 @@ what a malformed file means.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -36,8 +40,12 @@ import pyoxigraph as ox
 
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.io.chunks import MAX_ELEMENT_SIZE
+from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream
+from sepia.rdf.terms import CANONICAL_LEXICAL
 from sepia.rdf.time import TimeKind
+from sepia.rdf.vocabulary import XSD
 
 PROV_GENERATED = "http://www.w3.org/ns/prov#generatedAtTime"
 XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
@@ -47,9 +55,37 @@ TERM = f"(?:{IRI}|{LITERAL})"
 PNAME = r"[A-Za-z][\w.\-]*:[\w\-]+"
 _PREFIX = re.compile(r"@prefix\s+([A-Za-z][\w.\-]*)?:\s*(" + IRI + r")\s*\.\s*")
 _DATETIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z"
-_SKELETON = r"^T T T(?: \. T T T)*(?: \.)?$"
-"""An element's triples once each term is T: no empty graph (the row reader rejects its
-time statement), nothing but terms, spaces and dots."""
+_GAP = r"[ \t]+"
+_TRIPLE = f"{TERM}{_GAP}{TERM}{_GAP}{TERM}"
+_TRIPLES = rf"^{_TRIPLE}(?:{_GAP}\.{_GAP}{_TRIPLE})*(?:{_GAP}\.)?$"
+"""An element's triples: no empty graph (the row reader rejects its time statement),
+nothing but terms, blanks between them and dots between triples."""
+
+_PCT = r"%[0-9A-Fa-f]{2}"
+_PLAIN = r"A-Za-z0-9\-._~!$&'()*+,;="
+"""RFC 3986's unreserved characters and sub-delimiters."""
+_PCHAR = rf"(?:[{_PLAIN}:@]|{_PCT})"
+_ABSOLUTE_IRI = (
+    rf"<[A-Za-z][A-Za-z0-9+.\-]*:"
+    rf"(?://(?:(?:[{_PLAIN}:]|{_PCT})*@)?(?:[{_PLAIN}]|{_PCT})*(?::[0-9]*)?(?:/{_PCHAR}*)*"
+    rf"|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
+    rf"(?:\?(?:{_PCHAR}|[/?])*)?(?:#(?:{_PCHAR}|[/?])*)?>"
+)
+"""An absolute IRI (RFC 3986, no IP literal) of ASCII characters: valid for RFC 3987 too,
+and pyoxigraph keeps its text as it is."""
+_STRING_TYPE = f"^^<{XSD}string>"
+_BODY = r'"[^"\\\x00-\x1f\x7f]*"'
+"""A string without escapes or characters that N-Triples writes escaped."""
+_CANONICAL_TEXT = "^(?:" + "|".join([
+    _ABSOLUTE_IRI,
+    rf"{_BODY}(?:\^\^<{re.escape(XSD)}string>|@[a-z]{{2,3}}(?:-(?:[a-z]{{2}}|[0-9]{{3}}))?)?",
+    *(rf'"(?:{form})"\^\^<{re.escape(datatype)}>' for datatype, form in CANONICAL_LEXICAL.items()),
+]) + ")$"
+"""Terms whose text is their canonical N-Triples form (after dropping ``^^xsd:string``)."""
+_DECIMAL = f"{XSD}decimal"
+_PADDED_DECIMAL = rf'^"(-?)(0|[1-9][0-9]{{0,17}})\.([0-9]{{0,17}}0)"\^\^<{re.escape(_DECIMAL)}>$'
+"""An ``xsd:decimal`` whose only departure from the canonical form is trailing zeros in
+its fraction (``"25.30"``, ``"-0.0"``), within the digits pyoxigraph reads exactly."""
 
 
 LINES = 1 << 15
@@ -78,11 +114,11 @@ def read_columns(
 
 def stream_columns(
     path: str | Path, stream: str, codec: Codec, predicates: Collection[str] | None = None,
-    lines: int = LINES,
+    lines: int = LINES, errors: Callable[[StreamError], None] | None = None,
 ) -> Iterator[ColumnBatch]:
     """The file's elements as batches of about ``lines`` lines each: read as columns while
     the file is in shape, and from the first part that is not, by the row reader (which
-    reports errors as it always does) as batches of the same size."""
+    reports errors as it always does, to ``errors`` if given) as batches of the same size."""
     done = 0
     try:
         for batch in column_chunks(path, stream, codec, predicates, lines):
@@ -91,7 +127,7 @@ def stream_columns(
         return
     except OutOfShape:
         pass
-    elements = islice(read_stream(path, stream), done, None)
+    elements = islice(read_stream(path, stream, errors=errors), done, None)
     while chunk := list(islice(elements, lines // 2)):
         yield ColumnBatch.from_elements(chunk, codec)
 
@@ -112,7 +148,10 @@ def column_chunks(
         while block := carried + [line.rstrip("\n") for line in islice(file, lines)]:
             if len(block) == len(carried):
                 raise OutOfShape(done)  # a time line with no graph line after it
-            prefixes, body = _prefixes(pl.Series("line", block, dtype=pl.String), prefixes)
+            text = pl.Series("line", block, dtype=pl.String)
+            if text.str.len_bytes().max() > MAX_ELEMENT_SIZE:  # type: ignore[operator]
+                raise OutOfShape(done)  # the row reader says which statement is too long
+            prefixes, body = _prefixes(text, prefixes)
             if prefixes is None:
                 raise OutOfShape(done)
             carried = body.tail(1).to_list() if len(body) % 2 else []
@@ -218,8 +257,7 @@ def _elements(
 
 def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.DataFrame | None:
     """One row per triple (element, s, p, o as term text) of the predicates read."""
-    skeleton = contents.str.replace_all(TERM, "T").str.replace_all(r"\s+", " ")
-    if not skeleton.str.contains(_SKELETON).all():
+    if not contents.str.contains(_TRIPLES).all():
         return None  # something besides full IRIs and plain literals, or not triples
     terms = pl.DataFrame({"element": np.arange(len(contents)),
                           "term": contents.str.extract_all(TERM)})
@@ -236,22 +274,45 @@ def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.Data
 
 
 def _encode(triples: pl.DataFrame, codec: Codec) -> tuple[np.ndarray, ...] | None:
-    """(s, p, o, element) as id columns: each distinct term parsed once by pyoxigraph (a
-    term it refuses sends the file to the row reader) and encoded in canonical form."""
-    distinct = pl.concat([triples["s"], triples["p"], triples["o"]]).unique().to_list()
-    document = "".join(f"<x:s> <x:p> {term} .\n" for term in distinct)
-    try:
-        parsed = [quad.object for quad in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
-    except SyntaxError:
-        return None
-    if len(parsed) != len(distinct):
-        return None
-    lookup = pl.DataFrame({"term": distinct, "id": [codec.encode(t) for t in parsed]},
-                          schema={"term": pl.String, "id": pl.Int64})
-    columns = []
-    for position in ("s", "p", "o"):
-        joined = triples.select(pl.col(position).alias("term")).join(
-            lookup, on="term", how="left", maintain_order="left"
-        )
-        columns.append(joined["id"].to_numpy().astype(np.int64))
-    return (*columns, triples["element"].to_numpy().astype(np.int64))
+    """(s, p, o, element) as id columns: each distinct term encoded once, by its text
+    where that is its canonical form, else parsed by pyoxigraph (a term it refuses sends
+    the file to the row reader) and encoded in canonical form."""
+    terms = pl.concat([triples["s"], triples["p"], triples["o"]])
+    distinct = terms.unique(maintain_order=True)
+    texts = _canonical_texts(distinct)
+    canonical = texts.is_not_null()
+    known = distinct.filter(canonical)
+    ids = codec.encode_many(texts.filter(canonical).to_list())
+    rest = distinct.filter(~canonical).to_list()
+    if rest:
+        document = "".join(f"<x:s> <x:p> {term} .\n" for term in rest)
+        try:
+            parsed = [quad.object for quad in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
+        except SyntaxError:
+            return None
+        if len(parsed) != len(rest):
+            return None
+        ids += [codec.encode(t) for t in parsed]
+    lookup = pl.DataFrame({"term": pl.concat([known, pl.Series(rest, dtype=pl.String)]),
+                           "id": ids}, schema={"term": pl.String, "id": pl.Int64})
+    joined = terms.to_frame("term").join(lookup, on="term", how="left", maintain_order="left")
+    column = joined["id"].to_numpy().astype(np.int64)
+    count = len(triples)
+    return (column[:count], column[count:2 * count], column[2 * count:],
+            triples["element"].to_numpy().astype(np.int64))
+
+
+def _canonical_texts(terms: pl.Series) -> pl.Series:
+    """Each term's canonical N-Triples text where its own text shows it, else null: the
+    text itself (``^^xsd:string`` dropped), or a decimal's without the trailing zeros of
+    its fraction (the same value, whose canonical form has none: ``-0.0`` is ``0``)."""
+    term = pl.col("term")
+    sign, whole, fraction = (term.str.extract(_PADDED_DECIMAL, n) for n in (1, 2, 3))
+    fraction = fraction.str.strip_chars_end("0")
+    lexical = (pl.when((whole == "0") & (fraction == "")).then(pl.lit("0"))
+               .when(fraction == "").then(sign + whole)
+               .otherwise(sign + whole + "." + fraction))
+    return terms.to_frame("term").select(
+        pl.when(term.str.contains(_CANONICAL_TEXT)).then(term.str.strip_suffix(_STRING_TYPE))
+        .otherwise('"' + lexical + f'"^^<{_DECIMAL}>')
+    ).to_series()
