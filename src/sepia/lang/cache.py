@@ -97,7 +97,7 @@ def compiled(parts: tuple[object, ...], compile_: Callable[[], T]) -> T:
         if entry is not None:
             _write(entry, found)
     _MEMORY[key] = found
-    return found  # type: ignore[return-value]
+    return found
 
 
 def _write(entry: Path, value: object) -> None:
