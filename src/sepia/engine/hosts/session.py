@@ -23,6 +23,7 @@ from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
+from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import MIN_TERMS, Forgetting
 from sepia.engine.hosts.engine_path import continuous_query
 from sepia.engine.hosts.network import Network
@@ -146,7 +147,7 @@ class Session:
         """Whether every query runs on the columnar core and none reads another's output:
         then ``push_columns`` may feed the session."""
         return bool(self.queries) and not self.network.linked and all(
-            isinstance(q, ColumnarQuery) for q in self.queries
+            isinstance(q, ColumnarQuery | PartitionedSequence) for q in self.queries
         )
 
     def predicates(self) -> frozenset[str] | None:
@@ -154,7 +155,8 @@ class Session:
         predicate): a columnar reader may drop the other triples of an element."""
         found: set[str] = set()
         for q in self.queries:
-            read = q.predicates() if isinstance(q, ColumnarQuery) else None
+            read = (q.predicates() if isinstance(q, ColumnarQuery | PartitionedSequence)
+                    else None)
             if read is None:
                 return None
             found |= read
