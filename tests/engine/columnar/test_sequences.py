@@ -9,13 +9,21 @@ from __future__ import annotations
 from collections import Counter
 from itertools import pairwise
 
+import numpy as np
 import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
+from sepia.engine.columnar.comparisons import vector_filtered
+from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.sequences import PartitionedSequence
+from sepia.engine.columnar.tables import Table, filtered
+from sepia.engine.plan.planner import plan
 from sepia.engine.query.partition import PartitionedQuery
+from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.numbers import Terms
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
@@ -25,6 +33,9 @@ from ..generators import EX, QUIET, S1, answering, narrow_triples, streams
 from ..shares import judge
 from ..support import assert_agrees, background, engine_path
 
+XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD_INTEGER, XSD_DECIMAL, XSD_DOUBLE = (ox.NamedNode(XSD + t) for t in ("integer", "decimal",
+                                                                        "double"))
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
 GPMS = {
@@ -202,3 +213,38 @@ def test_what_is_not_covered_stays_on_the_row_engine(monkeypatch):
     with_rows = Session(background())
     with_rows.register(parse_query(STRICT), "q")
     assert isinstance(with_rows.queries[0], PartitionedQuery)
+
+
+LITERALS = [
+    ox.Literal("3"), ox.Literal("-2", datatype=XSD_INTEGER), ox.Literal("7", datatype=XSD_INTEGER),
+    ox.Literal("7.0", datatype=XSD_DECIMAL), ox.Literal("6.99", datatype=XSD_DECIMAL),
+    ox.Literal("123456789012.5", datatype=XSD_DECIMAL), ox.Literal("7.0E0", datatype=XSD_DOUBLE),
+    ox.Literal("x", datatype=XSD_INTEGER), ox.Literal("02", datatype=XSD_INTEGER),
+    ox.NamedNode(EX + "a"),
+]
+"""Integers and decimals (the vector path), a double, a string, an ill-typed and a
+non-canonical literal and an IRI (the evaluator's), equal values of different types."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(*[st.sampled_from(range(len(LITERALS)))] * 3), min_size=1,
+                max_size=12),
+       st.sampled_from(["?a > ?b", "?a = ?b", "?b <= ?a && ?a != ?c", "?a < ?b || ?c > ?a",
+                        "?a >= ?d", "?a + 1 > ?b"]))
+def test_vector_comparisons_are_the_evaluators(picked, condition):
+    """A FILTER decided on columns keeps the rows the evaluator keeps (?d: unbound)."""
+    text = (f"PREFIX : <{EX}> SELECT * WHERE {{ ?a :p ?b . ?b :p ?c . ?x :q ?d "
+            f"FILTER({condition}) }}")
+    codec = Codec()
+    physical = plan(parse_query(text), codec, (), {})
+    select = physical.root
+    while not isinstance(select, po.Select):
+        select = select.inner
+    slots = physical.slots
+    ids = [codec.encode(t) for t in LITERALS]
+    columns = {slots.index(n): np.array([ids[row[k]] for row in picked], dtype=np.int64)
+               for k, n in enumerate("abc")}
+    table = Table(columns, len(picked))
+    mine = vector_filtered(table, select.condition, slots, NumericIds(Terms(codec)))
+    theirs = filtered(table, select.condition)
+    assert mine.rows(len(slots.names)) == theirs.rows(len(slots.names)), condition

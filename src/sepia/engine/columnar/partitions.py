@@ -13,6 +13,7 @@ state's candidates are its GPM's rows on the elements of their own partition.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,9 @@ import numpy as np
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.tables import Ids, Table, Triples, filtered, join_all, match_pattern
 from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.expressions import ExpressionEvaluator
+
+Filter = Callable[[Table, ExpressionEvaluator], Table]
 
 ELEMENT = -1
 """A pseudo slot: the element (an offset into the batch) a row was matched in."""
@@ -56,7 +60,9 @@ def canonical(patterns: tuple[po.EncodedPattern, ...]) -> tuple[tuple, list[int]
 class EventMatches:
     """The GPMs of one batch's event graphs: each distinct BGP shape matched once."""
 
-    def __init__(self, batch: ColumnBatch) -> None:
+    def __init__(self, batch: ColumnBatch, select: Filter = filtered) -> None:
+        self.select = select
+        """How a FILTER is applied to a table (``tables.filtered`` or a vector form)."""
         self.graph = Triples(batch.s, batch.p, batch.o)
         self.element = batch.element
         self.times = batch.times
@@ -84,7 +90,7 @@ class EventMatches:
             scan, conditions = parts
             found = distinct(self.bgp(scan))
             for select in conditions:
-                found = filtered(found, select.condition)
+                found = self.select(found, select.condition)
             self._plans[id(plan)] = found
         return found
 

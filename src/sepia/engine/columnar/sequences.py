@@ -14,7 +14,8 @@ mapping's columns, the start and last times). A state then takes, for all runs a
   later candidates, the earliest time kept per run.
 
 WITHIN is a vector comparison of start and time; the state's FILTERs over earlier
-elements' variables run once per distinct input (``tables.filtered``). Runs that no later
+elements' variables are vector comparisons where exact (``columnar.comparisons``), else
+run once per distinct input. Runs that no later
 instant can take are dropped; runs still waiting at the batch's end carry over to the next
 batch, so a batch cut between two contiguous events, or a run spanning batches, gives what
 one batch would. Runs and matches are sets, as in the row engine.
@@ -38,6 +39,8 @@ from sepia.engine.cep.automaton import Gpm, Strategy
 from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.comparisons import vector_filtered
+from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.partitions import (
     ELEMENT,
     TIME,
@@ -47,12 +50,13 @@ from sepia.engine.columnar.partitions import (
     distinct,
     gpm_scan,
 )
-from sepia.engine.columnar.tables import Ids, Table, filtered, join
+from sepia.engine.columnar.tables import Ids, Table, join
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.query.partition import result_order
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.r2r.numbers import Terms
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import FROM, HIDDEN, TO
 from sepia.rdf.results import Result
@@ -134,6 +138,12 @@ class PartitionedSequence:
         self.runs: list[Table | None] = [None] * len(self.states)
         """The runs waiting in each state (none in state 0: every instant starts runs)."""
         self.clock: int | None = None
+        self.numbers = NumericIds(Terms(host.dictionary))
+        """The numeric values of the terms FILTERs compare (a cache)."""
+
+    def _filtered(self, table: Table, condition: ExpressionEvaluator) -> Table:
+        """A FILTER over a table, on columns where exact (``columnar.comparisons``)."""
+        return vector_filtered(table, condition, self.host.physical.slots, self.numbers)
 
     @property
     def query(self) -> qa.Query:
@@ -195,7 +205,7 @@ class PartitionedSequence:
     # --- one span of events ---------------------------------------------------------------
     def _step(self, batch: ColumnBatch) -> Table | None:
         """Route the events, step every state's runs; the matches completed (a set)."""
-        matches = EventMatches(batch)
+        matches = EventMatches(batch, self._filtered)
         routing = Routing.of(matches, self.leaves, self.slot)
         numbers = {iri: n for n, iri in enumerate(batch.streams)}
         found = []
@@ -206,7 +216,7 @@ class PartitionedSequence:
                                     batch.stream == number))
         first = found[0]
         if self.states[0].check is not None:
-            first = filtered(first, self.states[0].check)
+            first = self._filtered(first, self.states[0].check)
         made: Table | None = _moved(first, Table({START: first.columns[TIME]}, first.size))
         horizon = int(batch.times[-1]) + 1
         for position in range(1, len(self.states)):
@@ -258,7 +268,7 @@ class PartitionedSequence:
         if within is not None and joined.size:
             keep = _admits(within, joined.columns[START], joined.columns[TIME])
             joined = joined.take(np.flatnonzero(keep))
-        return joined if check is None else filtered(joined, check)
+        return joined if check is None else self._filtered(joined, check)
 
     def _alive(self, runs: Table, horizon: int) -> Table | None:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
