@@ -125,11 +125,11 @@ def bucketed(text: str, data: dict[str, list[StreamElement]], buckets: int) -> l
     merged by time, then the instant whose step made them (the end of input last), then
     ``result_order``."""
     elements = list(StreamSet(data).merged())
-    router = Session(background()).register(text, "q")
+    router = Session(background()).register(text, "q", owns=lambda _: True)
     tagged: list[tuple[tuple, Result]] = []
     for bucket in range(buckets):
         session = Session(background())
-        session.register(text, "q").owns = lambda v, b=bucket: bucket_of(v, buckets) == b
+        session.register(text, "q", owns=lambda v, b=bucket: bucket_of(v, buckets) == b)
         for e in elements:
             mine = bucket in {bucket_of(v, buckets) for v in router.values_of(e)}
             fed = e if mine else StreamElement(e.stream, e.graph, e.end, e.end, (), e.kind)

@@ -33,9 +33,10 @@ from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.groups import NumericIds, group_by
 from sepia.engine.columnar.tables import (
     NO_ID,
-    Ids,
     Table,
     Triples,
+    distinct_inputs,
+    filtered,
     join,
     join_all,
     match_pattern,
@@ -342,7 +343,7 @@ class ColumnarQuery(ContinuousQuery):
             case po.Dedup(inner):
                 return _distinct(self._run(inner))
             case po.Select(inner, condition):
-                return self._select(self._run(inner), condition)
+                return filtered(self._run(inner), condition)
             case po.Bind(inner, slot, value):
                 return self._bind(self._run(inner), slot, value)
             case GroupBy(inner=inner):
@@ -366,15 +367,6 @@ class ColumnarQuery(ContinuousQuery):
             self._numbers = NumericIds(Terms(self.dictionary))
         return self._numbers
 
-    def _select(self, table: Table, condition: ExpressionEvaluator) -> Table:
-        """FILTER: the evaluator asked once per distinct combination of the slots it reads
-        (an unbound slot is None), its truth spread back over the rows."""
-        if not table.size:
-            return table
-        rows, inverse = _inputs(table, condition)
-        truths = np.array(condition.truths(rows), dtype=bool)
-        return table.take(np.flatnonzero(truths[inverse]))
-
     def _bind(self, table: Table, slot: int, value: ExpressionEvaluator) -> Table:
         """BIND: the evaluator asked once per distinct combination of the slots it reads
         (for every row when it makes a new value at each call: RAND(), BNODE() ...); an
@@ -387,7 +379,7 @@ class ColumnarQuery(ContinuousQuery):
         if value.fresh:
             rows, inverse = table.rows(self._width), np.arange(table.size)
         else:
-            rows, inverse = _inputs(table, value)
+            rows, inverse = distinct_inputs(table, value)
         found = np.array([NO_ID if v is None else v for v in value.values(rows)],
                          dtype=np.int64)
         return Table({**table.columns, slot: found[inverse]}, table.size)
@@ -414,30 +406,6 @@ def _scans(node: po.PhysicalPlan) -> list[tuple[po.EncodedPattern, ...]]:
         case GroupBy(inner=inner):
             return _scans(inner)
     return []
-
-
-def _inputs(table: Table, expression: ExpressionEvaluator) -> tuple[list[tuple], Ids]:
-    """The distinct combinations of the values ``expression`` reads, as rows (None for an
-    unbound slot), and each table row's combination."""
-    positions = expression.positions
-    if not positions:
-        return [()], np.zeros(table.size, dtype=np.int64)
-    width = max(positions) + 1
-    read = [table.columns.get(i) for i in positions]
-    bound = [c for c in read if c is not None]
-    if bound:
-        values, inverse = np.unique(np.stack(bound, axis=1), axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-    else:
-        values, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(table.size, dtype=np.int64)
-    rows = []
-    for value in values.tolist():
-        row: list[int | None] = [None] * width
-        it = iter(value)
-        for i, column in zip(positions, read, strict=True):
-            row[i] = (next(it) or None) if column is not None else None
-        rows.append(tuple(row))
-    return rows, inverse
 
 
 def _distinct(table: Table) -> Table:

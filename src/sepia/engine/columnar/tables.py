@@ -11,10 +11,14 @@ cost is a few machine words of numpy work instead of Python calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sepia.engine.r2r import operators as po
+
+if TYPE_CHECKING:
+    from sepia.engine.r2r.expressions import ExpressionEvaluator
 
 Ids = np.ndarray
 """A column of dictionary ids (``int64``)."""
@@ -95,11 +99,48 @@ def terms_of(column: Ids) -> list[int | None]:
     return values
 
 
-def match_pattern(graph: Triples, pattern: po.EncodedPattern) -> Table:
+def distinct_inputs(table: Table, expression: ExpressionEvaluator) -> tuple[list[tuple], Ids]:
+    """The distinct combinations of the values ``expression`` reads, as rows (None for an
+    unbound slot), and each table row's combination."""
+    positions = expression.positions
+    if not positions:
+        return [()], np.zeros(table.size, dtype=np.int64)
+    width = max(positions) + 1
+    read = [table.columns.get(i) for i in positions]
+    bound = [c for c in read if c is not None]
+    if bound:
+        values, inverse = np.unique(np.stack(bound, axis=1), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    else:
+        values, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(table.size, dtype=np.int64)
+    rows = []
+    for value in values.tolist():
+        row: list[int | None] = [None] * width
+        it = iter(value)
+        for i, column in zip(positions, read, strict=True):
+            row[i] = (next(it) or None) if column is not None else None
+        rows.append(tuple(row))
+    return rows, inverse
+
+
+def filtered(table: Table, condition: ExpressionEvaluator) -> Table:
+    """FILTER: the evaluator asked once per distinct combination of the slots it reads
+    (an unbound slot is None), its truth spread back over the rows."""
+    if not table.size:
+        return table
+    rows, inverse = distinct_inputs(table, condition)
+    truths = np.array(condition.truths(rows), dtype=bool)
+    return table.take(np.flatnonzero(truths[inverse]))
+
+
+def match_pattern(
+    graph: Triples, pattern: po.EncodedPattern, carried: dict[int, Ids] | None = None
+) -> Table:
     """The solutions of one triple pattern over a graph: constants and repeated variables
-    as masks, each variable's column cut out of the graph's."""
+    as masks, each variable's column cut out of the graph's; ``carried`` columns aligned
+    with the graph's triples (the element each came from) are cut out alike."""
     mask = np.ones(len(graph), dtype=bool)
-    seen: dict[int, Ids] = {}
+    seen: dict[int, Ids] = dict(carried or {})
     for position, column in zip(pattern, (graph.s, graph.p, graph.o), strict=True):
         if isinstance(position, po.Constant):
             mask &= column == position.id

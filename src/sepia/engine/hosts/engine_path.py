@@ -11,15 +11,25 @@ path it takes.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
 from sepia.engine.columnar.query import ColumnarQuery, plan_uncovered, uncovered
+from sepia.engine.columnar.sequences import (
+    PartitionedSequence,
+    plan_sequence_uncovered,
+    sequence_uncovered,
+)
 from sepia.engine.plan.explain import explain as plan_explain
 from sepia.engine.plan.physical import PhysicalQuery
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.terms import Term
+
+Engine = RegisteredQuery | PartitionedSequence
+"""What runs one registered query: a row engine or the columnar core's sequences."""
 
 
 def engine_path() -> str:
@@ -41,12 +51,19 @@ def continuous_query(
     background: Background,
     max_runs: int | None = None,
     rdfs: bool = False,
-) -> RegisteredQuery:
-    """The engine for one registered query: partitioned when it says PARTITION BY; a
-    window query the columnar core covers runs there (``engine_path``), else on rows."""
-    if query.partition_by is not None:
-        return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs)
+    owns: Callable[[Term], bool] | None = None,
+) -> Engine:
+    """The engine for one registered query: a query the columnar core covers runs there
+    (``engine_path``: a window query, a PARTITION BY sequence of GPMs), else on rows
+    (PARTITION BY: one row engine per partition). ``owns``: the partition values kept (a
+    bucket of the Spark job's), on the row engine (``PartitionedQuery.owns``)."""
     chosen = engine_path()
+    if query.partition_by is not None:
+        if chosen != "rows" and owns is None:
+            host = ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+            if sequence_uncovered(host) is None:
+                return PartitionedSequence(host)
+        return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs, owns)
     if chosen != "rows":
         columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
         if uncovered(columnar, costed=chosen == "columnar") is None:
@@ -58,8 +75,10 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     """``plan.explain`` saying which path the plan takes (``SEPIA_ENGINE_PATH`` as
     ``continuous_query`` reads it; RDFS entailment, a run option, aside)."""
     chosen = engine_path()
-    reason = (
-        "SEPIA_ENGINE_PATH=rows" if chosen == "rows"
-        else plan_uncovered(physical, costed=chosen == "columnar")
-    )
+    if chosen == "rows":
+        reason: str | None = "SEPIA_ENGINE_PATH=rows"
+    elif physical.partition is not None:
+        reason = plan_sequence_uncovered(physical)
+    else:
+        reason = plan_uncovered(physical, costed=chosen == "columnar")
     return plan_explain(physical, dictionary, True if reason is None else reason)

@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 
 from sepia.algebra import query as qa
 from sepia.algebra.query import Unsupported
+from sepia.engine.hosts.engine_path import Engine
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.events import EventQuery
-from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, held_results, held_rows
+from sepia.engine.query.partition import PartitionedQuery, held_results, held_rows
 from sepia.rdf.results import MAX_ROUNDS, Result, derived_element
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
@@ -55,7 +56,7 @@ def reads(query: qa.Query, stream: str) -> bool:
 class Node:
     """One query of the network and what it has been given."""
 
-    engine: RegisteredQuery
+    engine: Engine
     rank: int
     """Its place among the queries as registered (orders derived elements of one time)."""
     output: str | None
@@ -97,7 +98,7 @@ class Network:
         """Whether some query reads a stream one of the queries produces."""
         return any(node.upstream or node.group for node in self.nodes)
 
-    def add(self, engine: RegisteredQuery) -> None:
+    def add(self, engine: Engine) -> None:
         """A query joins the network (refused if it closes a cycle the engine cannot run)."""
         nodes = [*self.nodes, Node(engine, len(self.nodes), engine.query.output_stream)]
         reading = {
@@ -310,7 +311,7 @@ class Network:
             self.arrivals = max(self.arrivals, arrival)
 
 
-def _closes(engine: RegisteredQuery) -> bool:
+def _closes(engine: Engine) -> bool:
     """Whether a query reading its own output can run as a Q-closure: an EP-SPARQL RSTREAM
     pattern whose matches only grow (so the last round holds every earlier one's)."""
     if not isinstance(engine, ContinuousQuery) or not isinstance(engine.kind, EventQuery):
@@ -318,7 +319,7 @@ def _closes(engine: RegisteredQuery) -> bool:
     return engine.kind.only_grows() and engine.operator is qa.RStream
 
 
-def _settled(engine: RegisteredQuery, through: int) -> int:
+def _settled(engine: Engine, through: int) -> int:
     """The time up to which no more results of ``engine`` can come, given its input through
     ``through``: a sequence's run waiting on a negation (a ``, !B`` guard after its last
     element, or a tail ``!B``) completes a match reported at or after its last event; a

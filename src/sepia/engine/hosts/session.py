@@ -23,17 +23,17 @@ from sepia.algebra.query import Query
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
+from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import MIN_TERMS, Forgetting
-from sepia.engine.hosts.engine_path import continuous_query
+from sepia.engine.hosts.engine_path import Engine, continuous_query
 from sepia.engine.hosts.network import Network
 from sepia.engine.query.continuous import Snapshot
-from sepia.engine.query.partition import RegisteredQuery
 from sepia.engine.query.snapshots import read_snapshot, write_snapshot
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement, StreamSet
-from sepia.rdf.terms import make_triple
+from sepia.rdf.terms import Term, make_triple
 from sepia.rdf.time import TimeKind
 
 
@@ -70,7 +70,7 @@ class Session:
         """Terms no state holds are forgotten once the dictionary holds ``forget_terms``
         (and has doubled since the last time); None keeps every term (a run whose
         dictionary rows are appended elsewhere)."""
-        self.queries: list[RegisteredQuery] = []
+        self.queries: list[Engine] = []
         self.network = Network()
         """The queries, producers of registered streams before the queries reading them."""
         self.pending: list[StreamElement] = []
@@ -88,11 +88,15 @@ class Session:
         self.pushed = 0
         """Elements given to ``push_graph`` (they are named after it)."""
 
-    def register(self, query: str | Query, name: str = "query") -> RegisteredQuery:
-        """Add a query (text in any dialect, or compiled algebra) before pushing elements."""
+    def register(
+        self, query: str | Query, name: str = "query", *,
+        owns: Callable[[Term], bool] | None = None,
+    ) -> Engine:
+        """Add a query (text in any dialect, or compiled algebra) before pushing elements;
+        ``owns``: the PARTITION BY values it keeps (a bucket of a spread query's values)."""
         compiled = parse_query(query) if isinstance(query, str) else query
         engine = continuous_query(
-            compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs
+            compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs, owns
         )
         self.network.add(engine)
         self.queries.append(engine)
@@ -146,7 +150,7 @@ class Session:
         """Whether every query runs on the columnar core and none reads another's output:
         then ``push_columns`` may feed the session."""
         return bool(self.queries) and not self.network.linked and all(
-            isinstance(q, ColumnarQuery) for q in self.queries
+            isinstance(q, ColumnarQuery | PartitionedSequence) for q in self.queries
         )
 
     def predicates(self) -> frozenset[str] | None:
@@ -154,7 +158,8 @@ class Session:
         predicate): a columnar reader may drop the other triples of an element."""
         found: set[str] = set()
         for q in self.queries:
-            read = q.predicates() if isinstance(q, ColumnarQuery) else None
+            read = (q.predicates() if isinstance(q, ColumnarQuery | PartitionedSequence)
+                    else None)
             if read is None:
                 return None
             found |= read

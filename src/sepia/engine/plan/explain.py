@@ -77,6 +77,12 @@ def explain(
 
 def _path(physical: PhysicalQuery) -> str:
     """The columnar core's line (``sepia.engine.columnar``), or why the row engine runs."""
+    if isinstance(physical.kind, SequencePlan):
+        return (
+            "path: columnar: PARTITION BY as a group-by on the key column (each distinct BGP "
+            "matched once per batch of events), the automaton stepping candidate rows only "
+            "(, as a shift to the partition's next instant, ; as the earliest later option)"
+        )
     return (
         "evaluation: columnar, full at each instant: windows as time-sorted id columns, "
         "scans as masks, joins as vector joins, FILTERs and BINDs once per distinct key, "

@@ -85,6 +85,8 @@ class ExpressionEvaluator:
         base: str | None = None,
     ) -> None:
         text = expression_text(expression)
+        self.expression = expression
+        """The expression (the columnar core compiles some shapes to vector comparisons)."""
         self.base = base
         """The query's BASE: IRI() resolves a relative IRI against it."""
         self.functions = dict(functions or {})

@@ -200,11 +200,11 @@ class IncrementalEngine:
         if live is not None:
             return live
         session = Session(self.background, rdfs=self.rdfs, forget_terms=self.forget_terms)
-        query = session.register(self.query.query, self.query.name)
+        owns = None
         if key is not None and self.split is None:
-            assert isinstance(query, PartitionedQuery)
             bucket, buckets = parse_bucket_key(key)
-            query.owns = lambda value: bucket_of(value, buckets) == bucket
+            owns = lambda value: bucket_of(value, buckets) == bucket  # noqa: E731
+        session.register(self.query.query, self.query.name, owns=owns)
         written = {name: text for name, text in state.get(PARTS, [])} if version else {}
         last_id = 0 if version is None else version[3]
         if version is not None:

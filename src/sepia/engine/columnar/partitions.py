@@ -1,0 +1,184 @@
+"""PARTITION BY routing on columns: a group-by on the key column of a batch of events.
+
+The row engine (``sepia.engine.query.partition``) matches every basic event pattern of the
+query on every element to learn which partitions it joins, then matches the patterns again
+inside each partition. Here each distinct BGP is matched once per batch, over all the
+batch's triples at once (a vector join whose keys include the element each triple came
+from), and BGPs identical up to variable names (SPAseq's GPMs usually are: ``?company
+pred:price ?p1`` then ``?p2`` ...) share one match, renamed. An element joins partition
+x when one of the partition's leaf plans (a GPM with all its FILTERs, as the reference
+reads them) binds the key to x on it: the (element, x) pairs are the routing, and a
+state's candidates are its GPM's rows on the elements of their own partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.tables import Ids, Table, Triples, filtered, join_all, match_pattern
+from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.expressions import ExpressionEvaluator
+
+Filter = Callable[[Table, ExpressionEvaluator], Table]
+
+ELEMENT = -1
+"""A pseudo slot: the element (an offset into the batch) a row was matched in."""
+TIME = -2
+"""A pseudo slot: the time of the element a row was matched in."""
+
+
+def gpm_scan(plan: po.PhysicalPlan) -> tuple[po.Scan, list[po.Select]] | None:
+    """A GPM plan as its BGP over the event graph and the FILTERs above it (innermost
+    first); None when it is anything else (background graphs, OPTIONAL, BIND ...)."""
+    conditions: list[po.Select] = []
+    while isinstance(plan, po.Select):
+        conditions.append(plan)
+        plan = plan.inner
+    if not isinstance(plan, po.Scan) or plan.graphs != (po.EventGraph(),):
+        return None
+    return plan, conditions[::-1]
+
+
+def canonical(patterns: tuple[po.EncodedPattern, ...]) -> tuple[tuple, list[int]]:
+    """The BGP with its slots numbered by first appearance (equal for BGPs equal up to
+    variable names), and the original slot of each number."""
+    numbers: dict[int, int] = {}
+    shape = tuple(
+        tuple(
+            po.Slot(numbers.setdefault(x.index, len(numbers))) if isinstance(x, po.Slot) else x
+            for x in pattern
+        )
+        for pattern in patterns
+    )
+    return shape, list(numbers)
+
+
+class EventMatches:
+    """The GPMs of one batch's event graphs: each distinct BGP shape matched once."""
+
+    def __init__(self, batch: ColumnBatch, select: Filter = filtered) -> None:
+        self.select = select
+        """How a FILTER is applied to a table (``tables.filtered`` or a vector form)."""
+        self.graph = Triples(batch.s, batch.p, batch.o)
+        self.element = batch.element
+        self.times = batch.times
+        self._shapes: dict[tuple, Table] = {}
+        self._plans: dict[int, Table] = {}
+
+    def bgp(self, scan: po.Scan) -> Table:
+        """The BGP's solutions in each element's graph (the ``ELEMENT`` column says which)."""
+        shape, slots = canonical(scan.patterns)
+        found = self._shapes.get(shape)
+        if found is None:
+            carried = {ELEMENT: self.element}
+            tables = [match_pattern(self.graph, p, carried) for p in shape]
+            found = self._shapes[shape] = join_all(tables)
+        return Table({k if k < 0 else slots[k]: v for k, v in found.columns.items()},
+                     found.size)
+
+    def gpm(self, plan: po.PhysicalPlan) -> Table:
+        """A GPM plan (``gpm_scan``'s shape) over each element's graph, its FILTERs applied
+        once per distinct input; each (element, solution) once."""
+        found = self._plans.get(id(plan))
+        if found is None:
+            parts = gpm_scan(plan)
+            assert parts is not None, "not a GPM over the event graph (see sequence_uncovered)"
+            scan, conditions = parts
+            found = distinct(self.bgp(scan))
+            for select in conditions:
+                found = self.select(found, select.condition)
+            self._plans[id(plan)] = found
+        return found
+
+
+def distinct(table: Table) -> Table:
+    """Each row once (the columns as one key)."""
+    if table.size < 2 or not table.columns:
+        return table
+    keys = sorted(table.columns)
+    _, first = np.unique(np.stack([table.columns[k] for k in keys], axis=1), axis=0,
+                         return_index=True)
+    return table.take(np.sort(first)) if len(first) < table.size else table
+
+
+@dataclass(frozen=True, slots=True)
+class Routing:
+    """The (element, key) pairs of a batch (each once), and each partition's instants:
+    its distinct times, sorted by (key, time)."""
+
+    element: Ids
+    key: Ids
+    instant_key: Ids
+    instant_time: Ids
+
+    @classmethod
+    def of(cls, matches: EventMatches, leaves: tuple[po.PhysicalPlan, ...], slot: int) -> Routing:
+        """The partitions each element joins: the key values the leaves bind on it."""
+        elements, keys = [], []
+        for leaf in leaves:
+            table = matches.gpm(leaf)
+            if slot in table.columns:
+                elements.append(table.columns[ELEMENT])
+                keys.append(table.columns[slot])
+        if not elements:
+            nothing = np.empty(0, dtype=np.int64)
+            return cls(nothing, nothing, nothing, nothing)
+        pairs = np.unique(np.stack([np.concatenate(keys), np.concatenate(elements)], axis=1),
+                          axis=0)
+        key, element = pairs[:, 0], pairs[:, 1]
+        stamps = np.unique(np.stack([key, matches.times[element]], axis=1), axis=0)
+        return cls(element, key, stamps[:, 0], stamps[:, 1])
+
+    def members(self, element: Ids, key: Ids) -> np.ndarray:
+        """Whether each (element, key) is routed: the element joined that partition."""
+        asked, routed = _pair_codes(element, key, self.element, self.key)
+        return np.isin(asked, routed)
+
+    def next_instant(self, key: Ids, after: Ids) -> tuple[Ids, np.ndarray]:
+        """For each (key, time): the partition's first instant of the batch later than
+        ``after``, and whether it has one."""
+        count = len(self.instant_key)
+        if not count or not len(key):
+            return np.zeros(len(key), dtype=np.int64), np.zeros(len(key), dtype=bool)
+        _, inverse = np.unique(np.concatenate([self.instant_key, key]), return_inverse=True)
+        ranks, order = np.unique(np.concatenate([self.instant_time, after]), return_inverse=True)
+        base = len(ranks) + 1
+        inverse, order = inverse.reshape(-1), order.reshape(-1)
+        mine = inverse[:count] * base + order[:count]  # sorted: instants are by (key, time)
+        theirs = inverse[count:] * base + order[count:]
+        at = np.searchsorted(mine, theirs, side="right")
+        found = at < count
+        found[found] = self.instant_key[at[found]] == key[found]
+        return self.instant_time[np.minimum(at, count - 1)], found
+
+
+def _pair_codes(e1: Ids, k1: Ids, e2: Ids, k2: Ids) -> tuple[Ids, Ids]:
+    """(element, key) pairs of two sets as one integer each (equal pairs, equal codes)."""
+    _, inverse = np.unique(np.concatenate([k1, k2]), return_inverse=True)
+    inverse = inverse.reshape(-1)
+    width = int(max(e1.max(initial=0), e2.max(initial=0))) + 1
+    codes = inverse * width + np.concatenate([e1, e2])
+    return codes[: len(e1)], codes[len(e1) :]
+
+
+def candidates(
+    matches: EventMatches, routing: Routing, plan: po.PhysicalPlan, slot: int, of_stream: Ids,
+) -> Table:
+    """A state's candidates: its GPM's rows on the elements of its stream (``of_stream``:
+    a mask over elements), each on an element routed to the partition it binds, with
+    the element's time (``TIME``) instead of the element; each (time, row) once (the
+    matches at one instant are a set)."""
+    table = matches.gpm(plan)
+    if slot not in table.columns or not table.size:
+        return Table({k: v[:0] for k, v in table.columns.items() if k != ELEMENT}
+                     | {TIME: np.empty(0, dtype=np.int64)}, 0)
+    element = table.columns[ELEMENT]
+    keep = of_stream[element] & routing.members(element, table.columns[slot])
+    kept = table.take(np.flatnonzero(keep))
+    columns = {k: v for k, v in kept.columns.items() if k != ELEMENT}
+    columns[TIME] = matches.times[kept.columns[ELEMENT]]
+    return distinct(Table(columns, kept.size))
