@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.engine.query.partition import bucket_of, result_order
+from sepia.engine.query.partition import PartitionedQuery, bucket_of, result_order
 from sepia.lang import parse_query
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement, StreamSet
@@ -118,6 +118,13 @@ def test_partitioned_cep_operators_agree_with_the_reference_long(case):
     assert_agrees(*case, renamed=True)
 
 
+def row_engine(text: str) -> PartitionedQuery:
+    """The query on the row engine owning every value: the Spark job's router."""
+    engine = Session(background()).register(text, "q", owns=lambda _: True)
+    assert isinstance(engine, PartitionedQuery)
+    return engine
+
+
 def bucketed(text: str, data: dict[str, list[StreamElement]], buckets: int) -> list[Result]:
     """The query's results with its partition values spread over ``buckets`` sessions, as
     the Spark job spreads them: each is given the elements binding a value it owns and, for
@@ -125,7 +132,7 @@ def bucketed(text: str, data: dict[str, list[StreamElement]], buckets: int) -> l
     merged by time, then the instant whose step made them (the end of input last), then
     ``result_order``."""
     elements = list(StreamSet(data).merged())
-    router = Session(background()).register(text, "q", owns=lambda _: True)
+    router = row_engine(text)
     tagged: list[tuple[tuple, Result]] = []
     for bucket in range(buckets):
         session = Session(background())
@@ -156,7 +163,7 @@ def test_partitions_spread_over_buckets_give_the_same_lines(text, data, buckets)
     back (the Spark job keeps such a query in one bucket)."""
     whole = list(run([("q", parse_query(text))], data, background()))
     spread = bucketed(text, data, buckets)
-    if Session(background()).register(text, "q").holds:
+    if row_engine(text).holds:
         assert Counter(spread) == Counter(whole), text
     else:
         assert spread == whole, text
