@@ -15,8 +15,6 @@ evaluator's, so the answer is the evaluator's on every row.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 import pyoxigraph as ox
 
@@ -24,17 +22,9 @@ from sepia.algebra import expression as ex
 from sepia.engine.columnar.groups import LIMIT, UNBOUND, NumericIds
 from sepia.engine.columnar.tables import Ids, Table, distinct_inputs
 from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.r2r.numeric import COMPARE
 from sepia.engine.rows import Slots
 from sepia.rdf.numbers import DECIMAL, INTEGER
-
-COMPARE = {
-    ex.BinaryOperator.EQUAL: operator.eq,
-    ex.BinaryOperator.NOT_EQUAL: operator.ne,
-    ex.BinaryOperator.LESS: operator.lt,
-    ex.BinaryOperator.GREATER: operator.gt,
-    ex.BinaryOperator.LESS_OR_EQUAL: operator.le,
-    ex.BinaryOperator.GREATER_OR_EQUAL: operator.ge,
-}
 
 
 def comparisons(e: ex.Expression, slots: Slots) -> list[tuple] | None:

@@ -39,7 +39,7 @@ or ``UNSURE``."""
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 _DOUBLE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF")
-_COMPARE = {
+COMPARE = {
     ex.BinaryOperator.EQUAL: operator.eq,
     ex.BinaryOperator.NOT_EQUAL: operator.ne,
     ex.BinaryOperator.LESS: operator.lt,
@@ -68,9 +68,9 @@ def comparison(
         if left is None or right is None:
             return None
         return _logical(expression.operator is ex.BinaryOperator.AND, left, right)
-    if not isinstance(expression, ex.Binary) or expression.operator not in _COMPARE:
+    if not isinstance(expression, ex.Binary) or expression.operator not in COMPARE:
         return None
-    test = _COMPARE[expression.operator]
+    test = COMPARE[expression.operator]
     left, right = _operand(expression.left, names), _operand(expression.right, names)
     if left is None or right is None:
         return None
