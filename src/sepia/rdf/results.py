@@ -109,6 +109,20 @@ class Result:
         if self.triples is not None:
             object.__setattr__(self, "triples", tuple(self.triples))
 
+    @classmethod
+    def of_solution(
+        cls, query: str, t: int, op: Op, binding: Solution,
+        interval: tuple[int, int] | None = None,
+    ) -> Result:
+        """A SELECT row whose ``binding`` is already a ``Solution`` sorted by name with no
+        unbound variable (an engine that built it so): made without ``__post_init__``'s
+        checks and sorting, which cost more than the rest of a columnar evaluation."""
+        made = object.__new__(cls)
+        for name, value in zip(_FIELDS, (query, t, op, binding, None, None, interval, None),
+                               strict=True):
+            object.__setattr__(made, name, value)
+        return made
+
     @property
     def values(self) -> dict[str, Term]:
         """The binding as a dict (empty for CONSTRUCT and ASK results)."""
@@ -118,6 +132,10 @@ class Result:
     def evaluation(self) -> tuple[str, int, str]:
         """Which evaluation a row belongs to: writers that group rows group by this."""
         return (self.query, self.t, self.op)
+
+
+_FIELDS = ("query", "t", "op", "binding", "triples", "boolean", "interval", "match")
+"""``Result``'s fields in order (``Result.of_solution`` sets them)."""
 
 
 def result_to_json(result: Result, kind: TimeKind) -> dict[str, Any]:
