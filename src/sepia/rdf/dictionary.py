@@ -68,6 +68,11 @@ class Dictionary:
         allocating one if it is new."""
         return self.encode_text(term_to_nt(canonical(term)))
 
+    def encode_canonical(self, term: Term, text: str) -> int:
+        """The id of ``term``, whose canonical N-Triples text the caller knows is ``text``
+        (a subclass that caches terms keeps it, so it is never parsed back)."""
+        return self.encode_text(text)
+
     def encode_many(self, texts: Iterable[str]) -> list[int]:
         """Ids for many N-Triples texts at once (the bulk path for columns of terms)."""
         encode = self.encode_text

@@ -254,16 +254,21 @@ GROUP BY ?company
 ), min_size=1, max_size=12))
 @settings(max_examples=60, deadline=None, suppress_health_check=CHECKS)
 def test_numbers_read_from_text_equal_the_terms(literals: list) -> None:
-    """Terms reads canonical integers and decimals from the dictionary's text without
-    decoding them: each value equals the one found from the pyoxigraph term (a store's
-    answer for the rest), and a sum's literal is the term pyoxigraph writes."""
+    """Terms and NumericIds read canonical integers and decimals from the dictionary's
+    text without decoding them: each value equals the one found from the pyoxigraph term
+    (a store's answer for the rest), and a sum's literal is the term pyoxigraph writes."""
+    from sepia.engine.columnar.groups import _decomposed
     from sepia.engine.r2r.numbers import _plain, _stored
     from sepia.rdf.numbers import number_of
 
     codec = Codec()
     ids = [codec.encode(term) for term in literals]
+    distinct = np.unique(np.array(ids, dtype=np.int64))
+    kind, digits, mantissa = NumericIds(Terms(codec)).of(distinct)  # from the text first
     terms = Terms(codec)
     terms.canonical(ids)
+    assert list(zip(kind.tolist(), digits.tolist(), mantissa.tolist(), strict=True)) == [
+        _decomposed(terms.number(i)) for i in distinct.tolist()]
     for i in ids:
         term = codec.decode(i)
         expected = _plain(term) if isinstance(term, ox.Literal) else None

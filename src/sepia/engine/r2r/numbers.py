@@ -41,7 +41,7 @@ CANONICAL_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
 CANONICAL_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]{0,17}[1-9])?")
 """Integers and decimals as pyoxigraph writes them (decimals: at most 18 fractional
 digits, no trailing zero, no dot when whole; never "-0")."""
-_NUMERIC_TEXT = re.compile(
+NUMERIC_TEXT = re.compile(
     rf'"(?P<lexical>{CANONICAL_DECIMAL.pattern})"\^\^<{re.escape(XSD)}(?P<type>integer|decimal)>'
 )
 """The N-Triples text of an integer or decimal literal in canonical form (an integer
@@ -100,6 +100,8 @@ class Terms:
     def number(self, canonical: int | None) -> Number | None:
         """The numeric value of a term (None: not a number; IRIs and blank nodes, which
         subjects bind, are never looked up in a store)."""
+        if canonical is not None and canonical not in self.numbers:
+            self.canonical([canonical])  # not seen yet (a columnar cache read its text)
         return self.numbers.get(canonical)  # type: ignore[arg-type]
 
     def literal(self, text: str, kind: int) -> int:
@@ -108,8 +110,8 @@ class Terms:
         back)."""
         found = self._written.get((text, kind))
         if found is None and kind in (INTEGER, DECIMAL):  # the text is canonical already
-            found = self._written[(text, kind)] = self.dictionary.encode_text(
-                f'"{text}"^^<{DATATYPES[kind].value}>')
+            found = self._written[(text, kind)] = self.dictionary.encode_canonical(
+                ox.Literal(text, datatype=DATATYPES[kind]), f'"{text}"^^<{DATATYPES[kind].value}>')
             self._canonical[found] = found
             self.numbers[found] = (kind, scaled(text))
         if found is None:
@@ -131,7 +133,7 @@ def _plain_text(text: str) -> Number | Literal[False] | None:
         return None
     if text[-1] == '"':
         return None
-    found = _NUMERIC_TEXT.fullmatch(text)
+    found = NUMERIC_TEXT.fullmatch(text)
     if found is None or found["lexical"] == "-0":
         return False
     kind = INTEGER if found["type"] == "integer" else DECIMAL
