@@ -74,9 +74,18 @@ class Dictionary:
         return self.encode_text(text)
 
     def encode_many(self, texts: Iterable[str]) -> list[int]:
-        """Ids for many N-Triples texts at once (the bulk path for columns of terms)."""
-        encode = self.encode_text
-        return [encode(text) for text in texts]
+        """Ids for many N-Triples texts at once (the bulk path for columns of terms): the
+        ids ``encode_text`` would give one by one (new texts numbered in order of first
+        appearance), looked up and allocated by the dict's own bulk operations."""
+        listed = list(texts)
+        ids = self._ids
+        missing = [t for t, f in zip(listed, map(ids.get, listed), strict=True) if f is None]
+        if missing:
+            fresh = list(dict.fromkeys(missing))
+            start, self._next = self._next, self._next + len(fresh)
+            ids.update(zip(fresh, range(start, self._next), strict=True))
+            self._texts.update(zip(range(start, self._next), fresh, strict=True))
+        return list(map(ids.__getitem__, listed))
 
     def lookup(self, text: str) -> int | None:
         """The id of a term already known, else None: queries must not grow the dictionary."""
