@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -118,9 +118,15 @@ class Result:
         unbound variable (an engine that built it so): made without ``__post_init__``'s
         checks and sorting, which cost more than the rest of a columnar evaluation."""
         made = object.__new__(cls)
-        for name, value in zip(_FIELDS, (query, t, op, binding, None, None, interval, None),
-                               strict=True):
-            object.__setattr__(made, name, value)
+        s_query, s_t, s_op, s_binding, s_triples, s_boolean, s_interval, s_match = _SLOTS
+        s_query(made, query)
+        s_t(made, t)
+        s_op(made, op)
+        s_binding(made, binding)
+        s_triples(made, None)
+        s_boolean(made, None)
+        s_interval(made, interval)
+        s_match(made, None)
         return made
 
     @property
@@ -134,8 +140,9 @@ class Result:
         return (self.query, self.t, self.op)
 
 
-_FIELDS = ("query", "t", "op", "binding", "triples", "boolean", "interval", "match")
-"""``Result``'s fields in order (``Result.of_solution`` sets them)."""
+_SLOTS = tuple(Result.__dict__[f.name].__set__ for f in fields(Result))
+"""The setters of ``Result``'s slots, in field order (``Result.of_solution`` calls them:
+a slot's own setter skips the frozen dataclass's ``__setattr__``)."""
 
 
 def result_to_json(result: Result, kind: TimeKind) -> dict[str, Any]:
