@@ -25,6 +25,9 @@ from sepia.algebra import query as qa
 from sepia.algebra.scope import nodes
 from sepia.engine.codec import encode_triples
 from sepia.engine.columnar import ColumnBatch
+from sepia.engine.columnar.query import plan_uncovered
+from sepia.engine.hosts.engine_path import engine_path
+from sepia.engine.plan.physical import PhysicalQuery
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.elements import END, ElementRow
@@ -62,3 +65,20 @@ def labels_by_ids(query: qa.Query) -> bool:
     follow the dictionary's ids: a batch would give them other labels than a local run."""
     template = nodes(query.form, ox.BlankNode) if isinstance(query.form, qa.Construct) else []
     return bool(template) or any(call.function == "BNODE" for call in nodes(query, ex.Call))
+
+
+def feed_of(physical: PhysicalQuery) -> str:
+    """How the Spark job feeds a query's keys, for `sepia explain` (as
+    `incremental_engine.IncrementalEngine.step` decides)."""
+    query = physical.query
+    chosen = engine_path()
+    if query.partition_by is not None:
+        return ("spread over buckets, each owning its PARTITION BY values on the row engine: "
+                "element by element")
+    if chosen == "rows" or plan_uncovered(physical, costed=chosen == "columnar") is not None:
+        return "element by element, on the row engine"
+    if labels_by_ids(query):
+        return ("element by element on the columnar core (the blank nodes it makes are "
+                "labelled by the dictionary's ids, as in a local run)")
+    return ("each key's due elements of a micro-batch as one batch of columns, columnar core "
+            "(under RDFS entailment: element by element, on the row engine)")

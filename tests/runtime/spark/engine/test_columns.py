@@ -10,15 +10,17 @@ import numpy as np
 import pyoxigraph as ox
 import pytest
 
+from sepia.engine import plan
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.hosts.session import Session
 from sepia.lang import parse_query
+from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import run
-from sepia.runtime.spark.columns import element_columns, labels_by_ids
+from sepia.runtime.spark.columns import element_columns, feed_of, labels_by_ids
 from sepia.runtime.spark.units import units_of
 
 from ..evaluations import evaluations
@@ -108,3 +110,22 @@ def test_a_query_that_makes_blank_nodes_steps_by_element(pushes: dict[str, int])
     queries = units_of([("q", parse_query(CONSTRUCT))])[0].queries
     assert drive(queries, streams, batch_size=20) == local  # blank labels too
     assert pushes["push_columns"] == 0 and pushes["push"] == 60
+
+
+PARTITIONED = """PREFIX : <http://example.org/>
+SELECT ?c ?p1 ?p2 FROM STREAM S1 <http://example.org/s> PARTITION BY ?c
+WHERE { SEQ(A, B) DEFINE GPM A ON S1 { ?c :price ?p1 } DEFINE GPM B ON S1 { ?c :price ?p2 } }"""
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "said"),
+    [
+        (SELECT, "columnar-always", "as one batch of columns"),
+        (PARTITIONED, "columnar-always", "spread over buckets"),
+        (SELECT, "rows", "element by element, on the row engine"),
+        (CONSTRUCT, "columnar-always", "labelled by the dictionary's ids"),
+    ],
+)
+def test_explain_says_how_the_job_feeds_a_query(monkeypatch, text: str, path: str, said: str):
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", path)
+    assert said in feed_of(plan(parse_query(text), Dictionary()))
