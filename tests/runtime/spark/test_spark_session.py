@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -120,6 +121,24 @@ def test_the_class_archive_is_written_once_then_used(tmp_path) -> None:
     Path(re.search(r"=(\S+)", archive_options(other)).group(1)).write_text("half")
     complete_archive(other, failed)
     assert not other.exists() and list(tmp_path.glob(".other.jsa.*")) == []
+
+
+def test_partial_archives_of_dead_runs_are_dropped(tmp_path) -> None:
+    """A run killed before its JVM finished leaves its partial archive; the next run drops
+    it, and keeps a partial whose run is still alive (it may still be writing)."""
+    archive = tmp_path / "spark-classes-x.jsa"
+    script = "import os; print(os.getpid())"
+    gone = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    orphan = tmp_path / f".spark-classes-x.jsa.{gone.stdout.strip()}"
+    alive = tmp_path / f".spark-classes-x.jsa.{os.getppid()}"
+    for partial in (orphan, alive):
+        partial.write_text("half")
+    archive_options(archive)
+    assert not orphan.exists() and alive.exists()
+    archive.write_text("done")
+    orphan.write_text("half")
+    assert archive_options(archive).startswith("-XX:SharedArchiveFile=")
+    assert not orphan.exists()
 
 
 def test_no_writable_cache_folder_means_no_archive(tmp_path) -> None:

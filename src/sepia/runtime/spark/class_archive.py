@@ -47,6 +47,7 @@ def archive_options(archive: Path | None) -> str:
     (to a name of this process's own: `finish_archive` renames it once complete)."""
     if archive is None:
         return ""
+    _drop_orphans(archive)
     if archive.exists():
         return f"-XX:SharedArchiveFile={archive} {QUIET}"
     try:
@@ -84,3 +85,22 @@ def complete_archive(archive: Path, jvm: subprocess.Popen) -> None:
 
 def _partial(archive: Path) -> Path:
     return archive.with_name(f".{archive.name}.{os.getpid()}")
+
+
+def _drop_orphans(archive: Path) -> None:
+    """Drop the partial archives (~200 MB each) of runs that died before `complete_archive`
+    (killed, or their JVM outlived them): nobody else would ever remove them."""
+    for partial in archive.parent.glob(f".{archive.name}.*"):
+        pid = partial.name.rsplit(".", 1)[1]
+        if pid.isdigit() and not _running(int(pid)):
+            partial.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # somebody else's process: alive
+        return True
+    return True
