@@ -27,6 +27,7 @@ from sepia.engine.codec import encode_triples
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.query import plan_uncovered
 from sepia.engine.hosts.engine_path import engine_path
+from sepia.engine.hosts.session import Session
 from sepia.engine.plan.physical import PhysicalQuery
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.time import TimeKind
@@ -82,3 +83,14 @@ def feed_of(physical: PhysicalQuery) -> str:
                 "labelled by the dictionary's ids, as in a local run)")
     return ("each key's due elements of a micro-batch as one batch of columns, columnar core "
             "(under RDFS entailment: element by element, on the row engine)")
+
+
+def forget_after_batch(session: Session) -> None:
+    """Collect the terms nothing holds, once a pushed batch is gone. While the session
+    advances over a batch, the batch holds every id of its elements, so a collection then
+    (`sepia.engine.forgetting`) keeps them all and puts the next one off until the
+    dictionary doubles: the key's stored dictionary would grow by a batch's fresh terms a
+    step. A session that forgets and holds its threshold of terms collects again here."""
+    forgetting = session.forgetting
+    if forgetting is not None and len(session.dictionary) >= forgetting.min_terms:
+        forgetting.collect([session, *ColumnBatch.alive.values()])

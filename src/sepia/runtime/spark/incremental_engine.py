@@ -65,7 +65,7 @@ from sepia.rdf.results import Result
 from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
-from sepia.runtime.spark.columns import element_columns, labels_by_ids
+from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.units import Unit, parse_bucket_key
@@ -246,14 +246,17 @@ class IncrementalEngine:
         made: list[tuple[int, Result]] = []
         stepped = due
         if columns and session.columnar:
-            batch = element_columns(due, session.dictionary) if due else None
-            made += [(r.t, r) for r in session.push_columns(batch)] if batch is not None else []
+            if due:  # no name holds the batch: a live batch's ids are never forgotten
+                pushed = session.push_columns(element_columns(due, session.dictionary))
+                made += [(r.t, r) for r in pushed]
             stepped = []
         for row in stepped:
             instant = session.pending[0].time if session.pending else 0
             made += [(instant, r) for r in session.push(to_element(row))]
         if due:
             made += [(due[-1][END], r) for r in session.watermark(due[-1][END])]
+        if due and not stepped:
+            forget_after_batch(session)
         if final:
             return made + [(FLUSHED, r) for r in session.flush()]
         end = session.queries[0].flush_end()
