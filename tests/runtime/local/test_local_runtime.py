@@ -4,14 +4,16 @@ wall clock) through the real command line."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
-import queue
+import select
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
+import termios
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -252,6 +254,35 @@ def test_a_snapshot_of_other_queries_is_refused(tmp_path):
 # --- live runs, through the command line in a process of its own -----------------------------
 
 
+DEADLINE = 120.0
+"""Seconds a live process may take to show what a test waits for on a loaded machine."""
+
+
+def asleep(pid: int) -> tuple[tuple[str, str, str], ...] | None:
+    """Each thread of the process with its counts of context switches, if every one sleeps
+    (None if one runs or waits for a CPU, or the process is gone)."""
+    threads = []
+    try:
+        for task in sorted((Path("/proc") / str(pid) / "task").iterdir()):
+            status = dict(
+                line.split(":\t", 1) for line in (task / "status").read_text().splitlines()
+            )
+            if not status["State"].startswith("S"):
+                return None
+            switches = status["voluntary_ctxt_switches"], status["nonvoluntary_ctxt_switches"]
+            threads.append((task.name, *switches))
+    except OSError:
+        return None
+    return tuple(threads)
+
+
+def unread(pipe: int) -> int:
+    """Bytes written into a pipe and not yet read from it."""
+    count = array.array("i", [0])
+    fcntl.ioctl(pipe, termios.FIONREAD, count)
+    return count[0]
+
+
 class Live:
     """`sepia run --engine local ...` in a subprocess, its output lines read as they come."""
 
@@ -259,27 +290,50 @@ class Live:
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         command = [sys.executable, "-m", "sepia", "run", *args, "--engine", "local"]
         self.process = subprocess.Popen(
-            [*command, "--format", "jsonl"], env=env, text=True,
+            [*command, "--format", "jsonl"], env=env,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
-        self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.out = self.process.stdout.fileno()  # type: ignore[union-attr]
+        self.lines: list[str] = []  # whole lines read and not taken
+        self.partial = b""
 
-    def _read(self) -> None:
-        for line in self.process.stdout:  # type: ignore[union-attr]
-            self.lines.put(line)
-
-    def take(self, n: int, timeout: float = 60) -> list[str]:
-        """The next n result lines, failing if they do not come in time."""
-        return [self.lines.get(timeout=timeout) for _ in range(n)]
-
-    def nothing_more(self, wait: float) -> bool:
-        try:
-            self.lines.get(timeout=wait)
-        except queue.Empty:
+    def _read(self, timeout: float) -> bool:
+        """Whatever the process wrote, waiting up to `timeout` s; False at its end of output."""
+        if not select.select([self.out], [], [], timeout)[0]:
             return True
-        return False
+        chunk = os.read(self.out, 1 << 16)
+        *whole, self.partial = (self.partial + chunk).split(b"\n")
+        self.lines += [line.decode() + "\n" for line in whole]
+        return bool(chunk)
+
+    def take(self, n: int, timeout: float = DEADLINE) -> list[str]:
+        """The next n result lines, failing if they do not come in time."""
+        end = time.monotonic() + timeout
+        while len(self.lines) < n:
+            left = end - time.monotonic()
+            assert left > 0, f"{n} lines not written in {timeout:.0f} s: {self.lines}"
+            assert self._read(left), f"the run ended: {self.process.stderr.read()!r}"  # type: ignore[union-attr]
+        taken, self.lines = self.lines[:n], self.lines[n:]
+        return taken
+
+    def nothing_more(self) -> bool:
+        """No line beyond those taken, once the process has read every byte given to it
+        and then an instant came when all its threads slept: two looks in a row found each
+        thread asleep, with no wake-up between them (its live loop wakes every 0.2 s)."""
+        stdin = self.process.stdin
+        end = time.monotonic() + DEADLINE
+        while (stdin is not None and unread(stdin.fileno())) or not self._settled():
+            assert self.process.poll() is None, self.process.stderr.read()  # type: ignore[union-attr]
+            assert time.monotonic() < end, f"the run did not settle in {DEADLINE:.0f} s"
+            time.sleep(0.01)
+        while select.select([self.out], [], [], 0)[0] and self._read(0):
+            pass  # every line written before that instant is in the pipe
+        return not self.lines and not self.partial
+
+    def _settled(self) -> bool:
+        first = asleep(self.process.pid)
+        return first is not None and asleep(self.process.pid) == first
 
     def stop(self) -> list[str]:
         """Ctrl-C, then the lines written while stopping."""
@@ -287,11 +341,11 @@ class Live:
         return self.end()
 
     def end(self) -> list[str]:
-        assert self.process.wait(timeout=60) == 0, self.process.stderr.read()  # type: ignore[union-attr]
-        time.sleep(0.2)
-        rest = []
-        while not self.lines.empty():
-            rest.append(self.lines.get())
+        """The lines written to the end of the run, which must succeed."""
+        assert self.process.wait(timeout=DEADLINE) == 0, self.process.stderr.read()  # type: ignore[union-attr]
+        while self._read(DEADLINE):
+            pass
+        rest, self.lines = self.lines, []
         return rest
 
 
@@ -307,7 +361,8 @@ def test_a_followed_folder_gives_results_as_files_arrive_and_stops_on_ctrl_c(tmp
     folder.mkdir()
     (folder / "001.nq").write_text(nquads(elements[:4]))
     live = Live(str(E3 / "query.rq"), "--stream", f"{E3_STREAM}={folder}", "--follow")
-    first = live.take(1)  # a line too many before the second file would show in the order
+    first = live.take(1)
+    assert live.nothing_more()  # the results at 8 wait for a later time
     (tmp_path / "002.nq").write_text(nquads(elements[4:]))
     os.replace(tmp_path / "002.nq", folder / "002.nq")  # moved in whole
     second = live.take(2)
@@ -322,11 +377,11 @@ def test_standard_input_is_read_as_it_comes(tmp_path):
     written and the input still open, the elements through 8 are in and the result at 6 is
     out; closing the input takes the element at 10 and ends the run."""
     live = Live(str(E3 / "query.rq"), "--stream", f"{E3_STREAM}=-", stdin=True)
-    live.process.stdin.write(nquads(e3_elements(), trig=True))  # type: ignore[union-attr]
+    live.process.stdin.write(nquads(e3_elements(), trig=True).encode())  # type: ignore[union-attr]
     live.process.stdin.flush()  # type: ignore[union-attr]
     seen = live.take(1)
     assert [json.loads(line)["t"] for line in seen] == [6]
-    assert live.nothing_more(1.0)
+    assert live.nothing_more()
     live.process.stdin.close()  # type: ignore[union-attr]
     assert jsonl(seen + live.end()) == expected_e3()
 
@@ -348,7 +403,7 @@ WHERE { WINDOW :w { ?x :p ?y } }""")
     element = StreamElement(E3_STREAM, "g", now, now, (triple,), kind=TimeKind.DATETIME)
     (tmp_path / "001.nq").write_text(nquads([element]))
     os.replace(tmp_path / "001.nq", folder / "001.nq")
-    (line,) = live.take(1, timeout=30)
+    (line,) = live.take(1)
     reported = json.loads(line)
     assert reported["binding"] == {"x": "<http://example.org/a>"}
     assert live.stop() == []

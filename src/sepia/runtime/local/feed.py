@@ -196,8 +196,11 @@ class Driver:
         write: Callable[[list[Result]], None],
         feed: Feed,
         taken: dict[str, int] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.session = session
+        self.clock = clock
+        """Seconds for idle timeouts and snapshot periods (a test gives a virtual one)."""
         self.write = write
         self.feed = feed
         self.taken: dict[str, int] = dict(taken or {})
@@ -208,7 +211,7 @@ class Driver:
         self._waiting: dict[str, deque[Sourced]] = {}
         self._seen: dict[str, int] = {}
         self._open: set[str] = set()
-        self._saved_at = time.monotonic()
+        self._saved_at = self.clock()
         self._arrived: dict[str, float] = {}
         """When each live input last brought an element (or the run began)."""
         self._latest: int | None = None
@@ -249,7 +252,7 @@ class Driver:
             threading.Thread(target=_pump, args=(iri, items, arrivals), daemon=True).start()
         self._open = set(inputs)
         self._waiting = {iri: deque() for iri in inputs}
-        self._arrived = dict.fromkeys(inputs, time.monotonic())
+        self._arrived = dict.fromkeys(inputs, self.clock())
         with _Interrupts(self.stopping):
             while (self._open or any(self._waiting.values())) and not self.stopping.is_set():
                 try:
@@ -279,7 +282,7 @@ class Driver:
             return
         self._waiting[iri].append(item)
         self._seen[iri] = element.time
-        self._arrived[iri] = time.monotonic()
+        self._arrived[iri] = self.clock()
         self._latest = max(element.time, self._latest if self._latest is not None else element.time)
 
     def _release(self) -> bool:
@@ -287,7 +290,7 @@ class Driver:
         each open input with nothing waiting has shown a time at or after it (or, with the
         wall clock, the clock has passed it; an idle input holds nothing back). False once an
         element lies past ``until``."""
-        now = time.monotonic()
+        now = self.clock()
         idle = self._idle(now)
         marks = [m for m in (self._clock(), self._idle_mark(now, idle)) if m is not None]
         mark = max(marks) if marks else None
@@ -363,7 +366,7 @@ class Driver:
 
     def _maybe_save(self) -> None:
         every = self.feed.snapshot_every
-        if every is not None and time.monotonic() - self._saved_at >= every:
+        if every is not None and self.clock() - self._saved_at >= every:
             self._save()
 
     def _save(self) -> None:
@@ -372,7 +375,7 @@ class Driver:
         them again (from a file; standard input cannot be read again)."""
         if self.feed.snapshot is not None:
             self.session.save(self.feed.snapshot, self.taken)
-            self._saved_at = time.monotonic()
+            self._saved_at = self.clock()
 
 
 class _Interrupts:

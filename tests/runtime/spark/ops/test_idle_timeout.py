@@ -6,13 +6,18 @@ with one of 0.2 s, time moves on with the clock from 3 once the input has been q
 0.2 s, passes 10 some 7 ms later, and the window's result (x1, x3 at 10) leaves while the
 input is still open, as the reference gives it. An element stamped 5 that arrives after
 that is late.
+
+The driver runs on a virtual clock that moves 10 ms at each reading, so the idle time is
+counted in turns of its loop, not in the machine's seconds: a loaded machine only makes
+the turns slower. The test looks once the loop has turned through a virtual second of
+silence (readiness, not a sleep).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pyoxigraph as ox
 
@@ -37,18 +42,55 @@ def element(t: int) -> StreamElement:
     return StreamElement(S, f"{EX}g{t}", t, t, (triple,))
 
 
-def live(times: list[int], resume: threading.Event, later: list[int]) -> Iterator[Sourced]:
-    """The elements at `times`, then silence until `resume`, then those at `later`."""
+STEP = 0.01
+SETTLE = 1.0
+"""Virtual seconds of silence the loop turns through before the test looks: a turn reads the
+clock at most twice, so some fifty turns after the last element went in (at most three
+readings after the input fell quiet), far past the 0.2 s timeout and the 7 ms to 10."""
+DEADLINE = 120.0
+"""Real seconds a wait may take on a loaded machine before the test fails."""
+
+
+class VirtualClock:
+    """The driver's seconds: each reading advances them by ``STEP``."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += STEP
+        return self.now
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    end = time.monotonic() + DEADLINE
+    while not condition():
+        assert time.monotonic() < end, f"gave up after {DEADLINE:.0f} s waiting for {what}"
+        time.sleep(0.01)
+
+
+def settle(clock: VirtualClock, thread: threading.Thread) -> None:
+    """Until the driver's loop has turned through ``SETTLE`` virtual seconds from now."""
+    since = clock.now
+    wait_until(lambda: clock.now >= since + SETTLE or not thread.is_alive(),
+               f"the driver to turn through {SETTLE} virtual seconds")  # fmt: skip
+
+
+def live(
+    times: list[int], resume: threading.Event, later: list[int], quiet: threading.Event
+) -> Iterator[Sourced]:
+    """The elements at `times`, then silence (`quiet` set) until `resume`, then `later`."""
     for t in times:
         yield element(t), "-"
-    resume.wait(30)
+    quiet.set()
+    resume.wait(DEADLINE)
     for t in later:
         yield element(t), "-"
 
 
 def drive(idle_timeout: float | None, later: list[int], on_error: str = "stop"):
-    """Run the driver on a thread; return what was written in the first 1.5 s of silence,
-    then everything, and the error that ended the run (if any)."""
+    """Run the driver on a thread; return what was written once the input had been quiet
+    for ``SETTLE`` virtual seconds, then everything, and the error that ended the run."""
     session = Session()
     session.register(QUERY, "q")
     written: list[Result] = []
@@ -56,24 +98,27 @@ def drive(idle_timeout: float | None, later: list[int], on_error: str = "stop"):
         ReadOptions(on_error, errors=lambda _e: None),
         follow=True,
         idle_timeout=idle_timeout,
-        poll=0.05,
+        poll=0.01,
     )
-    driver = Driver(session, written.extend, feed)
-    resume = threading.Event()
+    clock = VirtualClock()
+    driver = Driver(session, written.extend, feed, clock=clock)
+    resume, quiet = threading.Event(), threading.Event()
     failure: list[BaseException] = []
 
     def run() -> None:
         try:
-            driver.live({S: live([1, 3], resume, later)})
+            driver.live({S: live([1, 3], resume, later, quiet)})
         except Exception as error:
             failure.append(error)
 
     thread = threading.Thread(target=run)
     thread.start()
-    time.sleep(1.5)
+    wait_until(quiet.is_set, "the input to fall quiet")
+    settle(clock, thread)
     during = list(written)
     resume.set()
-    thread.join(30)
+    thread.join(DEADLINE)
+    assert not thread.is_alive(), "the run did not end once its input did"
     return during, written, failure
 
 
@@ -113,16 +158,17 @@ def test_an_idle_input_stops_holding_the_others_back():
     session = Session()
     session.register(QUERY, "q")
     written: list[Result] = []
-    feed = Feed(ReadOptions(), follow=True, idle_timeout=0.2, poll=0.05)
-    driver = Driver(session, written.extend, feed)
-    resume = threading.Event()
+    feed = Feed(ReadOptions(), follow=True, idle_timeout=0.2, poll=0.01)
+    clock = VirtualClock()
+    driver = Driver(session, written.extend, feed, clock=clock)
+    resume, quiet = threading.Event(), threading.Event()
     other = iter([(StreamElement(EX + "t", EX + "h", 12, 12, ()), "-")])
-    thread = threading.Thread(
-        target=driver.live, args=({S: live([1, 3], resume, []), EX + "t": other},)
-    )
+    inputs = {S: live([1, 3], resume, [], quiet), EX + "t": other}
+    thread = threading.Thread(target=driver.live, args=(inputs,))
     thread.start()
-    time.sleep(1.0)
+    wait_until(lambda: len(written) >= 2 or not thread.is_alive(), "the window's results")
+    settle(clock, thread)  # and nothing more comes
     during = list(written)
     resume.set()
-    thread.join(30)
+    thread.join(DEADLINE)
     assert found(during) == [(10, f"<{EX}x1>"), (10, f"<{EX}x3>")]

@@ -4,8 +4,8 @@ reference evaluator's answer on E1's stream files."""
 
 from __future__ import annotations
 
+import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -26,10 +26,17 @@ pytestmark = [
     pytest.mark.skipif(MOSQUITTO is None, reason="no mosquitto (scripts/install-mosquitto)"),
 ]
 PROV_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
-PAUSE_S = 0.3
-"""Between messages, so the elements spread over several micro-batches. (Order across the
-two topics does not matter: Spark's watermark is the minimum over the streams, a stream
-without data yet counting as 0, so only a stream's own disorder makes an element late.)"""
+DEADLINE = 240.0
+"""Seconds the job may take to subscribe, take a message in, or give its results (load 10+)."""
+
+
+def rows_in(spark: SparkSession) -> int:
+    """The input rows of the job's finished micro-batches (Spark's progress reports)."""
+    return sum(
+        json.loads(progress.json)["numInputRows"]
+        for query in spark.streams.active
+        for progress in query.recentProgress
+    )
 
 
 def document(element: StreamElement) -> str:
@@ -67,15 +74,21 @@ def test_elements_published_on_mqtt_give_the_reference_answer(
         job.start()
         try:
             wait_for(lambda: log.read_text().count("Received SUBSCRIBE") == 2, "2 subscriptions",
-                     deadline=240)  # fmt: skip
+                     deadline=DEADLINE)  # fmt: skip
+            # One element a micro-batch: the next is published once a batch has taken the
+            # last one in. (Order across the two topics does not matter: Spark's watermark
+            # is the minimum over the streams, a stream without data yet counting as 0, so
+            # only a stream's own disorder makes an element late.)
             for element, iri in elements:
+                taken = rows_in(spark)
                 publish.single(topics[iri], document(element), qos=1, port=port)
-                time.sleep(PAUSE_S)
+                wait_for(lambda t=taken: rows_in(spark) > t or bool(failures),  # type: ignore[misc]
+                         f"a batch to take {element.graph} in", deadline=DEADLINE)  # fmt: skip
             for topic in topics.values():  # the end of both streams: every key flushes
                 publish.single(topic, END_MARKER, qos=1, port=port)
             lines = lambda: out.read_text().splitlines() if out.exists() else []  # noqa: E731
             wait_for(lambda: len(lines()) >= len(expected) or bool(failures), "the results",
-                     deadline=240)  # fmt: skip
+                     deadline=DEADLINE)  # fmt: skip
         finally:
             for query in spark.streams.active:
                 query.stop()

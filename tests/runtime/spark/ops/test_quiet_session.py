@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import re
+import socket
+
 import pytest
 
 from sepia.runtime.spark.session import SparkUnavailable, _forward, check_master
@@ -46,7 +50,19 @@ def test_the_traceback_of_a_worker_that_came_too_late_is_dropped(capfd) -> None:
 
 
 def test_only_standalone_masters_are_checked_and_any_live_host_will_do() -> None:
+    """Ports bound here: two that refuse (bound, not listening) and one that accepts, so no
+    other process's port is probed; a refusal comes at once, the 30 s only bound a slow one."""
     check_master("local[2]")
     check_master("yarn")
-    with pytest.raises(SparkUnavailable, match=r"127\.0\.0\.1:1: .*127\.0\.0\.1:2: "):
-        check_master("spark://127.0.0.1:1,127.0.0.1:2", timeout=1)
+    with contextlib.ExitStack() as stack:
+        closed = [stack.enter_context(socket.socket()) for _ in range(2)]
+        for sock in closed:
+            sock.bind(("127.0.0.1", 0))
+        refused = [f"127.0.0.1:{sock.getsockname()[1]}" for sock in closed]
+        listening = stack.enter_context(socket.create_server(("127.0.0.1", 0)))
+        live = f"127.0.0.1:{listening.getsockname()[1]}"
+        check_master(f"spark://{refused[0]},{live}", timeout=30)
+        with pytest.raises(
+            SparkUnavailable, match=rf"{re.escape(refused[0])}: .*{re.escape(refused[1])}: "
+        ):
+            check_master(f"spark://{','.join(refused)}", timeout=30)
