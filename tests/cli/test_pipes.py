@@ -65,6 +65,6 @@ def test_a_local_run_ends_quietly_when_its_reader_goes(run_files: list[str], fmt
 
 @pytest.mark.parametrize("fmt", ["table", "jsonl"])
 def test_a_spark_run_stops_its_query_when_its_reader_goes(run_files: list[str], fmt: str) -> None:
-    code, errors = _read_then_close(run_files, "spark", fmt, 3, deadline=60)
+    code, errors = _read_then_close(run_files, "spark", fmt, 3, deadline=120)
     assert "Traceback" not in errors and "Exception" not in errors, errors
     assert code == 1

@@ -24,6 +24,8 @@ from pathlib import Path
 
 DUMP_WAIT_S = 120.0
 """How long a run that writes the archive waits at exit for its JVM to finish writing."""
+_ABANDONED: list[bool] = []
+"""Set by `abandon_archive`: this run ends without waiting for the archive."""
 QUIET = "-Xlog:cds*=off -Xlog:class+path*=off"
 
 
@@ -71,6 +73,9 @@ def complete_archive(archive: Path, jvm: subprocess.Popen) -> None:
     """End the JVM's input, wait for it to write the archive as it exits, and put the
     archive in place (or drop what it left, if it failed or took too long)."""
     partial = _partial(archive)
+    if _ABANDONED:  # the JVM writes it all the same; the next run drops it (`_drop_orphans`)
+        return
+    _end_accumulator_server()
     try:
         if jvm.stdin is not None:
             jvm.stdin.close()  # the gateway JVM exits when its standard input ends
@@ -81,6 +86,22 @@ def complete_archive(archive: Path, jvm: subprocess.Popen) -> None:
         partial.rename(archive)
     else:
         partial.unlink(missing_ok=True)
+
+
+def abandon_archive() -> None:
+    """End this run without waiting for its JVM to write the archive (the reader of the
+    results went away: the run must end at once); a later run writes it."""
+    _ABANDONED.append(True)
+
+
+def _end_accumulator_server() -> None:
+    """PySpark's accumulator server reads from the JVM until the JVM exits; still reading
+    then, it prints an EOFError traceback while this process waits for the archive."""
+    from pyspark import SparkContext
+
+    server = getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
+    if server is not None:
+        server.shutdown()
 
 
 def _partial(archive: Path) -> Path:

@@ -32,6 +32,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from sepia.engine.forgetting import MIN_TERMS
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.runtime.inputs import NamedQuery, background
+from sepia.runtime.spark.class_archive import abandon_archive
 from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
@@ -134,6 +135,7 @@ def run_on_spark(
             gone = lambda: sink.reader_gone  # noqa: E731
             _drive(results, batch, home, bindings, ends, options, log, ends_by_marker(spec), gone)
             if sink.reader_gone:  # after the query's last batch, or stopped for it
+                abandon_archive()
                 raise ReaderGone
             return log.batches
         finally:
