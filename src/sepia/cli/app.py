@@ -48,6 +48,8 @@ class _Commands(TyperGroup):
         except typer.Abort:
             typer.echo("Aborted.", err=True)
             sys.exit(1)
+        except BrokenPipeError:
+            reader_gone()
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -78,6 +80,17 @@ def fail(message: str, hint: str | None = None, code: int = 1) -> NoReturn:
     if hint:
         typer.echo(_wrapped(hint, indent="  "), err=True)
     raise typer.Exit(code)
+
+
+def reader_gone() -> NoReturn:
+    """The reader of standard output closed it (`sepia run ... | head -3`): end at once and
+    quietly, with status 1 as click does. Standard output is pointed at the null device
+    first, so the interpreter's last flush of what is still buffered finds somewhere to go
+    instead of printing an error."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    sys.exit(1)
 
 
 def warn(message: str) -> None:

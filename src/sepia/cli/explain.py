@@ -58,6 +58,9 @@ def explain(
         typer.echo(to_tree(compiled.expression, prefixes))
         typer.echo("physical plan (--engine local):")
         typer.echo(_physical_plan(compiled))
+        feed = _spark_feed(compiled)
+        if feed:
+            typer.echo(feed)
 
 
 def _physical_plan(query: Query) -> str:
@@ -71,6 +74,19 @@ def _physical_plan(query: Query) -> str:
     except Unsupported as error:
         return f"  not runnable on the local engine yet: {error}"
     return "\n".join("  " + line for line in engine_explain(physical, dictionary).splitlines())
+
+
+def _spark_feed(query: Query) -> str | None:
+    """How the Spark job steps the query's keys (one line), if the engine runs it (else
+    the job runs it on its reference adapter, as the plan's refusal says)."""
+    from sepia.engine import plan
+    from sepia.runtime.spark.columns import feed_of  # no pyspark: numpy and pyarrow only
+
+    try:
+        physical = plan(query, Dictionary())
+    except Unsupported:
+        return None
+    return f"spark job (--engine spark): {feed_of(physical)}"
 
 
 def _read(query: str) -> tuple[str, str]:

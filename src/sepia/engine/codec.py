@@ -36,6 +36,13 @@ class Codec(Dictionary):
             self._decoded.setdefault(found, kept)
         return found
 
+    def encode_canonical(self, term: Term, text: str) -> int:
+        found = self._encoded.get(term)
+        if found is None:
+            found = self._encoded[term] = self.encode_text(text)
+            self._decoded.setdefault(found, term)
+        return found
+
     def encode_triples(self, triples: Iterable[ox.Triple]) -> list[EncodedTriple]:
         """Triples as ids, one dict lookup per known term (ids are never 0)."""
         known, encode = self._encoded.get, self.encode
@@ -47,7 +54,10 @@ class Codec(Dictionary):
     def decode(self, term_id: int) -> Term:
         found = self._decoded.get(term_id)
         if found is None:
-            found = self._decoded[term_id] = super().decode(term_id)
+            text = self.decode_text(term_id)
+            plain_iri = text[0] == "<" and text[1] != "<" and "\\" not in text
+            found = ox.NamedNode(text[1:-1]) if plain_iri else super().decode(term_id)
+            self._decoded[term_id] = found
         return found
 
     def forget(self, live: Container[int], floor: int = 0) -> list[int]:

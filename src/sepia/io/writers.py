@@ -117,13 +117,23 @@ class _PerEvaluation(ResultWriter):
         return meta
 
 
+class _Console(Console):
+    """rich's console, except that a closed pipe is raised as every writer raises it
+    (BrokenPipeError), for the caller to handle: rich itself would exit the process, which
+    in a thread that is not the main one (Spark's foreachBatch) ends nothing."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True  # nothing more to print
+        raise BrokenPipeError
+
+
 class TableWriter(_PerEvaluation):
     """For a person: one rich table per evaluation, titled with query, time and op; IRIs
     are shortened with the query's prefixes, numbers and booleans written bare (Turtle)."""
 
     def __init__(self, out: TextIO, **options: Any) -> None:
         super().__init__(out, **options)
-        self.console = Console(file=out, highlight=False, soft_wrap=True)
+        self.console = _Console(file=out, highlight=False, soft_wrap=True)
 
     def block(self, rows: list[Result]) -> None:
         first = rows[0]

@@ -68,10 +68,24 @@ class Dictionary:
         allocating one if it is new."""
         return self.encode_text(term_to_nt(canonical(term)))
 
+    def encode_canonical(self, term: Term, text: str) -> int:
+        """The id of ``term``, whose canonical N-Triples text the caller knows is ``text``
+        (a subclass that caches terms keeps it, so it is never parsed back)."""
+        return self.encode_text(text)
+
     def encode_many(self, texts: Iterable[str]) -> list[int]:
-        """Ids for many N-Triples texts at once (the bulk path for columns of terms)."""
-        encode = self.encode_text
-        return [encode(text) for text in texts]
+        """Ids for many N-Triples texts at once (the bulk path for columns of terms): the
+        ids ``encode_text`` would give one by one (new texts numbered in order of first
+        appearance), looked up and allocated by the dict's own bulk operations."""
+        listed = list(texts)
+        ids = self._ids
+        missing = [t for t, f in zip(listed, map(ids.get, listed), strict=True) if f is None]
+        if missing:
+            fresh = list(dict.fromkeys(missing))
+            start, self._next = self._next, self._next + len(fresh)
+            ids.update(zip(fresh, range(start, self._next), strict=True))
+            self._texts.update(zip(range(start, self._next), fresh, strict=True))
+        return list(map(ids.__getitem__, listed))
 
     def lookup(self, text: str) -> int | None:
         """The id of a term already known, else None: queries must not grow the dictionary."""

@@ -44,15 +44,18 @@ def number_of(term: Term) -> Number | None:
     if not isinstance(term, ox.Literal) or (kind := KINDS.get(term.datatype.value)) is None:
         return None
     text = term.value
-    if kind == INTEGER:
-        return kind, int(text) * SCALE
-    if kind == DECIMAL:
-        whole, _, part = text.partition(".")
-        negative = whole.startswith("-")
-        value = abs(int(whole or "0")) * SCALE + int((part + "0" * 18)[:18])
-        return kind, -value if negative else value
+    if kind in (INTEGER, DECIMAL):
+        return kind, scaled(text)
     double = f32(float(text)) if kind == FLOAT else float(text)
     return kind, Fraction(double) if double - double == 0 else double
+
+
+def scaled(text: str) -> int:
+    """An integer's or decimal's lexical form (of at most 18 fractional digits, as
+    pyoxigraph reads them) times ``SCALE``."""
+    whole, _, part = text.partition(".")
+    value = abs(int(whole or "0")) * SCALE + int((part + "0" * 18)[:18])
+    return -value if whole.startswith("-") else value
 
 
 def f32(x: float) -> float:

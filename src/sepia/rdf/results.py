@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -109,6 +109,26 @@ class Result:
         if self.triples is not None:
             object.__setattr__(self, "triples", tuple(self.triples))
 
+    @classmethod
+    def of_solution(
+        cls, query: str, t: int, op: Op, binding: Solution,
+        interval: tuple[int, int] | None = None,
+    ) -> Result:
+        """A SELECT row whose ``binding`` is already a ``Solution`` sorted by name with no
+        unbound variable (an engine that built it so): made without ``__post_init__``'s
+        checks and sorting, which cost more than the rest of a columnar evaluation."""
+        made = object.__new__(cls)
+        s_query, s_t, s_op, s_binding, s_triples, s_boolean, s_interval, s_match = _SLOTS
+        s_query(made, query)
+        s_t(made, t)
+        s_op(made, op)
+        s_binding(made, binding)
+        s_triples(made, None)
+        s_boolean(made, None)
+        s_interval(made, interval)
+        s_match(made, None)
+        return made
+
     @property
     def values(self) -> dict[str, Term]:
         """The binding as a dict (empty for CONSTRUCT and ASK results)."""
@@ -118,6 +138,11 @@ class Result:
     def evaluation(self) -> tuple[str, int, str]:
         """Which evaluation a row belongs to: writers that group rows group by this."""
         return (self.query, self.t, self.op)
+
+
+_SLOTS = tuple(Result.__dict__[f.name].__set__ for f in fields(Result))
+"""The setters of ``Result``'s slots, in field order (``Result.of_solution`` calls them:
+a slot's own setter skips the frozen dataclass's ``__setattr__``)."""
 
 
 def result_to_json(result: Result, kind: TimeKind) -> dict[str, Any]:

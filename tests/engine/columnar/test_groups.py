@@ -244,3 +244,39 @@ GROUP BY ?company
         session.register(parse_query(query), "q")
         assert isinstance(session.queries[0], ColumnarQuery)
         assert_agrees(query, data, ox.Store())
+
+
+@given(st.lists(st.one_of(
+    st.integers(-(2**64), 2**64).map(lambda i: typed(str(i), "integer")),
+    st.decimals(allow_nan=False, allow_infinity=False, places=4).map(
+        lambda d: typed(str(d), "decimal")),
+    st.sampled_from(TIED), st.just(ox.NamedNode(EX + "s")), st.just(ox.BlankNode("b")),
+), min_size=1, max_size=12))
+@settings(max_examples=60, deadline=None, suppress_health_check=CHECKS)
+def test_numbers_read_from_text_equal_the_terms(literals: list) -> None:
+    """Terms and NumericIds read canonical integers and decimals from the dictionary's
+    text without decoding them: each value equals the one found from the pyoxigraph term
+    (a store's answer for the rest), and a sum's literal is the term pyoxigraph writes."""
+    from sepia.engine.columnar.groups import _decomposed
+    from sepia.engine.r2r.numbers import _plain, _stored
+    from sepia.rdf.numbers import number_of
+
+    codec = Codec()
+    ids = [codec.encode(term) for term in literals]
+    distinct = np.unique(np.array(ids, dtype=np.int64))
+    kind, digits, mantissa = NumericIds(Terms(codec)).of(distinct)  # from the text first
+    terms = Terms(codec)
+    terms.canonical(ids)
+    assert list(zip(kind.tolist(), digits.tolist(), mantissa.tolist(), strict=True)) == [
+        _decomposed(terms.number(i)) for i in distinct.tolist()]
+    for i in ids:
+        term = codec.decode(i)
+        expected = _plain(term) if isinstance(term, ox.Literal) else None
+        if expected is False:
+            ((stored, numeric),) = _stored([term])
+            expected = number_of(stored) if numeric else None
+        assert terms.number(i) == expected
+    for text, kind in (("-12.5", 1), ("7", 0), ("0", 1)):
+        found = terms.literal(text, kind)
+        assert codec.decode(found) == typed(text, ("integer", "decimal")[kind])
+        assert terms.number(found) == number_of(codec.decode(found))

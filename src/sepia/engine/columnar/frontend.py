@@ -55,6 +55,8 @@ TERM = f"(?:{IRI}|{LITERAL})"
 PNAME = r"[A-Za-z][\w.\-]*:[\w\-]+"
 _PREFIX = re.compile(r"@prefix\s+([A-Za-z][\w.\-]*)?:\s*(" + IRI + r")\s*\.\s*")
 _DATETIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z"
+_STAMP_TYPE = re.compile(rf"\^\^({IRI}|{PNAME})")
+"""What follows a time's lexical form: its datatype."""
 _GAP = r"[ \t]+"
 _TRIPLE = f"{TERM}{_GAP}{TERM}{_GAP}{TERM}"
 _TRIPLES = rf"^{_TRIPLE}(?:{_GAP}\.{_GAP}{_TRIPLE})*(?:{_GAP}\.)?$"
@@ -238,13 +240,16 @@ def _elements(
     if not (contents.str.starts_with("{") & contents.str.ends_with("}")).all():
         return None
     contents = contents.str.slice(1, contents.str.len_chars() - 2).str.strip_chars()
-    lexical = stamp.str.extract(rf'^"({_DATETIME})"\^\^(?:{IRI}|{PNAME})$', 1)
-    datatype = stamp.str.extract(rf'^"{_DATETIME}"\^\^({IRI}|{PNAME})$', 1)
-    if lexical.null_count() or datatype.null_count():
+    before_quote, lexical, tail = stamp.str.splitn('"', 3).struct.unnest()  # "lexical"^^type
+    if tail.null_count() or (before_quote != "").any():
         return None
-    for used, meaning in ((predicate, PROV_GENERATED), (datatype, XSD_DATETIME)):
-        if any(_expand(t, prefixes) != meaning for t in used.unique().to_list()):
-            return None
+    if not lexical.str.contains(f"^{_DATETIME}$").all():
+        return None
+    datatypes = [_STAMP_TYPE.fullmatch(t) for t in tail.unique().to_list()]
+    if any(d is None or _expand(d[1], prefixes) != XSD_DATETIME for d in datatypes):
+        return None
+    if any(_expand(t, prefixes) != PROV_GENERATED for t in predicate.unique().to_list()):
+        return None
     try:
         moments = lexical.str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_unit="ms", time_zone="UTC")
     except pl.exceptions.PolarsError:

@@ -32,7 +32,7 @@ import numpy as np
 
 from sepia.engine.columnar.tables import NO_ID, Ids, Table
 from sepia.engine.r2r.aggregates import AggregateSpec, GroupBy
-from sepia.engine.r2r.numbers import Terms, average, extreme, number_literal
+from sepia.engine.r2r.numbers import NUMERIC_TEXT, Terms, average, extreme, number_literal
 from sepia.rdf.numbers import DECIMAL, INTEGER, Sum
 
 NOT_NUMBER, WIDE, UNBOUND = 4, 5, 6
@@ -82,8 +82,13 @@ class NumericIds:
         if not len(new):
             return
         listed = new.tolist()
-        self.terms.canonical(listed)  # each id is its own canonical form (the dictionary's)
-        found = [_decomposed(self.terms.number(i)) for i in listed]
+        text_of = self.terms.dictionary.decode_text
+        found = [_from_text(text_of(i)) for i in listed]
+        rest = [i for i, f in zip(listed, found, strict=True) if f is None]
+        if rest:  # each id is its own canonical form (the dictionary's)
+            self.terms.canonical(rest)
+            number = self.terms.number
+            found = [f or _decomposed(number(i)) for i, f in zip(listed, found, strict=True)]
         kind, digits, mantissa = (np.array(c, dtype=t) for c, t in zip(
             zip(*found, strict=True), (np.int8, np.int64, np.int64), strict=True))
         ids = np.concatenate([self.ids, new])
@@ -92,6 +97,24 @@ class NumericIds:
         self.kind = np.concatenate([self.kind, kind])[order]
         self.digits = np.concatenate([self.digits, digits])[order]
         self.mantissa = np.concatenate([self.mantissa, mantissa])[order]
+
+
+def _from_text(text: str) -> tuple[int, int, int] | None:
+    """``_decomposed`` read from a term's canonical N-Triples text where the text alone
+    says (an IRI, a blank node, a plain string; an integer or decimal whose mantissa fits),
+    else None (``Terms`` decides)."""
+    if text[0] != '"' or text[-1] == '"':
+        return NOT_NUMBER, 0, 0
+    found = NUMERIC_TEXT.fullmatch(text)
+    if found is None or found["lexical"] == "-0":
+        return None
+    whole, _, fraction = found["lexical"].partition(".")
+    if fraction and found["type"] == "integer":
+        return None
+    mantissa = int(whole + fraction)
+    if not -(2**62) < mantissa < 2**62:
+        return None
+    return (INTEGER if found["type"] == "integer" else DECIMAL), len(fraction), mantissa
 
 
 def _decomposed(number: tuple | None) -> tuple[int, int, int]:

@@ -54,7 +54,7 @@ from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import HIDDEN
 from sepia.engine.s2r.report import Arrivals
 from sepia.rdf.order import ordered
-from sepia.rdf.results import Result
+from sepia.rdf.results import Result, Solution
 
 COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select, po.Bind, GroupBy)
 """The plan operators with a columnar form (GROUP BY: COUNT, SUM, AVG, MIN, MAX of a
@@ -323,9 +323,10 @@ class ColumnarQuery(ContinuousQuery):
         decode = self.dictionary.decode
         terms = {i: decode(i) for i in {v for row in bag for v in row if v is not None}}
         out: list[Result] = []
+        make = Result.of_solution
         for row, count in bag.items():
-            binding = tuple((names[i], terms[row[i]]) for i in order if row[i] is not None)
-            out += [Result(self.name, t, op, binding)] * count
+            binding = Solution([(names[i], terms[row[i]]) for i in order if row[i] is not None])
+            out += [make(self.name, t, op, binding)] * count
         return ordered(out, self.query.order) if self.query.order else out
 
     def _run(self, node: po.PhysicalPlan) -> Table:

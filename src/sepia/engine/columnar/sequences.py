@@ -59,7 +59,7 @@ from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.r2r.numbers import Terms
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import FROM, HIDDEN, TO
-from sepia.rdf.results import Result
+from sepia.rdf.results import Result, Solution
 from sepia.rdf.stream import StreamElement
 
 START = -3
@@ -293,12 +293,13 @@ class PartitionedSequence:
         decode = self.dictionary.decode
         ids = np.unique(np.concatenate([c for _, c in named])) if named else np.empty(0, int)
         terms = {i: decode(i) for i in np.asarray(ids).tolist()}
-        columns = [(n, c.tolist()) for n, c in named]
+        columns = sorted(((n, c.tolist()) for n, c in named), key=lambda pair: pair[0])
         starts, ends = done.columns[START].tolist(), done.columns[LAST].tolist()
         op: Literal["+"] = "+"
         out = [
-            Result(self.name, end, op, tuple((n, terms[c[k]]) for n, c in columns),
-                   interval=(start, end) if interval else None)
+            Result.of_solution(self.name, end, op,
+                               Solution([(n, terms[c[k]]) for n, c in columns]),
+                               (start, end) if interval else None)
             for k, (start, end) in enumerate(zip(starts, ends, strict=True))
         ]
         out.sort(key=lambda r: r.t)

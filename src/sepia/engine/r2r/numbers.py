@@ -32,6 +32,7 @@ from sepia.rdf.numbers import (
     mean,
     number_of,
     number_text,
+    scaled,
 )
 from sepia.rdf.terms import Term
 from sepia.rdf.vocabulary import XSD
@@ -40,6 +41,11 @@ CANONICAL_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
 CANONICAL_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]{0,17}[1-9])?")
 """Integers and decimals as pyoxigraph writes them (decimals: at most 18 fractional
 digits, no trailing zero, no dot when whole; never "-0")."""
+NUMERIC_TEXT = re.compile(
+    rf'"(?P<lexical>{CANONICAL_DECIMAL.pattern})"\^\^<{re.escape(XSD)}(?P<type>integer|decimal)>'
+)
+"""The N-Triples text of an integer or decimal literal in canonical form (an integer
+with a dot is not one: ``_plain_text`` checks)."""
 
 
 class Terms:
@@ -66,16 +72,18 @@ class Terms:
     def canonical(self, ids: Iterable[int | None]) -> Callable[[int], int]:
         """Learn the canonical forms of ``ids`` (one store for all the new literals); the
         lookup of canonical ids."""
-        decode, known = self.dictionary.decode, self._canonical
+        decode, text_of = self.dictionary.decode, self.dictionary.decode_text
+        known = self._canonical
         new = []
         for i in set(ids).difference(known):
             if i is None:
                 continue
             known[i] = i
-            term = decode(i)
-            if not isinstance(term, ox.Literal):
-                self.numbers[i] = None
-            elif (found := _plain(term)) is not False:
+            found = _plain_text(text_of(i))
+            if found is False:
+                term = decode(i)
+                found = _plain(term) if isinstance(term, ox.Literal) else None
+            if found is not False:
                 self.numbers[i] = found
             else:
                 new.append(i)
@@ -92,6 +100,8 @@ class Terms:
     def number(self, canonical: int | None) -> Number | None:
         """The numeric value of a term (None: not a number; IRIs and blank nodes, which
         subjects bind, are never looked up in a store)."""
+        if canonical is not None and canonical not in self.numbers:
+            self.canonical([canonical])  # not seen yet (a columnar cache read its text)
         return self.numbers.get(canonical)  # type: ignore[arg-type]
 
     def literal(self, text: str, kind: int) -> int:
@@ -99,6 +109,11 @@ class Terms:
         canonical form (an xsd:float's is pyoxigraph's own: written to a store and read
         back)."""
         found = self._written.get((text, kind))
+        if found is None and kind in (INTEGER, DECIMAL):  # the text is canonical already
+            found = self._written[(text, kind)] = self.dictionary.encode_canonical(
+                ox.Literal(text, datatype=DATATYPES[kind]), f'"{text}"^^<{DATATYPES[kind].value}>')
+            self._canonical[found] = found
+            self.numbers[found] = (kind, scaled(text))
         if found is None:
             term: Term = ox.Literal(text, datatype=DATATYPES[kind])
             if kind == FLOAT:
@@ -107,6 +122,26 @@ class Terms:
             self._canonical[found] = found
             self.numbers[found] = number_of(term)
         return found
+
+
+def _plain_text(text: str) -> Number | Literal[False] | None:
+    """``_plain`` from a term's canonical N-Triples text, for the cases the text alone
+    decides (an IRI or blank node: None; a plain string: None; a canonical integer or
+    decimal in range: its value); False for the rest, which ``_plain`` decides from the
+    term (a dictionary's text is canonical, so no other text is these values)."""
+    if text[0] != '"':
+        return None
+    if text[-1] == '"':
+        return None
+    found = NUMERIC_TEXT.fullmatch(text)
+    if found is None or found["lexical"] == "-0":
+        return False
+    kind = INTEGER if found["type"] == "integer" else DECIMAL
+    if kind == INTEGER and "." in found["lexical"]:
+        return False
+    value = scaled(found["lexical"])
+    bound = I64 * SCALE if kind == INTEGER else I128
+    return (kind, value) if -bound <= value < bound else False
 
 
 def _plain(term: ox.Literal) -> Number | Literal[False] | None:

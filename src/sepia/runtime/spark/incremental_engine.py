@@ -31,6 +31,15 @@ reference's answer over a finite input stops there, and instants beyond it only 
 a later element arrives. `final` flushes. `wake_at` is the next report instant the
 schedule has before that flush end, or the time of the first element held back.
 
+A key whose session runs on the columnar core (`Session.columnar`: `SEPIA_ENGINE_PATH`
+decides, as for a local run; `sepia explain` says the path) gets the step's due elements
+as one batch of columns (`columns.element_columns`, `Session.push_columns`), not an element
+at a time: a unit on one key, or a split unit's bucket (a PARTITION BY query's buckets own
+their values on the row engine). A batch does not tell which instant made a result; its
+time stands in for that instant in `Step.order`, which only orders results of equal time,
+and all the results of one evaluation come from one step. Queries that make blank nodes
+step by element (`columns.labels_by_ids`: their labels follow the dictionary's ids).
+
 Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which this
 adapter does not host yet: one query per key) are found on the driver by `refusal`; the job
 runs such a unit on the reference adapter (see `host.job_spec`).
@@ -56,6 +65,7 @@ from sepia.rdf.results import Result
 from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
+from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.units import Unit, parse_bucket_key
@@ -138,6 +148,9 @@ class IncrementalEngine:
         self.forget_terms = forget_terms
         """A key's session first forgets terms once its dictionary holds this many
         (`Session(forget_terms=)`; None: never)."""
+        self.columns = not labels_by_ids(self.query.query)
+        """A key steps its due elements as one batch of columns where its session runs
+        on the columnar core (see the module)."""
 
     def step(
         self,
@@ -159,7 +172,7 @@ class IncrementalEngine:
         kept = held[len(due) :]
         if kind is None and held:
             kind = TimeKind(held[0][6])
-        made = self._advance(session, due, horizon, final)
+        made = self._advance(session, due, horizon, final, columns=self.columns)
         if key is not None and self.split is not None:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
         results = [r for _, r in made]
@@ -224,16 +237,26 @@ class IncrementalEngine:
 
     @staticmethod
     def _advance(
-        session: Session, due: list[ElementRow], horizon: int, final: bool
+        session: Session, due: list[ElementRow], horizon: int, final: bool, columns: bool
     ) -> list[tuple[int, Result]]:
         """Push the due elements, then move the watermark (or flush, at the end); each
-        result with the instant whose step made it (`FLUSHED`: the end of input's)."""
+        result with the instant whose step made it (`FLUSHED`: the end of input's).
+        `columns`: as one batch, when the session runs on the columnar core (each
+        result's instant is then its time: see the module)."""
         made: list[tuple[int, Result]] = []
-        for row in due:
+        stepped = due
+        if columns and session.columnar:
+            if due:  # no name holds the batch: a live batch's ids are never forgotten
+                pushed = session.push_columns(element_columns(due, session.dictionary))
+                made += [(r.t, r) for r in pushed]
+            stepped = []
+        for row in stepped:
             instant = session.pending[0].time if session.pending else 0
             made += [(instant, r) for r in session.push(to_element(row))]
         if due:
             made += [(due[-1][END], r) for r in session.watermark(due[-1][END])]
+        if due and not stepped:
+            forget_after_batch(session)
         if final:
             return made + [(FLUSHED, r) for r in session.flush()]
         end = session.queries[0].flush_end()

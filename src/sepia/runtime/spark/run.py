@@ -9,7 +9,8 @@ checkpoint resumes where the last committed batch ended.
 Operations: the driver waits on the query in short slices, reporting each finished batch
 (`progress`), and starts it again from its checkpoint after a transient failure (`_await`);
 Ctrl-C (SIGINT) lets the batch in progress finish (a second Ctrl-C does not wait), stops the
-query, closes the sinks and raises `RunStopped`. With `--on-error skip`
+query, closes the sinks and raises `RunStopped`. When the reader of standard output goes
+away (`| head`), the query is stopped at once and `ReaderGone` raised. With `--on-error skip`
 and a dead-letter file, the rejected text of bad elements is gathered after every batch.
 """
 
@@ -130,7 +131,10 @@ def run_on_spark(
         try:
             batch = _with_dead_letters(sink, letters)
             results = results_frame(frames, spec, files, ingest)
-            _drive(results, batch, home, bindings, ends, options, log, ends_by_marker(spec))
+            gone = lambda: sink.reader_gone  # noqa: E731
+            _drive(results, batch, home, bindings, ends, options, log, ends_by_marker(spec), gone)
+            if sink.reader_gone:  # after the query's last batch, or stopped for it
+                raise ReaderGone
             return log.batches
         finally:
             sink.close()
@@ -214,25 +218,29 @@ def _drive(
     options: SparkRunOptions,
     log: ProgressLog,
     one_pass: bool = True,
+    gone: Callable[[], bool] = lambda: False,
 ) -> None:
     """Run the streaming query: to the end of a finite input, or until stopped. `one_pass`:
-    every key ends in the batch that reads the end-of-input markers (`ends_by_marker`)."""
+    every key ends in the batch that reads the end-of-input markers (`ends_by_marker`);
+    `gone`: the output's reader went away (the query stops)."""
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
     finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
     with Interrupts() as interrupts:
         if not finite:
             interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
-            _await(writer.trigger(processingTime=interval), log, interrupts)
+            _await(writer.trigger(processingTime=interval), log, interrupts, gone=gone)
             return
         if any(Path(s).is_dir() for s in bindings.values()):
-            _await(writer.trigger(availableNow=True), log, interrupts)  # every file first
+            _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)  # files first
+        if gone():
+            return
         for folder in ends.values():
             mark_end(folder)
         if not one_pass:
-            _await(writer.trigger(availableNow=True), log, interrupts)
+            _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)
             return
         with _no_empty_batches(results.sparkSession):
-            _await(writer.trigger(availableNow=True), log, interrupts)
+            _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)
 
 
 @contextmanager
@@ -251,6 +259,10 @@ def _no_empty_batches(spark: SparkSession) -> Iterator[None]:
 
 class SparkRunError(RuntimeError):
     """The streaming query failed; the message is the cause, without the JVM's stack."""
+
+
+class ReaderGone(BrokenPipeError):
+    """The reader of standard output closed it; the query was stopped."""
 
 
 class RunStopped(Exception):
@@ -272,8 +284,10 @@ def _await(
     log: ProgressLog,
     interrupts: Interrupts,
     attempts: int = QUERY_ATTEMPTS,
+    gone: Callable[[], bool] = lambda: False,
 ) -> None:
-    """Start the query and wait for it, reporting its batches; Ctrl-C stops it gracefully.
+    """Start the query and wait for it, reporting its batches; Ctrl-C stops it gracefully,
+    and so does `gone()` (the output's reader closed it: nothing more would be read).
 
     A query that fails for a transient reason (a Python worker that did not connect back in
     time, on a loaded machine) starts again from its checkpoint: Spark replays the failed
@@ -286,6 +300,9 @@ def _await(
         try:
             while not query.awaitTermination(POLL_S):
                 log.poll(query)
+                if gone():
+                    query.stop()
+                    return
                 if interrupts.count:
                     _stop(query, interrupts)
                     log.poll(query)

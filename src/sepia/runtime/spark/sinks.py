@@ -11,6 +11,8 @@ restarted run cuts off before it writes on. Spark's checkpoint keeps batch ids a
 input stable across restarts, so an output file ends identical to an uninterrupted run's in
 every format. Standard output cannot be rewound: after a restart it continues with the
 batches not yet in the ledger (a batch printed when the driver died is printed again).
+When the reader of standard output goes away (`sepia run ... | head`), the journal stops
+writing and says so (`reader_gone`); the driver then stops the query (run.py).
 
 `DeadLetterFile` does the same for `--dead-letter`: the workers leave each document's
 rejected text in a file of its own (`ingest.dead_letter_part`); after each batch the driver
@@ -91,8 +93,12 @@ class ResultJournal:
             self._start(TimeKind(self.ledger.kind)).resume(self.ledger.writer)
         self.written: dict[int, int] = {}
         """Result rows written per batch id, until `results_of` reads them (progress)."""
+        self.reader_gone = False
+        """The output was a pipe whose reader closed it: nothing more is written."""
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        if self.reader_gone:
+            return
         if batch_id <= self.ledger.batch:
             # written before a restart: run the batch all the same (to a sink that drops
             # it), since Spark only commits the batch's state once every partition has run
@@ -100,8 +106,12 @@ class ResultJournal:
             return
         lines = sorted_lines(frame)
         self.written[batch_id] = len(lines)
-        self._write(lines)
-        self.out.flush()
+        try:
+            self._write(lines)
+            self.out.flush()
+        except BrokenPipeError:  # raised here, it would leave Spark waiting on this call
+            self.reader_gone = True
+            return
         length = 0
         if self.out is not sys.stdout:
             os.fsync(self.out.fileno())

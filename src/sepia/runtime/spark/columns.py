@@ -1,0 +1,96 @@
+"""A key's due element rows as one batch of columns, for a session on the columnar core.
+
+Stepped an element at a time, a key's session made a `StreamElement` per row (one
+N-Triples parse each) and the columnar core turned each back into a one-element batch. Here
+the rows' triples columns are parsed as one document, encoded with the session's
+dictionary, and the step's elements reach the core as one `ColumnBatch` (`push_columns`):
+no object per element in between, one call per step instead of one per instant.
+
+A batch encodes every term of its elements before the first of them is evaluated, where
+the element path encodes an instant's terms as it evaluates it; the ids differ, and so
+would the labels of blank nodes a query makes (`sepia.engine.r2s.construct`: labelled by
+the highest id given). Such queries keep the element path (`labels_by_ids`), so a Spark
+run labels them as `--engine local` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyoxigraph as ox
+
+from sepia.algebra import expression as ex
+from sepia.algebra import query as qa
+from sepia.algebra.scope import nodes
+from sepia.engine.codec import encode_triples
+from sepia.engine.columnar import ColumnBatch
+from sepia.engine.columnar.query import plan_uncovered
+from sepia.engine.hosts.engine_path import engine_path
+from sepia.engine.hosts.session import Session
+from sepia.engine.plan.physical import PhysicalQuery
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.time import TimeKind
+from sepia.runtime.spark.elements import END, ElementRow
+
+STREAM, KIND, TRIPLES = 0, 6, 7
+
+
+def element_columns(rows: Sequence[ElementRow], dictionary: Dictionary) -> ColumnBatch:
+    """The elements of `rows` (in arrival order, none empty of rows) as columns over
+    `dictionary`: the element rows' triples are one triple per line (`elements`), so one
+    parse of their lines together gives every element's triples in order."""
+    texts = [row[TRIPLES] for row in rows]
+    counts = np.array([text.count("\n") + 1 if text else 0 for text in texts], dtype=np.int64)
+    document = "\n".join(text for text in texts if text)
+    parsed = ox.parse(document, format=ox.RdfFormat.N_TRIPLES) if document else ()
+    triples = [quad.triple for quad in parsed]
+    if len(triples) != int(counts.sum()):
+        raise ValueError("element rows whose triples are not one per line")
+    table = np.array(encode_triples(dictionary, triples), dtype=np.int64).reshape(-1, 3)
+    streams: dict[str, int] = {}
+    stream = [streams.setdefault(row[STREAM], len(streams)) for row in rows]
+    return ColumnBatch(
+        tuple(streams),
+        np.array([row[END] for row in rows], dtype=np.int64),
+        np.array(stream, dtype=np.int64),
+        np.zeros(len(rows), dtype=np.int64),
+        np.repeat(np.arange(len(rows), dtype=np.int64), counts),
+        table[:, 0], table[:, 1], table[:, 2],
+        TimeKind(rows[0][KIND]) if rows else TimeKind.ABSTRACT,
+    )  # fmt: skip
+
+
+def labels_by_ids(query: qa.Query) -> bool:
+    """Whether `query` makes blank nodes (a CONSTRUCT template's, BNODE()), whose labels
+    follow the dictionary's ids: a batch would give them other labels than a local run."""
+    template = nodes(query.form, ox.BlankNode) if isinstance(query.form, qa.Construct) else []
+    return bool(template) or any(call.function == "BNODE" for call in nodes(query, ex.Call))
+
+
+def feed_of(physical: PhysicalQuery) -> str:
+    """How the Spark job feeds a query's keys, for `sepia explain` (as
+    `incremental_engine.IncrementalEngine.step` decides)."""
+    query = physical.query
+    chosen = engine_path()
+    if query.partition_by is not None:
+        return ("spread over buckets, each owning its PARTITION BY values on the row engine: "
+                "element by element")
+    if chosen == "rows" or plan_uncovered(physical, costed=chosen == "columnar") is not None:
+        return "element by element, on the row engine"
+    if labels_by_ids(query):
+        return ("element by element on the columnar core (the blank nodes it makes are "
+                "labelled by the dictionary's ids, as in a local run)")
+    return ("each key's due elements of a micro-batch as one batch of columns, columnar core "
+            "(under RDFS entailment: element by element, on the row engine)")
+
+
+def forget_after_batch(session: Session) -> None:
+    """Collect the terms nothing holds, once a pushed batch is gone. While the session
+    advances over a batch, the batch holds every id of its elements, so a collection then
+    (`sepia.engine.forgetting`) keeps them all and puts the next one off until the
+    dictionary doubles: the key's stored dictionary would grow by a batch's fresh terms a
+    step. A session that forgets and holds its threshold of terms collects again here."""
+    forgetting = session.forgetting
+    if forgetting is not None and len(session.dictionary) >= forgetting.min_terms:
+        forgetting.collect([session, *ColumnBatch.alive.values()])
