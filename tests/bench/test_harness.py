@@ -1,17 +1,38 @@
-"""The harness end to end on tiny workloads: child-process runs, JSON, plots, the CLI."""
+"""The harness end to end on tiny workloads: child-process runs, JSON, plots, the CLI.
+
+The first test measures each run in a fresh interpreter, as `sepia bench` does; the others
+run the same child code (``run_child``) in this process: an interpreter's start (~5 s, far
+more on a loaded machine) per run proves nothing the first test does not."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from sepia.bench import measure
 from sepia.bench.harness import BenchOptions, run_bench
 from sepia.cli.app import app
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def runs_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m sepia.bench.measure SYSTEM DATA VARIANT BUDGET`` answered by ``run_child``
+    in this process, its JSON line as the child prints it."""
+
+    def child(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        name, folder, variant, budget = command[-4:]
+        line = json.dumps(measure.run_child(name, Path(folder), variant, float(budget)))
+        return subprocess.CompletedProcess(command, 0, line + "\n", "")
+
+    monkeypatch.setattr(measure, "subprocess", SimpleNamespace(run=child))
 
 
 def _runs(path: Path) -> list[dict]:
@@ -33,6 +54,7 @@ def test_floor_on_a_tiny_workload_writes_json_and_png(tmp_path: Path) -> None:
         assert png.read_bytes()[:8] == PNG_MAGIC
 
 
+@pytest.mark.usefixtures("runs_in_process")
 def test_quick_measures_w11_at_6_and_600_minutes(tmp_path: Path) -> None:
     """--quick leaves out W11's WITHIN 60 minutes (W4's queries, measured in W4), checks
     included."""
@@ -44,6 +66,7 @@ def test_quick_measures_w11_at_6_and_600_minutes(tmp_path: Path) -> None:
     assert {r["checked"] for r in runs if r["system"] == "naive"} == {"ok"}
 
 
+@pytest.mark.usefixtures("runs_in_process")
 def test_every_system_has_a_row_and_the_missing_ones_say_why(tmp_path: Path) -> None:
     options = BenchOptions(("W8",), scale=4400, out=tmp_path, data_dir=tmp_path / "data",
                            repeat=2, systems=("floor", "naive", "local"))
@@ -70,6 +93,7 @@ def test_every_system_has_a_row_and_the_missing_ones_say_why(tmp_path: Path) -> 
     assert {p.name.split("-", 3)[-1] for p in written} >= {"W8-latency.png", "summary.png"}
 
 
+@pytest.mark.usefixtures("runs_in_process")
 def test_cli_generate_and_quick_bench(tmp_path: Path) -> None:
     runner = CliRunner()
     listed = runner.invoke(app, ["generate", "--list"])
