@@ -74,8 +74,11 @@ def soak_child(data: Path, variant_name: str) -> list[Mark]:
     marks, results, started = [], 0, time.perf_counter()
 
     def mark(done: int) -> None:
+        """Linux keeps the resident set in per-CPU counters synced lazily, so VmHWM can read
+        a few pages under an earlier reading: the peak so far is the highest one read."""
         state = session.state_size()
-        marks.append(Mark(done, time.perf_counter() - started, _status_mib("VmHWM"),
+        peak = max(_status_mib("VmHWM"), marks[-1].peak_mib if marks else 0.0)
+        marks.append(Mark(done, time.perf_counter() - started, peak,
                           _status_mib("VmRSS"), state["dictionary_terms"],
                           state["forgotten_terms"], results))
         print(json.dumps(dataclasses.asdict(marks[-1])), flush=True)
