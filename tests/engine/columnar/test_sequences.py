@@ -203,12 +203,14 @@ def test_an_event_only_a_filtered_leaf_matches_joins_no_partition():
 
 
 def test_what_is_not_covered_stays_on_the_row_engine(monkeypatch):
-    kleene = STRICT.replace("SEQ(A , B)", "SEQ(A , B+)")
+    kleene = STRICT.replace("SEQ(A , B)", "SEQ(A ; B+)")
     any_ = STRICT.replace("SEQ(A , B)", "SEQ(A : B)")
-    background_graph = STRICT.replace("{ ?x :q ?z }", "{ ?x :q ?z . GRAPH :g { ?x :r ?z } }")
+    optional = STRICT.replace("SEQ(A , B)", "SEQ(A , B?)")
     ordered = STRICT + " ORDER BY ?z"
-    for text in (kleene, any_, background_graph, ordered):
+    for text in (kleene, any_, optional, ordered):
         assert isinstance(_session(text).queries[0], PartitionedQuery), text
+    background_graph = STRICT.replace("{ ?x :q ?z }", "{ ?x :q ?z . GRAPH :g { ?x :r ?z } }")
+    assert isinstance(_session(background_graph).queries[0], PartitionedSequence)
     monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")
     with_rows = Session(background())
     with_rows.register(parse_query(STRICT), "q")

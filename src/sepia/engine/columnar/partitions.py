@@ -19,7 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from sepia.engine.columnar.batch import ColumnBatch
-from sepia.engine.columnar.tables import Ids, Table, Triples, filtered, join_all, match_pattern
+from sepia.engine.columnar.tables import (
+    Ids,
+    Table,
+    Triples,
+    filtered,
+    join,
+    join_all,
+    match_pattern,
+)
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 
@@ -31,16 +39,28 @@ TIME = -2
 """A pseudo slot: the time of the element a row was matched in."""
 
 
-def gpm_scan(plan: po.PhysicalPlan) -> tuple[po.Scan, list[po.Select]] | None:
-    """A GPM plan as its BGP over the event graph and the FILTERs above it (innermost
-    first); None when it is anything else (background graphs, OPTIONAL, BIND ...)."""
+def gpm_scan(
+    plan: po.PhysicalPlan,
+) -> tuple[po.Scan, list[po.Select], tuple[po.Scan, ...]] | None:
+    """A GPM plan as its BGP over the event graph, the FILTERs above it (innermost first)
+    and the BGPs over background graphs it joins (``GRAPH <kb> { ... }`` inside the GPM);
+    None when it is anything else (OPTIONAL, BIND, a window ...)."""
     conditions: list[po.Select] = []
     while isinstance(plan, po.Select):
         conditions.append(plan)
         plan = plan.inner
-    if not isinstance(plan, po.Scan) or plan.graphs != (po.EventGraph(),):
+    inputs = (
+        plan.inputs if isinstance(plan, po.MultiJoin)
+        else (plan.left, plan.right) if isinstance(plan, po.HashJoin) else (plan,)
+    )
+    events = [i for i in inputs if isinstance(i, po.Scan) and i.graphs == (po.EventGraph(),)]
+    background = tuple(i for i in inputs if i not in events)
+    if len(events) != 1 or not all(
+        isinstance(i, po.Scan) and all(isinstance(g, po.BackgroundGraph) for g in i.graphs)
+        for i in background
+    ):
         return None
-    return plan, conditions[::-1]
+    return events[0], conditions[::-1], background  # type: ignore[return-value]
 
 
 def canonical(patterns: tuple[po.EncodedPattern, ...]) -> tuple[tuple, list[int]]:
@@ -60,9 +80,14 @@ def canonical(patterns: tuple[po.EncodedPattern, ...]) -> tuple[tuple, list[int]
 class EventMatches:
     """The GPMs of one batch's event graphs: each distinct BGP shape matched once."""
 
-    def __init__(self, batch: ColumnBatch, select: Filter = filtered) -> None:
+    def __init__(
+        self, batch: ColumnBatch, select: Filter = filtered,
+        background: Callable[[po.Scan], Table] | None = None,
+    ) -> None:
         self.select = select
         """How a FILTER is applied to a table (``tables.filtered`` or a vector form)."""
+        self.background = background
+        """The solutions of a BGP over background graphs (a GPM's ``GRAPH`` part)."""
         self.graph = Triples(batch.s, batch.p, batch.o)
         self.element = batch.element
         self.times = batch.times
@@ -87,8 +112,11 @@ class EventMatches:
         if found is None:
             parts = gpm_scan(plan)
             assert parts is not None, "not a GPM over the event graph (see sequence_uncovered)"
-            scan, conditions = parts
+            scan, conditions, background = parts
             found = distinct(self.bgp(scan))
+            for other in background:
+                assert self.background is not None, "a GPM joining a background graph"
+                found = distinct(join(found, self.background(other)))
             for select in conditions:
                 found = self.select(found, select.condition)
             self._plans[id(plan)] = found

@@ -20,22 +20,29 @@ instant can take are dropped; runs still waiting at the batch's end carry over t
 batch, so a batch cut between two contiguous events, or a run spanning batches, gives what
 one batch would. Runs and matches are sets, as in the row engine.
 
-What it covers (``sequence_uncovered`` says why not): a sequence of plain GPMs (no ``+``,
-``?``, ``!``, ``&``, ``|``) joined by ``,`` or ``;``, each a BGP over the event graph with
-FILTERs, under PARTITION BY on a variable, WITHIN sliding, tumbling or none, a SELECT
+Kleene plus, last in a ``,`` sequence (``SEQ(A , B+)``): each iteration count is its own
+match (one row per iteration), later iterations strict; a run keeps an id into a table of
+its iterations, and matches are named as the row engine's partitions name them (``_named``).
+
+What it covers (``sequence_uncovered`` says why not): a sequence of plain GPMs (no ``?``,
+``!``, ``&``, ``|``) joined by ``,`` or ``;``, or a ``,`` sequence ending in ``B+`` (not
+under TUMBLING), each a BGP over the event graph with FILTERs, joined with BGPs over
+static background graphs, under PARTITION BY on a variable, WITHIN sliding, tumbling or
+none, a SELECT
 pushed as matches complete (RSTREAM, no ORDER BY, DISTINCT, expressions or
 aggregates), no ``--max-runs``, no RDFS entailment. The rest runs on the row engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
 
 from sepia.algebra import query as qa
-from sepia.engine.cep.automaton import Gpm, Strategy
+from sepia.engine.cep.automaton import Gpm, State, Strategy
 from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
@@ -50,7 +57,7 @@ from sepia.engine.columnar.partitions import (
     distinct,
     gpm_scan,
 )
-from sepia.engine.columnar.tables import Ids, Table, join
+from sepia.engine.columnar.tables import Ids, Table, Triples, join, join_all, match_pattern
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.query.partition import result_order
@@ -61,6 +68,7 @@ from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import FROM, HIDDEN, TO
 from sepia.rdf.results import Result, Solution
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import term_to_nt
 
 START = -3
 """A pseudo slot of a run: the time of its first event."""
@@ -68,6 +76,17 @@ LAST = -4
 """A pseudo slot of a run: the time of its last event."""
 RUN = -5
 """A pseudo slot: the run a joined row came from."""
+ITER = -6
+"""A pseudo slot of a run in a Kleene state: its id in the iteration table, -1 before its
+first iteration."""
+OWNER = -7
+"""A pseudo slot of the iteration table: the run an iteration belongs to."""
+ORDER = -8
+"""A pseudo slot of the iteration table: the iteration's rank in its run (from 0)."""
+NUMBER = -9
+"""A pseudo slot of a Kleene match: its number in its partition (``m<k>``)."""
+MADE = -10
+"""A pseudo slot of a Kleene match: the instant its partition was made (its name)."""
 SPAN = 1 << 14
 """Elements stepped at once at most (a ``;`` joins a run with its partition's later
 candidates of one span: memory follows this, not the batch)."""
@@ -82,7 +101,18 @@ def sequence_uncovered(engine: ContinuousQuery) -> str | None:
         return "RDFS entailment runs on the row engine"
     if not isinstance(engine.dictionary, Codec):
         return "a dictionary without a codec"
-    return plan_sequence_uncovered(engine.physical)
+    found = plan_sequence_uncovered(engine.physical)
+    if found is None and any(g.name in engine.background.varying for g in _background_graphs(
+            engine.physical.kind)):  # type: ignore[arg-type]
+        return "a GPM joining a time-varying background graph"
+    return found
+
+
+def _background_graphs(kind: SequencePlan) -> list[po.BackgroundGraph]:
+    """The background graphs the GPMs join."""
+    assert kind.partition is not None
+    plans = (*kind.partition.leaves, *(s.bop.plan for s in kind.automaton.states))  # type: ignore[union-attr]
+    return [g for plan in plans for scan in gpm_scan(plan)[2] for g in scan.graphs]  # type: ignore[index, misc]
 
 
 def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
@@ -92,9 +122,12 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
         return "event patterns other than SPAseq sequences run on the row engine"
     if kind.partition is None or kind.partition.slot is None:
         return "a SPAseq sequence without PARTITION BY (on a variable a GPM binds)"
-    for state in kind.automaton.states:
-        if state.kleene or state.optional or state.negated:
-            return "a Kleene +, optional ? or negated ! element"
+    states = kind.automaton.states
+    for position, state in enumerate(states):
+        if state.optional or state.negated:
+            return "an optional ? or negated ! element"
+        if (state.kleene and position != len(states) - 1) or states[0].kleene:
+            return "a Kleene + element other than the last (or the first)"
         if not isinstance(state.bop, Gpm):
             return "a conjunction & or disjunction | of GPMs"
         if state.strategy is Strategy.ANY:
@@ -103,10 +136,14 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
             return "a GPM on a stream outside FROM STREAM"
         if state.check is not None and not state.check.row_local:
             return "a FILTER calling RAND(), BNODE() or timestamp()"
+    if states[-1].kleene and any(s.strategy is not Strategy.STRICT for s in states[1:]):
+        return "a Kleene + element in a sequence using ; (only , is covered with +)"
+    if states[-1].kleene and kind.within is not None and kind.within.tumbling:
+        return "a Kleene + element under WITHIN ... TUMBLING"
     for plan in (*kind.partition.leaves, *(s.bop.plan for s in kind.automaton.states)):  # type: ignore[union-attr]
         parts = gpm_scan(plan)
         if parts is None:
-            return "a GPM that is not a BGP with FILTERs over the event graph"
+            return "a GPM that is not a BGP with FILTERs over the event and background graphs"
         if any(not select.condition.row_local for select in parts[1]):
             return "a FILTER calling RAND(), BNODE() or timestamp()"
     root = physical.root
@@ -140,6 +177,19 @@ class PartitionedSequence:
         self.clock: int | None = None
         self.numbers = NumericIds(Terms(host.dictionary))
         """The numeric values of the terms FILTERs compare (a cache)."""
+        self.kleene = self.states[-1].kleene
+        """``B+`` ends the sequence: runs keep their iterations, matches are named."""
+        self.iterations: Table | None = None
+        """Each Kleene run's iterations (``OWNER``, ``ORDER``, its own variables), sorted."""
+        self.issued = 0
+        """Kleene run ids given so far."""
+        self.labels: dict[int, tuple[int, int, int | None]] = {}
+        """Per live partition value (as the row engine keeps them): the instant it was made,
+        its matches so far and the latest start of the runs its last instant left."""
+        self.instant: int | None = None
+        """The streamset's last instant stepped (a partition's lifetime reads it)."""
+        self.kb: dict[int, Table] = {}
+        """The solutions of each background BGP a GPM joins (static graphs only)."""
 
     def _filtered(self, table: Table, condition: ExpressionEvaluator) -> Table:
         """A FILTER over a table, on columns where exact (``columnar.comparisons``)."""
@@ -205,7 +255,9 @@ class PartitionedSequence:
     # --- one span of events ---------------------------------------------------------------
     def _step(self, batch: ColumnBatch) -> Table | None:
         """Route the events, step every state's runs; the matches completed (a set)."""
-        matches = EventMatches(batch, self._filtered)
+        if self.kleene:
+            self._collect()
+        matches = EventMatches(batch, self._filtered, self._background)
         routing = Routing.of(matches, self.leaves, self.slot)
         numbers = {iri: n for n, iri in enumerate(batch.streams)}
         found = []
@@ -219,18 +271,202 @@ class PartitionedSequence:
             first = self._filtered(first, self.states[0].check)
         made: Table | None = _moved(first, Table({START: first.columns[TIME]}, first.size))
         horizon = int(batch.times[-1]) + 1
+        born = [made]
         for position in range(1, len(self.states)):
+            state = self.states[position]
+            if state.kleene and made is not None and ITER not in made.columns:
+                made = Table({**made.columns, ITER: np.full(made.size, -1)}, made.size)
             waiting = _union(self.runs[position], made)
             if waiting is None:
                 made = None
                 continue
-            state = self.states[position]
-            if state.strategy is Strategy.STRICT:
+            if state.kleene:
+                made, left = self._kleene(waiting, found[position], routing, state)
+            elif state.strategy is Strategy.STRICT:
                 made, left = self._strict(waiting, found[position], routing, state.check)
             else:
                 made, left = self._next(waiting, found[position], state.check)
             self.runs[position] = self._alive(left, horizon)
+            born.append(made)
+        if self.kleene:
+            made = self._named(made, routing, born, np.unique(batch.times))
         return None if made is None else distinct(made)
+
+    def _background(self, scan: po.Scan) -> Table:
+        """A GPM's BGP over background graphs (static: ``sequence_uncovered``), once."""
+        found = self.kb.get(id(scan))
+        if found is None:
+            parts = []
+            for ref in scan.graphs:
+                assert isinstance(ref, po.BackgroundGraph)
+                triples = self.host.background.graph(ref.name).triples()
+                spo = np.array(triples, dtype=np.int64).reshape(-1, 3)
+                parts.append(Triples(spo[:, 0], spo[:, 1], spo[:, 2]))
+            graph = Triples.union(parts)
+            found = self.kb[id(scan)] = distinct(join_all([match_pattern(graph, p)
+                                                            for p in scan.patterns]))
+        return found
+
+    # --- Kleene plus -----------------------------------------------------------------------
+    def _kleene(
+        self, runs: Table, found: Table, routing: Routing, state: State
+    ) -> tuple[Table | None, Table]:
+        """``, B+`` last: a run takes B at its partition's next instant (strict contiguity,
+        for the first iteration and every later one); each taking is a match and a run
+        waiting for another iteration, stepped again within the span while its partition
+        has a later instant. A run that does not take B there ends."""
+        done: list[Table] = []
+        left: list[Table] = []
+        while runs.size:
+            taken, waits = self._strict(runs, found, routing, state.check)
+            left.append(waits)
+            if not taken.size:
+                break
+            runs = self._iterated(taken, state.own)
+            done.append(runs)
+        return (_concat(done) if done else None), _concat(left)
+
+    def _iterated(self, taken: Table, own: tuple[int, ...]) -> Table:
+        """Runs that took an iteration: a new id each, their iterations their parent's
+        then the one taken (its own variables, out of the run's mapping)."""
+        ids = np.arange(self.issued, self.issued + taken.size, dtype=np.int64)
+        self.issued += taken.size
+        mine = [k for k in own if k in taken.columns]
+        old = self.iterations
+        parent = taken.columns[ITER]
+        if old is None or not old.size:
+            counts = np.zeros(taken.size, dtype=np.int64)
+            copied = None
+        else:
+            lo = np.searchsorted(old.columns[OWNER], parent, side="left")
+            hi = np.searchsorted(old.columns[OWNER], parent, side="right")
+            counts = hi - lo
+            total = int(counts.sum())
+            at = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
+            copied = old.take(at)
+            copied.columns[OWNER] = np.repeat(ids, counts)
+        new = Table({OWNER: ids, ORDER: counts, **{k: taken.columns[k] for k in mine}},
+                    taken.size)
+        rows = new if copied is None else _concat([copied, new])
+        rows = rows.take(np.lexsort((rows.columns[ORDER], rows.columns[OWNER])))
+        self.iterations = rows if old is None or not old.size else _concat([old, rows])
+        columns = {k: v for k, v in taken.columns.items() if k not in mine}
+        columns[ITER] = ids
+        return Table(columns, taken.size)
+
+    def _collect(self) -> None:
+        """Forget the iterations of runs no longer waiting."""
+        runs, old = self.runs[-1], self.iterations
+        if old is None or not old.size:
+            return
+        live = np.empty(0, dtype=np.int64) if runs is None else runs.columns[ITER]
+        self.iterations = old.take(np.flatnonzero(np.isin(old.columns[OWNER], live)))
+
+    def _named(
+        self, done: Table | None, routing: Routing, born: list[Table | None], times: Ids
+    ) -> Table | None:
+        """Kleene matches numbered as the row engine's partitions number them: ``m<k>``,
+        the k-th match of the partition since it was made, made afresh at an instant of
+        its own when its last instant left no run, or one left under sliding WITHIN has
+        expired by a streamset instant between (the row engine drops an idle partition at
+        the first streamset instant after the last start + WITHIN)."""
+        keys, instants = routing.instant_key, routing.instant_time
+        if not len(keys):
+            return done
+        tables = [t for t in born if t is not None and t.size]
+        at_key = np.concatenate([t.columns[self.slot] for t in tables]) if tables else keys[:0]
+        at_last = np.concatenate([t.columns[LAST] for t in tables]) if tables else keys[:0]
+        at_start = np.concatenate([t.columns[START] for t in tables]) if tables else keys[:0]
+        position = _positions(keys, instants, at_key, at_last)
+        none = np.iinfo(np.int64).min
+        latest = np.full(len(keys), none, dtype=np.int64)
+        np.maximum.at(latest, position, at_start)
+        first = np.ones(len(keys), dtype=bool)
+        first[1:] = keys[1:] != keys[:-1]
+        before = np.empty(len(keys), dtype=np.int64)
+        before[1:] = latest[:-1]
+        carried = [self.labels.get(k) for k in keys[first].tolist()]
+        before[first] = [none if c is None or c[2] is None else c[2] for c in carried]
+        dead = before == none
+        if self.within is not None:
+            at = np.searchsorted(times, instants) - 1
+            previous = np.where(at >= 0, times[np.maximum(at, 0)],
+                                none if self.instant is None else self.instant)
+            dead |= (previous != none) & (previous > before + self.within.width)
+        made = np.where(dead, instants, none)
+        made[first & ~dead] = [c[0] for c, d in zip(carried, dead[first], strict=True) if not d]
+        filled = np.maximum.accumulate(np.where(made != none, np.arange(len(keys)), 0))
+        made = made[filled]
+        counts = {(k, c[0]): c[1] for k, c in zip(keys[first].tolist(), carried, strict=True)
+                  if c is not None}
+        if done is not None and done.size:
+            done = self._numbered(done, made[_positions(keys, instants, done.columns[self.slot],
+                                                        done.columns[LAST])], counts)
+        last = np.flatnonzero(np.append(first[1:], True))
+        for k, m, e in zip(keys[last].tolist(), made[last].tolist(), latest[last].tolist(),
+                           strict=True):
+            self.labels[k] = (m, counts.get((k, m), 0), None if e == none else e)
+        self.instant = int(times[-1])
+        width = None if self.within is None else self.within.width
+        self.labels = {k: c for k, c in self.labels.items() if c[2] is not None
+                       and (width is None or self.instant <= c[2] + width)}
+        return done
+
+    def _numbered(self, done: Table, made: Ids, counts: dict[tuple[int, int], int]) -> Table:
+        """Each match's number in its partition (``counts`` goes on from the carried
+        ones): by time, then as the row engine orders one instant's matches (start, the
+        mapping's terms' text, the iterations')."""
+        keys, ends, starts = done.columns[self.slot], done.columns[LAST], done.columns[START]
+        order = np.lexsort((starts, ends, keys))
+        ties = np.flatnonzero((keys[order][1:] == keys[order][:-1])
+                              & (ends[order][1:] == ends[order][:-1]))
+        if len(ties):  # several matches of one partition at one instant: by their text
+            order = order.tolist()
+            groups = _runs_of(ties)
+            for lo, hi in groups:
+                order[lo:hi] = sorted(order[lo:hi], key=self._text_key(done))
+        number = np.zeros(done.size, dtype=np.int64)
+        for i in np.asarray(order).tolist():
+            segment = (int(keys[i]), int(made[i]))
+            counts[segment] = counts.get(segment, 0) + 1
+            number[i] = counts[segment]
+        return Table({**done.columns, NUMBER: number, MADE: made}, done.size)
+
+    def _text_key(self, done: Table) -> Callable[[int], tuple]:
+        """The row engine's order of one instant's matches: start, then the mapping's and
+        the iterations' terms as text (ids depend on the order terms were first seen)."""
+        text, width = self.dictionary.decode_text, self.width
+        own = self.iterations
+        assert own is not None
+
+        def key(i: int) -> tuple:
+            mapping = done.take(np.array([i])).rows(width)[0]
+            lo, hi = np.searchsorted(own.columns[OWNER], done.columns[ITER][i:i + 1],
+                                     side="left")[0], np.searchsorted(
+                own.columns[OWNER], done.columns[ITER][i:i + 1], side="right")[0]
+            iterations = own.take(np.arange(lo, hi)).rows(width)
+            return (int(done.columns[START][i]), _texts(mapping, text),
+                    tuple(_texts(row, text) for row in iterations))
+
+        return key
+
+    def _expanded(self, done: Table) -> tuple[Table, list[str]]:
+        """Kleene matches as one row per iteration (their own variables bound), and the
+        match name of each row: ``<partition value>@<made>.m<k>``."""
+        own = self.iterations
+        assert own is not None
+        lo = np.searchsorted(own.columns[OWNER], done.columns[ITER], side="left")
+        hi = np.searchsorted(own.columns[OWNER], done.columns[ITER], side="right")
+        counts = hi - lo
+        at = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+        rows = done.take(np.repeat(np.arange(done.size), counts))
+        columns = {**rows.columns, **{k: v[at] for k, v in own.columns.items() if k >= 0}}
+        decode = self.dictionary.decode
+        labels = {v: term_to_nt(decode(v)) for v in np.unique(done.columns[self.slot]).tolist()}
+        names = [f"{labels[k]}@{m}.m{n}" for k, m, n in zip(
+            rows.columns[self.slot].tolist(), rows.columns[MADE].tolist(),
+            rows.columns[NUMBER].tolist(), strict=True)]
+        return Table(columns, rows.size), names
 
     def _strict(
         self, runs: Table, found: Table, routing: Routing, check: ExpressionEvaluator | None
@@ -283,6 +519,9 @@ class PartitionedSequence:
         one instant ordered as the row engine's partitions release them."""
         if done is None or not done.size:
             return []
+        names: list[str] | None = None
+        if self.kleene:
+            done, names = self._expanded(done)
         slots = self.host.physical.slots
         root = self.host.physical.root
         kept = set(root.slots) if isinstance(root, po.Keep) else set(range(self.width))
@@ -302,6 +541,8 @@ class PartitionedSequence:
                                (start, end) if interval else None)
             for k, (start, end) in enumerate(zip(starts, ends, strict=True))
         ]
+        if names is not None:
+            out = [dataclasses.replace(r, match=n) for r, n in zip(out, names, strict=True)]
         out.sort(key=lambda r: r.t)
         return _ties_ordered(out)
 
@@ -316,30 +557,92 @@ class PartitionedSequence:
 
     def snapshot(self) -> Snapshot:
         """Each waiting run as a row: state, start, last, then its mapping (width slots,
-        None where unbound)."""
-        rows: list[tuple] = [("clock", self.clock)]
+        None where unbound) and, with ``B+``, its iteration id; then the iterations
+        (owner, rank, their width slots) and the live partitions' labels."""
+        rows: list[tuple] = [("clock", self.clock), ("issued", self.issued),
+                             ("instant", self.instant)]
         runs = []
         for position, table in enumerate(self.runs):
             if table is None:
                 continue
             mapping = table.rows(self.width)
             starts, lasts = table.columns[START].tolist(), table.columns[LAST].tolist()
-            runs += [(position, s, e, *m) for s, e, m in zip(starts, lasts, mapping, strict=True)]
-        return {"clock": rows, "runs": runs}
+            tail = table.columns.get(ITER, np.full(table.size, -1)).tolist()
+            runs += [(position, s, e, *m, *([k] if self.kleene else []))
+                     for s, e, m, k in zip(starts, lasts, mapping, tail, strict=True)]
+        state: Snapshot = {"clock": rows, "runs": runs}
+        if self.kleene:
+            own = self.iterations
+            state["iterations"] = [] if own is None else [
+                (o, k, *m) for o, k, m in zip(own.columns[OWNER].tolist(),
+                                              own.columns[ORDER].tolist(),
+                                              own.rows(self.width), strict=True)]
+            state["labels"] = [(v, *label) for v, label in self.labels.items()]
+        return state
 
     def restore(self, snapshot: Snapshot) -> None:
         """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
-        self.clock = dict(snapshot["clock"]).get("clock")
+        clock = dict(snapshot["clock"])
+        self.clock, self.instant = clock.get("clock"), clock.get("instant")
+        self.issued = clock.get("issued") or 0
         self.runs = [None] * len(self.states)
         by_state: dict[int, list] = {}
         for position, start, last, *mapping in snapshot["runs"]:
             by_state.setdefault(position, []).append((start, last, mapping))
         for position, rows in by_state.items():
-            bound = [i for i, v in enumerate(rows[0][2]) if v is not None]
-            columns = {i: np.array([r[2][i] for r in rows], dtype=np.int64) for i in bound}
-            columns[START] = np.array([r[0] for r in rows], dtype=np.int64)
-            columns[LAST] = np.array([r[1] for r in rows], dtype=np.int64)
+            table = _table([r[2][: self.width] for r in rows])
+            columns = {**table.columns, START: np.array([r[0] for r in rows], dtype=np.int64),
+                       LAST: np.array([r[1] for r in rows], dtype=np.int64)}
+            if self.kleene and position == len(self.states) - 1:
+                columns[ITER] = np.array([r[2][self.width] for r in rows], dtype=np.int64)
             self.runs[position] = Table(columns, len(rows))
+        own = snapshot.get("iterations", [])
+        self.iterations = None if not own else Table(
+            {**_table([r[2:] for r in own]).columns,
+             OWNER: np.array([r[0] for r in own], dtype=np.int64),
+             ORDER: np.array([r[1] for r in own], dtype=np.int64)}, len(own))
+        self.labels = {v: (made, count, latest)
+                       for v, made, count, latest in snapshot.get("labels", [])}
+
+
+def _table(mappings: list) -> Table:
+    """Rows of width slots (None where unbound) as a table of their bound slots."""
+    bound = [i for i, v in enumerate(mappings[0]) if v is not None] if mappings else []
+    return Table({i: np.array([m[i] for m in mappings], dtype=np.int64) for i in bound},
+                 len(mappings))
+
+
+def _concat(tables: list[Table]) -> Table:
+    """Tables of the same columns, one after the other."""
+    if len(tables) == 1:
+        return tables[0]
+    keys = tables[0].columns.keys()
+    return Table({k: np.concatenate([t.columns[k] for t in tables]) for k in keys},
+                 sum(t.size for t in tables))
+
+
+def _positions(keys: Ids, times: Ids, key: Ids, time: Ids) -> Ids:
+    """The index of each (key, time) among pairs sorted by (key, time) (each present)."""
+    _, inverse = np.unique(np.concatenate([keys, key]), return_inverse=True)
+    ranks, order = np.unique(np.concatenate([times, time]), return_inverse=True)
+    codes = inverse.reshape(-1) * (len(ranks) + 1) + order.reshape(-1)
+    return np.searchsorted(codes[: len(keys)], codes[len(keys) :])
+
+
+def _runs_of(ties: Ids) -> list[tuple[int, int]]:
+    """Maximal [lo, hi) spans of a sorted order whose neighbours tie (``ties``: the i
+    with order[i] tied to order[i + 1])."""
+    spans: list[tuple[int, int]] = []
+    for i in ties.tolist():
+        if spans and spans[-1][1] == i + 1:
+            spans[-1] = (spans[-1][0], i + 2)
+        else:
+            spans.append((i, i + 2))
+    return spans
+
+
+def _texts(row: tuple, text: Callable[[int], str]) -> tuple[str, ...]:
+    return tuple("" if v is None else text(v) for v in row)
 
 
 def _moved(taken: Table, times: Table) -> Table:
