@@ -320,13 +320,22 @@ class ColumnarQuery(ContinuousQuery):
             return super().stream_out(t, bag)
         op: Literal["+", "-"] = "-" if self.operator is qa.DStream else "+"
         order = sorted(range(len(names)), key=names.__getitem__)
+        by_name = [names[i] for i in order]
         decode = self.dictionary.decode
-        terms = {i: decode(i) for i in {v for row in bag for v in row if v is not None}}
+        ids = set().union(*bag)
+        ids.discard(None)
+        terms = {i: decode(i) for i in ids}
+        term = terms.__getitem__
         out: list[Result] = []
-        make = Result.of_solution
+        make, name = Result.of_solution, self.name
         for row, count in bag.items():
-            binding = Solution([(names[i], terms[row[i]]) for i in order if row[i] is not None])
-            out += [make(self.name, t, op, binding)] * count
+            values = [row[i] for i in order]
+            if None in values:  # unbound variables are left out
+                binding = Solution([(n, term(v)) for n, v in zip(by_name, values, strict=True)
+                                    if v is not None])
+            else:
+                binding = Solution(zip(by_name, map(term, values), strict=True))
+            out += [make(name, t, op, binding)] * count
         return ordered(out, self.query.order) if self.query.order else out
 
     def _run(self, node: po.PhysicalPlan) -> Table:
