@@ -1,8 +1,9 @@
 """The incremental engine (`sepia.engine`) behind the engine protocol: the job's default.
 
 Per key, a `sepia.runtime.local.Session` running the unit's query. A PARTITION BY query is
-one key, or one per bucket of its values (`job.routed_rows`): a bucket's `PartitionedQuery`
-owns the values of its bucket, and each result carries its place among all buckets'
+one key, or one per bucket of its values (`job.routed_rows`): a bucket's engine (the row
+engine's `PartitionedQuery` or the columnar core's `PartitionedSequence`) owns the values
+of its bucket, and each result carries its place among all buckets'
 results (`Step.order`): the instant whose step made it (the end of input last), then
 `partition.result_order`, which is how one engine holding every partition orders them. Its
 state leaves every step as rows (architecture principle 3): the query's snapshot tables
@@ -32,13 +33,13 @@ a later element arrives. `final` flushes. `wake_at` is the next report instant t
 schedule has before that flush end, or the time of the first element held back.
 
 A key whose session runs on the columnar core (`Session.columnar`: `SEPIA_ENGINE_PATH`
-decides, as for a local run; `sepia explain` says the path) gets the step's due elements
-as one batch of columns (`columns.element_columns`, `Session.push_columns`), not an element
-at a time: a unit on one key, or a split unit's bucket (a PARTITION BY query's buckets own
-their values on the row engine). A batch does not tell which instant made a result; its
-time stands in for that instant in `Step.order`, which only orders results of equal time,
-and all the results of one evaluation come from one step. Queries that make blank nodes
-step by element (`columns.labels_by_ids`: their labels follow the dictionary's ids).
+decides, as for a local run; `sepia explain` says the path) gets the step's due elements as
+one batch of columns (`columns.element_columns`, `Session.push_columns`), not an element at
+a time: a unit on one key, a split unit's bucket, or a PARTITION BY query's bucket. A batch
+does not tell which instant made a result; its time stands in for that instant in
+`Step.order`, which only orders results of equal time, and all the results of one
+evaluation come from one step. Queries that make blank nodes step by element
+(`columns.labels_by_ids`: their labels follow the dictionary's ids).
 
 Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which this
 adapter does not host yet: one query per key) are found on the driver by `refusal`; the job
