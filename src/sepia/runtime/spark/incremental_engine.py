@@ -58,7 +58,9 @@ import pyoxigraph as ox
 
 from sepia.algebra.query import Unsupported
 from sepia.engine import ContinuousQuery
+from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import MIN_TERMS
+from sepia.engine.hosts.engine_path import Engine
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
 from sepia.rdf.dictionary import Dictionary
@@ -293,19 +295,31 @@ WHOLE = ("partitions", "held")
 """A PARTITION BY query's snapshot tables whose rows are not one partition's."""
 
 
-def parts(query: RegisteredQuery) -> dict[str, str]:
+def parts(query: Engine) -> dict[str, str]:
     """The query's snapshot as JSON parts: one per table, and for a PARTITION BY query one
-    per table and partition (its rows lead with the value id), so a step that touches a
-    few partitions changes a few parts."""
+    per table and partition (`_value_column`), so a step that touches a few partitions
+    changes a few parts."""
     found: dict[str, list] = {}
     for name, rows in query.snapshot().items():
         found[name] = []
-        if not isinstance(query, PartitionedQuery) or name in WHOLE:
+        column = _value_column(query, name)
+        if column is None:
             found[name] = list(rows)
             continue
         for row in rows:
-            found.setdefault(f"{name}{PART}{row[0]}", []).append(row)
+            found.setdefault(f"{name}{PART}{row[column]}", []).append(row)
     return {name: json.dumps(rows) for name, rows in found.items()}
+
+
+def _value_column(query: Engine, table: str) -> int | None:
+    """Where a snapshot table's rows hold their partition's value id: first in the row
+    engine's partition tables, after (state, start, last) in the columnar core's runs
+    (their mapping's key slot); None for a table not by partition."""
+    if isinstance(query, PartitionedQuery):
+        return None if table in WHOLE else 0
+    if isinstance(query, PartitionedSequence) and table == "runs":
+        return 3 + query.slot
+    return None
 
 
 def _remember(token: str, live: tuple[Session, dict[str, str], StoredTerms]) -> None:

@@ -22,6 +22,7 @@ from sepia.rdf.time import TimeKind
 from sepia.runtime.local import run
 from sepia.runtime.spark.elements import STAND_INS
 from sepia.runtime.spark.host import job_spec
+from sepia.runtime.spark.incremental_engine import PART, parts
 from sepia.runtime.spark.job import routed_rows
 from sepia.runtime.spark.units import RunQuery, parse_bucket_key, units_of
 from sepia.semantics import evaluate
@@ -157,3 +158,25 @@ def test_owned_keys_ask_once_per_id_and_forget_with_the_dictionary() -> None:
     assert sorted(asked) == [f"{EX}c{n}" for n in (0, 1, 4, 5)]  # each id once
     codec.forget(live={ids[2], ids[3], ids[4], ids[5]})
     assert keys.known.keys() == {ids[4], ids[5]}
+
+
+def test_a_columnar_steps_state_changes_in_the_parts_of_the_partitions_it_touched(
+    columnar: list[PartitionedSequence],
+) -> None:
+    """The runs are stored one part per partition value: an event of one company rewrites
+    that company's runs and the clock, not every company's."""
+    session = Session()
+    engine = session.register(MIXED, "q")
+    assert isinstance(engine, PartitionedSequence)
+    ticks = _ticks(41)
+    for element in ticks[:40]:
+        session.push(element)
+    session.watermark(39)
+    before = parts(engine)
+    session.push(ticks[40])  # one company's price and volume (t = 40)
+    session.flush()
+    after = parts(engine)
+    changed = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+    company = session.dictionary.encode(_company(40, 0))
+    assert changed == {"clock", f"runs{PART}{company}"}
+    assert sum(name.startswith(f"runs{PART}") for name in after) == COMPANIES
