@@ -188,9 +188,12 @@ def test_the_engine_agrees_with_the_reference_long(text, data):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=CHECKS)
-@given(reported_event_queries(("", "EVENT POLICY RECENT")), streams(), st.data())
-def test_a_reported_event_query_resumes_from_a_snapshot(text, data, split):
-    """The windows, the elements' starts and the consumed occurrences are state rows."""
+@given(answering(reported_event_queries(("", "EVENT POLICY RECENT")), aimed=True, after=16),
+       st.data())
+def test_a_reported_event_query_resumes_from_a_snapshot(case, split):
+    """The windows, the elements' starts and the consumed occurrences are state rows.
+    Streams planted from the query (aimed)."""
+    text, data = case
     assert_resumes(text, data, split.draw(st.integers(0, sum(len(es) for es in data.values()))))
 
 
