@@ -20,7 +20,7 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session, run
 
 from ..cep.test_differential_cep import cqels_queries, epsparql_queries, interval_streams
-from ..generators import QUIET, S1, S2, answering, event_queries, sequence_queries, streams
+from ..generators import S1, S2, SILENT, answering, event_queries, sequence_queries, streams
 from ..support import assert_agrees, background
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -98,7 +98,7 @@ def mostly_shared(queries: st.SearchStrategy) -> st.SearchStrategy:
 @settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
 @given(answering(mostly_shared(st.one_of(sequence_queries(partitioned=True),
                                          event_queries(partitioned=True))),
-                 st.one_of(streams(), QUIET), aimed=True))
+                 st.one_of(streams(), SILENT), aimed=True))
 def test_partitioned_queries_agree_with_the_reference(case):
     """Streams planted from the query, aimed (``generators.planted``)."""
     assert_agrees(*case, renamed=True)
@@ -118,7 +118,7 @@ def test_partitioned_epsparql_agrees_with_the_reference(case):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=CHECKS)
-@given(answering(mostly_shared(cqels_queries(partitioned=True)), st.one_of(streams(), QUIET),
+@given(answering(mostly_shared(cqels_queries(partitioned=True)), st.one_of(streams(), SILENT),
                  aimed=True))
 def test_partitioned_cqels_cep_agrees_with_the_reference(case):
     assert_agrees(*case, renamed=True)
