@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from sepia.bench.systems import local_engine
 from sepia.bench.systems.local_engine import PacedLocalEngine, _elements, _session, replay
 from sepia.workloads import generate
 from sepia.workloads.manifest import Manifest
@@ -50,7 +53,12 @@ def test_a_paced_replay_keeps_its_schedule_and_its_results(tmp_path: Path) -> No
     assert all(latency >= 0 for latency in paced.latencies_ms)
 
 
-def test_the_paced_system_stops_at_its_budget_with_the_prefix_it_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reading_s", [0.0, 4.0])
+def test_the_paced_system_stops_at_its_budget_with_the_prefix_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reading_s: float
+) -> None:
+    """Reading the stream (4 s of a 5 s budget here) is start-up, not budget: the paced
+    replay reads the same prefix however long the reading took."""
     data, manifest = _w5(tmp_path, scale=10_000)
     variant = manifest.variants[0]
     total = len(_elements(data, manifest, variant))
@@ -58,5 +66,12 @@ def test_the_paced_system_stops_at_its_budget_with_the_prefix_it_read(tmp_path: 
     # 1.5 s (PEAK_SHARE of the 5 s budget) learn that rate over 750 elements; the paced
     # replay releases 50 a second from then on, so about 3.5 s x 50 of them fit.
     clock = VirtualClock(step=0.001)
+
+    def slowly_read(*args: object) -> list:
+        clock.sleep(reading_s)
+        return _elements(*args)
+
+    monkeypatch.setattr(local_engine, "_elements", slowly_read)
     outcome = PacedLocalEngine(clock).run(data, manifest, variant, clock.now() + 5.0)
     assert not outcome.complete and 170 <= outcome.elements <= 180 < total  # 175 today
+    assert outcome.startup_s == pytest.approx(reading_s, abs=0.01)

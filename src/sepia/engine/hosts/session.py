@@ -123,6 +123,24 @@ class Session:
         self.pending.append(element)
         return self._emit(results)
 
+    def push_many(self, elements: Sequence[StreamElement]) -> list[Result]:
+        """Elements given at once, in time order (a chunk of a file, a live backlog): the
+        results they made due, as ``push`` one by one would give. On the columnar core
+        they go in as one batch of columns: its cost per call is fixed, so instants pushed
+        one at a time ran it ~10x slower than the row engine (W4, 3,000 elements)."""
+        if len(elements) < 2 or not self.columnar:
+            return [result for element in elements for result in self.push(element)]
+        held = self.pending_columns
+        last = self.pending[-1].time if self.pending else None
+        last = int(held.times[-1]) if held is not None else last
+        for before, element in zip([None, *elements], elements, strict=False):
+            earlier = last if before is None else before.time
+            if earlier is not None and element.time < earlier:
+                raise ValueError(f"element at {element.time} arrived after one at {earlier}")
+        batch = ColumnBatch.from_elements([*self.pending, *elements], self.dictionary)
+        self.pending = []
+        return self.push_columns(batch)
+
     def push_graph(
         self,
         stream: str,
