@@ -334,26 +334,34 @@ def event_queries(draw, partitioned: bool = False) -> str:
 
 
 PLANTED = re.compile(
-    r"(?:(?:EVENT|WINDOW) :(?P<window>\w+)|GPM \w+ ON S(?P<stream>\d))"  # a block opens
+    r"(?:(?:EVENT|WINDOW) :(?P<window>\w+)|GPM (?P<gpm>\w+) ON S(?P<stream>\d))"  # a block opens
+    r"|(?P<bang>!\{)|(?P<close>\})"  # a negated sequence element opens; a block closes
     r"|(?P<s>\?\w+|:\w+)\s+(?P<p>\?\w+|:[pq])\s+(?P<o>\?\w+|:\w+|\d+)(?=\s*[.}]|\s+FILTER)"
 )
 """What ``planted`` reads in a query's text, left to right: the window, event or GPM block
 a triple pattern is in, and triple patterns over the streams' predicates (:p, :q or a
 variable; the background's :r and :label are left to the background)."""
+NEGATED = re.compile(r"!:(\w+)|!\((\w+) [&|] (\w+)\)|!(\w+)")
+"""Negated windows (CQELS-CEP's ``!:w2``) and GPMs (SPAseq's ``!B``, ``!(B & C)``)."""
 
 
-def plantable(text: str) -> list[tuple[str | None, str, str, str]]:
+def plantable(text: str) -> list[tuple[str | None, bool, str, str, str]]:
     """The query's stream triple patterns in the order written, each with the stream its
-    block reads (None: any, as an EP-SPARQL group)."""
+    block reads (None: any, as an EP-SPARQL group) and whether the block is negated."""
     streams = dict(re.findall(r"WINDOW :(\w+) ON :s(\d)", text))
-    found, stream = [], None
+    negated = {name for names in NEGATED.findall(text) for name in names if name}
+    found, stream, negation = [], None, False
     for match in PLANTED.finditer(text):
         if match["window"]:
-            stream = streams.get(match["window"])
+            stream, negation = streams.get(match["window"]), match["window"] in negated
         elif match["stream"]:
-            stream = match["stream"]
+            stream, negation = match["stream"], match["gpm"] in negated
+        elif match["bang"] or match["close"]:
+            negation = bool(match["bang"])
         else:
-            found.append((stream and f"{EX}s{stream}", match["s"], match["p"], match["o"]))
+            found.append(
+                (stream and f"{EX}s{stream}", negation, match["s"], match["p"], match["o"])
+            )
     return found
 
 
@@ -363,27 +371,70 @@ def term(name: str, bound: dict[str, ox.NamedNode | ox.Literal]) -> ox.NamedNode
     return ox.Literal(name) if name.isdigit() else ox.NamedNode(EX + name[1:])
 
 
+def pool(name: str, position: int, text: str, bound: dict, aimed: bool) -> list:
+    """The terms ``planted`` binds a variable to: predicates, else subjects and a literal;
+    ``aimed``, no literal for a variable in a subject's place, a literal where the text
+    asks ``isLiteral`` of it, and never a term a ``!=`` in the text sets it apart from."""
+    if position == 1:
+        return PREDICATES
+    terms = [*SUBJECTS, OBJECTS[4]]
+    if not aimed:
+        return terms
+    if re.search(rf"(?:^|[{{.]|\))\s*\{name}\s+[?:]", text, re.MULTILINE):
+        terms = SUBJECTS  # a subject somewhere: a literal there holds no triple
+    if f"isLiteral({name})" in text:
+        terms = OBJECTS[3:5]
+    apart = re.findall(rf"\{name} != (\?\w+|:\w+)|(\?\w+|:\w+) != \{name}\b", text)
+    others = {bound.get(o) if o.startswith("?") else term(o, bound)
+              for pair in apart for o in pair if o}
+    return [t for t in terms if t not in others] or terms
+
+
 @st.composite
-def planted(draw, text: str, noise=None) -> dict[str, list[StreamElement]]:
+def planted(
+    draw,
+    text: str,
+    noise=None,
+    *,
+    aimed: bool = False,
+    spans: tuple[int, ...] = (0,),
+    after: int | None = None,
+) -> dict[str, list[StreamElement]]:
     """Streams drawn from the query ``text``: one instance of each of its stream triple
     patterns (its variables bound once for all, joins and sequences hold), each in an
     element of its own at times in the order written (ties sometimes), among the elements
     of ``noise`` (default ``streams()``). Event patterns, chains and SEQs then answer
-    often, where independent draws answer rarely."""
+    often, where independent draws answer rarely. ``aimed`` steers further: times from 1
+    (a time-based window holds nothing at 0), no ties unless the text has ``&`` (a SEQ
+    needs its events in order; the noise still ties), FILTERs' ``isLiteral`` and ``!=``
+    kept (``pool``), and a negated block's instance planted half the time only (it kills
+    the match it follows). With ``after``, each stream ends with an element without
+    triples that long after the planted ones (windows slide past them, report again,
+    DSTREAM retracts). Each element lasts a width drawn from ``spans`` (interval-stamped
+    when not 0), the next starting no earlier than it ends."""
     data = draw(noise if noise is not None else streams())
+    if aimed:  # a fresh copy (QUIET's dict is shared: see there)
+        data = {iri: list(elements) for iri, elements in data.items()}
     bound: dict[str, ox.NamedNode | ox.Literal] = {}
-    t = draw(st.integers(0, 4))
-    for stream, *names in plantable(text):
+    t = draw(st.integers(1, 5) if aimed else st.integers(0, 4))
+    steps = [1, 1, 2] if aimed and "&" not in text else [1, 1, 2, 0]
+    for stream, negated, *names in plantable(text):
+        if aimed and negated and draw(st.booleans()):
+            continue
         for position, name in enumerate(names):
             if name.startswith("?") and name not in bound:
-                pool = PREDICATES if position == 1 else [*SUBJECTS, OBJECTS[4]]
-                bound[name] = draw(st.sampled_from(pool))
+                bound[name] = draw(st.sampled_from(pool(name, position, text, bound, aimed)))
         s, p, o = (term(name, bound) for name in names)
         if isinstance(s, ox.Literal) or isinstance(p, ox.Literal):
             continue  # a literal bound to a subject or predicate: no triple holds it
         iri = stream or draw(st.sampled_from([S1, S2]))
-        data.setdefault(iri, []).append(StreamElement(iri, "", t, t, (ox.Triple(s, p, o),)))
-        t += draw(st.sampled_from([1, 1, 2, 0]))
+        width = draw(st.sampled_from(spans)) if len(spans) > 1 else spans[0]
+        element = StreamElement(iri, "", t, t + width, (ox.Triple(s, p, o),))
+        data.setdefault(iri, []).append(element)
+        t += width + draw(st.sampled_from(steps))
+    if after is not None:  # time goes on: windows slide past the planted elements
+        for iri, elements in data.items():
+            elements.append(StreamElement(iri, "", t + after, t + after, ()))
     return {
         iri: [StreamElement(iri, f"_:g{n}", e.start, e.end, e.triples, e.kind)
               for n, e in enumerate(sorted(elements, key=lambda e: e.end))]
@@ -392,9 +443,15 @@ def planted(draw, text: str, noise=None) -> dict[str, list[StreamElement]]:
 
 
 QUIET = st.just({S1: [], S2: []})
+"""Meant as no noise, but one dict shared by every draw: ``planted`` (unless ``aimed``)
+appends to its lists, so later draws hold earlier examples' planted elements as noise, and
+a test's draws depend on what ran before it in the process. Kept as it is for the tests
+whose shares lean on it (tests/engine/columnar/test_sequences.py); use ``SILENT``."""
+SILENT = st.builds(lambda: {S1: [], S2: []})
 """No noise: ``planted`` streams alone (SEQs under strict contiguity, partitions)."""
 
 
-def answering(queries: st.SearchStrategy, noise=None) -> st.SearchStrategy:
-    """(query, streams) pairs, the streams ``planted`` from the query."""
-    return queries.flatmap(lambda text: st.tuples(st.just(text), planted(text, noise)))
+def answering(queries: st.SearchStrategy, noise=None, **steer) -> st.SearchStrategy:
+    """(query, streams) pairs, the streams ``planted`` from the query (``steer``: its
+    ``aimed``, ``spans`` and ``after``)."""
+    return queries.flatmap(lambda text: st.tuples(st.just(text), planted(text, noise, **steer)))

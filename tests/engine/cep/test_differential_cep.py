@@ -36,6 +36,10 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 # --- EP-SPARQL ------------------------------------------------------------------------
 
+SPANS = (0, 0, 0, 1, 3, 6)
+"""How long an interval-stamped element lasts (half of them are points)."""
+
+
 @st.composite
 def interval_stream(
     draw, iri: str, min_size: int = 0, max_size: int = 7, content=triples
@@ -46,7 +50,7 @@ def interval_stream(
     elements = []
     for number in range(draw(st.integers(min_size, max_size))):
         end += draw(gaps) if number else 0
-        start = max(0, end - draw(st.sampled_from([0, 0, 0, 1, 3, 6])))
+        start = max(0, end - draw(st.sampled_from(SPANS)))
         graph = draw(st.lists(content, min_size=0, max_size=3, unique=True))
         elements.append(StreamElement(iri, f"_:g{number}", start, end, tuple(graph)))
     return elements

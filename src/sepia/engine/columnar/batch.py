@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from sepia.engine.codec import Codec, encode_triples
-from sepia.engine.columnar.tables import Ids
+from sepia.engine.columnar.tables import Ids, distinct
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 
@@ -136,7 +136,7 @@ class ColumnBatch:
 
     def by_stream(self) -> Iterator[tuple[str, ColumnBatch]]:
         """Each stream's elements, in time order."""
-        present = np.unique(self.stream)
+        present = distinct(self.stream)
         if len(present) == 1:
             yield self.streams[int(present[0])], self
             return

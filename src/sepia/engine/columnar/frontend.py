@@ -147,10 +147,10 @@ def column_chunks(
     prefixes: dict[str, str] | None = None
     carried: list[str] = []
     with path.open(encoding="utf-8") as file:
-        while block := carried + [line.rstrip("\n") for line in islice(file, lines)]:
-            if len(block) == len(carried):
+        while (read := list(islice(file, lines))) or carried:  # lines read in C, no loop
+            if not read:
                 raise OutOfShape(done)  # a time line with no graph line after it
-            text = pl.Series("line", block, dtype=pl.String)
+            text = pl.Series("line", carried + read, dtype=pl.String).str.strip_suffix("\n")
             if text.str.len_bytes().max() > MAX_ELEMENT_SIZE:  # type: ignore[operator]
                 raise OutOfShape(done)  # the row reader says which statement is too long
             prefixes, body = _prefixes(text, prefixes)

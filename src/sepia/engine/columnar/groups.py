@@ -10,8 +10,8 @@ same numeric values (``r2r.numbers.Terms``: pyoxigraph's) and the same result li
 - integers and decimals are exact fixed-point numbers: a term's value is a 64-bit mantissa
   times 10^-digits, and a group's values are summed (SUM, AVG) or compared (MIN, MAX) as
   64-bit integers at the largest number of digits the evaluation meets, when every bound
-  shows that no sum or product leaves 2^62; the sum becomes a ``Sum`` whose total and
-  average are the maintained path's;
+  shows that no sum or product leaves 2^62; the total and average are then the
+  maintained path's (``Sum.total``, ``mean``) computed from that sum directly;
 - a group holding a float, a double, a non-number or a value too wide for that takes the
   per-group path: its distinct values folded into a ``Sum`` (SUM, AVG) or handed to
   ``extreme`` (MIN, MAX), as the maintained path does; so do MIN and MAX among equal
@@ -33,7 +33,7 @@ import numpy as np
 from sepia.engine.columnar.tables import NO_ID, Ids, Table
 from sepia.engine.r2r.aggregates import AggregateSpec, GroupBy
 from sepia.engine.r2r.numbers import NUMERIC_TEXT, Terms, average, extreme, number_literal
-from sepia.rdf.numbers import DECIMAL, INTEGER, Sum
+from sepia.rdf.numbers import DECIMAL, I64, I128, INTEGER, SCALE, Sum, number_text
 
 NOT_NUMBER, WIDE, UNBOUND = 4, 5, 6
 """Kinds beyond the numeric ones (``r2r.numbers``): a term that is no number, an integer or
@@ -260,17 +260,33 @@ def _sums(pairs: Pairs, size: int, mean: bool, numbers: NumericIds) -> Ids:
     decimals = pairs.per_group(kind == DECIMAL, size)
     out = np.zeros(size, dtype=np.int64)
     shift = 10 ** (18 - scale)
-    for g in range(size):
-        if errors[g]:
+    summed = vector & nonempty & (counts > 0)
+    for g, whole, plain, count, total, decimal in zip(
+        range(size), errors.tolist(), summed.tolist(), counts.tolist(), totals.tolist(),
+        decimals.tolist(), strict=True,
+    ):
+        if whole:
             continue
-        if vector[g] and nonempty[g]:
-            kind_of = DECIMAL if decimals[g] else INTEGER
-            total = Sum.scaled_total(int(counts[g]), kind_of, int(totals[g]) * shift)
+        if plain:
+            value = _summed(count, DECIMAL if decimal else INTEGER, total * shift, mean, terms)
         else:
-            total = _folded(pairs, g, terms)
-        value = average(total, terms) if mean else number_literal(total.total(), terms)
+            folded = _folded(pairs, g, terms)
+            value = average(folded, terms) if mean else number_literal(folded.total(), terms)
         out[g] = NO_ID if value is None else value
     return out
+
+
+def _summed(count: int, kind: int, scaled: int, mean: bool, terms: Terms) -> int | None:
+    """SUM or AVG of ``count`` (> 0) integers and decimals (``kind``: DECIMAL if any is
+    one) whose total times ``SCALE`` is ``scaled``: ``Sum.total`` and ``mean`` without a
+    ``Sum`` per group (its exact and special parts are empty here)."""
+    bound = I64 * SCALE if kind == INTEGER else I128
+    if not -bound <= scaled < bound:
+        return None  # out of the kind's range: an error, unbound
+    if mean:  # truncated, as pyoxigraph's decimal division
+        quotient = abs(scaled) // count
+        kind, scaled = DECIMAL, -quotient if scaled < 0 else quotient
+    return terms.literal(number_text((kind, scaled)), kind)
 
 
 def _folded(pairs: Pairs, g: int, terms: Terms) -> Sum:

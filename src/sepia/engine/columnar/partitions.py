@@ -8,7 +8,9 @@ from), and BGPs identical up to variable names (SPAseq's GPMs usually are: ``?co
 pred:price ?p1`` then ``?p2`` ...) share one match, renamed. An element joins partition
 x when one of the partition's leaf plans (a GPM with all its FILTERs, as the reference
 reads them) binds the key to x on it: the (element, x) pairs are the routing, and a
-state's candidates are its GPM's rows on the elements of their own partition.
+state's candidates are its GPM's rows on the elements of their own partition. An engine
+owning some partition values only (a bucket of the Spark job's) keeps the pairs of its
+own values (``OwnedKeys``): an event still joins the others, which it does not step.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from sepia.engine.columnar.tables import (
 )
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.terms import Term
 
 Filter = Callable[[Table, ExpressionEvaluator], Table]
 
@@ -161,6 +165,12 @@ class Routing:
         stamps = np.unique(np.stack([key, matches.times[element]], axis=1), axis=0)
         return cls(element, key, stamps[:, 0], stamps[:, 1])
 
+    def owned(self, keys: OwnedKeys) -> Routing:
+        """The routing of the partitions ``keys`` owns only (their instants unchanged)."""
+        pairs, instants = keys.mask(self.key), keys.mask(self.instant_key)
+        return Routing(self.element[pairs], self.key[pairs], self.instant_key[instants],
+                       self.instant_time[instants])
+
     def members(self, element: Ids, key: Ids) -> np.ndarray:
         """Whether each (element, key) is routed: the element joined that partition."""
         asked, routed = _pair_codes(element, key, self.element, self.key)
@@ -182,6 +192,34 @@ class Routing:
         found = at < count
         found[found] = self.instant_key[at[found]] == key[found]
         return self.instant_time[np.minimum(at, count - 1)], found
+
+
+class OwnedKeys:
+    """The partition values an engine keeps (``owns``, as ``PartitionedQuery.owns``), asked
+    once per distinct key id and cached by id: ids are never given twice, and a forgotten
+    id's entry goes with it (an ``IdCache``)."""
+
+    def __init__(self, owns: Callable[[Term], bool], dictionary: Dictionary) -> None:
+        self.owns = owns
+        self.dictionary = dictionary
+        self.known: dict[int, bool] = {}
+        dictionary.watch(self)
+
+    def forget_ids(self, dropped: set[int]) -> None:
+        for i in dropped:
+            self.known.pop(i, None)
+
+    def mask(self, keys: Ids) -> np.ndarray:
+        """Whether each key id is owned."""
+        if not len(keys):
+            return np.zeros(0, dtype=bool)
+        distinct_keys, inverse = np.unique(keys, return_inverse=True)
+        known, decode = self.known, self.dictionary.decode
+        for key in distinct_keys.tolist():
+            if key not in known:
+                known[key] = self.owns(decode(key))
+        kept = np.array([known[key] for key in distinct_keys.tolist()], dtype=bool)
+        return kept[inverse.reshape(-1)]
 
 
 def _pair_codes(e1: Ids, k1: Ids, e2: Ids, k2: Ids) -> tuple[Ids, Ids]:

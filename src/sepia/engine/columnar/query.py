@@ -24,6 +24,8 @@ other than COUNT, SUM, AVG, MIN, MAX of a variable among them) stay on the row e
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from itertools import repeat
 from typing import Literal
 
 import numpy as np
@@ -320,13 +322,32 @@ class ColumnarQuery(ContinuousQuery):
             return super().stream_out(t, bag)
         op: Literal["+", "-"] = "-" if self.operator is qa.DStream else "+"
         order = sorted(range(len(names)), key=names.__getitem__)
+        by_name = [names[i] for i in order]
         decode = self.dictionary.decode
-        terms = {i: decode(i) for i in {v for row in bag for v in row if v is not None}}
+        ids = set().union(*bag)
+        unbound = None in ids
+        ids.discard(None)
+        terms = {i: decode(i) for i in ids}
+        term = terms.__getitem__
+        if unbound:  # rows that leave a variable unbound leave it out
+            bindings: Iterable[Solution] = [
+                Solution([(n, term(row[i])) for n, i in zip(by_name, order, strict=True)
+                          if row[i] is not None])
+                for row in bag
+            ]
+        else:  # column by column: the pairs made by zip and map, not per row
+            columns = list(zip(*bag, strict=True))
+            named = [zip(repeat(n), map(term, columns[i])) for n, i in zip(by_name, order,
+                                                                           strict=True)]
+            bindings = map(Solution, zip(*named, strict=True)) if named else [
+                Solution()] * len(bag)
         out: list[Result] = []
-        make = Result.of_solution
-        for row, count in bag.items():
-            binding = Solution([(names[i], terms[row[i]]) for i in order if row[i] is not None])
-            out += [make(self.name, t, op, binding)] * count
+        make, name = Result.of_solution, self.name
+        for binding, count in zip(bindings, bag.values(), strict=True):
+            if count == 1:
+                out.append(make(name, t, op, binding))
+            else:
+                out += [make(name, t, op, binding)] * count
         return ordered(out, self.query.order) if self.query.order else out
 
     def _run(self, node: po.PhysicalPlan) -> Table:

@@ -52,6 +52,7 @@ from sepia.engine.columnar.partitions import (
     ELEMENT,
     TIME,
     EventMatches,
+    OwnedKeys,
     Routing,
     candidates,
     distinct,
@@ -68,7 +69,7 @@ from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import FROM, HIDDEN, TO
 from sepia.rdf.results import Result, Solution
 from sepia.rdf.stream import StreamElement
-from sepia.rdf.terms import term_to_nt
+from sepia.rdf.terms import Term, term_to_nt
 
 START = -3
 """A pseudo slot of a run: the time of its first event."""
@@ -157,11 +158,15 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
 
 class PartitionedSequence:
     """A PARTITION BY SPAseq sequence run on columns (see the module docstring); the same
-    registered-query interface as the row engine's ``PartitionedQuery``."""
+    registered-query interface as the row engine's ``PartitionedQuery``, its ``owns`` too
+    (None: every value): the events of a value not owned step nothing here."""
 
-    def __init__(self, host: ContinuousQuery) -> None:
+    def __init__(
+        self, host: ContinuousQuery, owns: Callable[[Term], bool] | None = None
+    ) -> None:
         self.host = host
         """Plans the query, holds its dictionary and form (never fed)."""
+        self.owned = None if owns is None else OwnedKeys(owns, self.dictionary)
         self.name = host.name
         kind = host.physical.kind
         assert isinstance(kind, SequencePlan) and kind.partition is not None
@@ -259,6 +264,8 @@ class PartitionedSequence:
             self._collect()
         matches = EventMatches(batch, self._filtered, self._background)
         routing = Routing.of(matches, self.leaves, self.slot)
+        if self.owned is not None:
+            routing = routing.owned(self.owned)
         numbers = {iri: n for n, iri in enumerate(batch.streams)}
         found = []
         for state in self.states:

@@ -26,6 +26,15 @@ NO_ID = 0
 """Never a term's id: the dictionary counts from 1."""
 
 
+def distinct(values: Ids) -> Ids:
+    """``numpy.unique(values)`` of a 1-d integer column by one sort: numpy 2's ``unique``
+    without ``return_*`` hashes instead, measured 10-40x slower on the engine's columns."""
+    ordered = np.sort(values)
+    if not len(ordered):
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
 @dataclass(frozen=True, slots=True)
 class Triples:
     """A graph's triples as three aligned columns, each triple once (a graph is a set)."""
@@ -46,6 +55,12 @@ class Triples:
     def of(cls, s: Ids, p: Ids, o: Ids) -> Triples:
         """The set of the triples given (repeats dropped, order not kept)."""
         if len(s) < 2:
+            return cls(s, p, o)
+        base = int(max(s.max(), p.max(), o.max())) + 1
+        if s.min() >= 0 and p.min() >= 0 and o.min() >= 0 and base**3 < 2**63:
+            keys = distinct((s * base + p) * base + o)  # one sort, not lexsort's three
+            upper, o = np.divmod(keys, base)
+            s, p = np.divmod(upper, base)
             return cls(s, p, o)
         order = np.lexsort((o, p, s))
         s, p, o = s[order], p[order], o[order]

@@ -56,19 +56,25 @@ def continuous_query(
     """The engine for one registered query: a query the columnar core covers runs there
     (``engine_path``: a window query, a PARTITION BY sequence of GPMs), else on rows
     (PARTITION BY: one row engine per partition). ``owns``: the partition values kept (a
-    bucket of the Spark job's), on the row engine (``PartitionedQuery.owns``)."""
+    bucket of the Spark job's), on either path (``PartitionedQuery.owns``)."""
     chosen = engine_path()
     if query.partition_by is not None:
-        if chosen != "rows" and owns is None:
+        if chosen != "rows":
             host = ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
-            if sequence_uncovered(host) is None:
-                return PartitionedSequence(host)
+            if on_columns(host):
+                return PartitionedSequence(host, owns)
         return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs, owns)
     if chosen != "rows":
         columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
         if uncovered(columnar, costed=chosen == "columnar") is None:
             return columnar
     return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+
+
+def on_columns(host: ContinuousQuery) -> bool:
+    """Whether a PARTITION BY query planned in ``host`` runs on the columnar core (as
+    ``continuous_query`` decides: the Spark job's route stage asks it too)."""
+    return engine_path() != "rows" and sequence_uncovered(host) is None
 
 
 def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:

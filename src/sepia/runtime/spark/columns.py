@@ -26,6 +26,7 @@ from sepia.algebra.scope import nodes
 from sepia.engine.codec import encode_triples
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.query import plan_uncovered
+from sepia.engine.columnar.sequences import plan_sequence_uncovered
 from sepia.engine.hosts.engine_path import engine_path
 from sepia.engine.hosts.session import Session
 from sepia.engine.plan.physical import PhysicalQuery
@@ -74,8 +75,12 @@ def feed_of(physical: PhysicalQuery) -> str:
     query = physical.query
     chosen = engine_path()
     if query.partition_by is not None:
-        return ("spread over buckets, each owning its PARTITION BY values on the row engine: "
-                "element by element")
+        if chosen == "rows" or plan_sequence_uncovered(physical) is not None:
+            return ("spread over buckets, each owning its PARTITION BY values on the row "
+                    "engine: element by element")
+        return ("spread over buckets, each owning its PARTITION BY values on the columnar "
+                "core: a bucket's due elements of a micro-batch as one batch of columns "
+                "(under RDFS entailment: element by element, on the row engine)")
     if chosen == "rows" or plan_uncovered(physical, costed=chosen == "columnar") is not None:
         return "element by element, on the row engine"
     if labels_by_ids(query):

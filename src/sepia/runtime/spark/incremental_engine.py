@@ -1,8 +1,9 @@
 """The incremental engine (`sepia.engine`) behind the engine protocol: the job's default.
 
 Per key, a `sepia.runtime.local.Session` running the unit's query. A PARTITION BY query is
-one key, or one per bucket of its values (`job.routed_rows`): a bucket's `PartitionedQuery`
-owns the values of its bucket, and each result carries its place among all buckets'
+one key, or one per bucket of its values (`job.routed_rows`): a bucket's engine (the row
+engine's `PartitionedQuery` or the columnar core's `PartitionedSequence`) owns the values
+of its bucket, and each result carries its place among all buckets'
 results (`Step.order`): the instant whose step made it (the end of input last), then
 `partition.result_order`, which is how one engine holding every partition orders them. Its
 state leaves every step as rows (architecture principle 3): the query's snapshot tables
@@ -32,13 +33,13 @@ a later element arrives. `final` flushes. `wake_at` is the next report instant t
 schedule has before that flush end, or the time of the first element held back.
 
 A key whose session runs on the columnar core (`Session.columnar`: `SEPIA_ENGINE_PATH`
-decides, as for a local run; `sepia explain` says the path) gets the step's due elements
-as one batch of columns (`columns.element_columns`, `Session.push_columns`), not an element
-at a time: a unit on one key, or a split unit's bucket (a PARTITION BY query's buckets own
-their values on the row engine). A batch does not tell which instant made a result; its
-time stands in for that instant in `Step.order`, which only orders results of equal time,
-and all the results of one evaluation come from one step. Queries that make blank nodes
-step by element (`columns.labels_by_ids`: their labels follow the dictionary's ids).
+decides, as for a local run; `sepia explain` says the path) gets the step's due elements as
+one batch of columns (`columns.element_columns`, `Session.push_columns`), not an element at
+a time: a unit on one key, a split unit's bucket, or a PARTITION BY query's bucket. A batch
+does not tell which instant made a result; its time stands in for that instant in
+`Step.order`, which only orders results of equal time, and all the results of one
+evaluation come from one step. Queries that make blank nodes step by element
+(`columns.labels_by_ids`: their labels follow the dictionary's ids).
 
 Queries the engine refuses (`sepia.engine.Unsupported`, and query networks, which this
 adapter does not host yet: one query per key) are found on the driver by `refusal`; the job
@@ -57,7 +58,9 @@ import pyoxigraph as ox
 
 from sepia.algebra.query import Unsupported
 from sepia.engine import ContinuousQuery
+from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import MIN_TERMS
+from sepia.engine.hosts.engine_path import Engine
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
 from sepia.rdf.dictionary import Dictionary
@@ -292,19 +295,31 @@ WHOLE = ("partitions", "held")
 """A PARTITION BY query's snapshot tables whose rows are not one partition's."""
 
 
-def parts(query: RegisteredQuery) -> dict[str, str]:
+def parts(query: Engine) -> dict[str, str]:
     """The query's snapshot as JSON parts: one per table, and for a PARTITION BY query one
-    per table and partition (its rows lead with the value id), so a step that touches a
-    few partitions changes a few parts."""
+    per table and partition (`_value_column`), so a step that touches a few partitions
+    changes a few parts."""
     found: dict[str, list] = {}
     for name, rows in query.snapshot().items():
         found[name] = []
-        if not isinstance(query, PartitionedQuery) or name in WHOLE:
+        column = _value_column(query, name)
+        if column is None:
             found[name] = list(rows)
             continue
         for row in rows:
-            found.setdefault(f"{name}{PART}{row[0]}", []).append(row)
+            found.setdefault(f"{name}{PART}{row[column]}", []).append(row)
     return {name: json.dumps(rows) for name, rows in found.items()}
+
+
+def _value_column(query: Engine, table: str) -> int | None:
+    """Where a snapshot table's rows hold their partition's value id: first in the row
+    engine's partition tables, after (state, start, last) in the columnar core's runs
+    (their mapping's key slot); None for a table not by partition."""
+    if isinstance(query, PartitionedQuery):
+        return None if table in WHOLE else 0
+    if isinstance(query, PartitionedSequence) and table == "runs":
+        return 3 + query.slot
+    return None
 
 
 def _remember(token: str, live: tuple[Session, dict[str, str], StoredTerms]) -> None:

@@ -10,16 +10,18 @@ other sources (ingest rows, watermark per stream) -> mapInArrow(route): fold, gi
 
 Keys. A unit without PARTITION BY has one key (null). A PARTITION BY unit on the
 incremental engine is spread over `JobSpec.buckets` keys `b/k` (bucket b of k): an element
-goes to the bucket of every partition value it binds (`sepia.engine.query.partition.bucket_of`),
-and every other bucket gets a *stand-in*, the element without its triples, so that its
-partitions still step through each instant of the streamset (WITHIN deadlines, the end of
-a tail negation); each bucket's engine owns its values only. A query with a `, !B` stays in
-one key: a match waiting there holds back every partition's later results. On the
-reference adapter a PARTITION BY unit has one key per value. A unit the plan proves
-splittable without PARTITION BY (`sepia.engine.plan.split`: a projected GROUP BY variable
-every triple pattern holds) is spread over the same bucket keys by its triples: each triple
-goes to the buckets of the values it binds, every other bucket gets a stand-in for the
-instant, and each bucket's engine keeps the groups of its own values.
+goes to the bucket of every partition value it binds
+(`sepia.engine.query.partition.bucket_of`), and, where its partitions run on the row
+engine, every other bucket gets a *stand-in*, the element without its triples, so that its
+partitions still step through each instant of the streamset (WITHIN deadlines, the end of a
+tail negation); each bucket's engine owns its values only, on the columnar core where it
+covers the query (`sepia explain` says). A query with a `, !B` stays in one key: a match
+waiting there holds back every partition's later results. On the reference adapter a
+PARTITION BY unit has one key per value. A unit the plan proves splittable without
+PARTITION BY (`sepia.engine.plan.split`: a projected GROUP BY variable every triple pattern
+holds) is spread over the same bucket keys by its triples: each triple goes to the buckets
+of the values it binds, every other bucket gets a stand-in for the instant, and each
+bucket's engine keeps the groups of its own values.
 
 End of input. Spark's watermark only moves with data, so a finite input would leave its last
 results waiting forever. Each file-bound stream therefore reads a second, Sepia-owned folder
@@ -45,6 +47,7 @@ from pyspark.sql import DataFrame
 
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
+from sepia.engine.hosts.engine_path import on_columns
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.rdf.stream import StreamElement
@@ -278,15 +281,17 @@ def _bucketed(
     router: PartitionedQuery, buckets: int, read: list[tuple[ElementRow, StreamElement | _Lazy]]
 ) -> Iterator[tuple[str, ElementRow]]:
     """Each row to the buckets of the values it binds. Where the query needs its partitions
-    to see time pass (WITHIN deadlines, a tail negation), each bucket then gets a stand-in
-    for each instant of the rows at which it got no element: the element's row without its
-    triples, all of a bucket's packed into one row per stream."""
+    to see time pass (WITHIN deadlines, a tail negation) on the row engine, each bucket then
+    gets a stand-in for each instant of the rows at which it got no element: the element's
+    row without its triples, all of a bucket's packed into one row per stream. The
+    columnar core's sequences need none: a run expires by comparing its start with the
+    next event of its own partition, and no sequence it runs waits on a negation."""
     told: dict[int, set[int]] = {}
     for row, element in read:
         mine = {bucket_of(value, buckets) for value in router.values_of(_parsed(element))}
         told.setdefault(row[END], set()).update(mine)
         yield from ((bucket_key(b, buckets), row) for b in sorted(mine))
-    if router.ticks or router.waits:
+    if (router.ticks or router.waits) and not on_columns(router.router):
         yield from _stand_ins(read, told, buckets)
 
 

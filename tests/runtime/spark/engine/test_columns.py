@@ -121,7 +121,9 @@ WHERE { SEQ(A, B) DEFINE GPM A ON S1 { ?c :price ?p1 } DEFINE GPM B ON S1 { ?c :
     ("text", "path", "said"),
     [
         (SELECT, "columnar-always", "as one batch of columns"),
-        (PARTITIONED, "columnar-always", "spread over buckets"),
+        (PARTITIONED, "columnar-always", "values on the columnar core: a bucket's due"),
+        (PARTITIONED, "rows", "values on the row engine: element by element"),
+        (PARTITIONED.replace("SEQ(A, B)", "SEQ(A, !B)"), "columnar", "on the row engine"),
         (SELECT, "rows", "element by element, on the row engine"),
         (CONSTRUCT, "columnar-always", "labelled by the dictionary's ids"),
     ],
