@@ -413,7 +413,7 @@ def planted(
     DSTREAM retracts). Each element lasts a width drawn from ``spans`` (interval-stamped
     when not 0), the next starting no earlier than it ends."""
     data = draw(noise if noise is not None else streams())
-    if aimed:  # a fresh copy (QUIET's dict is shared: see there)
+    if aimed:  # a fresh copy: the noise strategy may hand out one dict to every draw
         data = {iri: list(elements) for iri, elements in data.items()}
     bound: dict[str, ox.NamedNode | ox.Literal] = {}
     t = draw(st.integers(1, 5) if aimed else st.integers(0, 4))
@@ -442,11 +442,6 @@ def planted(
     }
 
 
-QUIET = st.just({S1: [], S2: []})
-"""Meant as no noise, but one dict shared by every draw: ``planted`` (unless ``aimed``)
-appends to its lists, so later draws hold earlier examples' planted elements as noise, and
-a test's draws depend on what ran before it in the process. Kept as it is for the tests
-whose shares lean on it (tests/engine/columnar/test_sequences.py); use ``SILENT``."""
 SILENT = st.builds(lambda: {S1: [], S2: []})
 """No noise: ``planted`` streams alone (SEQs under strict contiguity, partitions)."""
 

@@ -29,7 +29,7 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
 from sepia.semantics import evaluate
 
-from ..generators import EX, QUIET, S1, answering, narrow_triples, streams
+from ..generators import EX, S1, SILENT, answering, narrow_triples, streams
 from ..shares import judge
 from ..support import assert_agrees, background, engine_path
 
@@ -68,10 +68,13 @@ def covered_sequences(draw) -> str:
     )
 
 
-cases = answering(covered_sequences(),
-                  st.one_of(QUIET, QUIET, streams(content=narrow_triples)))
+NOISE = st.one_of(SILENT, SILENT, streams(content=narrow_triples))
 """Planted streams, without noise two times in three (noise in a partition breaks its
 strict contiguity)."""
+cases = answering(covered_sequences(), NOISE)
+aimed = answering(covered_sequences(), NOISE, aimed=True)
+"""Steered further (``planted``'s ``aimed``): each test takes the draws that answer most
+often under it (71% and 82% of the examples compared answered on the default draws)."""
 
 
 def _session(text: str) -> Session:
@@ -92,7 +95,7 @@ def test_partitioned_sequences_agree_with_reference(case):
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
-@given(cases, st.lists(st.integers(0, 30), max_size=4))
+@given(aimed, st.lists(st.integers(0, 30), max_size=4))
 def test_batches_cut_anywhere_agree_with_reference(case, cuts):
     """``push_columns`` with the input cut at arbitrary elements (between two contiguous
     events of a partition, inside a run) gives the reference's answer, in the order the
