@@ -401,7 +401,8 @@ class PartitionedSequence:
                                 none if self.instant is None else self.instant)
             dead |= (previous != none) & (previous > before + self.within.width)
         made = np.where(dead, instants, none)
-        made[first & ~dead] = [c[0] for c, d in zip(carried, dead[first], strict=True) if not d]
+        made[first & ~dead] = [c[0] for c, d in zip(carried, dead[first], strict=True)
+                               if not d and c is not None]  # no label: dead
         filled = np.maximum.accumulate(np.where(made != none, np.arange(len(keys)), 0))
         made = made[filled]
         counts = {(k, c[0]): c[1] for k, c in zip(keys[first].tolist(), carried, strict=True)
