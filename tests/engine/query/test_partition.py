@@ -21,7 +21,7 @@ from sepia.runtime.local import Session, run
 
 from ..cep.test_differential_cep import cqels_queries, epsparql_queries, interval_streams
 from ..generators import S1, S2, SILENT, answering, event_queries, sequence_queries, streams
-from ..support import assert_agrees, background
+from ..support import assert_agrees, background, engine_path
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 EX = "http://example.org/"
@@ -137,8 +137,10 @@ def test_partitioned_cep_operators_agree_with_the_reference_long(case):
 
 
 def row_engine(text: str) -> PartitionedQuery:
-    """The query on the row engine owning every value: the Spark job's router."""
-    engine = Session(background()).register(text, "q", owns=lambda _: True)
+    """The query on the row engine owning every value: the Spark job's router (the
+    buckets themselves run on the columnar core where it covers the query)."""
+    with engine_path("rows"):
+        engine = Session(background()).register(text, "q", owns=lambda _: True)
     assert isinstance(engine, PartitionedQuery)
     return engine
 
