@@ -22,6 +22,7 @@ import numpy as np
 
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.tables import (
+    WIDE,
     Ids,
     Table,
     Triples,
@@ -29,6 +30,7 @@ from sepia.engine.columnar.tables import (
     join,
     join_all,
     match_pattern,
+    unique_rows,
 )
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
@@ -131,9 +133,7 @@ def distinct(table: Table) -> Table:
     """Each row once (the columns as one key)."""
     if table.size < 2 or not table.columns:
         return table
-    keys = sorted(table.columns)
-    _, first = np.unique(np.stack([table.columns[k] for k in keys], axis=1), axis=0,
-                         return_index=True)
+    first = unique_rows([table.columns[k] for k in sorted(table.columns)], index=True)[-1]
     return table.take(np.sort(first)) if len(first) < table.size else table
 
 
@@ -159,11 +159,8 @@ class Routing:
         if not elements:
             nothing = np.empty(0, dtype=np.int64)
             return cls(nothing, nothing, nothing, nothing)
-        pairs = np.unique(np.stack([np.concatenate(keys), np.concatenate(elements)], axis=1),
-                          axis=0)
-        key, element = pairs[:, 0], pairs[:, 1]
-        stamps = np.unique(np.stack([key, matches.times[element]], axis=1), axis=0)
-        return cls(element, key, stamps[:, 0], stamps[:, 1])
+        key, element = unique_rows([np.concatenate(keys), np.concatenate(elements)])
+        return cls(element, key, *unique_rows([key, matches.times[element]]))
 
     def owned(self, keys: OwnedKeys) -> Routing:
         """The routing of the partitions ``keys`` owns only (their instants unchanged)."""
@@ -173,8 +170,17 @@ class Routing:
 
     def members(self, element: Ids, key: Ids) -> np.ndarray:
         """Whether each (element, key) is routed: the element joined that partition."""
-        asked, routed = _pair_codes(element, key, self.element, self.key)
-        return np.isin(asked, routed)
+        width = int(max(element.max(initial=0), self.element.max(initial=0))) + 1
+        top = int(max(key.max(initial=0), self.key.max(initial=0)))
+        if not len(self.key) or min(key.min(initial=0), self.key.min(initial=0)) < 0 or (
+            (top + 1) * width >= WIDE
+        ):
+            asked, routed = _pair_codes(element, key, self.element, self.key)
+            return np.isin(asked, routed)
+        routed = self.key * width + self.element  # sorted: the pairs are by (key, element)
+        asked = key * width + element
+        at = np.minimum(np.searchsorted(routed, asked), len(routed) - 1)
+        return routed[at] == asked
 
     def next_instant(self, key: Ids, after: Ids) -> tuple[Ids, np.ndarray]:
         """For each (key, time): the partition's first instant of the batch later than
@@ -182,12 +188,20 @@ class Routing:
         count = len(self.instant_key)
         if not count or not len(key):
             return np.zeros(len(key), dtype=np.int64), np.zeros(len(key), dtype=bool)
-        _, inverse = np.unique(np.concatenate([self.instant_key, key]), return_inverse=True)
-        ranks, order = np.unique(np.concatenate([self.instant_time, after]), return_inverse=True)
-        base = len(ranks) + 1
-        inverse, order = inverse.reshape(-1), order.reshape(-1)
-        mine = inverse[:count] * base + order[:count]  # sorted: instants are by (key, time)
-        theirs = inverse[count:] * base + order[count:]
+        times = self.instant_time
+        low, high = int(times.min()), int(times.max())
+        span = high - low + 2  # an ``after`` before every instant is low - 1
+        if count * span < WIDE:  # a key's rank is where its instants start: no unique
+            mine = np.searchsorted(self.instant_key, self.instant_key) * span + (times - low + 1)
+            theirs = (np.searchsorted(self.instant_key, key) * span
+                      + (np.clip(after, low - 1, high) - low + 1))
+        else:
+            _, inverse = np.unique(np.concatenate([self.instant_key, key]), return_inverse=True)
+            ranks, order = np.unique(np.concatenate([times, after]), return_inverse=True)
+            base = len(ranks) + 1
+            inverse, order = inverse.reshape(-1), order.reshape(-1)
+            mine = inverse[:count] * base + order[:count]  # sorted: by (key, time)
+            theirs = inverse[count:] * base + order[count:]
         at = np.searchsorted(mine, theirs, side="right")
         found = at < count
         found[found] = self.instant_key[at[found]] == key[found]
