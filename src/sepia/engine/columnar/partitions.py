@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -69,9 +70,11 @@ def gpm_scan(
     return events[0], conditions[::-1], background  # type: ignore[return-value]
 
 
-def canonical(patterns: tuple[po.EncodedPattern, ...]) -> tuple[tuple, list[int]]:
+@lru_cache(maxsize=1024)
+def canonical(patterns: tuple[po.EncodedPattern, ...]) -> tuple[tuple, tuple[int, ...]]:
     """The BGP with its slots numbered by first appearance (equal for BGPs equal up to
-    variable names), and the original slot of each number."""
+    variable names), and the original slot of each number; cached, as every step of a
+    sequence asks it of the same few BGPs."""
     numbers: dict[int, int] = {}
     shape = tuple(
         tuple(
@@ -80,7 +83,7 @@ def canonical(patterns: tuple[po.EncodedPattern, ...]) -> tuple[tuple, list[int]
         )
         for pattern in patterns
     )
-    return shape, list(numbers)
+    return shape, tuple(numbers)
 
 
 class EventMatches:
