@@ -39,7 +39,7 @@ import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
 from sepia.engine.columnar.groups import LIMIT, NumericIds
-from sepia.engine.columnar.tables import Ids, Table
+from sepia.engine.columnar.tables import Ids, Table, distinct
 from sepia.engine.r2r.numeric import COMPARE
 from sepia.engine.rows import Slots
 from sepia.rdf.numbers import DECIMAL, INTEGER
@@ -164,12 +164,12 @@ class Columns:
     def _read(self, column: Ids | None) -> Numbers:
         if column is None:  # unbound in every row
             return _constant(self, ERROR, 0, 0)
-        ids, inverse = np.unique(column, return_inverse=True)
+        ids = distinct(column)
+        inverse = np.searchsorted(ids, column)
         kind, digits, mantissa = self.numbers.of(ids)
         state = np.full(len(ids), UNSURE, dtype=np.int8)
         state[((kind == INTEGER) | (kind == DECIMAL)) & (digits <= DIGITS)] = SURE
         state[ids == 0] = ERROR  # NO_ID: unbound here
-        inverse = inverse.reshape(-1)
         sure = state == SURE
         return Numbers(state[inverse], np.where(sure, digits, 0)[inverse],
                        np.where(sure, mantissa, 0)[inverse])
