@@ -25,7 +25,7 @@ E1 = EXAMPLES / "e1-shops-coupons"
 def sepia(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "80"}
     return subprocess.run([sys.executable, "-m", "sepia", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=120)  # fmt: skip
+                          text=True, env=env, cwd=cwd, timeout=600)  # fmt: skip
 
 
 def in_process(*args: str) -> subprocess.CompletedProcess[str]:

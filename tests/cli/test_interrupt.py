@@ -18,8 +18,9 @@ QUERY = """PREFIX : <http://example.org/>
 REGISTER RSTREAM :q AS SELECT ?s FROM NAMED WINDOW :w ON :s [RANGE 3 STEP 1]
 WHERE { WINDOW :w { ?s :p ?o } }
 """
-DEADLINE = 120.0
-"""Seconds the run may take to write its first results, or to end, on a loaded machine."""
+DEADLINE = 600.0
+"""Seconds the run may take to write its first results, or to end, on a loaded machine (a full
+suite beside it; promptness is counted in CPU time, STOP_CPU_S)."""
 STOP_CPU_S = 5.0
 """CPU seconds the run may spend after Ctrl-C (finishing the element in hand, closing)."""
 

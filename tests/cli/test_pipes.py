@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -18,6 +17,11 @@ WHERE { WINDOW :w { ?s :p ?o } }
 ELEMENTS = 3000
 """Three results per instant: far more output than a pipe holds (64 KiB), so the writer
 still has results to write when the reader goes."""
+
+
+LOCAL_DEADLINE, SPARK_DEADLINE = 120.0, 600.0
+"""Seconds a run may take to end once its reader goes, on a loaded 2-core machine (a second or
+two idle; Spark stops its query and JVM): only a run left hanging waits this long."""
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +52,7 @@ def _read_then_close(
         read = [process.stdout.readline() for _ in range(lines)]
         assert all(read), f"fewer than {lines} lines: {read}"
         process.stdout.close()  # the reader goes away with results still to come
-        closed = time.monotonic()
         process.wait(timeout=deadline)
-        assert time.monotonic() - closed < deadline
         return process.returncode, process.stderr.read()
     finally:
         process.kill()
@@ -58,13 +60,21 @@ def _read_then_close(
 
 @pytest.mark.parametrize("fmt", ["table", "jsonl", "csv"])
 def test_a_local_run_ends_quietly_when_its_reader_goes(run_files: list[str], fmt: str) -> None:
-    code, errors = _read_then_close(run_files, "local", fmt, 3, deadline=30)
+    code, errors = _read_then_close(run_files, "local", fmt, 3, deadline=LOCAL_DEADLINE)
     assert errors == ""
     assert code == 1  # as click's commands end on a closed pipe
 
 
-@pytest.mark.parametrize("fmt", ["table", "jsonl"])
+SPARK_TABLE_ONLY_SLOW = (
+    "45 s of a JVM: Spark's sink handles a closed pipe one way whatever the format (the jsonl "
+    "case in the default run), and the table writer raising it is the local [table] case"
+)
+
+
+@pytest.mark.parametrize(
+    "fmt", [pytest.param("table", marks=pytest.mark.slow(reason=SPARK_TABLE_ONLY_SLOW)), "jsonl"]
+)
 def test_a_spark_run_stops_its_query_when_its_reader_goes(run_files: list[str], fmt: str) -> None:
-    code, errors = _read_then_close(run_files, "spark", fmt, 3, deadline=120)
+    code, errors = _read_then_close(run_files, "spark", fmt, 3, deadline=SPARK_DEADLINE)
     assert "Traceback" not in errors and "Exception" not in errors, errors
     assert code == 1

@@ -3,11 +3,13 @@ joins.
 
 ``ColumnarQuery`` is a ``ContinuousQuery`` whose windows are ``ColumnWindow``s and whose
 evaluation runs the physical plan over ``Table``s: scans as masks over a window's (s, p, o)
-columns, joins as vector joins, projections and DISTINCT on columns; a FILTER is evaluated
-once per distinct combination of the values it reads (the row engine's evaluator, so its
-answers are the same), not once per row. Everything about time (report policy, instants
-between arrivals, the end-of-input flush, watermarks) and state rows is inherited, so the
-two paths agree by construction on when they answer and differ only in how.
+columns, joins as vector joins, projections and DISTINCT on columns; a FILTER of numeric
+comparisons and arithmetic is decided on columns where exact (``columnar.comparisons``),
+the rest once per distinct combination of the values it reads (the row engine's
+evaluator, so its answers are the same), not once per row. Everything about time
+(report policy, instants between arrivals, the end-of-input flush, watermarks) and state
+rows is inherited, so the two paths agree by construction on when they answer and differ
+only in how.
 
 A BIND is evaluated, as a FILTER is, once per distinct combination of the values it
 reads; where it raises an error the column holds ``NO_ID`` (unbound), and so do the
@@ -32,13 +34,13 @@ import numpy as np
 
 from sepia.algebra import query as qa
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.groups import NumericIds, group_by
 from sepia.engine.columnar.tables import (
     NO_ID,
     Table,
     Triples,
     distinct_inputs,
-    filtered,
     join,
     join_all,
     match_pattern,
@@ -365,7 +367,8 @@ class ColumnarQuery(ContinuousQuery):
             case po.Dedup(inner):
                 return _distinct(self._run(inner))
             case po.Select(inner, condition):
-                return filtered(self._run(inner), condition)
+                table = self._run(inner)
+                return vector_filtered(table, condition, self.physical.slots, self._numeric())
             case po.Bind(inner, slot, value):
                 return self._bind(self._run(inner), slot, value)
             case GroupBy(inner=inner):

@@ -2,9 +2,10 @@
 
 Stepped an element at a time, a key's session made a `StreamElement` per row (one
 N-Triples parse each) and the columnar core turned each back into a one-element batch. Here
-the rows' triples columns are parsed as one document, encoded with the session's
-dictionary, and the step's elements reach the core as one `ColumnBatch` (`push_columns`):
-no object per element in between, one call per step instead of one per instant.
+the rows' triples columns are encoded with the session's dictionary in one go (by text
+where the route stage sent term text, else parsed as one document), and the step's
+elements reach the core as one `ColumnBatch` (`push_columns`): no object per element in
+between, one call per step instead of one per instant.
 
 A batch encodes every term of its elements before the first of them is evaluated, where
 the element path encodes an instant's terms as it evaluates it; the ids differ, and so
@@ -32,23 +33,31 @@ from sepia.engine.hosts.session import Session
 from sepia.engine.plan.physical import PhysicalQuery
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.time import TimeKind
-from sepia.runtime.spark.elements import END, ElementRow
+from sepia.runtime.spark.elements import END, TERM_SEPARATOR, ElementRow, is_term_text, ntriples
 
-STREAM, KIND, TRIPLES = 0, 6, 7
+STREAM, KIND = 0, 6
 
 
 def element_columns(rows: Sequence[ElementRow], dictionary: Dictionary) -> ColumnBatch:
-    """The elements of `rows` (in arrival order, none empty of rows) as columns over
-    `dictionary`: the element rows' triples are one triple per line (`elements`), so one
-    parse of their lines together gives every element's triples in order."""
-    texts = [row[TRIPLES] for row in rows]
-    counts = np.array([text.count("\n") + 1 if text else 0 for text in texts], dtype=np.int64)
-    document = "\n".join(text for text in texts if text)
-    parsed = ox.parse(document, format=ox.RdfFormat.N_TRIPLES) if document else ()
-    triples = [quad.triple for quad in parsed]
-    if len(triples) != int(counts.sum()):
+    """The elements of `rows` (in arrival order) as columns over `dictionary`. Rows the
+    route stage wrote as term text (`elements.term_text`) are encoded by text, nothing
+    parsed; others' triples are one triple per line (`elements`), so one parse of their
+    lines together gives every element's triples in order."""
+    texts = [row[7] for row in rows]
+    if all(is_term_text(text) or not text for text in texts):
+        counts = np.array([text.count(TERM_SEPARATOR) // 3 + 1 if text else 0 for text in texts],
+                          dtype=np.int64)
+        document = TERM_SEPARATOR.join(text for text in texts if text)
+        ids: list = dictionary.encode_many(document.split(TERM_SEPARATOR)) if document else []
+    else:
+        lines = [ntriples(text) for text in texts]
+        counts = np.array([text.count("\n") + 1 if text else 0 for text in lines], dtype=np.int64)
+        document = "\n".join(text for text in lines if text)
+        parsed = ox.parse(document, format=ox.RdfFormat.N_TRIPLES) if document else ()
+        ids = encode_triples(dictionary, [quad.triple for quad in parsed])
+    table = np.array(ids, dtype=np.int64).reshape(-1, 3)
+    if len(table) != int(counts.sum()):
         raise ValueError("element rows whose triples are not one per line")
-    table = np.array(encode_triples(dictionary, triples), dtype=np.int64).reshape(-1, 3)
     streams: dict[str, int] = {}
     stream = [streams.setdefault(row[STREAM], len(streams)) for row in rows]
     return ColumnBatch(

@@ -3,7 +3,10 @@
 Ingest rows are one per triple; the stateful stage wants one per element, so consecutive
 ingest rows of the same element (same stream, file and position) are folded into one
 *element row* whose triples are an N-Triples document. pyoxigraph parses that back in bulk,
-keeping blank node labels, so an element leaves the state exactly as it entered.
+keeping blank node labels, so an element leaves the state exactly as it entered. A row the
+route stage routed on the columnar core carries its triples as *term text* instead
+(`term_text`: every term's canonical N-Triples, s p o in turn, joined by `TERM_SEPARATOR`),
+which a bucket encodes by text without parsing it (`columns.element_columns`).
 """
 
 from __future__ import annotations
@@ -124,10 +127,36 @@ def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str]]:
     return elements, ended
 
 
+TERM_SEPARATOR = "\x1f"
+"""Joins the terms of a row's term text: N-Triples writes this character escaped, so no
+N-Triples document holds it and a row's text says which form it is in."""
+
+
+def term_text(terms: Sequence[str]) -> str:
+    """An element's triples as term text: the N-Triples of its terms, s p o of each triple
+    in turn."""
+    return TERM_SEPARATOR.join(terms)
+
+
+def is_term_text(text: str) -> bool:
+    return TERM_SEPARATOR in text
+
+
+def ntriples(text: str) -> str:
+    """A row's triples as an N-Triples document, whichever form the row holds them in."""
+    if not is_term_text(text):
+        return text
+    terms = text.split(TERM_SEPARATOR)
+    return "\n".join(f"{s} {p} {o} ." for s, p, o in zip(*[iter(terms)] * 3, strict=True))
+
+
 def to_element(row: Sequence) -> StreamElement:
     """The StreamElement an element row stands for."""
     stream, _, _, graph, start, end, kind, text = row[:8]
-    triples = tuple(q.triple for q in ox.parse(text, format=ox.RdfFormat.N_TRIPLES)) if text else ()
+    document = ntriples(text)
+    triples = (
+        tuple(q.triple for q in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)) if text else ()
+    )
     return StreamElement(stream, graph, int(start), int(end), triples, TimeKind(kind))
 
 

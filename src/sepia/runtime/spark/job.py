@@ -15,7 +15,9 @@ goes to the bucket of every partition value it binds
 engine, every other bucket gets a *stand-in*, the element without its triples, so that its
 partitions still step through each instant of the streamset (WITHIN deadlines, the end of a
 tail negation); each bucket's engine owns its values only, on the columnar core where it
-covers the query (`sepia explain` says). A query with a `, !B` stays in one key: a match
+covers the query (`sepia explain` says), and there the route stage finds the values of a
+chunk's elements on the columnar core too, shipping their triples as term text
+(`column_routes`). A query with a `, !B` stays in one key: a match
 waiting there holds back every partition's later results. On the reference adapter a
 PARTITION BY unit has one key per value. A unit the plan proves splittable without
 PARTITION BY (`sepia.engine.plan.split`: a projected GROUP BY variable every triple pattern
@@ -47,10 +49,11 @@ from pyspark.sql import DataFrame
 
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
-from sepia.engine.hosts.engine_path import on_columns
+from sepia.engine.hosts.engine_path import engine_path
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark.column_routes import ColumnRouter
 from sepia.runtime.spark.elements import (
     CLOCK_GRAPH,
     ELEMENT_DDL,
@@ -87,9 +90,10 @@ ROUTER_TERMS = 1_000_000
 
 _SPLITS: WarmCache[tuple, Split | str] = WarmCache(8)
 """Each unit's split (`sepia.engine.plan.split`), or why it has none, per Python worker."""
-_ROUTERS: WarmCache[tuple, PartitionedQuery] = WarmCache(8)
+_ROUTERS: WarmCache[tuple, tuple[PartitionedQuery, ColumnRouter | None]] = WarmCache(8)
 """The route stage's engine for each bucketed unit (finds the values an element binds),
-kept per Python worker (per-worker warm state: warm.py)."""
+with its columnar router where the unit's buckets run on the columnar core
+(`column_routes`), kept per Python worker (per-worker warm state: warm.py)."""
 
 Read = tuple[ElementRow, StreamElement | None]
 """An element row, with the element itself when the stage parsed it (else parsed on need)."""
@@ -202,7 +206,13 @@ def routed_rows(
             yield from ((n, None, row) for row, _ in read)
         elif router is not None:
             assert spec.buckets is not None
-            yield from ((n, key, row) for key, row in _bucketed(router, spec.buckets, read))
+            columns = _column_router(spec, unit)
+            if columns is not None:
+                rows, known = [row for row, _ in read], [_known(e) for _, e in read]
+                routed = columns.routed(rows, known, spec.buckets)
+            else:
+                routed = _bucketed(router, spec.buckets, read)
+            yield from ((n, key, row) for key, row in routed)
         else:
             whole = [_parsed(e) for e in elements]
             keys = unit.partition_keys(whole, spec.background_store(), spec.rdfs)
@@ -227,20 +237,38 @@ def _parsed(element: StreamElement | _Lazy) -> StreamElement:
     return element
 
 
+def _known(element: StreamElement | _Lazy) -> StreamElement | None:
+    """The element where it is already parsed."""
+    return element.element if isinstance(element, _Lazy) else element
+
+
 def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:
     """The engine that finds the partition values of a unit's elements, when the unit is
     spread over buckets (PARTITION BY, no `, !B`, more than one bucket)."""
+    found = _routers(spec, unit)
+    return None if found is None else found[0]
+
+
+def _column_router(spec: JobSpec, unit: Unit) -> ColumnRouter | None:
+    """The columnar router of a bucketed unit whose buckets run on the columnar core."""
+    found = _routers(spec, unit)
+    return None if found is None else found[1]
+
+
+def _routers(spec: JobSpec, unit: Unit) -> tuple[PartitionedQuery, ColumnRouter | None] | None:
+    """A bucketed unit's routers: the row engine's, and the columnar one where its buckets
+    run on the columnar core (sharing the row router's plan and dictionary)."""
     if unit.partition_by is None or spec.buckets is None or spec.buckets < 2:
         return None
-    key = (unit, spec.background_digest, spec.rdfs)
-    router = _ROUTERS.get(key)
-    if router is None or len(router.router.dictionary) > ROUTER_TERMS:
+    key = (unit, spec.background_digest, spec.rdfs, engine_path())
+    found = _ROUTERS.get(key)
+    if found is None or len(found[0].router.dictionary) > ROUTER_TERMS:
         codec = Codec()
         background = Background.encode(spec.background_store(), codec)
         query = unit.queries[0]
         router = PartitionedQuery(query.query, query.name, codec, background, rdfs=spec.rdfs)
-        _ROUTERS.put(key, router)
-    return None if router.holds else router
+        found = _ROUTERS.put(key, (router, ColumnRouter.of(router)))
+    return None if found[0].holds else found
 
 
 def unit_split(spec: JobSpec, n: int) -> Split | None:
@@ -280,18 +308,19 @@ def _split_rows(
 def _bucketed(
     router: PartitionedQuery, buckets: int, read: list[tuple[ElementRow, StreamElement | _Lazy]]
 ) -> Iterator[tuple[str, ElementRow]]:
-    """Each row to the buckets of the values it binds. Where the query needs its partitions
-    to see time pass (WITHIN deadlines, a tail negation) on the row engine, each bucket then
-    gets a stand-in for each instant of the rows at which it got no element: the element's
-    row without its triples, all of a bucket's packed into one row per stream. The
-    columnar core's sequences need none: a run expires by comparing its start with the
-    next event of its own partition, and no sequence it runs waits on a negation."""
+    """Each row to the buckets of the values it binds, found on the row engine (buckets on
+    the columnar core are routed by `column_routes`). Where the query needs its partitions
+    to see time pass (WITHIN deadlines, a tail negation), each bucket then gets a stand-in
+    for each instant of the rows at which it got no element: the element's row without its
+    triples, all of a bucket's packed into one row per stream. The columnar core's
+    sequences need none: a run expires by comparing its start with the next event of its
+    own partition, and no sequence it runs waits on a negation."""
     told: dict[int, set[int]] = {}
     for row, element in read:
         mine = {bucket_of(value, buckets) for value in router.values_of(_parsed(element))}
         told.setdefault(row[END], set()).update(mine)
         yield from ((bucket_key(b, buckets), row) for b in sorted(mine))
-    if (router.ticks or router.waits) and not on_columns(router.router):
+    if router.ticks or router.waits:
         yield from _stand_ins(read, told, buckets)
 
 

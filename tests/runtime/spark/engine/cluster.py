@@ -21,7 +21,12 @@ import pyspark
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 
 
-def announced(log: Path, pattern: str, process: subprocess.Popen, timeout: float = 90) -> str:
+READY_S = 600.0
+"""Seconds a daemon may take to say it is up: ~10 s idle, minutes on a loaded 2-core machine
+(three JVMs start at once); only a broken cluster waits this long."""
+
+
+def announced(log: Path, pattern: str, process: subprocess.Popen, timeout: float = READY_S) -> str:
     """The first match of ``pattern``'s group in a daemon's log, waiting for it to appear
     (the daemon's readiness signal)."""
     deadline = time.monotonic() + timeout
@@ -65,10 +70,10 @@ class Cluster:
     def alive_workers(self) -> int:
         import json
 
-        with urllib.request.urlopen(self.ui, timeout=5) as page:
+        with urllib.request.urlopen(self.ui, timeout=30) as page:
             return sum(w["state"] == "ALIVE" for w in json.load(page)["workers"])
 
-    def _wait_for(self, workers: int, timeout: float = 90) -> None:
+    def _wait_for(self, workers: int, timeout: float = READY_S) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

@@ -4,7 +4,8 @@ emitted batch by batch as the watermark passes them, into the memory and file si
 Timeline (tests/semantics/test_partition.py): acme 10 @1 | beta 50 @2 | acme 12 @3 |
 beta 55 @4 | news @5 (binds no ?c). SEQ(A : B) is strictly contiguous: over the whole
 streamset nothing matches; per company acme 10 -> 12 matches over [1, 3] and beta 50 -> 55
-over [2, 4]. One JSON file per batch; the last holds the end-of-input marker."""
+over [2, 4]. One JSON file per batch (the memory sink's run); the last holds the
+end-of-input marker. The file sink's run reads all four files in its first batch."""
 
 from __future__ import annotations
 
@@ -69,6 +70,10 @@ def test_partitioned_query_over_user_frames(spark, tmp_path):
     # acme's match leaves in the batch after the watermark passed 3, before the end marker
     assert per_batch[: per_batch.index(1) + 1] == [0, 0, 1]
 
+    # The file sink over the same files read at once (one batch, then the watermark's): the
+    # same two matches, whatever the batches.
+    at_once = spark.readStream.schema(SCHEMA).json(str(folder))
+    results = continuous_query(spark, QUERY, {EX + "s": at_once}, name="rise")
     files = file_sink(results, tmp_path / "out", tmp_path / "ck").trigger(availableNow=True).start()
     files.awaitTermination()
     lines = [r.value for r in spark.read.text(str(tmp_path / "out")).collect()]

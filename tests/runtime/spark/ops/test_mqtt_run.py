@@ -26,8 +26,9 @@ pytestmark = [
     pytest.mark.skipif(MOSQUITTO is None, reason="no mosquitto (scripts/install-mosquitto)"),
 ]
 PROV_TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
-DEADLINE = 240.0
-"""Seconds the job may take to subscribe, take a message in, or give its results (load 10+)."""
+DEADLINE = 600.0
+"""Seconds the job may take to subscribe, take a message in, or give its results on a loaded
+2-core machine (a full suite beside it); only a failing run waits this long."""
 
 
 def rows_in(spark: SparkSession) -> int:

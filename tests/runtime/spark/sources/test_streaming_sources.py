@@ -120,7 +120,7 @@ def mosquitto(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         with log.open("wb") as log_file:
             broker = subprocess.Popen([MOSQUITTO, "-c", str(config)], stderr=log_file)
         wait_for(lambda b=broker: b.poll() is not None or " running" in log.read_text(),
-                 "the broker to run or fail", deadline=10)  # fmt: skip
+                 "the broker to run or fail", deadline=60)  # fmt: skip
         if broker.poll() is None:
             break
         assert "Address already in use" in log.read_text(), log.read_text()

@@ -1,0 +1,301 @@
+"""FILTER expressions as vector operations over the columns, exact under SPARQL's rules.
+
+A FILTER made of numeric comparisons (``= != < > <= >=``), arithmetic (``+ - * /``,
+unary ``-`` and ``+``), numeric constants, ``&&``, ``||`` and ``!`` over query variables
+compiles to a tree of numpy operations run once over all the rows of a table (SPAseq's
+``?amount2 * 10 <= ?amount1`` over every live run and candidate at once). The evaluator
+(``r2r.expressions``: pyoxigraph) stays the judge; here each row gets one of four
+answers:
+
+- an xsd:integer or xsd:decimal value is a 64-bit mantissa times 10^-digits (at most 18
+  digits: ``groups.NumericIds``), and every operation keeps each mantissa under 2^62
+  (checked in floating point first, with room to spare), so sums, products, exact
+  quotients and comparisons are exact integer arithmetic. SPARQL's promotion of integer
+  to decimal changes no value, and pyoxigraph's bounds (64-bit integers, decimals of 18
+  fractional digits under 1.7e20) are never reached inside 2^62;
+- an error, where pyoxigraph raises one whatever the rest of the row: an unbound
+  operand, a division by zero. It spreads through arithmetic and comparisons, ``!`` keeps
+  it, and ``&&`` / ``||`` decide it as SPARQL 17.2 does (false && error is false, true
+  || error is true); a FILTER's error drops the row;
+- ``UNSURE``, where the vectors cannot tell exactly: another datatype (double, float,
+  string, ill-typed literal), a mantissa that would leave 2^62, a product needing more
+  than 18 fractional digits, a quotient not exact in 18 (pyoxigraph truncates or fails
+  there). An unsure row goes to the evaluator once per distinct input, as before.
+
+The expression is compiled once per evaluator; an expression of any other shape (a
+function call, a string or double constant, a bare variable's effective boolean value)
+compiles to None and stays wholly the evaluator's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import pyoxigraph as ox
+
+from sepia.algebra import expression as ex
+from sepia.engine.columnar.groups import LIMIT, NumericIds
+from sepia.engine.columnar.tables import Ids, Table, distinct
+from sepia.engine.r2r.numeric import COMPARE
+from sepia.engine.rows import Slots
+from sepia.rdf.numbers import DECIMAL, INTEGER
+from sepia.rdf.vocabulary import XSD
+
+FALSE, TRUE, ERROR, UNSURE = 0, 1, 2, 3
+"""A boolean row's answer (``int8``); numbers use ``SURE``, ``ERROR`` and ``UNSURE``."""
+SURE = 1
+"""A number row whose value is exact."""
+DIGITS = 18
+"""pyoxigraph's decimals hold 18 fractional digits."""
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?P<whole>[0-9]*)(\.(?P<fraction>[0-9]*))?")
+_POWERS = 10 ** np.arange(DIGITS + 1, dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class Numbers:
+    """A numeric expression's value on each row: ``state`` (``SURE``, ``ERROR`` or
+    ``UNSURE``), and where sure the value ``mantissa * 10^-digits``."""
+
+    state: np.ndarray
+    digits: Ids
+    mantissa: Ids
+
+
+class Inputs(Protocol):
+    """What a compiled expression reads: a table's columns and their numeric values."""
+
+    size: int
+
+    def column(self, slot: int) -> Numbers: ...
+
+
+Numeric = Callable[[Inputs], Numbers]
+Boolean = Callable[[Inputs], np.ndarray]
+
+
+def compiled(e: ex.Expression, slots: Slots) -> Boolean | None:
+    """The expression as a function of the inputs -> each row's ``FALSE`` / ``TRUE`` /
+    ``ERROR`` / ``UNSURE``, or None where its shape is not covered."""
+    match e:
+        case ex.Binary(ex.BinaryOperator.AND | ex.BinaryOperator.OR as op, left, right):
+            a, b = compiled(left, slots), compiled(right, slots)
+            if a is None or b is None:
+                return None
+            decide = _conjunction if op is ex.BinaryOperator.AND else _disjunction
+            return lambda inputs: decide(a(inputs), b(inputs))
+        case ex.Unary(ex.UnaryOperator.NOT, operand):
+            inner = compiled(operand, slots)
+            return None if inner is None else lambda inputs: _negation(inner(inputs))
+        case ex.Binary(op, left, right) if op in COMPARE:
+            x, y = _numeric(left, slots), _numeric(right, slots)
+            if x is None or y is None:
+                return None
+            test = COMPARE[op]
+            return lambda inputs: _compared(test, x(inputs), y(inputs))
+    return None
+
+
+def _numeric(e: ex.Expression, slots: Slots) -> Numeric | None:
+    """A numeric operand as a function of the inputs, or None where not covered."""
+    match e:
+        case ox.Variable():
+            if e.value not in slots.names:  # never bound: an error on every row
+                return lambda inputs: _constant(inputs, ERROR, 0, 0)
+            slot = slots.index(e.value)
+            return lambda inputs: inputs.column(slot)
+        case ox.Literal():
+            found = constant_number(e)
+            if found is None:
+                return None
+            digits, mantissa = found
+            return lambda inputs: _constant(inputs, SURE, digits, mantissa)
+        case ex.Unary(ex.UnaryOperator.MINUS | ex.UnaryOperator.PLUS as op, operand):
+            inner = _numeric(operand, slots)
+            if inner is None:
+                return None
+            if op is ex.UnaryOperator.PLUS:
+                return inner
+            return lambda inputs: _negated(inner(inputs))
+        case ex.Binary(op, left, right) if op in _ARITHMETIC:
+            x, y = _numeric(left, slots), _numeric(right, slots)
+            if x is None or y is None:
+                return None
+            apply = _ARITHMETIC[op]
+            return lambda inputs: apply(x(inputs), y(inputs))
+    return None
+
+
+def constant_number(literal: ox.Literal) -> tuple[int, int] | None:
+    """(digits, mantissa) of an xsd:integer or xsd:decimal constant within the vector
+    path's range, else None (the expression stays the evaluator's)."""
+    kind, text = literal.datatype.value, literal.value
+    if kind == XSD + "integer" and _INTEGER.fullmatch(text):
+        digits, mantissa = 0, int(text)
+    elif kind == XSD + "decimal" and (found := _DECIMAL.fullmatch(text)):
+        whole, fraction = found["whole"], found["fraction"] or ""
+        if not (whole or fraction):
+            return None
+        digits, mantissa = len(fraction), int((whole or "0") + fraction)
+        mantissa = -mantissa if text.startswith("-") else mantissa
+    else:
+        return None
+    return (digits, mantissa) if digits <= DIGITS and abs(mantissa) < 2**62 else None
+
+
+class Columns:
+    """The inputs of one table: each slot's numbers found once per distinct id."""
+
+    def __init__(self, table: Table, numbers: NumericIds) -> None:
+        self.table = table
+        self.size = table.size
+        self.numbers = numbers
+        self._found: dict[int, Numbers] = {}
+
+    def column(self, slot: int) -> Numbers:
+        if slot not in self._found:
+            self._found[slot] = self._read(self.table.columns.get(slot))
+        return self._found[slot]
+
+    def _read(self, column: Ids | None) -> Numbers:
+        if column is None:  # unbound in every row
+            return _constant(self, ERROR, 0, 0)
+        ids = distinct(column)
+        inverse = np.searchsorted(ids, column)
+        kind, digits, mantissa = self.numbers.of(ids)
+        state = np.full(len(ids), UNSURE, dtype=np.int8)
+        state[((kind == INTEGER) | (kind == DECIMAL)) & (digits <= DIGITS)] = SURE
+        state[ids == 0] = ERROR  # NO_ID: unbound here
+        sure = state == SURE
+        return Numbers(state[inverse], np.where(sure, digits, 0)[inverse],
+                       np.where(sure, mantissa, 0)[inverse])
+
+
+def _constant(inputs: Inputs, state: int, digits: int, mantissa: int) -> Numbers:
+    size = inputs.size
+    return Numbers(np.full(size, state, dtype=np.int8), np.full(size, digits, dtype=np.int64),
+                   np.full(size, mantissa, dtype=np.int64))
+
+
+def _combined(a: Numbers, b: Numbers) -> np.ndarray:
+    """The state of an operation on ``a`` and ``b``: an error in either is the result's,
+    else an unsure operand makes it unsure."""
+    state = np.maximum(a.state, b.state)  # SURE < ERROR < UNSURE
+    state[(a.state == ERROR) | (b.state == ERROR)] = ERROR
+    return state
+
+
+def _aligned(a: Numbers, b: Numbers, state: np.ndarray) -> tuple[Ids, Ids, Ids]:
+    """Both mantissas at the larger number of digits (and those digits); a row where
+    either would leave 2^62 becomes ``UNSURE`` in ``state`` (changed in place)."""
+    top = np.maximum(a.digits, b.digits)
+    up_a, up_b = top - a.digits, top - b.digits
+    fits = (np.abs(a.mantissa) * _POWERS[up_a].astype(float) < LIMIT) & (
+        np.abs(b.mantissa) * _POWERS[up_b].astype(float) < LIMIT)
+    state[(state == SURE) & ~fits] = UNSURE
+    usable = state == SURE
+    x = np.where(usable, a.mantissa, 0) * np.where(usable, _POWERS[up_a], 1)
+    y = np.where(usable, b.mantissa, 0) * np.where(usable, _POWERS[up_b], 1)
+    return x, y, top
+
+
+def _bounded(state: np.ndarray, digits: Ids, mantissa: Ids) -> Numbers:
+    """A result, unsure where its mantissa reaches 2^62."""
+    state[(state == SURE) & (np.abs(mantissa) >= 2**62)] = UNSURE
+    sure = state == SURE
+    return Numbers(state, np.where(sure, digits, 0), np.where(sure, mantissa, 0))
+
+
+def _sum(a: Numbers, b: Numbers, sign: int) -> Numbers:
+    state = _combined(a, b)
+    x, y, top = _aligned(a, b, state)
+    return _bounded(state, top, x + sign * y)
+
+
+def _added(a: Numbers, b: Numbers) -> Numbers:
+    return _sum(a, b, 1)
+
+
+def _subtracted(a: Numbers, b: Numbers) -> Numbers:
+    return _sum(a, b, -1)
+
+
+def _multiplied(a: Numbers, b: Numbers) -> Numbers:
+    """Exact where the product needs at most 18 fractional digits (pyoxigraph fails a
+    decimal product that needs more) and stays under 2^62."""
+    state = _combined(a, b)
+    digits = a.digits + b.digits
+    fits = np.abs(a.mantissa).astype(float) * np.abs(b.mantissa) < LIMIT
+    state[(state == SURE) & ~(fits & (digits <= DIGITS))] = UNSURE
+    sure = state == SURE
+    return _bounded(state, digits, np.where(sure, a.mantissa, 0) * np.where(sure, b.mantissa, 0))
+
+
+def _divided(a: Numbers, b: Numbers) -> Numbers:
+    """Exact where the quotient has at most 18 fractional digits (found at the most
+    digits the dividend's mantissa can be scaled to); a zero divisor is an error.
+    pyoxigraph scales the dividend up in 128 bits by as many digits as fit, and fails
+    (an error) when those are fewer than the divisor's fractional digits: 0 / 0.5 and
+    10^20 / 1.5 fail there. Rows near that (a zero dividend over a divisor with digits,
+    a dividend times 10^(18 + the divisor's digits) past 10^38) are left unsure."""
+    state = _combined(a, b)
+    state[(state == SURE) & (b.mantissa == 0)] = ERROR
+    wide = np.abs(a.mantissa) * _POWERS[np.clip(DIGITS - a.digits, 0, DIGITS)].astype(
+        float) * _POWERS[b.digits].astype(float) >= 1e38
+    state[(state == SURE) & (wide | ((a.mantissa == 0) & (b.digits > 0)))] = UNSURE
+    sure = state == SURE
+    m_a = np.where(sure, np.abs(a.mantissa), 0)
+    m_b = np.where(sure, np.abs(b.mantissa), 1)
+    room = np.floor(np.log10(LIMIT / np.maximum(m_a, 1))).astype(np.int64)
+    scale = np.clip(np.minimum(DIGITS + b.digits - a.digits, room), 0, DIGITS)
+    quotient, remainder = np.divmod(m_a * _POWERS[scale], m_b)
+    state[sure & (remainder != 0)] = UNSURE
+    digits = scale + a.digits - b.digits
+    state[(state == SURE) & (digits < 0)] = UNSURE  # a dividend too wide to scale
+    return _bounded(state, digits, np.sign(a.mantissa) * np.sign(b.mantissa) * quotient)
+
+
+def _negated(a: Numbers) -> Numbers:
+    return Numbers(a.state, a.digits, -a.mantissa)
+
+
+_ARITHMETIC: dict[ex.BinaryOperator, Callable[[Numbers, Numbers], Numbers]] = {
+    ex.BinaryOperator.ADD: _added,
+    ex.BinaryOperator.SUBTRACT: _subtracted,
+    ex.BinaryOperator.MULTIPLY: _multiplied,
+    ex.BinaryOperator.DIVIDE: _divided,
+}
+
+
+def _compared(test: Callable[[Ids, Ids], np.ndarray], a: Numbers, b: Numbers) -> np.ndarray:
+    state = _combined(a, b)
+    x, y, _ = _aligned(a, b, state)
+    return np.where(state == SURE, test(x, y).astype(np.int8), state).astype(np.int8)
+
+
+def _conjunction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SPARQL's && (17.2): false on either side decides; true && true is true; else an
+    unsure side leaves it unsure, and what remains is an error."""
+    out = np.where((a == UNSURE) | (b == UNSURE), UNSURE, ERROR).astype(np.int8)
+    out[(a == TRUE) & (b == TRUE)] = TRUE
+    out[(a == FALSE) | (b == FALSE)] = FALSE
+    return out
+
+
+def _disjunction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SPARQL's || (17.2): true on either side decides; false || false is false; else
+    an unsure side leaves it unsure, and what remains is an error."""
+    out = np.where((a == UNSURE) | (b == UNSURE), UNSURE, ERROR).astype(np.int8)
+    out[(a == FALSE) & (b == FALSE)] = FALSE
+    out[(a == TRUE) | (b == TRUE)] = TRUE
+    return out
+
+
+def _negation(a: np.ndarray) -> np.ndarray:
+    """SPARQL's ``!``: an error or an unsure row stays so."""
+    return np.where(a == TRUE, FALSE, np.where(a == FALSE, TRUE, a)).astype(np.int8)
+

@@ -1,0 +1,99 @@
+"""The route stage on the columnar core: a chunk's partition keys by one group-by.
+
+Where a PARTITION BY query's buckets run on the columnar core (`engine_path.on_columns`),
+the route stage finds the partitions of a chunk of elements as the buckets' own engines
+do (`sepia.engine.columnar.partitions`): the chunk's triples are encoded once into a
+batch of columns, each distinct BGP of the query's leaf plans is matched once over the
+whole batch, and the (element, key) pairs give each element its buckets, where the row
+engine's router matched every leaf on every element one by one. The buckets therefore
+get exactly the elements their `PartitionedSequence` routes to the values they own.
+
+An element row routed here carries its triples as the canonical N-Triples texts of their
+terms (`elements.term_text`), read off the router's dictionary: a bucket encodes them
+into its own dictionary by text (`columns.element_columns`), so an element is parsed once,
+by the reader, in the whole job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from sepia.engine.columnar import ColumnBatch
+from sepia.engine.columnar.partitions import EventMatches, Routing
+from sepia.engine.columnar.sequences import PartitionedSequence
+from sepia.engine.hosts.engine_path import on_columns
+from sepia.engine.query.partition import PartitionedQuery, bucket_of
+from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark.columns import element_columns
+from sepia.runtime.spark.elements import ElementRow, term_text
+from sepia.runtime.spark.units import bucket_key
+
+
+class ColumnRouter:
+    """A bucketed unit's partition keys on columns, for chunks of elements (one per unit
+    and Python worker, beside the row engine's router whose plan and dictionary it
+    shares)."""
+
+    def __init__(self, router: PartitionedQuery) -> None:
+        self.sequence = PartitionedSequence(router.router)
+        """The query on the columnar core, owning every value (never stepped: its
+        leaves, slot, FILTERs and background tables route)."""
+        self.dictionary = self.sequence.dictionary
+        self.buckets: dict[tuple[int, int], int] = {}
+        """The bucket of each key id, by (id, bucket count): ids are never given twice."""
+
+    @staticmethod
+    def of(router: PartitionedQuery) -> ColumnRouter | None:
+        """The columnar router of a unit whose buckets run on the columnar core."""
+        return ColumnRouter(router) if on_columns(router.router) else None
+
+    def routed(
+        self, rows: Sequence[ElementRow], parsed: Sequence[StreamElement | None], buckets: int
+    ) -> Iterator[tuple[str, ElementRow]]:
+        """Each row of the query's streams to the buckets of the values it binds (none:
+        nowhere), its triples as term texts, in the rows' order."""
+        declared = self.sequence.declared
+        kept = [n for n, row in enumerate(rows) if row[0] in declared]
+        if not kept:
+            return
+        batch = self._batch([rows[n] for n in kept], [parsed[n] for n in kept])
+        routing = Routing.of(
+            EventMatches(batch, self.sequence._filtered, self.sequence._background),
+            self.sequence.leaves, self.sequence.slot,
+        )  # fmt: skip
+        targets = self._targets(routing, buckets, len(kept))
+        texts = self._texts(batch)
+        for position, (n, mine) in enumerate(zip(kept, targets, strict=True)):
+            if mine:
+                row = (*rows[n][:7], texts[position])
+                yield from ((bucket_key(b, buckets), row) for b in sorted(mine))
+
+    def _batch(
+        self, rows: Sequence[ElementRow], parsed: Sequence[StreamElement | None]
+    ) -> ColumnBatch:
+        """The rows as columns over the router's dictionary: from the elements the reader
+        parsed where it did, else from the rows' text (one parse for the chunk)."""
+        if all(e is not None for e in parsed):
+            return ColumnBatch.from_elements(parsed, self.dictionary)  # type: ignore[arg-type]
+        return element_columns(rows, self.dictionary)
+
+    def _targets(self, routing: Routing, buckets: int, count: int) -> list[set[int]]:
+        """The buckets of each element: those of the keys it joins."""
+        found: list[set[int]] = [set() for _ in range(count)]
+        known, decode = self.buckets, self.dictionary.decode
+        for element, key in zip(routing.element.tolist(), routing.key.tolist(), strict=True):
+            bucket = known.get((key, buckets))
+            if bucket is None:
+                bucket = known[(key, buckets)] = bucket_of(decode(key), buckets)
+            found[element].add(bucket)
+        return found
+
+    def _texts(self, batch: ColumnBatch) -> list[str]:
+        """Each element's triples as `term_text`, from the dictionary's texts of its ids."""
+        ids = np.stack([batch.s, batch.p, batch.o], axis=1).reshape(-1).tolist()
+        terms = list(map(self.dictionary.decode_text, ids))
+        ends = np.searchsorted(batch.element, np.arange(1, len(batch) + 1)) * 3
+        starts = np.concatenate([[0], ends[:-1]])
+        return [term_text(terms[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
