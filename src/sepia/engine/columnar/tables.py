@@ -67,14 +67,17 @@ def unique_rows(
     distinct rows as columns, then, if asked, each one's first row and each row's
     distinct row, by a 1-d unique of ``packed`` codes where they fit."""
     code = packed(columns)
-    if code is None:
-        found = np.unique(np.stack(columns, axis=1), axis=0, return_index=index,
-                          return_inverse=inverse)
-        rows, *rest = found if index or inverse else (found,)
-        return (*rows.T, *(r.reshape(-1) for r in rest))
-    _, first, *back = np.unique(code, return_index=True, return_inverse=inverse)
-    return (*(c[first] for c in columns), *([first] if index else []),
-            *(b.reshape(-1) for b in back))
+    if code is None:  # numpy's own, rare: values spread over more than 63 bits
+        rows, first, back = np.unique(np.stack(columns, axis=1), axis=0, return_index=True,
+                                      return_inverse=True)
+        values = tuple(rows.T)
+    else:
+        if inverse:
+            _, first, back = np.unique(code, return_index=True, return_inverse=True)
+        else:
+            _, first = np.unique(code, return_index=True)
+        values = tuple(c[first] for c in columns)
+    return (*values, *([first] if index else []), *([back.reshape(-1)] if inverse else []))
 
 
 @dataclass(frozen=True, slots=True)
