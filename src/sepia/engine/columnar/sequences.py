@@ -258,12 +258,17 @@ class PartitionedSequence:
         return through
 
     # --- one span of events ---------------------------------------------------------------
+    def routing(self, batch: ColumnBatch) -> tuple[EventMatches, Routing]:
+        """The batch's GPM matches and the partitions its elements join, every value owned
+        (the Spark job's route stage asks this too, to send elements to their buckets)."""
+        matches = EventMatches(batch, self._filtered, self._background)
+        return matches, Routing.of(matches, self.leaves, self.slot)
+
     def _step(self, batch: ColumnBatch) -> Table | None:
         """Route the events, step every state's runs; the matches completed (a set)."""
         if self.kleene:
             self._collect()
-        matches = EventMatches(batch, self._filtered, self._background)
-        routing = Routing.of(matches, self.leaves, self.slot)
+        matches, routing = self.routing(batch)
         if self.owned is not None:
             routing = routing.owned(self.owned)
         numbers = {iri: n for n, iri in enumerate(batch.streams)}

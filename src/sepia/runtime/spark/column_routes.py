@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from sepia.engine.columnar import ColumnBatch
-from sepia.engine.columnar.partitions import EventMatches, Routing
+from sepia.engine.columnar.partitions import Routing
 from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.hosts.engine_path import on_columns
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
@@ -59,10 +59,7 @@ class ColumnRouter:
         if not kept:
             return
         batch = self._batch([rows[n] for n in kept], [parsed[n] for n in kept])
-        routing = Routing.of(
-            EventMatches(batch, self.sequence._filtered, self.sequence._background),
-            self.sequence.leaves, self.sequence.slot,
-        )  # fmt: skip
+        _, routing = self.sequence.routing(batch)
         targets = self._targets(routing, buckets, len(kept))
         texts = self._texts(batch)
         for position, (n, mine) in enumerate(zip(kept, targets, strict=True)):
