@@ -35,7 +35,7 @@ aggregates), no ``--max-runs``, no RDFS entailment. The rest runs on the row eng
 
 from __future__ import annotations
 
-import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -59,9 +59,9 @@ from sepia.engine.columnar.partitions import (
     gpm_scan,
 )
 from sepia.engine.columnar.tables import Ids, Table, Triples, join, join_all, match_pattern
+from sepia.engine.columnar.tables import distinct as distinct_ids
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
-from sepia.engine.query.partition import result_order
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.r2r.numbers import Terms
@@ -529,7 +529,7 @@ class PartitionedSequence:
     # --- results --------------------------------------------------------------------------
     def _results(self, done: Table | None) -> list[Result]:
         """Each match as a result at its end, the interval its start and end; results of
-        one instant ordered as the row engine's partitions release them."""
+        one instant ordered as the row engine's partitions release them (``_released``)."""
         if done is None or not done.size:
             return []
         names: list[str] | None = None
@@ -538,26 +538,26 @@ class PartitionedSequence:
         slots = self.host.physical.slots
         root = self.host.physical.root
         kept = set(root.slots) if isinstance(root, po.Keep) else set(range(self.width))
-        named = [(slots.names[i], done.columns[i]) for i in range(self.width)
-                 if i in kept and i in done.columns and slots.visible(slots.names[i])
-                 and slots.names[i] not in HIDDEN]
+        named = sorted(((slots.names[i], done.columns[i]) for i in range(self.width)
+                        if i in kept and i in done.columns and slots.visible(slots.names[i])
+                        and slots.names[i] not in HIDDEN), key=lambda pair: pair[0])
         interval = FROM in slots.names and kept & {slots.index(FROM), slots.index(TO)}
         decode = self.dictionary.decode
-        ids = np.unique(np.concatenate([c for _, c in named])) if named else np.empty(0, int)
-        terms = {i: decode(i) for i in np.asarray(ids).tolist()}
-        columns = sorted(((n, c.tolist()) for n, c in named), key=lambda pair: pair[0])
-        starts, ends = done.columns[START].tolist(), done.columns[LAST].tolist()
+        ids = distinct_ids(np.concatenate([c for _, c in named])) if named else np.empty(0, int)
+        terms = {i: decode(i) for i in ids.tolist()}
+        starts, ends = done.columns[START], done.columns[LAST]
+        order = _released(ends, starts if interval else None, names,
+                          [c for _, c in named], ids, terms)
+        columns = [(n, c[order].tolist()) for n, c in named]
+        starts, ends = starts[order].tolist(), ends[order].tolist()
+        matches = [None] * len(order) if names is None else [names[k] for k in order.tolist()]
         op: Literal["+"] = "+"
-        out = [
+        return [
             Result.of_solution(self.name, end, op,
                                Solution([(n, terms[c[k]]) for n, c in columns]),
-                               (start, end) if interval else None)
-            for k, (start, end) in enumerate(zip(starts, ends, strict=True))
+                               (start, end) if interval else None, match)
+            for k, (start, end, match) in enumerate(zip(starts, ends, matches, strict=True))
         ]
-        if names is not None:
-            out = [dataclasses.replace(r, match=n) for r, n in zip(out, names, strict=True)]
-        out.sort(key=lambda r: r.t)
-        return _ties_ordered(out)
 
     # --- state ------------------------------------------------------------------------
     def state_size(self) -> dict[str, int]:
@@ -701,15 +701,38 @@ def _spans(times: Ids) -> list[tuple[int, int]]:
     return bounds
 
 
-def _ties_ordered(results: list[Result]) -> list[Result]:
-    """Results in time order, those of one instant by ``result_order`` (their text)."""
-    out: list[Result] = []
-    k = 0
-    while k < len(results):
-        j = k + 1
-        while j < len(results) and results[j].t == results[k].t:
-            j += 1
-        group = results[k:j]
-        out += sorted(group, key=result_order) if len(group) > 1 else group
-        k = j
-    return out
+def _released(
+    ends: Ids, starts: Ids | None, names: list[str] | None, columns: list[Ids], ids: Ids,
+    terms: dict[int, Term],
+) -> Ids:
+    """The order results are released in: by time, those of one instant by their jsonl
+    text (``partition.result_order``, the row engine's partitions' order), found without
+    writing a line. The lines of one instant share their query, time, op and keys and
+    differ first in ``from`` (a number's text, followed by a comma, below every digit),
+    then ``match``, then the binding's values by name (JSON strings: a JSON string is
+    never a proper prefix of another), so their order is that of these parts' texts
+    compared one after the other: a sort of ranks."""
+    if len(distinct_ids(ends)) == len(ends):
+        return np.argsort(ends, kind="stable")
+    keys = []
+    if columns:
+        by_text = sorted(range(len(ids)), key=[_json(term_to_nt(terms[i]))
+                                               for i in ids.tolist()].__getitem__)
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[by_text] = np.arange(len(ids))
+        keys += [rank[np.searchsorted(ids, c)] for c in reversed(columns)]
+    if names is not None:
+        ranked = {n: k for k, n in enumerate(sorted(set(names), key=_json))}
+        keys.append(np.array([ranked[n] for n in names], dtype=np.int64))
+    if starts is not None:
+        values = distinct_ids(starts)
+        by_text = sorted(range(len(values)), key=[str(v) for v in values.tolist()].__getitem__)
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[by_text] = np.arange(len(values))
+        keys.append(rank[np.searchsorted(values, starts)])
+    return np.lexsort((*keys, ends))
+
+
+def _json(text: str) -> str:
+    """A string as the jsonl writer prints it."""
+    return json.dumps(text, ensure_ascii=False)
