@@ -96,7 +96,7 @@ class EventMatches:
         self.select = select
         """How a FILTER is applied to a table (``tables.filtered`` or a vector form)."""
         self.background = background
-        """The solutions of a BGP over background graphs (a GPM's ``GRAPH`` part)."""
+        """The solutions of a BGP over background graphs (a GPM's ``GRAPH`` part), a set."""
         self.graph = Triples(batch.s, batch.p, batch.o)
         self.element = batch.element
         self.times = batch.times
@@ -123,9 +123,9 @@ class EventMatches:
             assert parts is not None, "not a GPM over the event graph (see sequence_uncovered)"
             scan, conditions, background = parts
             found = distinct(self.bgp(scan))
-            for other in background:
+            for other in background:  # a join of sets keeps every column: a set
                 assert self.background is not None, "a GPM joining a background graph"
-                found = distinct(join(found, self.background(other)))
+                found = join(found, self.background(other))
             for select in conditions:
                 found = self.select(found, select.condition)
             self._plans[id(plan)] = found

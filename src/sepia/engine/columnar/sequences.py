@@ -35,8 +35,8 @@ aggregates), no ``--max-runs``, no RDFS entailment. The rest runs on the row eng
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
+from json.encoder import encode_basestring
 from typing import Literal
 
 import numpy as np
@@ -191,6 +191,8 @@ class PartitionedSequence:
         self.labels: dict[int, tuple[int, int, int | None]] = {}
         """Per live partition value (as the row engine keeps them): the instant it was made,
         its matches so far and the latest start of the runs its last instant left."""
+        self.kept_labels = 0
+        """How many labels lived when they were last pruned (``_live_labels``)."""
         self.instant: int | None = None
         """The streamset's last instant stepped (a partition's lifetime reads it)."""
         self.kb: dict[int, Table] = {}
@@ -397,7 +399,7 @@ class PartitionedSequence:
         first[1:] = keys[1:] != keys[:-1]
         before = np.empty(len(keys), dtype=np.int64)
         before[1:] = latest[:-1]
-        carried = [self.labels.get(k) for k in keys[first].tolist()]
+        carried = [self._label(k) for k in keys[first].tolist()]
         before[first] = [none if c is None or c[2] is None else c[2] for c in carried]
         dead = before == none
         if self.within is not None:
@@ -420,10 +422,28 @@ class PartitionedSequence:
                            strict=True):
             self.labels[k] = (m, counts.get((k, m), 0), None if e == none else e)
         self.instant = int(times[-1])
-        width = None if self.within is None else self.within.width
-        self.labels = {k: c for k, c in self.labels.items() if c[2] is not None
-                       and (width is None or self.instant <= c[2] + width)}
+        if len(self.labels) > 2 * self.kept_labels + 1024:
+            self.labels = self._live_labels()
+            self.kept_labels = len(self.labels)
         return done
+
+    def _label(self, key: int) -> tuple[int, int, int | None] | None:
+        """A partition value's label while it lives: its last instant left a run whose
+        start WITHIN still admits the last instant stepped (else as if never made)."""
+        label = self.labels.get(key)
+        if label is None or label[2] is None:
+            return None
+        if self.within is not None and self.instant is not None and (
+            self.instant > label[2] + self.within.width
+        ):
+            return None
+        return label
+
+    def _live_labels(self) -> dict[int, tuple[int, int, int | None]]:
+        """The labels of the partitions alive (``_label``): the others are dropped now and
+        then (when the labels have doubled), not at every step (a dictionary of every
+        live partition rebuilt per step cost a millisecond)."""
+        return {k: c for k in self.labels if (c := self._label(k)) is not None}
 
     def _numbered(self, done: Table, made: Ids, counts: dict[tuple[int, int], int]) -> Table:
         """Each match's number in its partition (``counts`` goes on from the carried
@@ -547,7 +567,7 @@ class PartitionedSequence:
         terms = {i: decode(i) for i in ids.tolist()}
         starts, ends = done.columns[START], done.columns[LAST]
         order = _released(ends, starts if interval else None, names,
-                          [c for _, c in named], ids, terms)
+                          [c for _, c in named], terms)
         columns = [(n, c[order].tolist()) for n, c in named]
         starts, ends = starts[order].tolist(), ends[order].tolist()
         matches = [None] * len(order) if names is None else [names[k] for k in order.tolist()]
@@ -590,7 +610,7 @@ class PartitionedSequence:
                 (o, k, *m) for o, k, m in zip(own.columns[OWNER].tolist(),
                                               own.columns[ORDER].tolist(),
                                               own.rows(self.width), strict=True)]
-            state["labels"] = [(v, *label) for v, label in self.labels.items()]
+            state["labels"] = [(v, *label) for v, label in self._live_labels().items()]
         return state
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -668,16 +688,13 @@ def _moved(taken: Table, times: Table) -> Table:
 
 
 def _union(carried: Table | None, made: Table | None) -> Table | None:
-    """Runs waiting in a state: those carried over and those just made, each once."""
+    """Runs waiting in a state: those carried over (each once already) and those just
+    made, each once. No run is both: a carried run's last event is before the span, a
+    made one's in it; so only the made ones are made distinct (the rows and their order
+    are ``distinct`` of both, at the cost of the span's runs, not of all live ones)."""
+    made = None if made is None or not made.size else distinct(made)
     tables = [t for t in (carried, made) if t is not None and t.size]
-    if not tables:
-        return None
-    if len(tables) == 1:
-        return distinct(tables[0])
-    keys = tables[0].columns.keys()
-    both = Table({k: np.concatenate([t.columns[k] for t in tables]) for k in keys},
-                 sum(t.size for t in tables))
-    return distinct(both)
+    return _concat(tables) if tables else None
 
 
 def _admits(within: Within, start: Ids, end: Ids) -> np.ndarray:
@@ -702,7 +719,7 @@ def _spans(times: Ids) -> list[tuple[int, int]]:
 
 
 def _released(
-    ends: Ids, starts: Ids | None, names: list[str] | None, columns: list[Ids], ids: Ids,
+    ends: Ids, starts: Ids | None, names: list[str] | None, columns: list[Ids],
     terms: dict[int, Term],
 ) -> Ids:
     """The order results are released in: by time, those of one instant by their jsonl
@@ -711,28 +728,36 @@ def _released(
     differ first in ``from`` (a number's text, followed by a comma, below every digit),
     then ``match``, then the binding's values by name (JSON strings: a JSON string is
     never a proper prefix of another), so their order is that of these parts' texts
-    compared one after the other: a sort of ranks."""
-    if len(distinct_ids(ends)) == len(ends):
-        return np.argsort(ends, kind="stable")
-    keys = []
-    if columns:
-        by_text = sorted(range(len(ids)), key=[_json(term_to_nt(terms[i]))
-                                               for i in ids.tolist()].__getitem__)
-        rank = np.empty(len(ids), dtype=np.int64)
-        rank[by_text] = np.arange(len(ids))
-        keys += [rank[np.searchsorted(ids, c)] for c in reversed(columns)]
+    compared one after the other: a sort of ranks, of the rows sharing an instant."""
+    order = np.argsort(ends, kind="stable")
+    shared = ends[order][1:] == ends[order][:-1]
+    tied = np.zeros(len(ends), dtype=bool)
+    tied[1:] = shared
+    tied[:-1] |= shared
+    if not tied.any():
+        return order
+    rows = order[tied]
+    keys = [_text_ranks(c[rows], lambda i: _json(term_to_nt(terms[i])))
+            for c in reversed(columns)]
     if names is not None:
-        ranked = {n: k for k, n in enumerate(sorted(set(names), key=_json))}
-        keys.append(np.array([ranked[n] for n in names], dtype=np.int64))
+        ranked = {n: k for k, n in enumerate(sorted({names[i] for i in rows.tolist()},
+                                                    key=_json))}
+        keys.append(np.array([ranked[names[i]] for i in rows.tolist()], dtype=np.int64))
     if starts is not None:
-        values = distinct_ids(starts)
-        by_text = sorted(range(len(values)), key=[str(v) for v in values.tolist()].__getitem__)
-        rank = np.empty(len(values), dtype=np.int64)
-        rank[by_text] = np.arange(len(values))
-        keys.append(rank[np.searchsorted(values, starts)])
-    return np.lexsort((*keys, ends))
+        keys.append(_text_ranks(starts[rows], str))
+    order[tied] = rows[np.lexsort((*keys, ends[rows]))]
+    return order
 
 
-def _json(text: str) -> str:
-    """A string as the jsonl writer prints it."""
-    return json.dumps(text, ensure_ascii=False)
+def _text_ranks(values: Ids, text: Callable[[int], str]) -> Ids:
+    """Each value's rank among the column's distinct values ordered by their ``text``."""
+    distinct_values = distinct_ids(values)
+    by_text = sorted(range(len(distinct_values)),
+                     key=[text(v) for v in distinct_values.tolist()].__getitem__)
+    rank = np.empty(len(distinct_values), dtype=np.int64)
+    rank[by_text] = np.arange(len(distinct_values))
+    return rank[np.searchsorted(distinct_values, values)]
+
+
+_json: Callable[[str], str] = encode_basestring
+"""A string as the jsonl writer prints it (``json.dumps(text, ensure_ascii=False)``)."""
