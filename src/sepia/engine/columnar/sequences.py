@@ -36,6 +36,7 @@ aggregates), no ``--max-runs``, no RDFS entailment. The rest runs on the row eng
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Literal
 
@@ -91,6 +92,66 @@ MADE = -10
 SPAN = 1 << 14
 """Elements stepped at once at most (a ``;`` joins a run with its partition's later
 candidates of one span: memory follows this, not the batch)."""
+
+
+NONE = np.iinfo(np.int64).min
+"""No time: a partition's label when its last instant left no run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Labels:
+    """The live partition values' labels (as the row engine keeps its partitions), by
+    value: the instant each was made, its matches so far and the latest start of the
+    runs its last instant left. Columns, so that a step reads and writes those of its
+    own partitions at once (a dictionary of them cost a Python step per partition)."""
+
+    key: Ids
+    made: Ids
+    count: Ids
+    latest: Ids
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[tuple[int, int, int, int | None]]) -> Labels:
+        """Labels from (value, made, count, latest or None) rows."""
+        ordered = sorted(rows)
+        key, made, count = (np.array([r[k] for r in ordered], dtype=np.int64).reshape(-1)
+                            for k in range(3))
+        latest = [NONE if r[3] is None else r[3] for r in ordered]
+        return cls(key, made, count, np.array(latest, dtype=np.int64))
+
+    def rows(self) -> list[tuple[int, int, int, int | None]]:
+        return [(k, m, c, None if e == NONE else e) for k, m, c, e in zip(
+            self.key.tolist(), self.made.tolist(), self.count.tolist(), self.latest.tolist(),
+            strict=True)]
+
+    def of(self, keys: Ids) -> Labels:
+        """The labels of ``keys`` (sorted, distinct): ``NONE`` made and latest, no count,
+        where a value has none."""
+        if not len(self.key):
+            return Labels(keys, np.full(len(keys), NONE), np.zeros(len(keys), dtype=np.int64),
+                          np.full(len(keys), NONE))
+        at = np.minimum(np.searchsorted(self.key, keys), len(self.key) - 1)
+        found = self.key[at] == keys
+        return Labels(keys, np.where(found, self.made[at], NONE),
+                      np.where(found, self.count[at], 0), np.where(found, self.latest[at], NONE))
+
+    def updated(self, new: Labels) -> Labels:
+        """These labels, ``new`` ones replacing those of their values."""
+        kept = ~np.isin(self.key, new.key)
+        key = np.concatenate([self.key[kept], new.key])
+        order = np.argsort(key, kind="stable")
+        return Labels(key[order], *(np.concatenate([old[kept], fresh])[order] for old, fresh in (
+            (self.made, new.made), (self.count, new.count), (self.latest, new.latest))))
+
+    def alive(self, instant: int, width: int | None) -> Labels:
+        """The labels of the partitions alive at ``instant``: their last instant left a
+        run, whose start WITHIN (if any) still admits ``instant``."""
+        keep = self.latest != NONE
+        if width is not None:
+            keep &= instant <= self.latest + width
+        if keep.all():
+            return self
+        return Labels(self.key[keep], self.made[keep], self.count[keep], self.latest[keep])
 
 
 def sequence_uncovered(engine: ContinuousQuery) -> str | None:
@@ -188,11 +249,8 @@ class PartitionedSequence:
         """Each Kleene run's iterations (``OWNER``, ``ORDER``, its own variables), sorted."""
         self.issued = 0
         """Kleene run ids given so far."""
-        self.labels: dict[int, tuple[int, int, int | None]] = {}
-        """Per live partition value (as the row engine keeps them): the instant it was made,
-        its matches so far and the latest start of the runs its last instant left."""
-        self.kept_labels = 0
-        """How many labels lived when they were last pruned (``_live_labels``)."""
+        self.labels = Labels.of_rows([])
+        """The live partition values' labels (``Labels``)."""
         self.instant: int | None = None
         """The streamset's last instant stepped (a partition's lifetime reads it)."""
         self.kb: dict[int, Table] = {}
@@ -392,77 +450,62 @@ class PartitionedSequence:
         at_last = np.concatenate([t.columns[LAST] for t in tables]) if tables else keys[:0]
         at_start = np.concatenate([t.columns[START] for t in tables]) if tables else keys[:0]
         position = _positions(keys, instants, at_key, at_last)
-        none = np.iinfo(np.int64).min
-        latest = np.full(len(keys), none, dtype=np.int64)
+        latest = np.full(len(keys), NONE, dtype=np.int64)
         np.maximum.at(latest, position, at_start)
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]
+        firsts = np.flatnonzero(first)
+        carried = self.labels.of(keys[firsts])
         before = np.empty(len(keys), dtype=np.int64)
         before[1:] = latest[:-1]
-        carried = [self._label(k) for k in keys[first].tolist()]
-        before[first] = [none if c is None or c[2] is None else c[2] for c in carried]
-        dead = before == none
+        before[firsts] = carried.latest
+        dead = before == NONE  # no label: dead
         if self.within is not None:
             at = np.searchsorted(times, instants) - 1
             previous = np.where(at >= 0, times[np.maximum(at, 0)],
-                                none if self.instant is None else self.instant)
-            dead |= (previous != none) & (previous > before + self.within.width)
-        made = np.where(dead, instants, none)
-        made[first & ~dead] = [c[0] for c, d in zip(carried, dead[first], strict=True)
-                               if not d and c is not None]  # no label: dead
-        filled = np.maximum.accumulate(np.where(made != none, np.arange(len(keys)), 0))
-        made = made[filled]
-        counts = {(k, c[0]): c[1] for k, c in zip(keys[first].tolist(), carried, strict=True)
-                  if c is not None}
-        if done is not None and done.size:
-            done = self._numbered(done, made[_positions(keys, instants, done.columns[self.slot],
-                                                        done.columns[LAST])], counts)
+                                NONE if self.instant is None else self.instant)
+            dead |= (previous != NONE) & (previous > before + self.within.width)
+        made = np.where(dead, instants, NONE)
+        going_on = ~dead[firsts]
+        made[firsts[going_on]] = carried.made[going_on]
+        made = made[np.maximum.accumulate(np.where(made != NONE, np.arange(len(keys)), 0))]
         last = np.flatnonzero(np.append(first[1:], True))
-        for k, m, e in zip(keys[last].tolist(), made[last].tolist(), latest[last].tolist(),
-                           strict=True):
-            self.labels[k] = (m, counts.get((k, m), 0), None if e == none else e)
+        count = np.where(carried.made == made[last], carried.count, 0)
+        if done is not None and done.size:
+            row_made = made[_positions(keys, instants, done.columns[self.slot],
+                                       done.columns[LAST])]
+            done = self._numbered(done, row_made, carried)
+            partition = np.searchsorted(carried.key, done.columns[self.slot])
+            ends_last = row_made == made[last][partition]
+            np.maximum.at(count, partition[ends_last], done.columns[NUMBER][ends_last])
         self.instant = int(times[-1])
-        if len(self.labels) > 2 * self.kept_labels + 1024:
-            self.labels = self._live_labels()
-            self.kept_labels = len(self.labels)
+        self.labels = self.labels.updated(
+            Labels(keys[last], made[last], count, latest[last])
+        ).alive(self.instant, None if self.within is None else self.within.width)
         return done
 
-    def _label(self, key: int) -> tuple[int, int, int | None] | None:
-        """A partition value's label while it lives: its last instant left a run whose
-        start WITHIN still admits the last instant stepped (else as if never made)."""
-        label = self.labels.get(key)
-        if label is None or label[2] is None:
-            return None
-        if self.within is not None and self.instant is not None and (
-            self.instant > label[2] + self.within.width
-        ):
-            return None
-        return label
-
-    def _live_labels(self) -> dict[int, tuple[int, int, int | None]]:
-        """The labels of the partitions alive (``_label``): the others are dropped now and
-        then (when the labels have doubled), not at every step (a dictionary of every
-        live partition rebuilt per step cost a millisecond)."""
-        return {k: c for k in self.labels if (c := self._label(k)) is not None}
-
-    def _numbered(self, done: Table, made: Ids, counts: dict[tuple[int, int], int]) -> Table:
-        """Each match's number in its partition (``counts`` goes on from the carried
-        ones): by time, then as the row engine orders one instant's matches (start, the
-        mapping's terms' text, the iterations')."""
+    def _numbered(self, done: Table, made: Ids, carried: Labels) -> Table:
+        """Each match's number in its partition, going on from the ``carried`` count of
+        the partition's segment (its made instant): by time, then as the row engine orders
+        one instant's matches (start, the mapping's terms' text, the iterations')."""
         keys, ends, starts = done.columns[self.slot], done.columns[LAST], done.columns[START]
         order = np.lexsort((starts, ends, keys))
         ties = np.flatnonzero((keys[order][1:] == keys[order][:-1])
                               & (ends[order][1:] == ends[order][:-1]))
         if len(ties):  # several matches of one partition at one instant: by their text
-            order = order.tolist()
-            groups = _runs_of(ties)
-            for lo, hi in groups:
-                order[lo:hi] = sorted(order[lo:hi], key=self._text_key(done))
-        number = np.zeros(done.size, dtype=np.int64)
-        for i in np.asarray(order).tolist():
-            segment = (int(keys[i]), int(made[i]))
-            counts[segment] = counts.get(segment, 0) + 1
-            number[i] = counts[segment]
+            listed = order.tolist()
+            for lo, hi in _runs_of(ties):
+                listed[lo:hi] = sorted(listed[lo:hi], key=self._text_key(done))
+            order = np.asarray(listed, dtype=np.int64)
+        key, segment = keys[order], made[order]
+        starts_segment = np.ones(done.size, dtype=bool)  # a segment's rows are contiguous:
+        starts_segment[1:] = (key[1:] != key[:-1]) | (segment[1:] != segment[:-1])  # made
+        rank = np.arange(done.size)  # grows with the end within a partition
+        rank -= np.maximum.accumulate(np.where(starts_segment, rank, 0)) - 1
+        partition = np.searchsorted(carried.key, key)
+        base = np.where(carried.made[partition] == segment, carried.count[partition], 0)
+        number = np.empty(done.size, dtype=np.int64)
+        number[order] = base + rank
         return Table({**done.columns, NUMBER: number, MADE: made}, done.size)
 
     def _text_key(self, done: Table) -> Callable[[int], tuple]:
@@ -610,7 +653,7 @@ class PartitionedSequence:
                 (o, k, *m) for o, k, m in zip(own.columns[OWNER].tolist(),
                                               own.columns[ORDER].tolist(),
                                               own.rows(self.width), strict=True)]
-            state["labels"] = [(v, *label) for v, label in self._live_labels().items()]
+            state["labels"] = self.labels.rows()
         return state
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -634,8 +677,7 @@ class PartitionedSequence:
             {**_table([r[2:] for r in own]).columns,
              OWNER: np.array([r[0] for r in own], dtype=np.int64),
              ORDER: np.array([r[1] for r in own], dtype=np.int64)}, len(own))
-        self.labels = {v: (made, count, latest)
-                       for v, made, count, latest in snapshot.get("labels", [])}
+        self.labels = Labels.of_rows(snapshot.get("labels", []))
 
 
 def _table(mappings: list) -> Table:
