@@ -59,7 +59,15 @@ from sepia.engine.columnar.partitions import (
     distinct,
     gpm_scan,
 )
-from sepia.engine.columnar.tables import Ids, Table, Triples, join, join_all, match_pattern
+from sepia.engine.columnar.tables import (
+    Ids,
+    Table,
+    Triples,
+    join_all,
+    join_pairs,
+    match_pattern,
+    paired,
+)
 from sepia.engine.columnar.tables import distinct as distinct_ids
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
@@ -554,7 +562,7 @@ class PartitionedSequence:
         left = runs.take(np.flatnonzero(~has))
         going = runs.take(np.flatnonzero(has))
         going = Table({**going.columns, TIME: after[has]}, going.size)
-        taken = self._admitted(join(going, found), check)
+        taken = paired(going, found, *self._options(going, found, check))
         return _moved(taken, taken), left
 
     def _next(
@@ -562,25 +570,39 @@ class PartitionedSequence:
     ) -> tuple[Table, Table]:
         """``;``: each run joined with its partition's later candidates; the options of
         the earliest time that has any are taken, runs without any wait on."""
-        numbered = Table({**runs.columns, RUN: np.arange(runs.size)}, runs.size)
-        joined = join(numbered, found)
-        later = joined.take(np.flatnonzero(joined.columns[TIME] > joined.columns[LAST]))
-        options = self._admitted(later, check)
-        run, time = options.columns[RUN], options.columns[TIME]
+        run, option = self._options(runs, found, check, later=True)
+        time = found.columns[TIME][option]
         earliest = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(earliest, run, time)
-        taken = options.take(np.flatnonzero(time == earliest[run]))
+        first = np.flatnonzero(time == earliest[run])
+        taken = paired(runs, found, run[first], option[first])
         waiting = np.ones(runs.size, dtype=bool)
         waiting[run] = False
         return _moved(taken, taken), runs.take(np.flatnonzero(waiting))
 
-    def _admitted(self, joined: Table, check: ExpressionEvaluator | None) -> Table:
-        """The options WITHIN admits whose FILTERs over earlier elements hold."""
-        within = self.within
-        if within is not None and joined.size:
-            keep = _admits(within, joined.columns[START], joined.columns[TIME])
-            joined = joined.take(np.flatnonzero(keep))
-        return joined if check is None else self._filtered(joined, check)
+    def _options(
+        self, runs: Table, found: Table, check: ExpressionEvaluator | None, *,
+        later: bool = False,
+    ) -> tuple[Ids, Ids]:
+        """The (run, candidate) pairs that join, whose candidate comes after the run's
+        last event (``later``; else the join on ``TIME`` says when), WITHIN admits, and
+        the state's FILTERs over earlier elements keep: row indices, grouped by run. The
+        FILTERs read a table of their own slots only: a ``;`` run meets every later
+        candidate of its partition, and building whole joined rows for all those pairs
+        cost more than deciding them."""
+        run, option = join_pairs(runs, found)
+        time = found.columns[TIME][option]
+        keep = time > runs.columns[LAST][run] if later else np.ones(len(run), dtype=bool)
+        if self.within is not None:
+            keep &= _admits(self.within, runs.columns[START][run], time)
+        run, option = run[keep], option[keep]
+        if check is None or not len(run):
+            return run, option
+        read = {slot: runs.columns[slot][run] for slot in check.positions if slot in runs.columns}
+        read.update({slot: found.columns[slot][option] for slot in check.positions
+                     if slot in found.columns and slot not in read})
+        kept = self._filtered(Table({**read, RUN: np.arange(len(run))}, len(run)), check)
+        return run[kept.columns[RUN]], option[kept.columns[RUN]]
 
     def _alive(self, runs: Table, horizon: int) -> Table | None:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
