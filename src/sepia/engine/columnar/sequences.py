@@ -633,16 +633,17 @@ class PartitionedSequence:
         starts, ends = done.columns[START], done.columns[LAST]
         order = _released(ends, starts if interval else None, names,
                           [c for _, c in named], terms)
-        columns = [(n, c[order].tolist()) for n, c in named]
+        variables = [n for n, _ in named]
+        values = [[terms[i] for i in c[order].tolist()] for _, c in named]
+        solutions = [Solution(zip(variables, row, strict=True))
+                     for row in zip(*values, strict=True)] if named else [Solution()] * len(order)
         starts, ends = starts[order].tolist(), ends[order].tolist()
         matches = [None] * len(order) if names is None else [names[k] for k in order.tolist()]
         op: Literal["+"] = "+"
-        return [
-            Result.of_solution(self.name, end, op,
-                               Solution([(n, terms[c[k]]) for n, c in columns]),
-                               (start, end) if interval else None, match)
-            for k, (start, end, match) in enumerate(zip(starts, ends, matches, strict=True))
-        ]
+        make, name = Result.of_solution, self.name
+        return [make(name, end, op, solution, (start, end) if interval else None, match)
+                for solution, start, end, match in zip(solutions, starts, ends, matches,
+                                                       strict=True)]
 
     # --- state ------------------------------------------------------------------------
     def state_size(self) -> dict[str, int]:
@@ -792,25 +793,48 @@ def _released(
     differ first in ``from`` (a number's text, followed by a comma, below every digit),
     then ``match``, then the binding's values by name (JSON strings: a JSON string is
     never a proper prefix of another), so their order is that of these parts' texts
-    compared one after the other: a sort of ranks, of the rows sharing an instant."""
-    order = np.argsort(ends, kind="stable")
-    shared = ends[order][1:] == ends[order][:-1]
-    tied = np.zeros(len(ends), dtype=bool)
-    tied[1:] = shared
-    tied[:-1] |= shared
-    if not tied.any():
-        return order
-    rows = order[tied]
-    keys = [_text_ranks(c[rows], lambda i: _json(term_to_nt(terms[i])))
-            for c in reversed(columns)]
-    if names is not None:
-        ranked = {n: k for k, n in enumerate(sorted({names[i] for i in rows.tolist()},
-                                                    key=_json))}
-        keys.append(np.array([ranked[names[i]] for i in rows.tolist()], dtype=np.int64))
+    compared one after the other: a sort of ranks, each part's asked only of the rows
+    the parts before leave tied."""
+    parts: list[Callable[[Ids], Ids]] = []
     if starts is not None:
-        keys.append(_text_ranks(starts[rows], str))
-    order[tied] = rows[np.lexsort((*keys, ends[rows]))]
+        parts.append(lambda rows: _text_ranks(starts[rows], str))
+    if names is not None:
+        parts.append(lambda rows: _ranks([names[i] for i in rows.tolist()]))
+    parts += [_term_ranks(c, terms) for c in columns]
+    order = np.argsort(ends, kind="stable")
+    keys = [ends[order]]
+    for part in parts:
+        tied = _tied(keys)
+        if not tied.any():
+            break
+        ranks = np.zeros(len(order), dtype=np.int64)
+        ranks[tied] = part(order[tied])
+        keys.append(ranks)
+        resorted = np.lexsort(keys[::-1])
+        order, keys = order[resorted], [k[resorted] for k in keys]
     return order
+
+
+def _tied(keys: list[Ids]) -> np.ndarray:
+    """The sorted rows equal to a neighbour on every key."""
+    same = np.ones(len(keys[0]) - 1, dtype=bool) if len(keys[0]) else np.ones(0, dtype=bool)
+    for key in keys:
+        same &= key[1:] == key[:-1]
+    tied = np.zeros(len(keys[0]), dtype=bool)
+    tied[1:] = same
+    tied[:-1] |= same
+    return tied
+
+
+def _term_ranks(column: Ids, terms: dict[int, Term]) -> Callable[[Ids], Ids]:
+    """The ranks of a column's terms at the rows asked, by their JSON text."""
+    return lambda rows: _text_ranks(column[rows], lambda i: _json(term_to_nt(terms[i])))
+
+
+def _ranks(texts: list[str]) -> Ids:
+    """Each match name's rank among those given, by its JSON text."""
+    ranked = {n: k for k, n in enumerate(sorted(set(texts), key=_json))}
+    return np.array([ranked[n] for n in texts], dtype=np.int64)
 
 
 def _text_ranks(values: Ids, text: Callable[[int], str]) -> Ids:
