@@ -5,9 +5,11 @@ cards' ``?amount2 * 10 <= ?amount1``, head and shoulders' ``?p3 < ?p2 && ?p3 > ?
 Over a join of runs with candidates there are as many distinct inputs as rows, so asking
 the expression evaluator once per distinct input (``tables.filtered``) costs a Python
 step per row. Here a FILTER that ``columnar.expressions`` compiles (numeric comparisons,
-arithmetic, constants, ``&&``, ``||``, ``!``) is decided for all rows at once; the rows it
-is unsure of (a double, a string, an ill-typed literal, a number too wide) are the
-evaluator's, once per distinct input, so the answer is the evaluator's on every row.
+arithmetic, constants, ``&&``, ``||``, ``!``; equality, sameTerm, IN, BOUND and the
+isIRI family by ids and term kinds; functions of one variable once per distinct id) is
+decided for all rows at once; the rows it is unsure of (a double, a dateTime meeting
+another, an ill-typed literal, a function of two variables) are the evaluator's, once
+per distinct input, so the answer is the evaluator's on every row.
 """
 
 from __future__ import annotations

@@ -22,9 +22,23 @@ answers:
   than 18 fractional digits, a quotient not exact in 18 (pyoxigraph truncates or fails
   there). An unsure row goes to the evaluator once per distinct input, as before.
 
-The expression is compiled once per evaluator; an expression of any other shape (a
-function call, a string or double constant, a bare variable's effective boolean value)
-compiles to None and stays wholly the evaluator's.
+Compiled with a ``Context`` (the FILTER's dictionary: ``comparisons.vector_filtered``
+does), terms beyond numbers are covered too (``columnar.terms``):
+
+- ``=`` and ``!=`` of variables, constants and functions of one variable (``STR(?x)``),
+  ``sameTerm``, ``IN`` / ``NOT IN`` (SPARQL defines them as ``||`` of ``=`` and ``&&`` of
+  ``!=``), ``BOUND`` and ``isIRI`` / ``isURI`` / ``isBlank`` / ``isLiteral`` /
+  ``isNumeric`` are decided from ids and term kinds where that is provably pyoxigraph's
+  answer (``_equal``, ``_same_term``), unsure elsewhere;
+- any other boolean node reading at most one variable (``regex``, ``STRSTARTS``,
+  ``LANGMATCHES``, ``YEAR(?t) = 2020``, a comparison with a double) takes the rows the
+  vectors are unsure of to the evaluator once per distinct id of that variable, cached by
+  id across batches: decided on every row;
+- any other node (two variables under a function, EXISTS) is unsure on every row, so
+  ``&&`` and ``||`` around it still decide the rows their other side settles.
+
+The expression is compiled once per evaluator; without a context, an expression of any
+other shape than the numeric ones compiles to None and stays wholly the evaluator's.
 """
 
 from __future__ import annotations
@@ -168,12 +182,16 @@ def _term_test(e: ex.Expression, slots: Slots, context: Context) -> Boolean | No
                 answers = _KIND_TESTS[function]
                 return lambda inputs: answers[term(inputs).kinds]
         case ex.In(value, options, negated) if options:
-            either: ex.Expression = ex.Binary(ex.BinaryOperator.EQUAL, value, options[0])
-            for option in options[1:]:
-                either = ex.Binary(ex.BinaryOperator.OR, either,
-                                   ex.Binary(ex.BinaryOperator.EQUAL, value, option))
-            return _boolean(ex.Unary(ex.UnaryOperator.NOT, either) if negated else either,
-                            slots, context)
+            tests = [_structural(ex.Binary(ex.BinaryOperator.EQUAL, value, o), slots, context)
+                     or _undecided for o in options]
+
+            def among(inputs: Inputs) -> np.ndarray:
+                found = tests[0](inputs)
+                for test in tests[1:]:
+                    found = _disjunction(found, test(inputs))
+                return _negation(found) if negated else found
+
+            return among
     return None
 
 
