@@ -312,3 +312,17 @@ def test_kinds_from_canonical_text():
         f'"1.5E0"^^<{XSD}double>', f'"2020-01-01T00:00:00Z"^^<{XSD}dateTime>',
         f'"x"^^<{XSD}integer>', f'"2020-01-01"^^<{XSD}date>', f'"1"^^<{EX}dt>')] == [
         IRI, BLANK, STRING, LANG, BOOLEAN, NUMBER, DATETIME, OTHER, OTHER, OTHER]
+
+
+def test_time_functions_of_two_variables_compare_on_columns():
+    """YEAR(?a) < YEAR(?b): each YEAR a per-term value (the evaluator asked once per
+    distinct dateTime of its variable), compared as integers on columns; an unbound
+    dateTime is an error, a string's YEAR an error too."""
+    t2020, t2021 = (_typed(f"{y}-06-01T12:00:00Z", "dateTime") for y in (2020, 2021))
+    rows = [(t2020, t2021, None), (t2021, t2020, None), (t2020, t2020, None),
+            (t2020, None, None), (ox.Literal("2020"), t2021, None)] * 2
+    asked: list = []
+    mine, theirs = _answers("YEAR(?a) < YEAR(?b)", rows, asked=asked)
+    assert mine == [TRUE, FALSE, FALSE, ERROR, ERROR] * 2
+    _agree(mine, theirs, "YEAR(?a) < YEAR(?b)")
+    assert sorted(len(keys) for keys in asked) == [3, 3]  # ?a: 2 dateTimes, "2020"; ?b

@@ -34,6 +34,8 @@ does), terms beyond numbers are covered too (``columnar.terms``):
   ``LANGMATCHES``, ``YEAR(?t) = 2020``, a comparison with a double) takes the rows the
   vectors are unsure of to the evaluator once per distinct id of that variable, cached by
   id across batches: decided on every row;
+- a function of one variable is an operand too: its values (ids, once per distinct id
+  of the variable) feed ``=`` and the numeric operations (``YEAR(?t1) < YEAR(?t2)``);
 - any other node (two variables under a function, EXISTS) is unsure on every row, so
   ``&&`` and ``||`` around it still decide the rows their other side settles.
 
@@ -156,7 +158,7 @@ def _structural(e: ex.Expression, slots: Slots, context: Context | None) -> Bool
                 terms = _term(left, slots, context), _term(right, slots, context)
                 if terms[0] is not None and terms[1] is not None:
                     return _equality(*terms, negated=op is ex.BinaryOperator.NOT_EQUAL)
-            x, y = _numeric(left, slots), _numeric(right, slots)
+            x, y = _numeric(left, slots, context), _numeric(right, slots, context)
             if x is None or y is None:
                 return None
             test = COMPARE[op]
@@ -195,8 +197,9 @@ def _term_test(e: ex.Expression, slots: Slots, context: Context) -> Boolean | No
     return None
 
 
-def _numeric(e: ex.Expression, slots: Slots) -> Numeric | None:
-    """A numeric operand as a function of the inputs, or None where not covered."""
+def _numeric(e: ex.Expression, slots: Slots, context: Context | None = None) -> Numeric | None:
+    """A numeric operand as a function of the inputs, or None where not covered (with a
+    ``context``, a function of one variable too: ``YEAR(?t)``, ``STRLEN(?name)``)."""
     match e:
         case ox.Variable():
             if e.value not in slots.names:  # never bound: an error on every row
@@ -210,19 +213,20 @@ def _numeric(e: ex.Expression, slots: Slots) -> Numeric | None:
             digits, mantissa = found
             return lambda inputs: _constant(inputs, SURE, digits, mantissa)
         case ex.Unary(ex.UnaryOperator.MINUS | ex.UnaryOperator.PLUS as op, operand):
-            inner = _numeric(operand, slots)
+            inner = _numeric(operand, slots, context)
             if inner is None:
                 return None
             if op is ex.UnaryOperator.PLUS:
                 return inner
             return lambda inputs: _negated(inner(inputs))
         case ex.Binary(op, left, right) if op in _ARITHMETIC:
-            x, y = _numeric(left, slots), _numeric(right, slots)
+            x, y = _numeric(left, slots, context), _numeric(right, slots, context)
             if x is None or y is None:
                 return None
             apply = _ARITHMETIC[op]
             return lambda inputs: apply(x(inputs), y(inputs))
-    return None
+    valued = None if context is None else _valued(e, slots, context)
+    return None if valued is None else lambda inputs: inputs.terms_of(valued(inputs)).numbers
 
 
 def _logical(e: ex.Expression) -> bool:
@@ -272,12 +276,19 @@ def _term(e: ex.Expression, slots: Slots, context: Context) -> Term | None:
             return lambda inputs: inputs.terms(slot)
         case ox.NamedNode() | ox.Literal():
             return context.constant(e)
-        case ex.Call() | ex.FunctionCall() if (variables := per_term(e)) is not None:
-            name = next(iter(variables), None)
-            valued = PerTerm(e, name, context)
-            slot = slots.index(name) if name in slots.names else None
-            return lambda inputs: inputs.terms_of(valued.of(inputs.ids(slot)))
-    return None
+    valued = _valued(e, slots, context)
+    return None if valued is None else lambda inputs: inputs.terms_of(valued(inputs))
+
+
+def _valued(e: ex.Expression, slots: Slots, context: Context) -> Callable[[Inputs], Ids] | None:
+    """A call reading at most one variable as each row's value id (``NO_ID`` for an
+    error), the evaluator asked once per distinct id of that variable; else None."""
+    if not isinstance(e, ex.Call | ex.FunctionCall) or (variables := per_term(e)) is None:
+        return None
+    name = next(iter(variables), None)
+    asked = PerTerm(e, name, context)
+    slot = slots.index(name) if name in slots.names else None
+    return lambda inputs: asked.of(inputs.ids(slot))
 
 
 def _equality(a: Term, b: Term, *, negated: bool) -> Boolean:
