@@ -155,9 +155,9 @@ def _structural(e: ex.Expression, slots: Slots, context: Context | None) -> Bool
             return None if inner is None else lambda inputs: _negation(inner(inputs))
         case ex.Binary(op, left, right) if op in COMPARE:
             if context is not None and op in _EQUALITY:
-                terms = _term(left, slots, context), _term(right, slots, context)
-                if terms[0] is not None and terms[1] is not None:
-                    return _equality(*terms, negated=op is ex.BinaryOperator.NOT_EQUAL)
+                one, other = _term(left, slots, context), _term(right, slots, context)
+                if one is not None and other is not None:
+                    return _equality(one, other, negated=op is ex.BinaryOperator.NOT_EQUAL)
             x, y = _numeric(left, slots, context), _numeric(right, slots, context)
             if x is None or y is None:
                 return None

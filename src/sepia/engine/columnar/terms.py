@@ -18,6 +18,7 @@ The dictionary tells both of the ids it forgets (``Dictionary.watch``).
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
@@ -69,12 +70,12 @@ def kind_of(text: str) -> int:
     return kind
 
 
-class _ByIds:
+class _ByIds(ABC):
     """A sorted id column and one aligned answer column, learnt id by id."""
 
     def __init__(self, dictionary: Dictionary, dtype: type) -> None:
         self.ids: Ids = _NONE
-        self.answers = np.empty(0, dtype=dtype)
+        self.answers: np.ndarray = np.empty(0, dtype=dtype)
         self.dtype = dtype
         dictionary.watch(self)
 
@@ -103,13 +104,14 @@ class _ByIds:
         return answers[np.searchsorted(ids, column)]
 
     def _learn(self, new: Ids) -> None:
-        found = np.array(self._found(new.tolist()), dtype=self.dtype)
+        found: np.ndarray = np.array(self._found(new.tolist()), dtype=self.dtype)
         ids = np.concatenate([self.ids, new])
         order = np.argsort(ids, kind="stable")
         self.ids, self.answers = ids[order], np.concatenate([self.answers, found])[order]
 
+    @abstractmethod
     def _found(self, new: list[int]) -> list[int]:
-        raise NotImplementedError
+        """The answers of ids not met before."""
 
 
 class TermKinds(_ByIds):
@@ -127,9 +129,14 @@ class TermKinds(_ByIds):
 class Host(Protocol):
     """What a FILTER's per-term evaluators share with it."""
 
-    dictionary: Dictionary
-    functions: Mapping[ox.NamedNode, Callable[..., Term | None]]
-    base: str | None
+    @property
+    def dictionary(self) -> Dictionary: ...
+
+    @property
+    def functions(self) -> Mapping[ox.NamedNode, Callable[..., Term | None]]: ...
+
+    @property
+    def base(self) -> str | None: ...
 
 
 class PerTerm(_ByIds):
