@@ -10,6 +10,8 @@ claimed so); hand-worked cases of SPARQL 1.1's RDFterm-equal and error rules."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sepia.algebra import expression as ex
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import (
@@ -326,3 +329,42 @@ def test_time_functions_of_two_variables_compare_on_columns():
     assert mine == [TRUE, FALSE, FALSE, ERROR, ERROR] * 2
     _agree(mine, theirs, "YEAR(?a) < YEAR(?b)")
     assert sorted(len(keys) for keys in asked) == [3, 3]  # ?a: 2 dateTimes, "2020"; ?b
+
+
+class _Host:
+    """A query answering an extension function, holding its FILTER (as a C-SPARQL query
+    holds the evaluator whose timestamp() it answers)."""
+
+    def __init__(self) -> None:
+        self.asked: list[ox.NamedNode | ox.BlankNode | ox.Literal] = []
+        self.evaluator: ExpressionEvaluator | None = None
+
+    def answer(self, term: ox.NamedNode | ox.BlankNode | ox.Literal) -> ox.Literal:
+        self.asked.append(term)
+        return _typed("true" if isinstance(term, ox.NamedNode) else "false", "boolean")
+
+
+def test_functions_the_host_answers_stay_the_evaluators():
+    """A function the host answers is not per term (it may read the host's state): the
+    rows ``?b = ?c`` settles are decided on columns, the others asked of the FILTER's
+    evaluator, which calls the host; and the compiled FILTER does not keep the host (nor
+    the evaluator) alive."""
+    f = ox.NamedNode(EX + "f")
+    rows = [(ox.NamedNode(EX + "a"), ox.Literal("x"), ox.Literal("y")),
+            (ox.NamedNode(EX + "a"), ox.Literal("x"), ox.Literal("x")),
+            (ox.Literal("a"), ox.Literal("x"), ox.Literal("x"))]
+    evaluator, slots, table, numbers, _, _ = _setting("?b = ?c", rows)
+    expression = ex.Binary(ex.BinaryOperator.AND, ex.FunctionCall(f, (ox.Variable("a"),)),
+                           evaluator.expression)  # the language names no such function
+    host = _Host()
+    hosted = ExpressionEvaluator(expression, slots, evaluator.dictionary,
+                                 boolean=True, functions={f: host.answer})
+    host.evaluator = hosted
+    width = len(slots.names)
+    assert vector_filtered(table, hosted, slots, numbers).rows(width) == table.take(
+        np.array([1])).rows(width)
+    assert len(host.asked) == 2  # the two rows where ?b = ?c
+    gone = weakref.ref(host)
+    del host, hosted
+    gc.collect()
+    assert gone() is None

@@ -54,7 +54,7 @@ import numpy as np
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
-from sepia.algebra.scope import FRESH
+from sepia.algebra.scope import FRESH, nodes
 from sepia.engine.columnar.groups import LIMIT, NumericIds
 from sepia.engine.columnar.tables import NO_ID, Ids, Table, distinct
 from sepia.engine.columnar.terms import (
@@ -133,7 +133,7 @@ def _boolean(e: ex.Expression, slots: Slots, context: Context | None) -> Boolean
     fast = _structural(e, slots, context)
     if context is None:
         return fast
-    if not _logical(e) and (variables := per_term(e)) is not None:
+    if not _logical(e) and (variables := per_term(e, context)) is not None:
         name = next(iter(variables), None)
         asked = PerTerm(e, name, context, (TRUE, FALSE, ERROR))
         slot = slots.index(name) if name in slots.names else None
@@ -235,11 +235,13 @@ def _logical(e: ex.Expression) -> bool:
         isinstance(e, ex.Unary) and e.operator is ex.UnaryOperator.NOT)
 
 
-def per_term(e: ex.Expression) -> set[str] | None:
+def per_term(e: ex.Expression, context: Context) -> set[str] | None:
     """The variable(s) an expression reads, when they are at most one and it is a function
-    of them (no EXISTS, aggregate, window read or fresh value), else None."""
+    of them (no EXISTS, aggregate, window read, fresh value or function the host answers),
+    else None."""
     variables = variables_of(e)
-    if len(variables) > 1 or has_exists(e) or any(calls(e, f) for f in _NOT_PER_TERM):
+    if len(variables) > 1 or has_exists(e) or any(calls(e, f) for f in _NOT_PER_TERM) or any(
+            call.function in context.hosted for call in nodes(e, ex.FunctionCall)):
         return None
     return variables
 
@@ -283,7 +285,8 @@ def _term(e: ex.Expression, slots: Slots, context: Context) -> Term | None:
 def _valued(e: ex.Expression, slots: Slots, context: Context) -> Callable[[Inputs], Ids] | None:
     """A call reading at most one variable as each row's value id (``NO_ID`` for an
     error), the evaluator asked once per distinct id of that variable; else None."""
-    if not isinstance(e, ex.Call | ex.FunctionCall) or (variables := per_term(e)) is None:
+    if not isinstance(e, ex.Call | ex.FunctionCall) or (
+            variables := per_term(e, context)) is None:
         return None
     name = next(iter(variables), None)
     asked = PerTerm(e, name, context)
@@ -390,14 +393,15 @@ Term = Callable[[Inputs], TermColumn]
 
 
 class Context:
-    """What the term operators compile with: the FILTER evaluator's dictionary, functions
-    and BASE (the per-term evaluators', a ``terms.Host``; not the evaluator itself, which
-    a cache keys by) and the kinds of the ids."""
+    """What the term operators compile with: the FILTER evaluator's dictionary and BASE
+    (the per-term evaluators'), the functions its host answers (C-SPARQL's timestamp():
+    never per term; only their names are kept, not the host they would hold alive) and
+    the kinds of the ids."""
 
     def __init__(self, evaluator: ExpressionEvaluator) -> None:
         self.dictionary = evaluator.dictionary
-        self.functions = evaluator.functions
         self.base = evaluator.base
+        self.hosted = frozenset(evaluator.functions)
         self.kinds = TermKinds(evaluator.dictionary)
         self._absent: dict[str, int] = {}
 

@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import numpy as np
-import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
 from sepia.engine.columnar.tables import NO_ID, Ids, distinct
 from sepia.engine.r2r.expressions import CACHE_LIMIT, ExpressionEvaluator
 from sepia.engine.rows import Slots
 from sepia.rdf.dictionary import Dictionary
-from sepia.rdf.terms import Term
 from sepia.rdf.vocabulary import XSD
 
 IRI, BLANK, STRING, LANG, BOOLEAN, NUMBER, DATETIME, OTHER, UNBOUND = range(9)
@@ -127,13 +124,11 @@ class TermKinds(_ByIds):
 
 
 class Host(Protocol):
-    """What a FILTER's per-term evaluators share with it."""
+    """What a FILTER's per-term evaluators share with it (no host functions: an expression
+    calling one is not per term)."""
 
     @property
     def dictionary(self) -> Dictionary: ...
-
-    @property
-    def functions(self) -> Mapping[ox.NamedNode, Callable[..., Term | None]]: ...
 
     @property
     def base(self) -> str | None: ...
@@ -151,7 +146,7 @@ class PerTerm(_ByIds):
         super().__init__(host.dictionary, np.int8 if truths else np.int64)
         self.evaluator = ExpressionEvaluator(
             e, Slots(() if name is None else (name,)), host.dictionary,
-            boolean=truths is not None, functions=host.functions, base=host.base)
+            boolean=truths is not None, base=host.base)
         self.truths = truths
 
     def _forgotten(self, gone: Ids) -> np.ndarray:
