@@ -80,17 +80,17 @@ def test_quantiles_and_the_keeps_up_verdict():
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_short_paced_run_of_the_job_gives_batches_latencies_and_state(spark, tmp_path: Path):
-    """W1 (3,000 nearby elements, 5 coupons) released at 100 elements/s, 60 s after the
-    first trigger: every result is written after the element that decided it came out."""
+    """W1 (3,000 nearby elements, 5 coupons) released at 100 elements/s, measured for 120 s
+    from the first trigger: every result is written after the element that decided it."""
     from sepia.runtime.spark.sources.generator import DEFAULT_CACHE, generated, rows_file
 
-    options = LiveOptions("W1", rate=100.0, duration_s=60.0, scale=3_000)
+    options = LiveOptions("W1", rate=100.0, duration_s=120.0, scale=3_000)
     json_path, png = bench_live(spark, [options], tmp_path)
     assert png.stat().st_size > 10_000
     [document] = json.loads(json_path.read_text())
     assert document["error"] is None and document["query_runs"] == 1
     low, high = document["began_bounds_s"]
-    assert 0 <= high - low < 1.0  # the offsets fit one start and the rate
+    assert -0.05 < high - low < 1.0  # the offsets fit one start and the rate (to clock skew)
     batches = document["batches"]
     assert [b["batch"] for b in batches] == list(range(len(batches)))
     assert sum(b["elements_in"] for b in batches) == batches[-1]["released"] > 0

@@ -18,7 +18,8 @@ in its own process), so ``began`` is bounded from the progress reports: a batch 
 started at T and whose offset request took L seconds read the E elements released by then,
 so ``T - (E + 1) / rate < began <= T + L - E / rate`` (T is given in whole milliseconds).
 Latencies use the lower bound: they are never under-reported, and over-reported by at most
-the bounds' width (reported).
+the bounds' width (reported; the source's monotonic clock and Spark's wall clock can cross
+them by some milliseconds).
 
 ``--passthrough`` runs the same paced source into Spark's no-op sink, no query: what Spark
 itself does with the rate.
@@ -62,7 +63,7 @@ TAIL_S = 0.02
 """How often the watcher looks for new result lines (the write times' resolution)."""
 PROGRESS_S = 1.0
 """How often it reads the query's progress (Spark keeps the last 100 batches)."""
-QUIET_S = 60.0
+QUIET_S = 10.0
 """How long the watcher waits, once the time is up, for a moment between two batches."""
 KEEPS_UP = 1.25
 """Falling behind: the last quarter's median batch is this much longer than the second's."""
@@ -230,6 +231,7 @@ class Watcher(threading.Thread):
         waited = time.time()
         for query in self.spark.streams.active:
             while query.status["isTriggerActive"] and time.time() - waited < QUIET_S:
+                self._tail()  # results written meanwhile keep their own write time
                 time.sleep(TAIL_S)
             query.stop()
 
@@ -319,6 +321,7 @@ def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[s
         "began_bounds_s": [0.0, round(upper - lower, 3)],
         "query_runs": len(watch.runs), "error": watch.error,
         "released": batches[-1].released if batches else 0,
+        "ran_s": round(batches[-1].started_s + batches[-1].duration_s, 3) if batches else 0,
         "batch_s": quantiles([b.duration_s for b in batches]),
         "batch_s_second_half": quantiles([b.duration_s for b in steady]),
         "results": len(watch.lines), "undecided": undecided,
@@ -376,6 +379,7 @@ def _pass_through(spark: SparkSession, specs: dict[str, str], scratch: Path) -> 
 def plot_live(path: Path, documents: Sequence[dict[str, Any]]) -> None:
     """Per run: batch durations, result latencies and state rows against time."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     figure = Figure(figsize=(7.0, 6.4))
     duration, latency, state = figure.subplots(3, 1, sharex=True)
@@ -395,6 +399,8 @@ def plot_live(path: Path, documents: Sequence[dict[str, Any]]) -> None:
     state.set_xlabel("seconds since the source began releasing elements")
     for axes in (duration, latency):
         axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(ScalarFormatter())
+        axes.yaxis.set_minor_formatter(NullFormatter())
     duration.legend(fontsize=7)
     duration.set_title("Sepia on Spark, a paced generator (local[2])")
     figure.tight_layout()
