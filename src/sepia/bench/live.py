@@ -1,4 +1,4 @@
-"""`sepia bench live`: the Spark job on a paced generator, measured while it runs.
+"""`python -m sepia.bench.live`: the Spark job on a paced generator, measured while it runs.
 
 A workload's generated streams are released at ``rate`` elements per second in all (each
 stream at its share, so their event times advance together) by the generator source
