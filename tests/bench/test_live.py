@@ -94,8 +94,8 @@ def test_a_short_paced_run_of_the_job_gives_batches_latencies_and_state(spark, t
     batches = document["batches"]
     assert [b["batch"] for b in batches] == list(range(len(batches)))
     assert sum(b["elements_in"] for b in batches) == batches[-1]["released"] > 0
-    for batch in batches:  # what a batch read was out by its start (one 10 ms element late)
-        assert batch["released"] <= 100.0 * (batch["started_s"] + high) + 2
+    for batch in batches:  # what a batch read was out by its start (and its offset request)
+        assert batch["released"] <= 100.0 * (batch["started_s"] + high + 0.5)
     assert any(b["state_rows"] > 0 for b in batches)
     # The results at t = 1 minute wait for the first nearby element at or after it (the
     # coupons' share, 5 of 3,005 elements, comes out every 6 s): worked out from the rows.
