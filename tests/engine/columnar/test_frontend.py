@@ -135,3 +135,37 @@ def test_files_read_as_the_row_reader_reads_them(tmp_path: Path, content: str, c
     expected = ColumnBatch.from_elements(list(read_stream(path, "s")), theirs)
     assert got.times.tolist() == expected.times.tolist()
     assert _texts(got, mine) == _texts(expected, theirs)
+
+
+objects = st.sampled_from([
+    "<http://e/o>", '"a b"', '"a . b"', '"x"@en', '"x y"@en-gb', '"1.50"^^<{XSD}decimal>',
+    '" "', '""', '"."^^<{XSD}string>',
+]).map(lambda o: o.replace("{XSD}", XSD))
+triples_text = st.builds(
+    lambda o, gaps, dot: f"<http://e/s>{gaps[0]}<http://e/p>{gaps[1]}{o}{dot}",
+    objects, st.tuples(*[st.sampled_from([" ", " ", "  ", "\t"])] * 2),
+    st.sampled_from([" .", " .", "\t.", ""]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(triples_text, min_size=1, max_size=3), min_size=1, max_size=12),
+       st.sampled_from([4, 6, 1 << 15]))
+def test_blanks_and_spaces_in_literals_read_as_the_row_reader_reads_them(tmp_path_factory,
+                                                                          elements, lines):
+    """Elements whose triples are cut by single spaces (split at the spaces) or by other
+    blanks, or hold literals with spaces or dots (cut by the terms' regular expression),
+    in blocks of ``lines`` lines that mix both: the same terms as the row reader's."""
+    path = tmp_path_factory.mktemp("blanks") / "s.trig"
+    text = HEAD + "".join(
+        _element(n, " . ".join(t.removesuffix(" .").removesuffix("\t.") for t in triples[:-1])
+                 + (" . " if len(triples) > 1 else "") + triples[-1])
+        for n, triples in enumerate(elements)
+    )
+    path.write_text(text, encoding="utf-8")
+    assert read_columns(path, "s", Codec()) is not None
+    mine, theirs = Codec(), Codec()
+    got = ColumnBatch.merged(list(stream_columns(path, "s", mine, lines=lines)))
+    expected = ColumnBatch.from_elements(list(read_stream(path, "s")), theirs)
+    assert got.element.tolist() == expected.element.tolist()
+    assert _texts(got, mine) == _texts(expected, theirs)

@@ -50,7 +50,8 @@ from sepia.rdf.vocabulary import XSD
 PROV_GENERATED = "http://www.w3.org/ns/prov#generatedAtTime"
 XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 IRI = r"<[A-Za-z][A-Za-z0-9+.\-]*:[^<>\"{}|^`\\\x00-\x20]*>"
-LITERAL = r"\"[^\"\\\n\r]*\"(?:\^\^" + IRI + r"|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?"
+_LITERAL_TAIL = r"(?:\^\^" + IRI + r"|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?"
+LITERAL = r"\"[^\"\\\n\r]*\"" + _LITERAL_TAIL
 TERM = f"(?:{IRI}|{LITERAL})"
 PNAME = r"[A-Za-z][\w.\-]*:[\w\-]+"
 _PREFIX = re.compile(r"@prefix\s+([A-Za-z][\w.\-]*)?:\s*(" + IRI + r")\s*\.\s*")
@@ -62,6 +63,13 @@ _TRIPLE = f"{TERM}{_GAP}{TERM}{_GAP}{TERM}"
 _TRIPLES = rf"^{_TRIPLE}(?:{_GAP}\.{_GAP}{_TRIPLE})*(?:{_GAP}\.)?$"
 """An element's triples: no empty graph (the row reader rejects its time statement),
 nothing but terms, blanks between them and dots between triples."""
+_SOLID_LITERAL = r"\"[^\"\\\n\r ]*\"" + _LITERAL_TAIL
+_SOLID_TERM = f"(?:{IRI}|{_SOLID_LITERAL})"
+_SPACED_TRIPLE = f"{_SOLID_TERM} {_SOLID_TERM} {_SOLID_TERM}"
+_SPACED_TRIPLES = rf"^{_SPACED_TRIPLE}(?: \. {_SPACED_TRIPLE})*(?: \.)?$"
+"""``_TRIPLES`` with one space for each blank and no space inside a term (the shape the
+generators write): then splitting at the spaces cuts out the very terms ``TERM`` finds,
+about 5x cheaper than extracting them with the regular expression."""
 
 _PCT = r"%[0-9A-Fa-f]{2}"
 _PLAIN = r"A-Za-z0-9\-._~!$&'()*+,;="
@@ -262,11 +270,14 @@ def _elements(
 
 def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.DataFrame | None:
     """One row per triple (element, s, p, o as term text) of the predicates read."""
-    if not contents.str.contains(_TRIPLES).all():
+    if contents.str.contains(_SPACED_TRIPLES).all():
+        cut = contents.str.split(" ")
+    elif contents.str.contains(_TRIPLES).all():
+        cut = contents.str.extract_all(TERM)
+    else:
         return None  # something besides full IRIs and plain literals, or not triples
-    terms = pl.DataFrame({"element": np.arange(len(contents)),
-                          "term": contents.str.extract_all(TERM)})
-    flat = terms.explode("term").drop_nulls("term")
+    terms = pl.DataFrame({"element": np.arange(len(contents)), "term": cut})
+    flat = terms.explode("term").filter(pl.col("term") != ".")  # no empty graph: no nulls
     term = flat["term"]
     triples = pl.DataFrame({"element": flat["element"].gather_every(3), "s": term.gather_every(3),
                             "p": term.gather_every(3, offset=1),
