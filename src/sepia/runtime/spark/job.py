@@ -208,8 +208,7 @@ def routed_rows(
             assert spec.buckets is not None
             columns = _column_router(spec, unit)
             if columns is not None:
-                rows, known = [row for row, _ in read], [_known(e) for _, e in read]
-                routed = columns.routed(rows, known, spec.buckets)
+                routed = columns.routed([row for row, _ in read], spec.buckets)
             else:
                 routed = _bucketed(router, spec.buckets, read)
             yield from ((n, key, row) for key, row in routed)
@@ -235,11 +234,6 @@ def _parsed(element: StreamElement | _Lazy) -> StreamElement:
             element.element = to_element(element.row)
         return element.element
     return element
-
-
-def _known(element: StreamElement | _Lazy) -> StreamElement | None:
-    """The element where it is already parsed."""
-    return element.element if isinstance(element, _Lazy) else element
 
 
 def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:
