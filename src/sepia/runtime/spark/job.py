@@ -187,6 +187,15 @@ def _keys(spec: JobSpec, n: int) -> list[str | None]:
     return [] if engine == "reference" and unit.partition_by is not None else [None]
 
 
+def key_count(spec: JobSpec) -> int | None:
+    """How many keys the run's units have in all, where every one is known up front (None:
+    a unit keyed by value on the reference adapter). The run gives its stateful stage no
+    more shuffle partitions than this (`run.py`): an empty partition's task still costs a
+    state store, a Python worker's round trip and a commit."""
+    counts = [len(_keys(spec, n)) for n in range(len(spec.units))]
+    return None if 0 in counts else sum(counts)
+
+
 def routed_rows(
     spec: JobSpec, chunk: Sequence[ElementRow], parsed: Sequence[StreamElement | None] = ()
 ) -> Iterator[tuple]:
