@@ -145,3 +145,17 @@ def test_no_writable_cache_folder_means_no_archive(tmp_path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     assert archive_options(blocked / "sepia" / "spark-classes-x.jsa") == ""
+
+
+def test_partial_archives_of_other_installations_are_dropped_too(tmp_path) -> None:
+    """Each virtual environment has its own archive name; a run killed while writing one
+    leaves a partial that no run of that environment may ever drop: any run drops it."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    elsewhere = tmp_path / f".spark-classes-other.jsa.{gone}"
+    alive = tmp_path / f".spark-classes-other.jsa.{os.getppid()}"
+    finished = tmp_path / "spark-classes-other.jsa"
+    for path in (elsewhere, alive, finished):
+        path.write_text("x")
+    archive_options(tmp_path / "spark-classes-x.jsa")
+    assert not elsewhere.exists() and alive.exists() and finished.exists()

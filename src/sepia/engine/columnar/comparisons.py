@@ -5,9 +5,11 @@ cards' ``?amount2 * 10 <= ?amount1``, head and shoulders' ``?p3 < ?p2 && ?p3 > ?
 Over a join of runs with candidates there are as many distinct inputs as rows, so asking
 the expression evaluator once per distinct input (``tables.filtered``) costs a Python
 step per row. Here a FILTER that ``columnar.expressions`` compiles (numeric comparisons,
-arithmetic, constants, ``&&``, ``||``, ``!``) is decided for all rows at once; the rows it
-is unsure of (a double, a string, an ill-typed literal, a number too wide) are the
-evaluator's, once per distinct input, so the answer is the evaluator's on every row.
+arithmetic, constants, ``&&``, ``||``, ``!``; equality, sameTerm, IN, BOUND and the
+isIRI family by ids and term kinds; functions of one variable once per distinct id) is
+decided for all rows at once; the rows it is unsure of (a double, a dateTime meeting
+another, an ill-typed literal, a function of two variables) are the evaluator's, once
+per distinct input, so the answer is the evaluator's on every row.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from sepia.engine.columnar.expressions import TRUE, UNSURE, Boolean, Columns, compiled
+from sepia.engine.columnar.expressions import TRUE, UNSURE, Boolean, Columns, Context, compiled
 from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.tables import Table, distinct_inputs
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.rows import Slots
 
-_COMPILED: WeakKeyDictionary[ExpressionEvaluator, Boolean | None] = WeakKeyDictionary()
-"""Each evaluator's expression compiled once (its slots never change)."""
+_COMPILED: WeakKeyDictionary[ExpressionEvaluator, tuple[Boolean | None, Context]] = (
+    WeakKeyDictionary())
+"""Each evaluator's expression compiled once (its slots never change), with its context
+(the kinds of the ids it met, its per-term evaluators)."""
 
 
 def vector_filtered(
@@ -32,11 +36,12 @@ def vector_filtered(
     """FILTER ``condition`` over the table: decided on columns where exact (see the
     module docstring), by the evaluator once per distinct input elsewhere."""
     if condition not in _COMPILED:
-        _COMPILED[condition] = compiled(condition.expression, slots)
-    decide = _COMPILED[condition]
+        context = Context(condition)
+        _COMPILED[condition] = compiled(condition.expression, slots, context), context
+    decide, context = _COMPILED[condition]
     if decide is None or not table.size:
         return _by_evaluator(table, condition, np.ones(table.size, dtype=bool))
-    answers = decide(Columns(table, numbers))
+    answers = decide(Columns(table, numbers, context.kinds))
     return _by_evaluator(table, condition, answers == UNSURE, answers == TRUE)
 
 

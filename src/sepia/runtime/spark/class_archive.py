@@ -110,8 +110,10 @@ def _partial(archive: Path) -> Path:
 
 def _drop_orphans(archive: Path) -> None:
     """Drop the partial archives (~200 MB each) of runs that died before `complete_archive`
-    (killed, or their JVM outlived them): nobody else would ever remove them."""
-    for partial in archive.parent.glob(f".{archive.name}.*"):
+    (killed, or their JVM outlived them): nobody else would ever remove them. Those of other
+    installations too (another `java`, another virtual environment's PySpark), whose own runs
+    may never come again (a machine running tests from many fresh clones gathered 5 GB)."""
+    for partial in archive.parent.glob(".spark-classes-*.jsa.*"):
         pid = partial.name.rsplit(".", 1)[1]
         if pid.isdigit() and not _running(int(pid)):
             partial.unlink(missing_ok=True)
