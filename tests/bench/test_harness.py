@@ -39,6 +39,7 @@ def _runs(path: Path) -> list[dict]:
     return json.loads(path.read_text())["runs"]
 
 
+@pytest.mark.long
 def test_floor_on_a_tiny_workload_writes_json_and_png(tmp_path: Path) -> None:
     options = BenchOptions(("W11",), systems=("floor",), scale=300, out=tmp_path / "results",
                            data_dir=tmp_path / "data")

@@ -74,6 +74,7 @@ SPARK_TABLE_ONLY_SLOW = (
 @pytest.mark.parametrize(
     "fmt", [pytest.param("table", marks=pytest.mark.slow(reason=SPARK_TABLE_ONLY_SLOW)), "jsonl"]
 )
+@pytest.mark.long
 def test_a_spark_run_stops_its_query_when_its_reader_goes(run_files: list[str], fmt: str) -> None:
     code, errors = _read_then_close(run_files, "spark", fmt, 3, deadline=SPARK_DEADLINE)
     assert "Traceback" not in errors and "Exception" not in errors, errors

@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).parents[2] / "examples" / "notebooks"
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.long]
 
 
 def test_compare_policies_notebook_runs() -> None:

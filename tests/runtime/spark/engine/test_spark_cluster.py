@@ -30,7 +30,7 @@ from .test_spark_recovery import batches_done, child
 # In the default run (CI too): it starts no shared SparkSession, so xdist may run it on the
 # worker beside the Spark group. With one element per file (16 batches): 697 s at load 25,
 # 380 s at load 11, 258 s at load 4, 187 s idle.
-pytestmark = [pytest.mark.spark]
+pytestmark = [pytest.mark.spark, pytest.mark.long]
 
 QUERY = """PREFIX : <http://example.org/>
 SELECT ?c ?p1 ?p2

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sepia.cli import app
@@ -50,6 +51,7 @@ def test_without_java_the_run_says_how_to_install_it(tmp_path: Path) -> None:
     assert "no java was found" in result.stderr and "openjdk-17" in result.stderr
 
 
+@pytest.mark.long
 def test_ctrl_c_stops_a_followed_run_and_the_checkpoint_resumes_it(tmp_path: Path) -> None:
     """A followed run over two watched folders is interrupted (SIGINT) once its first batch is
     done: exit 130, a message, the finished batches' results kept. The same command without
