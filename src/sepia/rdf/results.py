@@ -112,7 +112,7 @@ class Result:
     @classmethod
     def of_solution(
         cls, query: str, t: int, op: Op, binding: Solution,
-        interval: tuple[int, int] | None = None,
+        interval: tuple[int, int] | None = None, match: str | None = None,
     ) -> Result:
         """A SELECT row whose ``binding`` is already a ``Solution`` sorted by name with no
         unbound variable (an engine that built it so): made without ``__post_init__``'s
@@ -126,7 +126,7 @@ class Result:
         s_triples(made, None)
         s_boolean(made, None)
         s_interval(made, interval)
-        s_match(made, None)
+        s_match(made, match)
         return made
 
     @property

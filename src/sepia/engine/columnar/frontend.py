@@ -30,7 +30,7 @@ what a malformed file means.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 
@@ -258,6 +258,27 @@ def _elements(
     if (np.diff(stamps) < 0).any():
         return None
     return stamps, contents, names[-1]
+
+
+def ntriples_ids(
+    documents: Sequence[str], codec: Codec
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Elements whose triples are N-Triples documents (one ``s p o .`` per line, as a
+    Spark element row holds them) as id columns (s, p, o, element: a position in
+    ``documents``), cut and encoded as the stream files' lines are, without a term object;
+    None when a document holds anything besides full IRIs and plain literals (the caller
+    parses them)."""
+    contents = pl.Series("text", documents, dtype=pl.String)
+    nonempty = (contents != "").to_numpy()
+    if not nonempty.any():
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    triples = _triples(contents.filter(nonempty).str.replace_all("\n", " ", literal=True), None)
+    ids = None if triples is None else _encode(triples, codec)
+    if ids is None:
+        return None
+    s, p, o, element = ids
+    return s, p, o, np.flatnonzero(nonempty)[element]
 
 
 def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.DataFrame | None:

@@ -96,12 +96,13 @@ class EventMatches:
         self.select = select
         """How a FILTER is applied to a table (``tables.filtered`` or a vector form)."""
         self.background = background
-        """The solutions of a BGP over background graphs (a GPM's ``GRAPH`` part)."""
+        """The solutions of a BGP over background graphs (a GPM's ``GRAPH`` part), a set."""
         self.graph = Triples(batch.s, batch.p, batch.o)
         self.element = batch.element
         self.times = batch.times
         self._shapes: dict[tuple, Table] = {}
         self._plans: dict[int, Table] = {}
+        self._shared: dict[tuple, Table] = {}
 
     def bgp(self, scan: po.Scan) -> Table:
         """The BGP's solutions in each element's graph (the ``ELEMENT`` column says which)."""
@@ -116,18 +117,28 @@ class EventMatches:
 
     def gpm(self, plan: po.PhysicalPlan) -> Table:
         """A GPM plan (``gpm_scan``'s shape) over each element's graph, its FILTERs applied
-        once per distinct input; each (element, solution) once."""
+        once per distinct input; each (element, solution) once. Plans alike share their
+        work: a partition's leaf and a state's GPM are equal plans of their own, and a
+        leaf's FILTERs come on top of the state's join with the background."""
         found = self._plans.get(id(plan))
         if found is None:
             parts = gpm_scan(plan)
             assert parts is not None, "not a GPM over the event graph (see sequence_uncovered)"
             scan, conditions, background = parts
-            found = distinct(self.bgp(scan))
-            for other in background:
-                assert self.background is not None, "a GPM joining a background graph"
-                found = distinct(join(found, self.background(other)))
-            for select in conditions:
-                found = self.select(found, select.condition)
+            key: tuple = (scan, background)
+            found = self._shared.get(key)
+            if found is None:
+                found = distinct(self.bgp(scan))
+                for other in background:  # a join of sets keeps every column: a set
+                    assert self.background is not None, "a GPM joining a background graph"
+                    found = join(found, self.background(other))
+                self._shared[key] = found
+            for select in conditions:  # one query's evaluators: the same text, the same truths
+                key = (*key, select.condition.text, tuple(select.condition.positions))
+                kept = self._shared.get(key)
+                if kept is None:
+                    kept = self._shared[key] = self.select(found, select.condition)
+                found = kept
             self._plans[id(plan)] = found
         return found
 

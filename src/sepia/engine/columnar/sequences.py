@@ -35,8 +35,9 @@ aggregates), no ``--max-runs``, no RDFS entailment. The rest runs on the row eng
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Literal
 
 import numpy as np
@@ -58,10 +59,18 @@ from sepia.engine.columnar.partitions import (
     distinct,
     gpm_scan,
 )
-from sepia.engine.columnar.tables import Ids, Table, Triples, join, join_all, match_pattern
+from sepia.engine.columnar.tables import (
+    Ids,
+    Table,
+    Triples,
+    join_all,
+    join_pairs,
+    match_pattern,
+    paired,
+)
+from sepia.engine.columnar.tables import distinct as distinct_ids
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
-from sepia.engine.query.partition import result_order
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.r2r.numbers import Terms
@@ -91,6 +100,66 @@ MADE = -10
 SPAN = 1 << 14
 """Elements stepped at once at most (a ``;`` joins a run with its partition's later
 candidates of one span: memory follows this, not the batch)."""
+
+
+NONE = np.iinfo(np.int64).min
+"""No time: a partition's label when its last instant left no run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Labels:
+    """The live partition values' labels (as the row engine keeps its partitions), by
+    value: the instant each was made, its matches so far and the latest start of the
+    runs its last instant left. Columns, so that a step reads and writes those of its
+    own partitions at once (a dictionary of them cost a Python step per partition)."""
+
+    key: Ids
+    made: Ids
+    count: Ids
+    latest: Ids
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[tuple[int, int, int, int | None]]) -> Labels:
+        """Labels from (value, made, count, latest or None) rows."""
+        ordered = sorted(rows)
+        key, made, count = (np.array([r[k] for r in ordered], dtype=np.int64).reshape(-1)
+                            for k in range(3))
+        latest = [NONE if r[3] is None else r[3] for r in ordered]
+        return cls(key, made, count, np.array(latest, dtype=np.int64))
+
+    def rows(self) -> list[tuple[int, int, int, int | None]]:
+        return [(k, m, c, None if e == NONE else e) for k, m, c, e in zip(
+            self.key.tolist(), self.made.tolist(), self.count.tolist(), self.latest.tolist(),
+            strict=True)]
+
+    def of(self, keys: Ids) -> Labels:
+        """The labels of ``keys`` (sorted, distinct): ``NONE`` made and latest, no count,
+        where a value has none."""
+        if not len(self.key):
+            return Labels(keys, np.full(len(keys), NONE), np.zeros(len(keys), dtype=np.int64),
+                          np.full(len(keys), NONE))
+        at = np.minimum(np.searchsorted(self.key, keys), len(self.key) - 1)
+        found = self.key[at] == keys
+        return Labels(keys, np.where(found, self.made[at], NONE),
+                      np.where(found, self.count[at], 0), np.where(found, self.latest[at], NONE))
+
+    def updated(self, new: Labels) -> Labels:
+        """These labels, ``new`` ones replacing those of their values."""
+        kept = ~np.isin(self.key, new.key)
+        key = np.concatenate([self.key[kept], new.key])
+        order = np.argsort(key, kind="stable")
+        return Labels(key[order], *(np.concatenate([old[kept], fresh])[order] for old, fresh in (
+            (self.made, new.made), (self.count, new.count), (self.latest, new.latest))))
+
+    def alive(self, instant: int, width: int | None) -> Labels:
+        """The labels of the partitions alive at ``instant``: their last instant left a
+        run, whose start WITHIN (if any) still admits ``instant``."""
+        keep = self.latest != NONE
+        if width is not None:
+            keep &= instant <= self.latest + width
+        if keep.all():
+            return self
+        return Labels(self.key[keep], self.made[keep], self.count[keep], self.latest[keep])
 
 
 def sequence_uncovered(engine: ContinuousQuery) -> str | None:
@@ -188,9 +257,8 @@ class PartitionedSequence:
         """Each Kleene run's iterations (``OWNER``, ``ORDER``, its own variables), sorted."""
         self.issued = 0
         """Kleene run ids given so far."""
-        self.labels: dict[int, tuple[int, int, int | None]] = {}
-        """Per live partition value (as the row engine keeps them): the instant it was made,
-        its matches so far and the latest start of the runs its last instant left."""
+        self.labels = Labels.of_rows([])
+        """The live partition values' labels (``Labels``)."""
         self.instant: int | None = None
         """The streamset's last instant stepped (a partition's lifetime reads it)."""
         self.kb: dict[int, Table] = {}
@@ -390,59 +458,62 @@ class PartitionedSequence:
         at_last = np.concatenate([t.columns[LAST] for t in tables]) if tables else keys[:0]
         at_start = np.concatenate([t.columns[START] for t in tables]) if tables else keys[:0]
         position = _positions(keys, instants, at_key, at_last)
-        none = np.iinfo(np.int64).min
-        latest = np.full(len(keys), none, dtype=np.int64)
+        latest = np.full(len(keys), NONE, dtype=np.int64)
         np.maximum.at(latest, position, at_start)
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]
+        firsts = np.flatnonzero(first)
+        carried = self.labels.of(keys[firsts])
         before = np.empty(len(keys), dtype=np.int64)
         before[1:] = latest[:-1]
-        carried = [self.labels.get(k) for k in keys[first].tolist()]
-        before[first] = [none if c is None or c[2] is None else c[2] for c in carried]
-        dead = before == none
+        before[firsts] = carried.latest
+        dead = before == NONE  # no label: dead
         if self.within is not None:
             at = np.searchsorted(times, instants) - 1
             previous = np.where(at >= 0, times[np.maximum(at, 0)],
-                                none if self.instant is None else self.instant)
-            dead |= (previous != none) & (previous > before + self.within.width)
-        made = np.where(dead, instants, none)
-        made[first & ~dead] = [c[0] for c, d in zip(carried, dead[first], strict=True)
-                               if not d and c is not None]  # no label: dead
-        filled = np.maximum.accumulate(np.where(made != none, np.arange(len(keys)), 0))
-        made = made[filled]
-        counts = {(k, c[0]): c[1] for k, c in zip(keys[first].tolist(), carried, strict=True)
-                  if c is not None}
-        if done is not None and done.size:
-            done = self._numbered(done, made[_positions(keys, instants, done.columns[self.slot],
-                                                        done.columns[LAST])], counts)
+                                NONE if self.instant is None else self.instant)
+            dead |= (previous != NONE) & (previous > before + self.within.width)
+        made = np.where(dead, instants, NONE)
+        going_on = ~dead[firsts]
+        made[firsts[going_on]] = carried.made[going_on]
+        made = made[np.maximum.accumulate(np.where(made != NONE, np.arange(len(keys)), 0))]
         last = np.flatnonzero(np.append(first[1:], True))
-        for k, m, e in zip(keys[last].tolist(), made[last].tolist(), latest[last].tolist(),
-                           strict=True):
-            self.labels[k] = (m, counts.get((k, m), 0), None if e == none else e)
+        count = np.where(carried.made == made[last], carried.count, 0)
+        if done is not None and done.size:
+            row_made = made[_positions(keys, instants, done.columns[self.slot],
+                                       done.columns[LAST])]
+            done = self._numbered(done, row_made, carried)
+            partition = np.searchsorted(carried.key, done.columns[self.slot])
+            ends_last = row_made == made[last][partition]
+            np.maximum.at(count, partition[ends_last], done.columns[NUMBER][ends_last])
         self.instant = int(times[-1])
-        width = None if self.within is None else self.within.width
-        self.labels = {k: c for k, c in self.labels.items() if c[2] is not None
-                       and (width is None or self.instant <= c[2] + width)}
+        self.labels = self.labels.updated(
+            Labels(keys[last], made[last], count, latest[last])
+        ).alive(self.instant, None if self.within is None else self.within.width)
         return done
 
-    def _numbered(self, done: Table, made: Ids, counts: dict[tuple[int, int], int]) -> Table:
-        """Each match's number in its partition (``counts`` goes on from the carried
-        ones): by time, then as the row engine orders one instant's matches (start, the
-        mapping's terms' text, the iterations')."""
+    def _numbered(self, done: Table, made: Ids, carried: Labels) -> Table:
+        """Each match's number in its partition, going on from the ``carried`` count of
+        the partition's segment (its made instant): by time, then as the row engine orders
+        one instant's matches (start, the mapping's terms' text, the iterations')."""
         keys, ends, starts = done.columns[self.slot], done.columns[LAST], done.columns[START]
         order = np.lexsort((starts, ends, keys))
         ties = np.flatnonzero((keys[order][1:] == keys[order][:-1])
                               & (ends[order][1:] == ends[order][:-1]))
         if len(ties):  # several matches of one partition at one instant: by their text
-            order = order.tolist()
-            groups = _runs_of(ties)
-            for lo, hi in groups:
-                order[lo:hi] = sorted(order[lo:hi], key=self._text_key(done))
-        number = np.zeros(done.size, dtype=np.int64)
-        for i in np.asarray(order).tolist():
-            segment = (int(keys[i]), int(made[i]))
-            counts[segment] = counts.get(segment, 0) + 1
-            number[i] = counts[segment]
+            listed = order.tolist()
+            for lo, hi in _runs_of(ties):
+                listed[lo:hi] = sorted(listed[lo:hi], key=self._text_key(done))
+            order = np.asarray(listed, dtype=np.int64)
+        key, segment = keys[order], made[order]
+        starts_segment = np.ones(done.size, dtype=bool)  # a segment's rows are contiguous:
+        starts_segment[1:] = (key[1:] != key[:-1]) | (segment[1:] != segment[:-1])  # made
+        rank = np.arange(done.size)  # grows with the end within a partition
+        rank -= np.maximum.accumulate(np.where(starts_segment, rank, 0)) - 1
+        partition = np.searchsorted(carried.key, key)
+        base = np.where(carried.made[partition] == segment, carried.count[partition], 0)
+        number = np.empty(done.size, dtype=np.int64)
+        number[order] = base + rank
         return Table({**done.columns, NUMBER: number, MADE: made}, done.size)
 
     def _text_key(self, done: Table) -> Callable[[int], tuple]:
@@ -491,7 +562,7 @@ class PartitionedSequence:
         left = runs.take(np.flatnonzero(~has))
         going = runs.take(np.flatnonzero(has))
         going = Table({**going.columns, TIME: after[has]}, going.size)
-        taken = self._admitted(join(going, found), check)
+        taken = paired(going, found, *self._options(going, found, check))
         return _moved(taken, taken), left
 
     def _next(
@@ -499,25 +570,39 @@ class PartitionedSequence:
     ) -> tuple[Table, Table]:
         """``;``: each run joined with its partition's later candidates; the options of
         the earliest time that has any are taken, runs without any wait on."""
-        numbered = Table({**runs.columns, RUN: np.arange(runs.size)}, runs.size)
-        joined = join(numbered, found)
-        later = joined.take(np.flatnonzero(joined.columns[TIME] > joined.columns[LAST]))
-        options = self._admitted(later, check)
-        run, time = options.columns[RUN], options.columns[TIME]
+        run, option = self._options(runs, found, check, later=True)
+        time = found.columns[TIME][option]
         earliest = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(earliest, run, time)
-        taken = options.take(np.flatnonzero(time == earliest[run]))
+        first = np.flatnonzero(time == earliest[run])
+        taken = paired(runs, found, run[first], option[first])
         waiting = np.ones(runs.size, dtype=bool)
         waiting[run] = False
         return _moved(taken, taken), runs.take(np.flatnonzero(waiting))
 
-    def _admitted(self, joined: Table, check: ExpressionEvaluator | None) -> Table:
-        """The options WITHIN admits whose FILTERs over earlier elements hold."""
-        within = self.within
-        if within is not None and joined.size:
-            keep = _admits(within, joined.columns[START], joined.columns[TIME])
-            joined = joined.take(np.flatnonzero(keep))
-        return joined if check is None else self._filtered(joined, check)
+    def _options(
+        self, runs: Table, found: Table, check: ExpressionEvaluator | None, *,
+        later: bool = False,
+    ) -> tuple[Ids, Ids]:
+        """The (run, candidate) pairs that join, whose candidate comes after the run's
+        last event (``later``; else the join on ``TIME`` says when), WITHIN admits, and
+        the state's FILTERs over earlier elements keep: row indices, grouped by run. The
+        FILTERs read a table of their own slots only: a ``;`` run meets every later
+        candidate of its partition, and building whole joined rows for all those pairs
+        cost more than deciding them."""
+        run, option = join_pairs(runs, found)
+        time = found.columns[TIME][option]
+        keep = time > runs.columns[LAST][run] if later else np.ones(len(run), dtype=bool)
+        if self.within is not None:
+            keep &= _admits(self.within, runs.columns[START][run], time)
+        run, option = run[keep], option[keep]
+        if check is None or not len(run):
+            return run, option
+        read = {slot: runs.columns[slot][run] for slot in check.positions if slot in runs.columns}
+        read.update({slot: found.columns[slot][option] for slot in check.positions
+                     if slot in found.columns and slot not in read})
+        kept = self._filtered(Table({**read, RUN: np.arange(len(run))}, len(run)), check)
+        return run[kept.columns[RUN]], option[kept.columns[RUN]]
 
     def _alive(self, runs: Table, horizon: int) -> Table | None:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
@@ -529,7 +614,7 @@ class PartitionedSequence:
     # --- results --------------------------------------------------------------------------
     def _results(self, done: Table | None) -> list[Result]:
         """Each match as a result at its end, the interval its start and end; results of
-        one instant ordered as the row engine's partitions release them."""
+        one instant ordered as the row engine's partitions release them (``_released``)."""
         if done is None or not done.size:
             return []
         names: list[str] | None = None
@@ -538,26 +623,27 @@ class PartitionedSequence:
         slots = self.host.physical.slots
         root = self.host.physical.root
         kept = set(root.slots) if isinstance(root, po.Keep) else set(range(self.width))
-        named = [(slots.names[i], done.columns[i]) for i in range(self.width)
-                 if i in kept and i in done.columns and slots.visible(slots.names[i])
-                 and slots.names[i] not in HIDDEN]
+        named = sorted(((slots.names[i], done.columns[i]) for i in range(self.width)
+                        if i in kept and i in done.columns and slots.visible(slots.names[i])
+                        and slots.names[i] not in HIDDEN), key=lambda pair: pair[0])
         interval = FROM in slots.names and kept & {slots.index(FROM), slots.index(TO)}
         decode = self.dictionary.decode
-        ids = np.unique(np.concatenate([c for _, c in named])) if named else np.empty(0, int)
-        terms = {i: decode(i) for i in np.asarray(ids).tolist()}
-        columns = sorted(((n, c.tolist()) for n, c in named), key=lambda pair: pair[0])
-        starts, ends = done.columns[START].tolist(), done.columns[LAST].tolist()
+        ids = distinct_ids(np.concatenate([c for _, c in named])) if named else np.empty(0, int)
+        terms = {i: decode(i) for i in ids.tolist()}
+        starts, ends = done.columns[START], done.columns[LAST]
+        order = _released(ends, starts if interval else None, names,
+                          [c for _, c in named], terms)
+        variables = [n for n, _ in named]
+        values = [[terms[i] for i in c[order].tolist()] for _, c in named]
+        solutions = [Solution(zip(variables, row, strict=True))
+                     for row in zip(*values, strict=True)] if named else [Solution()] * len(order)
+        starts, ends = starts[order].tolist(), ends[order].tolist()
+        matches = [None] * len(order) if names is None else [names[k] for k in order.tolist()]
         op: Literal["+"] = "+"
-        out = [
-            Result.of_solution(self.name, end, op,
-                               Solution([(n, terms[c[k]]) for n, c in columns]),
-                               (start, end) if interval else None)
-            for k, (start, end) in enumerate(zip(starts, ends, strict=True))
-        ]
-        if names is not None:
-            out = [dataclasses.replace(r, match=n) for r, n in zip(out, names, strict=True)]
-        out.sort(key=lambda r: r.t)
-        return _ties_ordered(out)
+        make, name = Result.of_solution, self.name
+        return [make(name, end, op, solution, (start, end) if interval else None, match)
+                for solution, start, end, match in zip(solutions, starts, ends, matches,
+                                                       strict=True)]
 
     # --- state ------------------------------------------------------------------------
     def state_size(self) -> dict[str, int]:
@@ -590,7 +676,7 @@ class PartitionedSequence:
                 (o, k, *m) for o, k, m in zip(own.columns[OWNER].tolist(),
                                               own.columns[ORDER].tolist(),
                                               own.rows(self.width), strict=True)]
-            state["labels"] = [(v, *label) for v, label in self.labels.items()]
+            state["labels"] = self.labels.rows()
         return state
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -614,8 +700,7 @@ class PartitionedSequence:
             {**_table([r[2:] for r in own]).columns,
              OWNER: np.array([r[0] for r in own], dtype=np.int64),
              ORDER: np.array([r[1] for r in own], dtype=np.int64)}, len(own))
-        self.labels = {v: (made, count, latest)
-                       for v, made, count, latest in snapshot.get("labels", [])}
+        self.labels = Labels.of_rows(snapshot.get("labels", []))
 
 
 def _table(mappings: list) -> Table:
@@ -668,16 +753,13 @@ def _moved(taken: Table, times: Table) -> Table:
 
 
 def _union(carried: Table | None, made: Table | None) -> Table | None:
-    """Runs waiting in a state: those carried over and those just made, each once."""
+    """Runs waiting in a state: those carried over (each once already) and those just
+    made, each once. No run is both: a carried run's last event is before the span, a
+    made one's in it; so only the made ones are made distinct (the rows and their order
+    are ``distinct`` of both, at the cost of the span's runs, not of all live ones)."""
+    made = None if made is None or not made.size else distinct(made)
     tables = [t for t in (carried, made) if t is not None and t.size]
-    if not tables:
-        return None
-    if len(tables) == 1:
-        return distinct(tables[0])
-    keys = tables[0].columns.keys()
-    both = Table({k: np.concatenate([t.columns[k] for t in tables]) for k in keys},
-                 sum(t.size for t in tables))
-    return distinct(both)
+    return _concat(tables) if tables else None
 
 
 def _admits(within: Within, start: Ids, end: Ids) -> np.ndarray:
@@ -701,15 +783,69 @@ def _spans(times: Ids) -> list[tuple[int, int]]:
     return bounds
 
 
-def _ties_ordered(results: list[Result]) -> list[Result]:
-    """Results in time order, those of one instant by ``result_order`` (their text)."""
-    out: list[Result] = []
-    k = 0
-    while k < len(results):
-        j = k + 1
-        while j < len(results) and results[j].t == results[k].t:
-            j += 1
-        group = results[k:j]
-        out += sorted(group, key=result_order) if len(group) > 1 else group
-        k = j
-    return out
+def _released(
+    ends: Ids, starts: Ids | None, names: list[str] | None, columns: list[Ids],
+    terms: dict[int, Term],
+) -> Ids:
+    """The order results are released in: by time, those of one instant by their jsonl
+    text (``partition.result_order``, the row engine's partitions' order), found without
+    writing a line. The lines of one instant share their query, time, op and keys and
+    differ first in ``from`` (a number's text, followed by a comma, below every digit),
+    then ``match``, then the binding's values by name (JSON strings: a JSON string is
+    never a proper prefix of another), so their order is that of these parts' texts
+    compared one after the other: a sort of ranks, each part's asked only of the rows
+    the parts before leave tied."""
+    parts: list[Callable[[Ids], Ids]] = []
+    if starts is not None:
+        parts.append(lambda rows: _text_ranks(starts[rows], str))
+    if names is not None:
+        parts.append(lambda rows: _ranks([names[i] for i in rows.tolist()]))
+    parts += [_term_ranks(c, terms) for c in columns]
+    order = np.argsort(ends, kind="stable")
+    keys = [ends[order]]
+    for part in parts:
+        tied = _tied(keys)
+        if not tied.any():
+            break
+        ranks = np.zeros(len(order), dtype=np.int64)
+        ranks[tied] = part(order[tied])
+        keys.append(ranks)
+        resorted = np.lexsort(keys[::-1])
+        order, keys = order[resorted], [k[resorted] for k in keys]
+    return order
+
+
+def _tied(keys: list[Ids]) -> np.ndarray:
+    """The sorted rows equal to a neighbour on every key."""
+    same = np.ones(len(keys[0]) - 1, dtype=bool) if len(keys[0]) else np.ones(0, dtype=bool)
+    for key in keys:
+        same &= key[1:] == key[:-1]
+    tied = np.zeros(len(keys[0]), dtype=bool)
+    tied[1:] = same
+    tied[:-1] |= same
+    return tied
+
+
+def _term_ranks(column: Ids, terms: dict[int, Term]) -> Callable[[Ids], Ids]:
+    """The ranks of a column's terms at the rows asked, by their JSON text."""
+    return lambda rows: _text_ranks(column[rows], lambda i: _json(term_to_nt(terms[i])))
+
+
+def _ranks(texts: list[str]) -> Ids:
+    """Each match name's rank among those given, by its JSON text."""
+    ranked = {n: k for k, n in enumerate(sorted(set(texts), key=_json))}
+    return np.array([ranked[n] for n in texts], dtype=np.int64)
+
+
+def _text_ranks(values: Ids, text: Callable[[int], str]) -> Ids:
+    """Each value's rank among the column's distinct values ordered by their ``text``."""
+    distinct_values = distinct_ids(values)
+    by_text = sorted(range(len(distinct_values)),
+                     key=[text(v) for v in distinct_values.tolist()].__getitem__)
+    rank = np.empty(len(distinct_values), dtype=np.int64)
+    rank[by_text] = np.arange(len(distinct_values))
+    return rank[np.searchsorted(distinct_values, values)]
+
+
+_json: Callable[[str], str] = encode_basestring
+"""A string as the jsonl writer prints it (``json.dumps(text, ensure_ascii=False)``)."""

@@ -216,15 +216,25 @@ def match_pattern(
 def join(left: Table, right: Table) -> Table:
     """The join of two bags whose columns are bound in every row: equal values on the
     shared slots (a sort of the right side's key, a binary search per left row)."""
+    return paired(left, right, *join_pairs(left, right))
+
+
+def join_pairs(left: Table, right: Table) -> tuple[Ids, Ids]:
+    """The row pairs (i, j) of ``join``, grouped by i, j ascending: what joins without
+    building the joined rows (a caller that drops most pairs builds only the rest)."""
     keys = sorted(left.columns.keys() & right.columns.keys())
     if not left.size or not right.size:
-        return Table({k: np.empty(0, dtype=np.int64) for k in left.columns | right.columns}, 0)
+        nothing = np.empty(0, dtype=np.int64)
+        return nothing, nothing
     if not keys:
-        li = np.repeat(np.arange(left.size), right.size)
-        ri = np.tile(np.arange(right.size), left.size)
-    else:
-        lk, rk = _keys(left, right, keys)
-        li, ri = _matching(lk, rk)
+        return (np.repeat(np.arange(left.size), right.size),
+                np.tile(np.arange(right.size), left.size))
+    return _matching(*_keys(left, right, keys))
+
+
+def paired(left: Table, right: Table, li: Ids, ri: Ids) -> Table:
+    """The joined rows of the pairs (li, ri): the left row's columns, then the right's
+    others."""
     out = {k: v[li] for k, v in left.columns.items()}
     out.update({k: v[ri] for k, v in right.columns.items() if k not in out})
     return Table(out, len(li))

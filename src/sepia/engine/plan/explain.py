@@ -85,7 +85,9 @@ def _path(physical: PhysicalQuery) -> str:
         )
     return (
         "evaluation: columnar, full at each instant: windows as time-sorted id columns, "
-        "scans as masks, joins as vector joins, FILTERs and BINDs once per distinct key, "
+        "scans as masks, joins as vector joins, FILTERs as vector expressions where exact "
+        "(numbers, term equality, IN, BOUND, term kinds; a function of one variable once per "
+        "distinct term), the rest of a FILTER and BINDs once per distinct input, "
         "GROUP BY as vector reductions per group (under RDFS entailment: the row engine)"
     )
 

@@ -3,9 +3,11 @@
 Where a PARTITION BY query's buckets run on the columnar core (`engine_path.on_columns`),
 the route stage finds the partitions of a chunk of elements as the buckets' own engines
 do (`sepia.engine.columnar.partitions`): the chunk's triples are encoded once into a
-batch of columns, each distinct BGP of the query's leaf plans is matched once over the
-whole batch, and the (element, key) pairs give each element its buckets, where the row
-engine's router matched every leaf on every element one by one. The buckets therefore
+batch of columns, from the rows' N-Triples text cut into terms by the columnar reader's
+expressions (`columns.element_columns`: no term object is made for the chunk), each
+distinct BGP of the query's leaf plans is matched once over the whole batch, and the
+(element, key) pairs give each element its buckets, where the row engine's router
+matched every leaf on every element one by one. The buckets therefore
 get exactly the elements their `PartitionedSequence` routes to the values they own.
 
 An element row routed here carries its triples as the canonical N-Triples texts of their
@@ -25,7 +27,6 @@ from sepia.engine.columnar.partitions import Routing
 from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.hosts.engine_path import on_columns
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
-from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.columns import element_columns
 from sepia.runtime.spark.elements import ElementRow, term_text
 from sepia.runtime.spark.units import bucket_key
@@ -49,16 +50,14 @@ class ColumnRouter:
         """The columnar router of a unit whose buckets run on the columnar core."""
         return ColumnRouter(router) if on_columns(router.router) else None
 
-    def routed(
-        self, rows: Sequence[ElementRow], parsed: Sequence[StreamElement | None], buckets: int
-    ) -> Iterator[tuple[str, ElementRow]]:
+    def routed(self, rows: Sequence[ElementRow], buckets: int) -> Iterator[tuple[str, ElementRow]]:
         """Each row of the query's streams to the buckets of the values it binds (none:
         nowhere), its triples as term texts, in the rows' order."""
         declared = self.sequence.declared
         kept = [n for n, row in enumerate(rows) if row[0] in declared]
         if not kept:
             return
-        batch = self._batch([rows[n] for n in kept], [parsed[n] for n in kept])
+        batch = element_columns([rows[n] for n in kept], self.dictionary)
         _, routing = self.sequence.routing(batch)
         targets = self._targets(routing, buckets, len(kept))
         texts = self._texts(batch)
@@ -66,15 +65,6 @@ class ColumnRouter:
             if mine:
                 row = (*rows[n][:7], texts[position])
                 yield from ((bucket_key(b, buckets), row) for b in sorted(mine))
-
-    def _batch(
-        self, rows: Sequence[ElementRow], parsed: Sequence[StreamElement | None]
-    ) -> ColumnBatch:
-        """The rows as columns over the router's dictionary: from the elements the reader
-        parsed where it did, else from the rows' text (one parse for the chunk)."""
-        if all(e is not None for e in parsed):
-            return ColumnBatch.from_elements(parsed, self.dictionary)  # type: ignore[arg-type]
-        return element_columns(rows, self.dictionary)
 
     def _targets(self, routing: Routing, buckets: int, count: int) -> list[set[int]]:
         """The buckets of each element: those of the keys it joins."""
@@ -88,9 +78,12 @@ class ColumnRouter:
         return found
 
     def _texts(self, batch: ColumnBatch) -> list[str]:
-        """Each element's triples as `term_text`, from the dictionary's texts of its ids."""
-        ids = np.stack([batch.s, batch.p, batch.o], axis=1).reshape(-1).tolist()
-        terms = list(map(self.dictionary.decode_text, ids))
+        """Each element's triples as `term_text`, from the dictionary's texts of its ids
+        (each distinct id looked up once)."""
+        ids = np.stack([batch.s, batch.p, batch.o], axis=1).reshape(-1)
+        distinct, inverse = np.unique(ids, return_inverse=True)
+        names = np.array(list(map(self.dictionary.decode_text, distinct.tolist())), dtype=object)
+        terms = names[inverse].tolist()
         ends = np.searchsorted(batch.element, np.arange(1, len(batch) + 1)) * 3
         starts = np.concatenate([[0], ends[:-1]])
         return [term_text(terms[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]

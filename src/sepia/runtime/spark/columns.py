@@ -3,7 +3,8 @@
 Stepped an element at a time, a key's session made a `StreamElement` per row (one
 N-Triples parse each) and the columnar core turned each back into a one-element batch. Here
 the rows' triples columns are encoded with the session's dictionary in one go (by text
-where the route stage sent term text, else parsed as one document), and the step's
+where the route stage sent term text, else cut into terms by the columnar reader's
+expressions, and parsed as one document only where those do not take them), and the step's
 elements reach the core as one `ColumnBatch` (`push_columns`): no object per element in
 between, one call per step instead of one per instant.
 
@@ -24,8 +25,9 @@ import pyoxigraph as ox
 from sepia.algebra import expression as ex
 from sepia.algebra import query as qa
 from sepia.algebra.scope import nodes
-from sepia.engine.codec import encode_triples
+from sepia.engine.codec import Codec, encode_triples
 from sepia.engine.columnar import ColumnBatch
+from sepia.engine.columnar.frontend import ntriples_ids
 from sepia.engine.columnar.query import plan_uncovered
 from sepia.engine.columnar.sequences import plan_sequence_uncovered
 from sepia.engine.hosts.engine_path import engine_path
@@ -39,25 +41,8 @@ STREAM, KIND = 0, 6
 
 
 def element_columns(rows: Sequence[ElementRow], dictionary: Dictionary) -> ColumnBatch:
-    """The elements of `rows` (in arrival order) as columns over `dictionary`. Rows the
-    route stage wrote as term text (`elements.term_text`) are encoded by text, nothing
-    parsed; others' triples are one triple per line (`elements`), so one parse of their
-    lines together gives every element's triples in order."""
-    texts = [row[7] for row in rows]
-    if all(is_term_text(text) or not text for text in texts):
-        counts = np.array([text.count(TERM_SEPARATOR) // 3 + 1 if text else 0 for text in texts],
-                          dtype=np.int64)
-        document = TERM_SEPARATOR.join(text for text in texts if text)
-        ids: list = dictionary.encode_many(document.split(TERM_SEPARATOR)) if document else []
-    else:
-        lines = [ntriples(text) for text in texts]
-        counts = np.array([text.count("\n") + 1 if text else 0 for text in lines], dtype=np.int64)
-        document = "\n".join(text for text in lines if text)
-        parsed = ox.parse(document, format=ox.RdfFormat.N_TRIPLES) if document else ()
-        ids = encode_triples(dictionary, [quad.triple for quad in parsed])
-    table = np.array(ids, dtype=np.int64).reshape(-1, 3)
-    if len(table) != int(counts.sum()):
-        raise ValueError("element rows whose triples are not one per line")
+    """The elements of `rows` (in arrival order) as columns over `dictionary`."""
+    s, p, o, element = triple_ids([row[7] for row in rows], dictionary)
     streams: dict[str, int] = {}
     stream = [streams.setdefault(row[STREAM], len(streams)) for row in rows]
     return ColumnBatch(
@@ -65,10 +50,39 @@ def element_columns(rows: Sequence[ElementRow], dictionary: Dictionary) -> Colum
         np.array([row[END] for row in rows], dtype=np.int64),
         np.array(stream, dtype=np.int64),
         np.zeros(len(rows), dtype=np.int64),
-        np.repeat(np.arange(len(rows), dtype=np.int64), counts),
-        table[:, 0], table[:, 1], table[:, 2],
+        element, s, p, o,
         TimeKind(rows[0][KIND]) if rows else TimeKind.ABSTRACT,
     )  # fmt: skip
+
+
+def triple_ids(texts: Sequence[str], dictionary: Dictionary) -> tuple[np.ndarray, ...]:
+    """The triples of element rows' texts as id columns (s, p, o, element: a position in
+    `texts`). Term text (`elements.term_text`, the route stage's) is encoded by text;
+    N-Triples lines (one triple per line, `elements`) are cut into terms by the columnar
+    reader's expressions (`frontend.ntriples_ids`), and only where they hold what those
+    do not take (blank nodes, escapes) parsed, all together as one document."""
+    if all(is_term_text(text) or not text for text in texts):
+        counts = [text.count(TERM_SEPARATOR) // 3 + 1 if text else 0 for text in texts]
+        document = TERM_SEPARATOR.join(text for text in texts if text)
+        ids: list = dictionary.encode_many(document.split(TERM_SEPARATOR)) if document else []
+        return _columns(ids, counts)
+    lines = [ntriples(text) for text in texts]
+    found = ntriples_ids(lines, dictionary) if isinstance(dictionary, Codec) else None
+    if found is not None:
+        return found
+    document = "\n".join(text for text in lines if text)
+    parsed = ox.parse(document, format=ox.RdfFormat.N_TRIPLES) if document else ()
+    ids = encode_triples(dictionary, [quad.triple for quad in parsed])
+    return _columns(ids, [text.count("\n") + 1 if text else 0 for text in lines])
+
+
+def _columns(ids: list, counts: list[int]) -> tuple[np.ndarray, ...]:
+    """(s, p, o, element) from ids listed s p o by triple and each element's triple count."""
+    table = np.array(ids, dtype=np.int64).reshape(-1, 3)
+    if len(table) != sum(counts):
+        raise ValueError("element rows whose triples are not one per line")
+    element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return table[:, 0], table[:, 1], table[:, 2], element
 
 
 def labels_by_ids(query: qa.Query) -> bool:

@@ -6,6 +6,13 @@ watermark to the unit's engine, writes back what the engine returns, and keeps t
 event-time timers: the engine's `wake_at` (results due without new input for this key) and
 one far-future timer that fires when the end-of-input marker pushes the watermark past it,
 so every key with state flushes (see `job.py`).
+
+This module is light to import on purpose: Spark unpickles the stateful processor
+(`EngineHost` and its `JobSpec`) in a driver-side Python process of its own when it plans
+the query, a process started cold (not forked from Sepia's warm daemon) on every run, so
+what this module imports at its top is paid on the driver in every run's planning. The
+engines, pandas and the element rows' helpers are imported where a step needs them: in the
+workers, which have them loaded already (`daemon.py`).
 """
 
 from __future__ import annotations
@@ -14,8 +21,8 @@ import hashlib
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyoxigraph as ox
 from pyspark.sql.streaming.stateful_processor import (
     ExpiredTimerInfo,
@@ -26,19 +33,36 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from sepia.engine.forgetting import MIN_TERMS
-from sepia.rdf.results import jsonl_line
-from sepia.runtime.spark.elements import ELEMENT_FIELDS, ElementRow, unpack
-from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
-from sepia.runtime.spark.incremental_engine import IncrementalEngine, refusal
-from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import Unit
 from sepia.runtime.spark.warm import WarmCache
 
-ENGINES: dict[str, EngineFactory] = {"incremental": IncrementalEngine, "reference": ReferenceEngine}
-"""Engines the job can host, by the name `JobSpec.engine` and `SparkRunOptions.engine` use:
-the incremental engine (the default), and the reference adapter (every element kept,
-re-evaluated from scratch: for comparisons and the queries the engine refuses)."""
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sepia.runtime.spark.elements import ElementRow
+    from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
+
+ENGINE_NAMES = ("incremental", "reference")
+"""Engines the job can host (`engines()`), by the name `JobSpec.engine` and
+`SparkRunOptions.engine` use: the incremental engine (the default), and the reference
+adapter (every element kept, re-evaluated from scratch: for comparisons and the queries
+the engine refuses)."""
+
+
+def engines() -> dict[str, EngineFactory]:
+    """The engine classes by name (imported on first need: see the module)."""
+    from sepia.runtime.spark.incremental_engine import IncrementalEngine
+    from sepia.runtime.spark.reference_engine import ReferenceEngine
+
+    return {"incremental": IncrementalEngine, "reference": ReferenceEngine}
+
+
+def __getattr__(name: str) -> Any:
+    """`ENGINES`: `engines()`, made when first asked for (see the module)."""
+    if name == "ENGINES":
+        return engines()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEFAULT_ENGINE = "incremental"
 
@@ -80,9 +104,14 @@ class JobSpec:
     None: twice the session's default parallelism (`job.results_frame` decides)."""
     streams: tuple[str, ...] = ()
     """The run's streams, in the order they are bound (a unit naming none reads them all)."""
-    forget_terms: int | None = MIN_TERMS
+    forget_terms: int | None = None
     """A key's dictionary first forgets the terms no state holds once it holds this many
-    (`sepia.engine.forgetting`; None: never)."""
+    (`sepia.engine.forgetting`; None: never; `job_spec`'s default: `MIN_TERMS`)."""
+    tables: tuple[tuple[str, str], ...] = ()
+    """The state tables (name, DDL) of the units' engines: list state ..."""
+    maps: tuple[tuple[str, str], ...] = ()
+    """... and map state (by a string key), read by `EngineHost.init` without importing
+    an engine (see the module)."""
     background: bytes | None = field(default=None, compare=False, repr=False)
     background_digest: str = ""
 
@@ -103,13 +132,19 @@ def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **option
     each unit's engine (a unit the incremental engine refuses falls back to the reference
     adapter, said on standard error). `streams`: the run's stream IRIs in the order they
     are bound, which orders elements with equal times (as the local runtime does)."""
+    from sepia.engine.forgetting import MIN_TERMS
+
     run_streams = tuple(options.pop("streams", ()))
     options["streams"] = run_streams
+    options.setdefault("forget_terms", MIN_TERMS)
     units = [unit.in_order(run_streams) for unit in units]
     engine = options.get("engine", DEFAULT_ENGINE)
-    if engine not in ENGINES:
-        raise ValueError(f"unknown Spark engine {engine!r}: one of {', '.join(ENGINES)}")
+    if engine not in ENGINE_NAMES:
+        raise ValueError(f"unknown Spark engine {engine!r}: one of {', '.join(ENGINE_NAMES)}")
     chosen = tuple(_unit_engine(u, engine, background, options.get("rdfs", False)) for u in units)
+    factories = [engines()[name] for name in dict.fromkeys(chosen)]
+    options["tables"] = tuple(t for f in factories for t in f.tables.items())  # type: ignore[attr-defined]
+    options["maps"] = tuple(t for f in factories for t in f.maps.items())  # type: ignore[attr-defined]
     if background is None:
         return JobSpec(tuple(units), unit_engines=chosen, **options)
     data = background.dump(format=ox.RdfFormat.N_QUADS)
@@ -120,6 +155,8 @@ def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **option
 
 
 def _unit_engine(unit: Unit, engine: str, background: ox.Store | None, rdfs: bool) -> str:
+    from sepia.runtime.spark.incremental_engine import refusal
+
     if engine != "incremental":
         return engine
     reason = refusal(unit, background, rdfs)
@@ -166,26 +203,19 @@ class EngineHost(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        tables = {
-            name: ddl
-            for engine in dict.fromkeys(self.spec.unit_engines)
-            for name, ddl in ENGINES[engine].tables.items()  # type: ignore[attr-defined]
-        }
-        maps = {
-            name: ddl
-            for engine in dict.fromkeys(self.spec.unit_engines)
-            for name, ddl in ENGINES[engine].maps.items()  # type: ignore[attr-defined]
-        }
         self.tables: dict[str, ListState | MapState] = {
-            name: handle.getListState(name, ddl) for name, ddl in tables.items()
+            name: handle.getListState(name, ddl) for name, ddl in dict(self.spec.tables).items()
         }
         self.tables |= {
-            name: handle.getMapState(name, "key string", ddl) for name, ddl in maps.items()
+            name: handle.getMapState(name, "key string", ddl)
+            for name, ddl in dict(self.spec.maps).items()
         }
 
     def handleInputRows(
         self, key: tuple, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
+        from sepia.runtime.spark.elements import ELEMENT_FIELDS, unpack
+
         elements, ended = unpack(
             row
             for frame in rows
@@ -225,7 +255,7 @@ class EngineHost(StatefulProcessor):
         found = (spec.units[unit], name, spec.background_digest, spec.rdfs, spec.forget_terms)
         return _ENGINES.get_or_make(
             found,
-            lambda: ENGINES[name](
+            lambda: engines()[name](
                 spec.units[unit], spec.background_store(), spec.rdfs, forget_terms=spec.forget_terms
             ),
         )
@@ -265,6 +295,10 @@ class EngineHost(StatefulProcessor):
             self.handle.registerTimer(new)
 
     def _frame(self, unit: int, partition: str | None, step: Step) -> pd.DataFrame:
+        import pandas as pd
+
+        from sepia.rdf.results import jsonl_line
+
         positions = {q.name: q.position for q in reversed(self.spec.units[unit].queries)}
         results = step.results
         return pd.DataFrame(

@@ -187,6 +187,15 @@ def _keys(spec: JobSpec, n: int) -> list[str | None]:
     return [] if engine == "reference" and unit.partition_by is not None else [None]
 
 
+def key_count(spec: JobSpec) -> int | None:
+    """How many keys the run's units have in all, where every one is known up front (None:
+    a unit keyed by value on the reference adapter). The run gives its stateful stage no
+    more shuffle partitions than this (`run.py`): an empty partition's task still costs a
+    state store, a Python worker's round trip and a commit."""
+    counts = [len(_keys(spec, n)) for n in range(len(spec.units))]
+    return None if 0 in counts else sum(counts)
+
+
 def routed_rows(
     spec: JobSpec, chunk: Sequence[ElementRow], parsed: Sequence[StreamElement | None] = ()
 ) -> Iterator[tuple]:
@@ -208,8 +217,7 @@ def routed_rows(
             assert spec.buckets is not None
             columns = _column_router(spec, unit)
             if columns is not None:
-                rows, known = [row for row, _ in read], [_known(e) for _, e in read]
-                routed = columns.routed(rows, known, spec.buckets)
+                routed = columns.routed([row for row, _ in read], spec.buckets)
             else:
                 routed = _bucketed(router, spec.buckets, read)
             yield from ((n, key, row) for key, row in routed)
@@ -235,11 +243,6 @@ def _parsed(element: StreamElement | _Lazy) -> StreamElement:
             element.element = to_element(element.row)
         return element.element
     return element
-
-
-def _known(element: StreamElement | _Lazy) -> StreamElement | None:
-    """The element where it is already parsed."""
-    return element.element if isinstance(element, _Lazy) else element
 
 
 def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:

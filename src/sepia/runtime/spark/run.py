@@ -37,7 +37,13 @@ from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
 from sepia.runtime.spark.interrupts import Interrupts
-from sepia.runtime.spark.job import end_folder, ends_by_marker, mark_end, results_frame
+from sepia.runtime.spark.job import (
+    end_folder,
+    ends_by_marker,
+    key_count,
+    mark_end,
+    results_frame,
+)
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
 from sepia.runtime.spark.session import SHORT_INPUT_BYTES, SparkConfig, spark_session
 from sepia.runtime.spark.sinks import DeadLetterFile, ResultJournal
@@ -133,7 +139,9 @@ def run_on_spark(
             batch = _with_dead_letters(sink, letters)
             results = results_frame(frames, spec, files, ingest)
             gone = lambda: sink.reader_gone  # noqa: E731
-            _drive(results, batch, home, bindings, ends, options, log, ends_by_marker(spec), gone)
+            with _partitions_at_most(spark, key_count(spec)):
+                one_pass = ends_by_marker(spec)
+                _drive(results, batch, home, bindings, ends, options, log, one_pass, gone)
             if sink.reader_gone:  # after the query's last batch, or stopped for it
                 abandon_archive()
                 raise ReaderGone
@@ -243,6 +251,23 @@ def _drive(
             return
         with _no_empty_batches(results.sparkSession):
             _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)
+
+
+@contextmanager
+def _partitions_at_most(spark: SparkSession, keys: int | None) -> Iterator[None]:
+    """Within: no more shuffle partitions than the job has keys (`job.key_count`), so the
+    stateful stage runs no task for a partition no key hashes to (a query on one key: one
+    task, not two per core). A restarted run keeps the count its checkpoint recorded."""
+    conf = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(conf, "200")
+    if keys is None or keys >= int(before or "200"):
+        yield
+        return
+    spark.conf.set(conf, str(keys))
+    try:
+        yield
+    finally:
+        spark.conf.set(conf, before)
 
 
 @contextmanager

@@ -17,7 +17,6 @@ import pyoxigraph as ox
 from sepia.algebra import query as qa
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import term_to_nt
-from sepia.semantics.evaluator import partitions
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +62,10 @@ class Unit:
         self, elements: Sequence[StreamElement], background: ox.Store | None, rdfs: bool
     ) -> list[list[str | None]]:
         """For each element, the partitions (values in N-Triples) it belongs to: an element
-        may bind several values of the PARTITION BY variable, or none."""
+        may bind several values of the PARTITION BY variable, or none (the reference
+        adapter's keys; imported here: a unit is unpickled where no evaluator is needed)."""
+        from sepia.semantics.evaluator import partitions
+
         query = self.queries[0].query
         streams: dict[str, list[StreamElement]] = {iri: [] for iri in self.streams}
         for e in elements:

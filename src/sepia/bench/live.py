@@ -1,0 +1,457 @@
+"""`python -m sepia.bench.live`: the Spark job on a paced generator, measured while it runs.
+
+A workload's generated streams are released at ``rate`` elements per second in all (each
+stream at its share, so their event times advance together) by the generator source
+(`gen:W1?rate=...`) and run through the Spark job as `sepia run --engine spark` runs it
+(`run_on_spark`, a followed run, 1 s trigger) for ``duration`` seconds. A watcher thread
+reads the streaming query's progress (each micro-batch's duration, input rows, end offsets
+and state store rows and bytes) and the result file as it grows (the wall time each result
+line appeared), then stops the query.
+
+A result's latency is the wall time its line was written minus the wall time the element
+that decided it was released. The deciding element, on each stream, is the first whose time
+is at or after the result's time t (before it, the watermark cannot pass t: a window closing
+at t, a match ending at t); with several streams, the latest released of those (Spark's
+watermark is the least of the streams'). The source releases element i of a stream at
+``began + (i + 1) / rate`` (``began``: its first offset request, a clock the source keeps
+in its own process), so ``began`` is bounded from the progress reports: a batch that
+started at T and whose offset request took L seconds read the E elements released by then,
+so ``T - (E + 1) / rate < began <= T + L - E / rate`` (T is given in whole milliseconds).
+Latencies use the lower bound: they are never under-reported, and over-reported by at most
+the bounds' width (reported; the source's monotonic clock and Spark's wall clock can cross
+them by some milliseconds).
+
+``--passthrough`` runs the same paced source into Spark's no-op sink, no query: what Spark
+itself does with the rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sepia.rdf.results import result_from_json
+from sepia.runtime.spark.progress import BatchProgress, epoch_ms
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from sepia.workloads.manifest import Manifest, StreamFile
+
+ID = "live"
+RUNS = {"W1": "offers-nearby", "W4": "v-shape-sc"}
+"""The variant measured per workload (W4's is PARTITION BY, stateful)."""
+DURATION_S = 300.0
+HEADROOM = 1.2
+"""Elements generated over rate x duration: the stream must not run out before the end."""
+TAIL_S = 0.02
+"""How often the watcher looks for new result lines (the write times' resolution)."""
+PROGRESS_S = 1.0
+"""How often it reads the query's progress (Spark keeps the last 100 batches)."""
+QUIET_S = 10.0
+"""How long the watcher waits, once the time is up, for a moment between two batches."""
+KEEPS_UP = 1.25
+"""Falling behind: the last quarter's median batch is this much longer than the second's."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveBatch:
+    """One micro-batch; times in seconds since the source began releasing elements."""
+
+    batch: int
+    started_s: float
+    duration_s: float
+    rows_in: int
+    elements_in: int
+    released: int
+    """Elements (all streams) released by the batch's start: its end offsets."""
+    state_rows: int
+    state_bytes: int
+
+
+@dataclass(slots=True)
+class Watch:
+    """What the watcher saw: raw progress per batch id, result lines with their write time."""
+
+    raw: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    lines: list[tuple[float, str]] = dataclasses.field(default_factory=list)
+    runs: set[str] = dataclasses.field(default_factory=set)
+    error: str | None = None
+
+
+def stream_rates(streams: Sequence[StreamFile], rate: float) -> list[float]:
+    """Each stream's share of ``rate`` (by its elements): their event times keep pace."""
+    total = sum(s.elements for s in streams)
+    return [rate * s.elements / total for s in streams]
+
+
+def scale_for(rate: float, duration_s: float) -> int:
+    return math.ceil(rate * duration_s * HEADROOM) + 1_000
+
+
+def pacing_start(raws: Sequence[dict[str, Any]], rates: Sequence[float],
+                 totals: Sequence[int]) -> tuple[float, float]:
+    """Bounds (epoch seconds) on when the source began releasing (see the module's note);
+    only batches whose streams had not run out count."""
+    lower, upper = -math.inf, math.inf
+    for raw in raws:
+        started = epoch_ms(raw["timestamp"]) / 1000
+        asking = (raw["durationMs"].get("latestOffset", 0) + 1) / 1000  # + ms truncation
+        for source, rate, total in zip(raw["sources"], rates, totals, strict=True):
+            released = _offset(source["endOffset"])
+            if released < total:
+                lower = max(lower, started - (released + 1) / rate)
+                upper = min(upper, started + asking - released / rate)
+    return lower, upper
+
+
+def _offset(offset: Any) -> int:
+    offset = json.loads(offset) if isinstance(offset, str) else offset
+    return int(offset["element"]) if offset else 0
+
+
+def deciding_release(t_ms: int, ends: Sequence[np.ndarray], rates: Sequence[float],
+                     began: float) -> float | None:
+    """When the element that decided a result at ``t_ms`` was released (None: no stream
+    has an element at or after it)."""
+    released = None
+    for times, rate in zip(ends, rates, strict=True):
+        index = int(np.searchsorted(times, t_ms, side="left"))
+        if index < len(times):
+            at = began + (index + 1) / rate
+            released = at if released is None else max(released, at)
+    return released
+
+
+def quantiles(values: Sequence[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p95": None, "p99": None, "max": None}
+    found = np.percentile(np.asarray(values, dtype=float), [50, 95, 99, 100])
+    return dict(zip(("p50", "p95", "p99", "max"), (round(float(v), 3) for v in found),
+                    strict=True))
+
+
+def batches_of(raws: Sequence[dict[str, Any]], began: float) -> list[LiveBatch]:
+    """The batches that ran (an `addBatch` phase), in order, timed from ``began``."""
+    batches = []
+    for raw in sorted(raws, key=lambda r: r["batchId"]):
+        if "addBatch" not in raw["durationMs"]:
+            continue
+        spark = BatchProgress.from_spark(raw, None)
+        ends = sum(_offset(s["endOffset"]) for s in raw["sources"])
+        starts = sum(_offset(s["startOffset"]) for s in raw["sources"])
+        batches.append(LiveBatch(
+            spark.batch, round(epoch_ms(raw["timestamp"]) / 1000 - began, 3),
+            spark.duration_ms / 1000, spark.rows_in, ends - starts, ends, spark.state_rows,
+            spark.state_memory_bytes))  # fmt: skip
+    return batches
+
+
+def keeps_up(batches: Sequence[LiveBatch]) -> dict[str, Any]:
+    """Whether batches stop growing: the last quarter's median duration against the
+    second quarter's (the first holds start-up and its backlog)."""
+    if len(batches) < 8:
+        return {"ratio": None, "keeps_up": None}
+    quarter = len(batches) // 4
+    second = float(np.median([b.duration_s for b in batches[quarter:2 * quarter]]))
+    last = float(np.median([b.duration_s for b in batches[-quarter:]]))
+    ratio = last / second if second else math.inf
+    return {"second_quarter_p50_s": round(second, 3), "last_quarter_p50_s": round(last, 3),
+            "ratio": round(ratio, 3), "keeps_up": ratio <= KEEPS_UP}
+
+
+class Watcher(threading.Thread):
+    """Follows the session's streaming query and the result file; stops the query once
+    ``duration_s`` have passed since its first trigger."""
+
+    def __init__(self, spark: SparkSession, results: Path, duration_s: float,
+                 start_timeout_s: float = 900.0) -> None:
+        super().__init__(daemon=True)
+        self.spark, self.results, self.duration_s = spark, results, duration_s
+        self.start_timeout_s = start_timeout_s
+        self.watch = Watch()
+        self.finished = threading.Event()
+        """Set by the runner once the run has returned."""
+        self._read = 0
+
+    def run(self) -> None:
+        try:
+            self._follow()
+        except Exception as error:  # told in the report, the run stops
+            self.watch.error = f"{type(error).__name__}: {error}"
+            for query in self.spark.streams.active:
+                query.stop()
+
+    def _follow(self) -> None:
+        waited = time.time()
+        while not self.spark.streams.active:
+            if self.finished.is_set():
+                return
+            if time.time() - waited > self.start_timeout_s:
+                raise TimeoutError(f"no streaming query after {self.start_timeout_s:g} s")
+            time.sleep(TAIL_S)
+        query = self.spark.streams.active[0]
+        polled = 0.0
+        while not self.finished.is_set():
+            self._tail()
+            if time.time() - polled >= PROGRESS_S:
+                polled = time.time()
+                query = self._progress(query)
+                if self._due():
+                    self._stop_between_batches()
+            self.finished.wait(TAIL_S)
+        self._progress(query)
+        self._tail()
+
+    def _due(self) -> bool:
+        """``duration_s`` have passed since the first trigger (the source's start)."""
+        if not self.watch.raw:
+            return False
+        first = self.watch.raw[min(self.watch.raw)]
+        return time.time() >= epoch_ms(first["timestamp"]) / 1000 + self.duration_s
+
+    def _stop_between_batches(self) -> None:
+        """Stop the query once no batch runs (up to QUIET_S): stopping one mid-batch can
+        leave a StackOverflowError from Spark's stream thread on standard error."""
+        waited = time.time()
+        for query in self.spark.streams.active:
+            while query.status["isTriggerActive"] and time.time() - waited < QUIET_S:
+                self._tail()  # results written meanwhile keep their own write time
+                time.sleep(TAIL_S)
+            query.stop()
+
+    def _progress(self, query: StreamingQuery) -> StreamingQuery:
+        """Record the query's recent batches; a query started again (a transient failure)
+        replaces it."""
+        for progress in query.recentProgress:
+            raw = json.loads(progress.json)
+            self.watch.raw[raw["batchId"]] = raw
+            self.watch.runs.add(raw["runId"])
+        active = self.spark.streams.active
+        return active[0] if active else query
+
+    def _tail(self) -> None:
+        """Stamp the result lines written since the last look."""
+        if not self.results.exists():
+            return
+        with self.results.open("rb") as file:
+            file.seek(self._read)
+            chunk = file.read()
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        if complete:
+            now = time.time()
+            self._read += len(complete)
+            self.watch.lines += [(now, line) for line in complete.decode().splitlines() if line]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveOptions:
+    workload: str
+    rate: float
+    duration_s: float = DURATION_S
+    seed: int = 7
+    scale: int | None = None
+    """Elements generated (None: enough for rate x duration)."""
+    passthrough: bool = False
+
+
+def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[str, Any]:
+    """One paced run through the Spark job (or the pass-through); its JSON document."""
+    from sepia.runtime.spark.sources.generator import DEFAULT_CACHE, generated, rows_file
+
+    scale = options.scale or scale_for(options.rate, options.duration_s)
+    manifest, directory = generated(options.workload, scale, options.seed, DEFAULT_CACHE)
+    variant = manifest.variant(RUNS[options.workload])
+    streams = manifest.streams_of(variant)
+    rates = stream_rates(streams, options.rate)
+    specs = {s.iri: f"gen:{options.workload}?stream={s.name}&rate={r!r}&scale={scale}"
+                    f"&seed={options.seed}" for s, r in zip(streams, rates, strict=True)}
+    ends = [_end_times(directory / rows_file(s)) for s in streams]
+    results = scratch / "results.jsonl"
+    watcher = Watcher(spark, results, options.duration_s)
+    load_before = os.getloadavg()
+    watcher.start()
+    try:
+        if options.passthrough:
+            _pass_through(spark, specs, scratch)
+        else:
+            _job(spark, manifest, directory, variant.name, specs, results, scratch)
+    except Exception as error:  # a failed run is reported with what it did
+        watcher.watch.error = f"{type(error).__name__}: {error}"
+    finally:
+        watcher.finished.set()
+        watcher.join()
+    watch = watcher.watch
+    lower, upper = pacing_start(list(watch.raw.values()), rates,
+                                [s.elements for s in streams])
+    batches = batches_of(list(watch.raw.values()), lower)
+    latencies, undecided = [], 0
+    for written, line in watch.lines:
+        t_ms = result_from_json(json.loads(line)).t
+        released = deciding_release(t_ms, ends, rates, lower)
+        if released is None:
+            undecided += 1
+        else:
+            latencies.append((round(written - lower, 3), round(written - released, 3)))
+    half = options.duration_s / 2
+    steady = [b for b in batches if b.started_s >= half]
+    return {
+        "workload": options.workload, "variant": variant.name,
+        "system": "spark-passthrough" if options.passthrough else "spark",
+        "rate": options.rate, "stream_rates": dict(zip(specs, rates, strict=True)),
+        "duration_s": options.duration_s, "scale": scale, "seed": options.seed,
+        "date": f"{datetime.now(UTC):%Y-%m-%dT%H:%M}Z",
+        "load_before": [round(x, 1) for x in load_before],
+        "load_after": [round(x, 1) for x in os.getloadavg()],
+        "began_bounds_s": [0.0, round(upper - lower, 3)],
+        "query_runs": len(watch.runs), "error": watch.error,
+        "released": batches[-1].released if batches else 0,
+        "ran_s": round(batches[-1].started_s + batches[-1].duration_s, 3) if batches else 0,
+        "batch_s": quantiles([b.duration_s for b in batches]),
+        "batch_s_second_half": quantiles([b.duration_s for b in steady]),
+        "results": len(watch.lines), "undecided": undecided,
+        "latency_s": quantiles([latency for _, latency in latencies]),
+        "latency_s_second_half": quantiles([lat for at, lat in latencies if at >= half]),
+        **keeps_up(batches),
+        "state": {"first_rows": batches[0].state_rows if batches else None,
+                  "last_rows": batches[-1].state_rows if batches else None,
+                  "max_rows": max((b.state_rows for b in batches), default=None),
+                  "last_bytes": batches[-1].state_bytes if batches else None},
+        "batches": [dataclasses.asdict(b) for b in batches],
+        "latencies": latencies,
+    }
+
+
+def _end_times(rows: Path) -> np.ndarray:
+    """Each element's end time, by position (the source's offsets), from its Parquet rows."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(rows, columns=["seq", "end"])
+    grouped = table.group_by("seq").aggregate([("end", "max")]).sort_by("seq")
+    positions = grouped["seq"].to_numpy()
+    assert (positions == np.arange(len(positions))).all(), "an element without rows"
+    return grouped["end_max"].to_numpy()
+
+
+def _job(spark: SparkSession, manifest: Manifest, directory: Path, variant: str,
+         specs: dict[str, str], results: Path, scratch: Path) -> None:
+    from sepia.runtime.inputs import load_query
+    from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
+
+    chosen = manifest.variant(variant)
+    assert chosen.query is not None
+    run_on_spark([load_query(directory / chosen.query)], specs,
+                 [(graph, directory / path) for graph, path in manifest.background_of(chosen)],
+                 SparkRunOptions(follow=True, rdfs=chosen.rdfs), checkpoint=scratch / "job",
+                 output=str(results), fmt="jsonl", spark=spark)  # fmt: skip
+
+
+def _pass_through(spark: SparkSession, specs: dict[str, str], scratch: Path) -> None:
+    """The paced sources' rows into Spark's no-op sink, with the job's trigger."""
+    from functools import reduce
+
+    from pyspark.sql import DataFrame
+
+    from sepia.runtime.spark.sources import source_for
+
+    rows = reduce(DataFrame.unionByName, [source_for(spark, iri, spec)
+                                          for iri, spec in specs.items()])
+    query = (rows.writeStream.format("noop").trigger(processingTime="1 second")
+             .option("checkpointLocation", str(scratch / "passthrough")).start())
+    query.awaitTermination()
+
+
+def plot_live(path: Path, documents: Sequence[dict[str, Any]]) -> None:
+    """Per run: batch durations, result latencies and state rows against time."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    figure = Figure(figsize=(7.0, 6.4))
+    duration, latency, state = figure.subplots(3, 1, sharex=True)
+    for document in documents:
+        label = f"{document['workload']} {document['system']} {document['rate']:g}/s"
+        batches = document["batches"]
+        duration.plot([b["started_s"] for b in batches], [b["duration_s"] for b in batches],
+                      ".-", markersize=3, linewidth=0.8, label=label)
+        if document["latencies"]:
+            at, late = zip(*document["latencies"], strict=True)
+            latency.plot(at, late, ".", markersize=2, label=label)
+        state.plot([b["started_s"] for b in batches], [b["state_rows"] for b in batches],
+                   "-", linewidth=1, label=label)
+    duration.set_ylabel("batch duration (s)")
+    latency.set_ylabel("result latency (s)")
+    state.set_ylabel("state rows")
+    state.set_xlabel("seconds since the source began releasing elements")
+    for axes in (duration, latency):
+        axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(ScalarFormatter())
+        axes.yaxis.set_minor_formatter(NullFormatter())
+    duration.legend(fontsize=7)
+    duration.set_title("Sepia on Spark, a paced generator (local[2])")
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+
+
+def bench_live(spark: SparkSession, runs: Sequence[LiveOptions], out: Path) -> list[Path]:
+    """Every run in order, then the JSON and the plot under ``out``."""
+    documents = []
+    for options in runs:
+        with tempfile.TemporaryDirectory(prefix="sepia-live-") as scratch:
+            documents.append(run_live(spark, options, Path(scratch)))
+        print(summary_line(documents[-1]), flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"{datetime.now(UTC):%Y-%m-%d-%H%M}-{ID}"
+    written = [stem.with_suffix(".json"), stem.with_suffix(".png")]
+    written[0].write_text(json.dumps(documents, indent=1) + "\n")
+    plot_live(written[1], documents)
+    return written
+
+
+def summary_line(document: dict[str, Any]) -> str:
+    batch, late = document["batch_s"], document["latency_s"]
+    return (f"{document['workload']} {document['system']} at {document['rate']:g}/s for "
+            f"{document['duration_s']:g} s: {len(document['batches'])} batches, p50/p99 "
+            f"{batch['p50']}/{batch['p99']} s; {document['results']} results, latency p50/p99 "
+            f"{late['p50']}/{late['p99']} s; state rows {document['state']['first_rows']} -> "
+            f"{document['state']['last_rows']}; keeps up: {document['keeps_up']}; load "
+            f"{document['load_before'][0]} -> {document['load_after'][0]}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """python -m sepia.bench.live W1 W4 --rate 200 --duration 300 [--passthrough]"""
+    parser = argparse.ArgumentParser(prog="python -m sepia.bench.live", description=__doc__)
+    parser.add_argument("workloads", nargs="+", choices=sorted(RUNS))
+    parser.add_argument("--rate", type=float, required=True, help="elements/s, all streams")
+    parser.add_argument("--duration", type=float, default=DURATION_S, help="seconds")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--passthrough", action="store_true",
+                        help="the paced source into Spark's no-op sink, no query")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--out", type=Path, default=Path("bench-results"))
+    arguments = parser.parse_args(argv)
+    from sepia.runtime.spark.session import SparkConfig, spark_session
+
+    spark = spark_session(SparkConfig(master=arguments.master))
+    runs = [LiveOptions(w, arguments.rate, arguments.duration, arguments.seed,
+                        passthrough=arguments.passthrough) for w in arguments.workloads]
+    for path in bench_live(spark, runs, arguments.out):
+        print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
