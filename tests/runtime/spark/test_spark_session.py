@@ -76,6 +76,7 @@ def test_a_short_run_starts_light_and_a_runs_own_settings_still_win() -> None:
     assert short["spark.ui.enabled"] == "false"
     assert "-XX:TieredStopAtLevel=1" in short["spark.driver.extraJavaOptions"]
     assert "log4j.configurationFile" in short["spark.driver.extraJavaOptions"]
+    assert "-XX:TieredStopAtLevel=1" in short["spark.executor.extraJavaOptions"]
     usual = session_settings(SparkConfig(master="local[2]"))
     assert "spark.ui.enabled" not in usual
     assert "TieredStopAtLevel" not in usual["spark.driver.extraJavaOptions"]

@@ -65,9 +65,10 @@ SHORT_INPUT_BYTES = 16 * 2**20
 SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 """The driver JVM of a short run: the C2 compiler's work (most of a cold JVM's CPU time)
 never pays back within a run of seconds, nor do the G1 collector's threads."""
-SHORT_RUN = {"spark.ui.enabled": "false"}
-"""Settings of a short run besides `SHORT_JVM` and one shuffle partition; a run's own
-(--conf) still win."""
+SHORT_RUN = {"spark.ui.enabled": "false", "spark.executor.extraJavaOptions": SHORT_JVM}
+"""Settings of a short run besides the driver's `SHORT_JVM` and one shuffle partition: the
+executors of a cluster (in local mode they are the driver's JVM) start light too; a run's
+own (--conf) still win."""
 TRACEBACK = "Traceback (most recent call last):"
 LATE_WORKER = ("CANNOT_OPEN_SOCKET",)
 """The end of the traceback of a Python worker that could not connect back in time."""
