@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.sequences import PartitionedSequence
+from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement, StreamSet
@@ -40,17 +41,18 @@ own and other GPMs' variables, joins with the background's named graph :g."""
 
 @st.composite
 def kleene_sequences(draw) -> str:
-    """A SPAseq query ending in ``, X+``: 2-3 GPMs joined by ``,``, PARTITION BY ?x,
-    WITHIN sliding or none."""
+    """A SPAseq query ending in ``, X+``: 2-3 GPMs joined by ``,``, PARTITION BY ?x or
+    none, WITHIN sliding or none."""
     names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=2, max_size=3, unique=True))
     expression = " , ".join(names) + "+"
     width = draw(st.integers(1, 15))
     within = draw(st.sampled_from(["", f"WITHIN {width}"]))
     head = draw(st.sampled_from(["SELECT *", "SELECT ?x ?y", "SELECT ?x"]))
     defines = "\n".join(GPMS[n] for n in names)
+    partition = draw(st.sampled_from(["PARTITION BY ?x\n", ""]))
     return (
         f"PREFIX : <{EX}>\n{head} {within}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
-        f"PARTITION BY ?x\nWHERE {{ SEQ({expression})\n{defines} }}"
+        f"{partition}WHERE {{ SEQ({expression})\n{defines} }}"
     )
 
 
@@ -93,7 +95,8 @@ def test_kleene_batches_cut_anywhere_are_the_row_engines(case, cuts):
     got += session.flush()
     assert canonical(got) == canonical(expected), text
     rows = _session(text, "rows")
-    assert isinstance(rows.queries[0], PartitionedQuery)
+    assert isinstance(rows.queries[0], PartitionedQuery if "PARTITION" in text
+                      else ContinuousQuery)
     assert got == [r for e in merged for r in rows.push(e)] + rows.flush(), text
 
 

@@ -6,6 +6,7 @@ batches; and what stays on the row engine."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from itertools import pairwise
 
@@ -21,6 +22,7 @@ from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.columnar.tables import Table, filtered
 from sepia.engine.plan.planner import plan
+from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.numbers import Terms
@@ -29,7 +31,17 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
 from sepia.semantics import evaluate
 
-from ..generators import EX, S1, SILENT, answering, narrow_triples, streams
+from ..generators import (
+    EX,
+    OBJECTS,
+    PREDICATES,
+    S1,
+    S2,
+    SILENT,
+    SUBJECTS,
+    narrow_triples,
+    streams,
+)
 from ..shares import judge
 from ..support import assert_agrees, background, engine_path
 
@@ -50,31 +62,90 @@ GPMS = {
 and on other GPMs' (deferred to the automaton), all binding ?x."""
 
 
+def elements(draw, names: list[str]) -> list[str]:
+    """The GPMs as a sequence's elements, two of them sometimes one conjunction
+    ``(X & Y)`` (two elements at least)."""
+    pool, parts = list(names), []
+    while pool:
+        name = pool.pop(0)
+        if len(pool) >= 2 - bool(parts) and draw(st.integers(0, 2)) == 0:
+            name = f"({name} & {pool.pop(0)})"
+        parts.append(name)
+    return parts
+
+
 @st.composite
 def covered_sequences(draw) -> str:
-    """A SPAseq query the columnar core covers: 2-3 GPMs joined by , or ;, PARTITION BY
-    ?x, WITHIN sliding, tumbling or none."""
-    names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=2, max_size=3, unique=True))
-    expression = names[0]
-    for name in names[1:]:
-        expression += f" {draw(st.sampled_from([',', ';']))} {name}"
+    """A SPAseq query the columnar core covers: 2-4 GPMs as 2-3 elements (a GPM or a
+    conjunction & of two) joined by , or ;, PARTITION BY ?x or none, WITHIN sliding,
+    tumbling or none."""
+    names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=2, max_size=4, unique=True))
+    first, *rest = elements(draw, names)
+    expression = first
+    for part in rest[:2]:
+        expression += f" {draw(st.sampled_from([',', ';']))} {part}"
     width = draw(st.integers(1, 15))
     within = draw(st.sampled_from(["", f"WITHIN {width}", f"WITHIN {width} TUMBLING"]))
     head = draw(st.sampled_from(["SELECT *", "SELECT ?x ?y", "SELECT ?x"]))
-    defines = "\n".join(GPMS[n] for n in names)
+    partition = draw(st.sampled_from(["PARTITION BY ?x\n", ""]))
+    used = [n for n in names if n in expression]
+    defines = "\n".join(GPMS[n] for n in used)
     return (
         f"PREFIX : <{EX}>\n{head} {within}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
-        f"PARTITION BY ?x\nWHERE {{ SEQ({expression})\n{defines} }}"
+        f"{partition}WHERE {{ SEQ({expression})\n{defines} }}"
     )
 
 
 NOISE = st.one_of(SILENT, SILENT, streams(content=narrow_triples))
 """Planted streams, without noise two times in three (noise in a partition breaks its
 strict contiguity)."""
-cases = answering(covered_sequences(), NOISE)
-aimed = answering(covered_sequences(), NOISE, aimed=True)
-"""Steered further (``planted``'s ``aimed``): each test takes the draws that answer most
-often under it (71% and 82% of the examples compared answered on the default draws)."""
+
+PATTERNS = {
+    name: (S1 if stream == "S1" else S2,
+           [tuple(p.split()) for p in body.split(" FILTER")[0].split(" . ")])
+    for name, stream, body in (re.fullmatch(r"DEFINE GPM (\w) ON (S\d) \{ (.*) \}", text)
+                               .groups() for text in GPMS.values())  # type: ignore[union-attr]
+}
+"""Each GPM's stream and triple patterns, read from its text."""
+
+
+def _term(name: str, bound: dict, draw) -> ox.NamedNode | ox.Literal:
+    """A pattern's term: a variable bound once per match (subjects, predicates or any
+    object), a constant as written."""
+    if not name.startswith("?"):
+        return ox.NamedNode(EX + name[1:])
+    if name not in bound:
+        terms = SUBJECTS[:2] if name == "?x" else PREDICATES if name == "?k" else OBJECTS
+        bound[name] = draw(st.sampled_from(terms))
+    return bound[name]
+
+
+@st.composite
+def planted_matches(draw, text: str) -> dict[str, list[StreamElement]]:
+    """Streams holding one or two matches of the query's sequence (each element's GPMs'
+    triples, a conjunction's at one instant, a GPM's in one element, the elements one or
+    two apart), their variables drawn (FILTERs hold or not), among ``NOISE``. The
+    generators' ``planted`` puts each triple in an element of its own and ties instants
+    one time in four: a conjunction or a query without PARTITION BY (where every element
+    of the streamset counts for strict contiguity) rarely answered."""
+    data = {iri: list(elements) for iri, elements in draw(NOISE).items()}
+    steps = re.split(r"\s*[,;]\s*", re.search(r"SEQ\((.*)\)", text).group(1))  # type: ignore[union-attr]
+    for _ in range(draw(st.integers(1, 2))):
+        bound: dict = {}
+        t = draw(st.integers(1, 4))
+        for step in steps:
+            for name in re.findall(r"[A-Z]", step):
+                stream, patterns = PATTERNS[name]
+                triples = tuple(ox.Triple(*(_term(n, bound, draw) for n in p)) for p in patterns)
+                if not any(isinstance(x.subject, ox.Literal) for x in triples):
+                    data.setdefault(stream, []).append(StreamElement(stream, "", t, t, triples))
+            t += draw(st.integers(1, 2))
+    return {iri: [StreamElement(iri, f"_:g{n}", e.start, e.end, e.triples, e.kind)
+                  for n, e in enumerate(sorted(elements, key=lambda e: e.end))]
+            for iri, elements in data.items()}
+
+
+cases = covered_sequences().flatmap(lambda text: st.tuples(st.just(text), planted_matches(text)))
 
 
 def _session(text: str) -> Session:
@@ -95,7 +166,7 @@ def test_partitioned_sequences_agree_with_reference(case):
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
-@given(aimed, st.lists(st.integers(0, 30), max_size=4))
+@given(cases, st.lists(st.integers(0, 30), max_size=4))
 def test_batches_cut_anywhere_agree_with_reference(case, cuts):
     """``push_columns`` with the input cut at arbitrary elements (between two contiguous
     events of a partition, inside a run) gives the reference's answer, in the order the
@@ -210,14 +281,56 @@ def test_what_is_not_covered_stays_on_the_row_engine(monkeypatch):
     any_ = STRICT.replace("SEQ(A , B)", "SEQ(A : B)")
     optional = STRICT.replace("SEQ(A , B)", "SEQ(A , B?)")
     ordered = STRICT + " ORDER BY ?z"
-    for text in (kleene, any_, optional, ordered):
+    either = STRICT.replace("SEQ(A , B)", "SEQ(A , (A | B))")
+    for text in (kleene, any_, optional, ordered, either):
         assert isinstance(_session(text).queries[0], PartitionedQuery), text
+    unpartitioned = either.replace("PARTITION BY ?x", "")
+    assert type(_session(unpartitioned).queries[0]) is ContinuousQuery
+    both = STRICT.replace("SEQ(A , B)", "SEQ(A , (A & B))")
+    for text in (both, both.replace("PARTITION BY ?x", "")):
+        assert isinstance(_session(text).queries[0], PartitionedSequence), text
     background_graph = STRICT.replace("{ ?x :q ?z }", "{ ?x :q ?z . GRAPH :g { ?x :r ?z } }")
     assert isinstance(_session(background_graph).queries[0], PartitionedSequence)
     monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")
     with_rows = Session(background())
     with_rows.register(parse_query(STRICT), "q")
     assert isinstance(with_rows.queries[0], PartitionedQuery)
+
+
+UNPARTITIONED = f"""PREFIX : <{EX}>
+SELECT ?y ?z ?w FROM STREAM S1 :s1 FROM STREAM S2 :s2
+WHERE {{ SEQ(A , (B & C))
+  DEFINE GPM A ON S1 {{ ?x :p ?y }}
+  DEFINE GPM B ON S1 {{ ?x :q ?z FILTER(?z > ?y) }}
+  DEFINE GPM C ON S2 {{ ?u :q ?w }} }}"""
+
+
+def _on(stream: str, n: int, t: int, *triples: tuple[str, str, object]) -> StreamElement:
+    return StreamElement(stream, f"_:g{n}", t, t, _element(n, t, *triples).triples)
+
+
+def test_without_partition_strict_contiguity_is_the_streamsets_next_instant():
+    """No PARTITION BY: ``,`` takes the streamset's next instant, whatever stream or
+    subject its elements have. A(:a, 1) at 1 meets B(:a, 5) & C at 2 (B on S1, C on S2:
+    one instant); A(:b, 7) at 3 is followed at 4 by an element of S2 without triples (an
+    instant all the same), so B & C at 5 is too late; A(:c, 2) at 5 (with B & C there)
+    meets B(:c, 3) & C(6) at 6 (B(:a, 1) there binds another ?x)."""
+    elements = [
+        _on(S1, 0, 1, ("a", "p", 1)),
+        _on(S1, 1, 2, ("a", "q", 5)), _on(S2, 2, 2, ("d", "q", 9)),
+        _on(S1, 3, 3, ("b", "p", 7)),
+        _on(S2, 4, 4),
+        _on(S1, 5, 5, ("b", "q", 8), ("c", "p", 2)), _on(S2, 6, 5, ("d", "q", 4)),
+        _on(S1, 7, 6, ("c", "q", 3), ("a", "q", 1)), _on(S2, 8, 6, ("d", "q", 6)),
+    ]
+    expected = [
+        (2, (1, 2), {"y": _integer(1), "z": _integer(5), "w": _integer(9)}),
+        (6, (5, 6), {"y": _integer(2), "z": _integer(3), "w": _integer(6)}),
+    ]
+    assert _pushed_one_by_one(UNPARTITIONED, elements) == expected
+    data = {iri: [e for e in elements if e.stream == iri] for iri in (S1, S2)}
+    reference = evaluate(parse_query(UNPARTITIONED), data, background(), name="q")
+    assert sorted((r.t, r.interval) for r in reference) == [(2, (1, 2)), (6, (5, 6))]
 
 
 LITERALS = [

@@ -176,6 +176,14 @@ class Routing:
         key, element = unique_rows([np.concatenate(keys), np.concatenate(elements)])
         return cls(element, key, *unique_rows([key, matches.times[element]]))
 
+    @classmethod
+    def single(cls, times: Ids) -> Routing:
+        """No PARTITION BY: every element (``times``: the batch's) in one partition, 0,
+        whose instants are the batch's (the streamset's, SPAseq's strict contiguity)."""
+        instants = times[np.append(True, times[1:] != times[:-1])] if len(times) else times
+        return cls(np.arange(len(times), dtype=np.int64), np.zeros(len(times), dtype=np.int64),
+                   np.zeros(len(instants), dtype=np.int64), instants)
+
     def owned(self, keys: OwnedKeys) -> Routing:
         """The routing of the partitions ``keys`` owns only (their instants unchanged)."""
         pairs, instants = keys.mask(self.key), keys.mask(self.instant_key)
@@ -260,18 +268,21 @@ def _pair_codes(e1: Ids, k1: Ids, e2: Ids, k2: Ids) -> tuple[Ids, Ids]:
 
 
 def candidates(
-    matches: EventMatches, routing: Routing, plan: po.PhysicalPlan, slot: int, of_stream: Ids,
+    matches: EventMatches, routing: Routing, plan: po.PhysicalPlan, slot: int | None,
+    of_stream: Ids,
 ) -> Table:
     """A state's candidates: its GPM's rows on the elements of its stream (``of_stream``:
-    a mask over elements), each on an element routed to the partition it binds, with
-    the element's time (``TIME``) instead of the element; each (time, row) once (the
-    matches at one instant are a set)."""
+    a mask over elements), each on an element routed to the partition it binds (any,
+    ``slot`` None: no PARTITION BY), with the element's time (``TIME``) instead of the
+    element; each (time, row) once (the matches at one instant are a set)."""
     table = matches.gpm(plan)
-    if slot not in table.columns or not table.size:
+    if (slot is not None and slot not in table.columns) or not table.size:
         return Table({k: v[:0] for k, v in table.columns.items() if k != ELEMENT}
                      | {TIME: np.empty(0, dtype=np.int64)}, 0)
     element = table.columns[ELEMENT]
-    keep = of_stream[element] & routing.members(element, table.columns[slot])
+    keep = of_stream[element]
+    if slot is not None:
+        keep &= routing.members(element, table.columns[slot])
     kept = table.take(np.flatnonzero(keep))
     columns = {k: v for k, v in kept.columns.items() if k != ELEMENT}
     columns[TIME] = matches.times[kept.columns[ELEMENT]]

@@ -1,4 +1,4 @@
-"""SPAseq sequences under PARTITION BY on columns: the automaton steps candidate rows only.
+"""SPAseq sequences on columns: the automaton steps candidate rows only.
 
 The row engine keeps one automaton per partition and steps it at each of the partition's
 instants, merging every candidate into a full-width row and checking it one by one. Here a
@@ -20,15 +20,22 @@ instant can take are dropped; runs still waiting at the batch's end carry over t
 batch, so a batch cut between two contiguous events, or a run spanning batches, gives what
 one batch would. Runs and matches are sets, as in the row engine.
 
+Without PARTITION BY the streamset is one partition (``Routing.single``): every element of
+a FROM STREAM stream, with triples or not, is an instant of it, so ``,`` takes the
+streamset's next instant, as the row engine's ``SequenceQuery`` counts its steps; matches
+are released (and Kleene matches numbered ``m<k>``) in its order (``_matched_order``).
+A conjunction ``(B & C)`` is a state whose candidates are B's and C's joined on their
+shared variables and time (compatible matches at one instant, SPAseq's Definition 8).
+
 Kleene plus, last in a ``,`` sequence (``SEQ(A , B+)``): each iteration count is its own
 match (one row per iteration), later iterations strict; a run keeps an id into a table of
 its iterations, and matches are named as the row engine's partitions name them (``_named``).
 
-What it covers (``sequence_uncovered`` says why not): a sequence of plain GPMs (no ``?``,
-``!``, ``&``, ``|``) joined by ``,`` or ``;``, or a ``,`` sequence ending in ``B+`` (not
-under TUMBLING), each a BGP over the event graph with FILTERs, joined with BGPs over
-static background graphs, under PARTITION BY on a variable, WITHIN sliding, tumbling or
-none, a SELECT
+What it covers (``sequence_uncovered`` says why not): a sequence of GPMs or conjunctions
+``&`` of GPMs (no ``?``, ``!``, ``|``) joined by ``,`` or ``;``, or a ``,`` sequence ending
+in a GPM's ``B+`` (not under TUMBLING), each GPM a BGP over the event graph with FILTERs,
+joined with BGPs over static background graphs, under PARTITION BY on a variable or
+none, WITHIN sliding, tumbling or none, a SELECT
 pushed as matches complete (RSTREAM, no ORDER BY, DISTINCT, expressions or
 aggregates), no ``--max-runs``, no RDFS entailment. The rest runs on the row engine.
 """
@@ -43,7 +50,7 @@ from typing import Literal
 import numpy as np
 
 from sepia.algebra import query as qa
-from sepia.engine.cep.automaton import Gpm, State, Strategy
+from sepia.engine.cep.automaton import Bop, Conj, Gpm, State, Strategy
 from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
@@ -63,6 +70,7 @@ from sepia.engine.columnar.tables import (
     Ids,
     Table,
     Triples,
+    join,
     join_all,
     join_pairs,
     match_pattern,
@@ -163,8 +171,8 @@ class Labels:
 
 
 def sequence_uncovered(engine: ContinuousQuery) -> str | None:
-    """Why a planned PARTITION BY query stays on the row engine, or None when the
-    columnar core runs it."""
+    """Why a planned SPAseq query stays on the row engine, or None when the columnar core
+    runs it."""
     if engine.max_runs is not None:
         return "a bound on the runs kept (--max-runs)"
     if engine.background.schema is not None:
@@ -178,11 +186,28 @@ def sequence_uncovered(engine: ContinuousQuery) -> str | None:
     return found
 
 
+def gpms(bop: Bop) -> list[Gpm]:
+    """The GPMs of a state's basic operator (a GPM, or a conjunction of them)."""
+    if isinstance(bop, Gpm):
+        return [bop]
+    return [*gpms(bop.left), *gpms(bop.right)]
+
+
+def _plans(kind: SequencePlan) -> list[po.PhysicalPlan]:
+    """Every GPM plan of the query: the partition's leaves and the states' GPMs."""
+    leaves = () if kind.partition is None else kind.partition.leaves
+    return [*leaves, *(g.plan for s in kind.automaton.states for g in gpms(s.bop))]
+
+
 def _background_graphs(kind: SequencePlan) -> list[po.BackgroundGraph]:
     """The background graphs the GPMs join."""
-    assert kind.partition is not None
-    plans = (*kind.partition.leaves, *(s.bop.plan for s in kind.automaton.states))  # type: ignore[union-attr]
-    return [g for plan in plans for scan in gpm_scan(plan)[2] for g in scan.graphs]  # type: ignore[index, misc]
+    return [g for plan in _plans(kind) for scan in gpm_scan(plan)[2] for g in scan.graphs]  # type: ignore[index, misc]
+
+
+def _conjunction(bop: Bop) -> bool:
+    """Whether a basic operator is a GPM or a conjunction ``&`` of GPMs (no ``|``)."""
+    return isinstance(bop, Gpm) or (
+        isinstance(bop, Conj) and _conjunction(bop.left) and _conjunction(bop.right))
 
 
 def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
@@ -190,19 +215,22 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
     kind, query = physical.kind, physical.query
     if not isinstance(kind, SequencePlan):
         return "event patterns other than SPAseq sequences run on the row engine"
-    if kind.partition is None or kind.partition.slot is None:
-        return "a SPAseq sequence without PARTITION BY (on a variable a GPM binds)"
+    if kind.partition is not None and kind.partition.slot is None:
+        return "PARTITION BY on a variable no GPM binds"
     states = kind.automaton.states
+    streams = {s.iri.value for s in query.dataset.streams}
     for position, state in enumerate(states):
         if state.optional or state.negated:
             return "an optional ? or negated ! element"
         if (state.kleene and position != len(states) - 1) or states[0].kleene:
             return "a Kleene + element other than the last (or the first)"
-        if not isinstance(state.bop, Gpm):
-            return "a conjunction & or disjunction | of GPMs"
+        if not _conjunction(state.bop):
+            return "a disjunction | of GPMs"
+        if state.kleene and not isinstance(state.bop, Gpm):
+            return "a Kleene + over a conjunction & of GPMs"
         if state.strategy is Strategy.ANY:
             return "skip-till-any (:)"
-        if state.bop.stream not in {s.iri.value for s in query.dataset.streams}:
+        if any(g.stream not in streams for g in gpms(state.bop)):
             return "a GPM on a stream outside FROM STREAM"
         if state.check is not None and not state.check.row_local:
             return "a FILTER calling RAND(), BNODE() or timestamp()"
@@ -210,7 +238,7 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
         return "a Kleene + element in a sequence using ; (only , is covered with +)"
     if states[-1].kleene and kind.within is not None and kind.within.tumbling:
         return "a Kleene + element under WITHIN ... TUMBLING"
-    for plan in (*kind.partition.leaves, *(s.bop.plan for s in kind.automaton.states)):  # type: ignore[union-attr]
+    for plan in _plans(kind):
         parts = gpm_scan(plan)
         if parts is None:
             return "a GPM that is not a BGP with FILTERs over the event and background graphs"
@@ -226,9 +254,11 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
 
 
 class PartitionedSequence:
-    """A PARTITION BY SPAseq sequence run on columns (see the module docstring); the same
+    """A SPAseq sequence run on columns (see the module docstring); the same
     registered-query interface as the row engine's ``PartitionedQuery``, its ``owns`` too
-    (None: every value): the events of a value not owned step nothing here."""
+    (None: every value): the events of a value not owned step nothing here. Without
+    PARTITION BY the whole streamset is one partition, as the row engine's
+    ``SequenceQuery`` runs it."""
 
     def __init__(
         self, host: ContinuousQuery, owns: Callable[[Term], bool] | None = None
@@ -238,12 +268,13 @@ class PartitionedSequence:
         self.owned = None if owns is None else OwnedKeys(owns, self.dictionary)
         self.name = host.name
         kind = host.physical.kind
-        assert isinstance(kind, SequencePlan) and kind.partition is not None
-        assert kind.partition.slot is not None
+        assert isinstance(kind, SequencePlan)
         self.states = kind.automaton.states
         self.within = kind.within
-        self.slot = kind.partition.slot
-        self.leaves = kind.partition.leaves
+        self.slot = None if kind.partition is None else kind.partition.slot
+        """The PARTITION BY variable's slot; None without one (a single partition)."""
+        self.leaves = () if kind.partition is None else kind.partition.leaves
+        self.plans = _plans(kind)
         self.declared = host.declared
         self.width = len(host.physical.slots.names)
         self.runs: list[Table | None] = [None] * len(self.states)
@@ -263,6 +294,8 @@ class PartitionedSequence:
         """The streamset's last instant stepped (a partition's lifetime reads it)."""
         self.kb: dict[int, Table] = {}
         """The solutions of each background BGP a GPM joins (static graphs only)."""
+        self.matched = 0
+        """Without PARTITION BY: the matches released so far (Kleene matches' ``m<k>``)."""
 
     def _filtered(self, table: Table, condition: ExpressionEvaluator) -> Table:
         """A FILTER over a table, on columns where exact (``columnar.comparisons``)."""
@@ -280,7 +313,7 @@ class PartitionedSequence:
     def predicates(self) -> frozenset[str] | None:
         """The predicate IRIs the GPMs read; None when one reads a variable predicate."""
         found: set[str] = set()
-        for plan in (*self.leaves, *(s.bop.plan for s in self.states)):  # type: ignore[union-attr]
+        for plan in self.plans:
             parts = gpm_scan(plan)
             assert parts is not None
             for _, p, _ in parts[0].patterns:
@@ -292,7 +325,7 @@ class PartitionedSequence:
     # --- time ---------------------------------------------------------------------------
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """The elements stamped t (the push path): as a batch of one instant."""
-        kept = [e for e in elements if e.triples]
+        kept = [e for e in elements if e.triples or self.slot is None]
         if not kept:
             return []
         return self.advance_columns(ColumnBatch.from_elements(kept, self.dictionary))
@@ -330,6 +363,8 @@ class PartitionedSequence:
         """The batch's GPM matches and the partitions its elements join, every value owned
         (the Spark job's route stage asks this too, to send elements to their buckets)."""
         matches = EventMatches(batch, self._filtered, self._background)
+        if self.slot is None:
+            return matches, Routing.single(batch.times)
         return matches, Routing.of(matches, self.leaves, self.slot)
 
     def _step(self, batch: ColumnBatch) -> Table | None:
@@ -340,12 +375,17 @@ class PartitionedSequence:
         if self.owned is not None:
             routing = routing.owned(self.owned)
         numbers = {iri: n for n, iri in enumerate(batch.streams)}
-        found = []
-        for state in self.states:
-            assert isinstance(state.bop, Gpm)
-            number = numbers.get(state.bop.stream, -1)
-            found.append(candidates(matches, routing, state.bop.plan, self.slot,
-                                    batch.stream == number))
+
+        def found_of(bop: Bop) -> Table:
+            """A state's candidates; a conjunction's: its sides' joined on their shared
+            variables and time (SPAseq's & : compatible matches at one instant)."""
+            if isinstance(bop, Conj):
+                return distinct(join(found_of(bop.left), found_of(bop.right)))
+            assert isinstance(bop, Gpm)
+            of_stream = batch.stream == numbers.get(bop.stream, -1)
+            return candidates(matches, routing, bop.plan, self.slot, of_stream)
+
+        found = [found_of(state.bop) for state in self.states]
         first = found[0]
         if self.states[0].check is not None:
             first = self._filtered(first, self.states[0].check)
@@ -368,7 +408,7 @@ class PartitionedSequence:
                 made, left = self._next(waiting, found[position], state.check)
             self.runs[position] = self._alive(left, horizon)
             born.append(made)
-        if self.kleene:
+        if self.kleene and self.slot is not None:
             made = self._named(made, routing, born, np.unique(batch.times))
         return None if made is None else distinct(made)
 
@@ -454,7 +494,7 @@ class PartitionedSequence:
         if not len(keys):
             return done
         tables = [t for t in born if t is not None and t.size]
-        at_key = np.concatenate([t.columns[self.slot] for t in tables]) if tables else keys[:0]
+        at_key = np.concatenate([self._keys(t) for t in tables]) if tables else keys[:0]
         at_last = np.concatenate([t.columns[LAST] for t in tables]) if tables else keys[:0]
         at_start = np.concatenate([t.columns[START] for t in tables]) if tables else keys[:0]
         position = _positions(keys, instants, at_key, at_last)
@@ -480,10 +520,10 @@ class PartitionedSequence:
         last = np.flatnonzero(np.append(first[1:], True))
         count = np.where(carried.made == made[last], carried.count, 0)
         if done is not None and done.size:
-            row_made = made[_positions(keys, instants, done.columns[self.slot],
+            row_made = made[_positions(keys, instants, self._keys(done),
                                        done.columns[LAST])]
             done = self._numbered(done, row_made, carried)
-            partition = np.searchsorted(carried.key, done.columns[self.slot])
+            partition = np.searchsorted(carried.key, self._keys(done))
             ends_last = row_made == made[last][partition]
             np.maximum.at(count, partition[ends_last], done.columns[NUMBER][ends_last])
         self.instant = int(times[-1])
@@ -496,7 +536,7 @@ class PartitionedSequence:
         """Each match's number in its partition, going on from the ``carried`` count of
         the partition's segment (its made instant): by time, then as the row engine orders
         one instant's matches (start, the mapping's terms' text, the iterations')."""
-        keys, ends, starts = done.columns[self.slot], done.columns[LAST], done.columns[START]
+        keys, ends, starts = self._keys(done), done.columns[LAST], done.columns[START]
         order = np.lexsort((starts, ends, keys))
         ties = np.flatnonzero((keys[order][1:] == keys[order][:-1])
                               & (ends[order][1:] == ends[order][:-1]))
@@ -534,9 +574,33 @@ class PartitionedSequence:
 
         return key
 
+    def _matched_order(self, done: Table) -> Ids:
+        """Without PARTITION BY, the order ``SequenceQuery`` numbers and releases matches
+        in: by end, start, the mapping's terms' text slot by slot, then (ties of Kleene
+        matches only) the iterations' (``_text_key``); each column's text ranked once per
+        distinct term, not per match."""
+        text = self.dictionary.decode_text
+        keys = [done.columns[LAST], done.columns[START]]
+        keys += [_text_ranks(done.columns[k], text)
+                 for k in sorted(k for k in done.columns if 0 <= k < self.width)]
+        order = np.lexsort(keys[::-1])
+        if not self.kleene or done.size < 2:
+            return order
+        same = np.ones(done.size - 1, dtype=bool)
+        for key in keys:
+            same &= key[order][1:] == key[order][:-1]
+        ties = np.flatnonzero(same)
+        if len(ties):
+            listed = order.tolist()
+            for lo, hi in _runs_of(ties):
+                listed[lo:hi] = sorted(listed[lo:hi], key=self._text_key(done))
+            order = np.asarray(listed, dtype=np.int64)
+        return order
+
     def _expanded(self, done: Table) -> tuple[Table, list[str]]:
         """Kleene matches as one row per iteration (their own variables bound), and the
-        match name of each row: ``<partition value>@<made>.m<k>``."""
+        match name of each row: ``<partition value>@<made>.m<k>``, or ``m<k>`` without
+        PARTITION BY."""
         own = self.iterations
         assert own is not None
         lo = np.searchsorted(own.columns[OWNER], done.columns[ITER], side="left")
@@ -545,6 +609,8 @@ class PartitionedSequence:
         at = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
         rows = done.take(np.repeat(np.arange(done.size), counts))
         columns = {**rows.columns, **{k: v[at] for k, v in own.columns.items() if k >= 0}}
+        if self.slot is None:
+            return Table(columns, rows.size), [f"m{n}" for n in rows.columns[NUMBER].tolist()]
         decode = self.dictionary.decode
         labels = {v: term_to_nt(decode(v)) for v in np.unique(done.columns[self.slot]).tolist()}
         names = [f"{labels[k]}@{m}.m{n}" for k, m, n in zip(
@@ -558,7 +624,7 @@ class PartitionedSequence:
         """``,``: each run joined with the candidates at its partition's next instant (a
         shift by one among the partition's instants); runs whose partition has no later
         instant in the batch wait on."""
-        after, has = routing.next_instant(runs.columns[self.slot], runs.columns[LAST])
+        after, has = routing.next_instant(self._keys(runs), runs.columns[LAST])
         left = runs.take(np.flatnonzero(~has))
         going = runs.take(np.flatnonzero(has))
         going = Table({**going.columns, TIME: after[has]}, going.size)
@@ -604,6 +670,12 @@ class PartitionedSequence:
         kept = self._filtered(Table({**read, RUN: np.arange(len(run))}, len(run)), check)
         return run[kept.columns[RUN]], option[kept.columns[RUN]]
 
+    def _keys(self, runs: Table) -> Ids:
+        """The runs' partition values (0 for all without PARTITION BY)."""
+        if self.slot is None:
+            return np.zeros(runs.size, dtype=np.int64)
+        return runs.columns[self.slot]
+
     def _alive(self, runs: Table, horizon: int) -> Table | None:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
         if self.within is not None and runs.size:
@@ -614,10 +686,16 @@ class PartitionedSequence:
     # --- results --------------------------------------------------------------------------
     def _results(self, done: Table | None) -> list[Result]:
         """Each match as a result at its end, the interval its start and end; results of
-        one instant ordered as the row engine's partitions release them (``_released``)."""
+        one instant ordered as the row engine's partitions release them (``_released``),
+        or without PARTITION BY as its ``SequenceQuery`` does (``_matched_order``)."""
         if done is None or not done.size:
             return []
         names: list[str] | None = None
+        if self.slot is None:
+            done = done.take(self._matched_order(done))
+            number = np.arange(self.matched + 1, self.matched + 1 + done.size)
+            self.matched += done.size
+            done = Table({**done.columns, NUMBER: number}, done.size)
         if self.kleene:
             done, names = self._expanded(done)
         slots = self.host.physical.slots
@@ -631,8 +709,8 @@ class PartitionedSequence:
         ids = distinct_ids(np.concatenate([c for _, c in named])) if named else np.empty(0, int)
         terms = {i: decode(i) for i in ids.tolist()}
         starts, ends = done.columns[START], done.columns[LAST]
-        order = _released(ends, starts if interval else None, names,
-                          [c for _, c in named], terms)
+        order = np.arange(done.size) if self.slot is None else _released(
+            ends, starts if interval else None, names, [c for _, c in named], terms)
         variables = [n for n, _ in named]
         values = [[terms[i] for i in c[order].tolist()] for _, c in named]
         solutions = [Solution(zip(variables, row, strict=True))
@@ -649,7 +727,7 @@ class PartitionedSequence:
     def state_size(self) -> dict[str, int]:
         live = [r for r in self.runs if r is not None]
         keys = (
-            np.unique(np.concatenate([r.columns[self.slot] for r in live]))
+            np.unique(np.concatenate([self._keys(r) for r in live]))
             if live else np.empty(0, int)
         )
         return {"partitions": len(keys), "runs": sum(r.size for r in live), "dropped_runs": 0}
@@ -659,7 +737,7 @@ class PartitionedSequence:
         None where unbound) and, with ``B+``, its iteration id; then the iterations
         (owner, rank, their width slots) and the live partitions' labels."""
         rows: list[tuple] = [("clock", self.clock), ("issued", self.issued),
-                             ("instant", self.instant)]
+                             ("instant", self.instant), ("matched", self.matched)]
         runs = []
         for position, table in enumerate(self.runs):
             if table is None:
@@ -684,6 +762,7 @@ class PartitionedSequence:
         clock = dict(snapshot["clock"])
         self.clock, self.instant = clock.get("clock"), clock.get("instant")
         self.issued = clock.get("issued") or 0
+        self.matched = clock.get("matched") or 0
         self.runs = [None] * len(self.states)
         by_state: dict[int, list] = {}
         for position, start, last, *mapping in snapshot["runs"]:

@@ -22,7 +22,7 @@ from sepia.engine.columnar.sequences import (
     sequence_uncovered,
 )
 from sepia.engine.plan.explain import explain as plan_explain
-from sepia.engine.plan.physical import PhysicalQuery
+from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery
 from sepia.rdf.dictionary import Dictionary
@@ -54,9 +54,10 @@ def continuous_query(
     owns: Callable[[Term], bool] | None = None,
 ) -> Engine:
     """The engine for one registered query: a query the columnar core covers runs there
-    (``engine_path``: a window query, a PARTITION BY sequence of GPMs), else on rows
-    (PARTITION BY: one row engine per partition). ``owns``: the partition values kept (a
-    bucket of the Spark job's), on either path (``PartitionedQuery.owns``)."""
+    (``engine_path``: a window query, a SPAseq sequence of GPMs, with PARTITION BY or
+    not), else on rows (PARTITION BY: one row engine per partition). ``owns``: the
+    partition values kept (a bucket of the Spark job's), on either path
+    (``PartitionedQuery.owns``)."""
     chosen = engine_path()
     if query.partition_by is not None:
         if chosen != "rows":
@@ -66,13 +67,16 @@ def continuous_query(
         return PartitionedQuery(query, name, dictionary, background, max_runs, rdfs, owns)
     if chosen != "rows":
         columnar = ColumnarQuery(query, name, dictionary, background, max_runs, rdfs)
+        if isinstance(columnar.physical.kind, SequencePlan):
+            host = ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+            return PartitionedSequence(host) if on_columns(host) else host
         if uncovered(columnar, costed=chosen == "columnar") is None:
             return columnar
     return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
 
 
 def on_columns(host: ContinuousQuery) -> bool:
-    """Whether a PARTITION BY query planned in ``host`` runs on the columnar core (as
+    """Whether a SPAseq query planned in ``host`` runs on the columnar core (as
     ``continuous_query`` decides: the Spark job's route stage asks it too)."""
     return engine_path() != "rows" and sequence_uncovered(host) is None
 
@@ -83,7 +87,7 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
     chosen = engine_path()
     if chosen == "rows":
         reason: str | None = "SEPIA_ENGINE_PATH=rows"
-    elif physical.partition is not None:
+    elif physical.partition is not None or isinstance(physical.kind, SequencePlan):
         reason = plan_sequence_uncovered(physical)
     else:
         reason = plan_uncovered(physical, costed=chosen == "columnar")

@@ -78,10 +78,14 @@ def explain(
 def _path(physical: PhysicalQuery) -> str:
     """The columnar core's line (``sepia.engine.columnar``), or why the row engine runs."""
     if isinstance(physical.kind, SequencePlan):
+        routing = (
+            "PARTITION BY as a group-by on the key column" if physical.partition is not None
+            else "no PARTITION BY: the streamset as one partition"
+        )
         return (
-            "path: columnar: PARTITION BY as a group-by on the key column (each distinct BGP "
-            "matched once per batch of events), the automaton stepping candidate rows only "
-            "(, as a shift to the partition's next instant, ; as the earliest later option)"
+            f"path: columnar: {routing} (each distinct BGP matched once per batch of events), "
+            "the automaton stepping candidate rows only (, as a shift to the partition's next "
+            "instant, ; as the earliest later option, & as a join of candidates at one instant)"
         )
     return (
         "evaluation: columnar, full at each instant: windows as time-sorted id columns, "
