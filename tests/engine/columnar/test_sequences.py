@@ -333,6 +333,34 @@ def test_without_partition_strict_contiguity_is_the_streamsets_next_instant():
     assert sorted((r.t, r.interval) for r in reference) == [(2, (1, 2)), (6, (5, 6))]
 
 
+SKIPPING = f"""PREFIX : <{EX}>
+SELECT ?y ?z FROM STREAM S1 :s1
+WHERE {{ SEQ(A ; B)
+  DEFINE GPM A ON S1 {{ ?x :p ?y }}
+  DEFINE GPM B ON S1 {{ ?x :q ?z FILTER(?z > ?y) }} }}"""
+
+
+def test_skip_till_next_takes_the_earliest_instant_however_far():
+    """No PARTITION BY. A(5) at 1 skips the B values 1-5 at 2-10 (A(8) at 6 among them)
+    and takes B(7) at 11, not B(9) at 12 (its first instant with an option only); A(8)
+    at 6 skips 7 at 11 and takes 9 at 12. The instants a run scans before its match
+    (ten, past a few of them at a time) give the same matches in one batch as one
+    element at a time."""
+    values = [1, 2, 3, 4, 5, 1, 2, 3, 4]
+    elements = [_element(0, 1, ("a", "p", 5))]
+    elements += [_element(n, n + 1, ("a", "q", z)) for n, z in enumerate(values, start=1)]
+    elements[5] = _element(5, 6, ("a", "q", 1), ("a", "p", 8))
+    elements += [_element(10, 11, ("a", "q", 7)), _element(11, 12, ("a", "q", 9))]
+    expected = [(11, (1, 11), {"y": _integer(5), "z": _integer(7)}),
+                (12, (6, 12), {"y": _integer(8), "z": _integer(9)})]
+    assert _pushed_one_by_one(SKIPPING, elements) == expected
+    session = _session(SKIPPING)
+    whole = session.push_columns(ColumnBatch.from_elements(elements, session.dictionary))
+    assert [(r.t, r.interval) for r in whole + session.flush()] == [(11, (1, 11)), (12, (6, 12))]
+    reference = evaluate(parse_query(SKIPPING), {S1: elements}, background(), name="q")
+    assert sorted((r.t, r.interval) for r in reference) == [(11, (1, 11)), (12, (6, 12))]
+
+
 LITERALS = [
     ox.Literal("3"), ox.Literal("-2", datatype=XSD_INTEGER), ox.Literal("7", datatype=XSD_INTEGER),
     ox.Literal("7.0", datatype=XSD_DECIMAL), ox.Literal("6.99", datatype=XSD_DECIMAL),
