@@ -111,6 +111,18 @@ def initial(automaton: Automaton, width: int) -> frozenset[Run]:
     return frozenset(runs)
 
 
+def needed(automaton: Automaton, runs: Iterable[Run]) -> list[bool]:
+    """Which states' candidates a step over ``runs`` reads: a state some run waits in (the
+    permanent runs wait in the first), and every negated state (guards, a tail, and the
+    history kept for ``; !B`` guards read its matches). Matching the others' GPMs on the
+    events would be wasted: most instants, most states have no run waiting."""
+    wanted = [state.negated for state in automaton.states]
+    for position in {run.position for run in runs}:
+        if position < len(wanted):
+            wanted[position] = True
+    return wanted
+
+
 def step(
     automaton: Automaton, runs: Iterable[Run], batch: Batch, within: Within | None
 ) -> tuple[set[Run], list[Completed]]:
