@@ -189,9 +189,13 @@ def _checked(
         if state.check is not None and options:
             by_state.setdefault(id(state), []).append(n)
     for members in by_state.values():
-        check = waiting[members[0]][1].check
+        state = waiting[members[0]][1]
+        check = state.check
         assert check is not None
-        rows = [merge(mu, iteration) for n in members for mu, iteration in kept[n]]
+        if state.kleene:
+            rows = [merge(mu, iteration) for n in members for mu, iteration in kept[n]]
+        else:  # the iteration binds nothing: the mapping is the row
+            rows = [mu for n in members for mu, _ in kept[n]]
         truths = iter(check.truths(rows))
         for n in members:
             kept[n] = [o for o in kept[n] if next(truths)]
