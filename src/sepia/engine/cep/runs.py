@@ -111,6 +111,18 @@ def initial(automaton: Automaton, width: int) -> frozenset[Run]:
     return frozenset(runs)
 
 
+def needed(automaton: Automaton, runs: Iterable[Run]) -> list[bool]:
+    """Which states' candidates a step over ``runs`` reads: a state some run waits in (the
+    permanent runs wait in the first), and every negated state (guards, a tail, and the
+    history kept for ``; !B`` guards read its matches). Matching the others' GPMs on the
+    events would be wasted: most instants, most states have no run waiting."""
+    wanted = [state.negated for state in automaton.states]
+    for position in {run.position for run in runs}:
+        if position < len(wanted):
+            wanted[position] = True
+    return wanted
+
+
 def step(
     automaton: Automaton, runs: Iterable[Run], batch: Batch, within: Within | None
 ) -> tuple[set[Run], list[Completed]]:
@@ -120,6 +132,7 @@ def step(
     # the runs that may take a candidate at t, with their compatible options: the FILTERs
     # over earlier elements are checked for all of them at once (``_checked``)
     waiting: list[tuple[Run, State, Strategy | None, list[tuple[Row, Row]]]] = []
+    prepared: dict[int, list[Prepared]] = {}
     for run in runs:
         if run.position == len(automaton):  # a match waiting on its ", !B" guard
             if not batch.streamset_event:
@@ -146,7 +159,14 @@ def step(
         if run.last is not None and strategy is Strategy.STRICT and not batch.streamset_event:
             after.add(run)  # not the next event time yet
             continue
-        waiting.append((run, state, strategy, _options(state, run, batch, within)))
+        if not batch.candidates[run.position]:  # most runs, most instants: nothing to take
+            if _stays(run, strategy, False):
+                after.add(run)
+            continue
+        if run.position not in prepared:
+            prepared[run.position] = _prepared(state, batch.candidates[run.position])
+        options = _options(prepared[run.position], run, batch, within)
+        waiting.append((run, state, strategy, options))
     for (run, state, strategy, _), options in zip(waiting, _checked(waiting), strict=True):
         taken = _unseen(automaton, run, options, batch, within)
         for new in taken:
@@ -169,9 +189,13 @@ def _checked(
         if state.check is not None and options:
             by_state.setdefault(id(state), []).append(n)
     for members in by_state.values():
-        check = waiting[members[0]][1].check
+        state = waiting[members[0]][1]
+        check = state.check
         assert check is not None
-        rows = [merge(mu, iteration) for n in members for mu, iteration in kept[n]]
+        if state.kleene:
+            rows = [merge(mu, iteration) for n in members for mu, iteration in kept[n]]
+        else:  # the iteration binds nothing: the mapping is the row
+            rows = [mu for n in members for mu, _ in kept[n]]
         truths = iter(check.truths(rows))
         for n in members:
             kept[n] = [o for o in kept[n] if next(truths)]
@@ -257,27 +281,47 @@ def _stays(run: Run, strategy: Strategy | None, took: bool) -> bool:
     return False  # strict contiguity: this was the next event time
 
 
+Prepared = tuple[tuple[tuple[int, int], ...], Row]
+"""A candidate as the (slot, id) pairs a run's mapping must agree with and gains, and its
+Kleene iteration's own mapping."""
+
+
+def _prepared(state: State, candidates: Sequence[Row]) -> list[Prepared]:
+    """A state's candidates at t split once for every run waiting in it: a Kleene
+    element shares the slots that are not its own, its iteration binds those; another
+    element shares the candidate whole and its iteration binds nothing."""
+    own = set(state.own) if state.kleene else set()
+    prepared = []
+    for candidate in candidates:
+        shared = tuple([(i, v) for i, v in enumerate(candidate) if v is not None and i not in own])
+        if state.kleene:
+            iteration = tuple([v if i in own else None for i, v in enumerate(candidate)])
+        else:
+            iteration = (None,) * len(candidate)
+        prepared.append((shared, iteration))
+    return prepared
+
+
 def _options(
-    state: State, run: Run, batch: Batch, within: Within | None
+    prepared: list[Prepared], run: Run, batch: Batch, within: Within | None
 ) -> list[tuple[Row, Row]]:
     """The (combined mapping, iteration) pairs of the candidates compatible with the run
-    (its FILTERs and guard not checked yet: ``_checked``, ``_unseen``)."""
+    (its FILTERs and guard not checked yet: ``_checked``, ``_unseen``). Compatibility
+    and the merge read only the candidate's bound shared slots (``_prepared``)."""
     start = batch.t if run.start is None else run.start
     if within is not None and not within.admits(start, batch.t):
         return []
+    mu = run.mu
     options = []
-    if state.kleene:
-        own = set(state.own)
-        for candidate in batch.candidates[run.position]:
-            shared = tuple([None if i in own else v for i, v in enumerate(candidate)])
-            if compatible(shared, run.mu):
-                iteration = tuple([v if i in own else None for i, v in enumerate(candidate)])
-                options.append((merge(run.mu, shared), iteration))
-    else:  # no own variables: the candidate is shared whole, the iteration binds nothing
-        nothing = (None,) * len(run.mu)
-        for candidate in batch.candidates[run.position]:
-            if compatible(candidate, run.mu):
-                options.append((merge(run.mu, candidate), nothing))
+    for shared, iteration in prepared:
+        merged = list(mu)
+        for i, v in shared:  # a plain loop: ``compatible`` says why
+            if merged[i] is None:
+                merged[i] = v
+            elif merged[i] != v:
+                break
+        else:
+            options.append((tuple(merged), iteration))
     return options
 
 

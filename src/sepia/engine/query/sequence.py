@@ -20,6 +20,7 @@ from sepia.engine.cep.runs import (
     at_end_of_input,
     bounded,
     initial,
+    needed,
     row_run,
     run_row,
     step,
@@ -94,7 +95,7 @@ class SequenceQuery(QueryKind):
         host, automaton = self.host, self.automaton
         streamset_event = host.in_streamset(elements)
         host.new_step()
-        candidates = [list(matches(s.bop, elements, host.gpm)) for s in automaton.states]
+        candidates = self._candidates(elements)
         batch = Batch(t, candidates, streamset_event, self.history)
         runs, completed = step(automaton, self.runs, batch, self.within)
         self.runs, dropped = bounded(runs, self.permanent, host.max_runs)
@@ -103,6 +104,19 @@ class SequenceQuery(QueryKind):
         if streamset_event:
             host.clock = t
         return self._report(completed, t)
+
+    def _candidates(self, elements: Sequence[StreamElement]) -> list[list[Row]]:
+        """Each state's matches among the events stamped t, for the states a run reads
+        (``needed``: on W5 most storage and weather events need no GPM run). Under RDFS
+        every state is matched, so a schema triple inside an element is refused as before."""
+        host, states = self.host, self.automaton.states
+        wanted = needed(self.automaton, self.runs)
+        if host.closure is not None:
+            wanted = [True] * len(states)
+        return [
+            list(matches(state.bop, elements, host.gpm)) if wanted[i] else []
+            for i, state in enumerate(states)
+        ]
 
     def _remember(self, t: int, candidates: list[list[Row]]) -> None:
         """Keep the B matches a ``; !B ;`` guard may look back at, for as long as WITHIN

@@ -131,8 +131,7 @@ def _scan_small(
     for step in steps:
         if not rows:
             break
-        constants = step.constants
-        candidates = [t for t in triples if all(t[i] == v for i, v in constants)]
+        candidates = _holding(triples, step.constants)
         if step.repeats:
             candidates = [t for t in candidates if all(t[i] == t[j] for i, j in step.repeats)]
         out: list[Row] = []
@@ -149,6 +148,17 @@ def _scan_small(
                 out.append(tuple(values))
         rows = out
     return rows
+
+
+def _holding(
+    triples: list[EncodedTriple], constants: tuple[tuple[int, int], ...]
+) -> list[EncodedTriple]:
+    """The triples holding each (position, id): one constant (a pattern's predicate, most
+    often) compared directly, without a generator per triple."""
+    if len(constants) == 1:
+        ((i, v),) = constants
+        return [t for t in triples if t[i] == v]
+    return [t for t in triples if all(t[i] == v for i, v in constants)]
 
 
 Atom = tuple[EncodedPattern, list[TripleIndex]]
