@@ -167,6 +167,10 @@ def session_settings(config: SparkConfig, jvm_options: str = "") -> dict[str, st
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.streaming.stateStore.providerClass":
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+        # A batch's state commit writes the changes to a changelog file, not a checkpoint of
+        # RocksDB's files (uploaded in the background): a live W1 batch's commit took 68 ms
+        # instead of 204 ms. Recovery replays the changelog on the last snapshot.
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": jvm,
         # The job's plan carries the background (host.JobSpec). Past this many bytes PySpark
