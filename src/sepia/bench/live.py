@@ -466,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     arguments = parser.parse_args(argv)
     from sepia.runtime.spark.session import SparkConfig, spark_session
 
-    spark = spark_session(SparkConfig(master=arguments.master))
+    spark = spark_session(SparkConfig(master=arguments.master, live=True))
     runs = [LiveOptions(w, arguments.rate, arguments.duration, arguments.seed,
                         passthrough=arguments.passthrough) for w in arguments.workloads]
     for path in bench_live(spark, runs, arguments.out):

@@ -99,7 +99,8 @@ def run_on_spark(
     micro-batches."""
     options = options or SparkRunOptions()
     short = short_input(bindings, options.follow)
-    spark = spark or spark_session(SparkConfig(master=master, short=short))
+    live = not _finite(bindings, options)
+    spark = spark or spark_session(SparkConfig(master=master, short=short, live=live))
     if options.progress:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off'}", file=sys.stderr, flush=True)
     scratch = None if checkpoint is not None else Path(tempfile.mkdtemp(prefix="sepia-spark-"))
@@ -115,7 +116,7 @@ def run_on_spark(
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
             streams=tuple(bindings), buckets=_buckets(home, options.buckets, spark),
             forget_terms=options.forget_terms,
-            stream_horizon=None if _finite(bindings, options) else options.allowed_lateness,
+            stream_horizon=options.allowed_lateness if live else None,
         )  # fmt: skip
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
