@@ -14,6 +14,7 @@ from sepia.bench.live import (
     LiveBatch,
     LiveOptions,
     _end_times,
+    batches_of,
     bench_live,
     deciding_release,
     keeps_up,
@@ -49,6 +50,21 @@ def test_a_source_released_all_at_once_gives_no_consistent_start():
             _progress(1, "1970-01-01T00:00:11.000Z", [5_000])]
     lower, upper = pacing_start(raws, [100.0], [10_000])
     assert lower > upper  # 5,000 elements in 1 s is not 100 a second
+
+
+def test_each_batch_keeps_sparks_phases_and_the_stateful_operators_times():
+    raw = _progress(4, "1970-01-01T00:00:12.000Z", [500], 2)
+    raw["sources"][0]["startOffset"] = {"element": 300}
+    raw["durationMs"] |= {"addBatch": 700, "triggerExecution": 900}
+    raw["stateOperators"] = [
+        {"numRowsTotal": 10, "commitTimeMs": 60, "allUpdatesTimeMs": 300,
+         "customMetrics": {"rocksdbCommitFileSyncLatencyMs": 40}},
+        {"numRowsTotal": 5, "commitTimeMs": 15, "operatorName": "stateStoreSave"}]
+    [batch] = batches_of([raw], began=10.0)
+    assert (batch.started_s, batch.duration_s, batch.elements_in) == (2.0, 0.9, 200)
+    assert batch.phases_ms == {"latestOffset": 2, "addBatch": 700, "triggerExecution": 900}
+    assert batch.state_ms == {"commitTimeMs": 75, "allUpdatesTimeMs": 300,
+                              "rocksdbCommitFileSyncLatencyMs": 40}  # summed; names skipped
 
 
 def test_the_deciding_element_is_the_latest_released_of_each_streams_first_at_or_after_t():

@@ -82,6 +82,10 @@ class LiveBatch:
     """Elements (all streams) released by the batch's start: its end offsets."""
     state_rows: int
     state_bytes: int
+    phases_ms: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Spark's split of the batch's time (addBatch, walCommit, ...): where a batch goes."""
+    state_ms: dict[str, int] = dataclasses.field(default_factory=dict)
+    """The stateful operator's own times and counts (commit, updates, shuffle partitions)."""
 
 
 @dataclass(slots=True)
@@ -158,8 +162,24 @@ def batches_of(raws: Sequence[dict[str, Any]], began: float) -> list[LiveBatch]:
         batches.append(LiveBatch(
             spark.batch, round(epoch_ms(raw["timestamp"]) / 1000 - began, 3),
             spark.duration_ms / 1000, spark.rows_in, ends - starts, ends, spark.state_rows,
-            spark.state_memory_bytes))  # fmt: skip
+            spark.state_memory_bytes, spark.phases_ms, _state_metrics(raw)))  # fmt: skip
     return batches
+
+
+STATE_METRICS = ("allUpdatesTimeMs", "allRemovalsTimeMs", "commitTimeMs", "numRowsUpdated",
+                 "numShufflePartitions", "numStateStoreInstances")
+
+
+def _state_metrics(raw: dict[str, Any]) -> dict[str, int]:
+    """The stateful operator's times and counts in one batch's progress (summed over
+    operators; custom metrics such as RocksDB's and transformWithState's included)."""
+    found: dict[str, int] = {}
+    for operator in raw.get("stateOperators") or []:
+        metrics = {k: operator.get(k) for k in STATE_METRICS} | operator.get("customMetrics", {})
+        for name, value in metrics.items():
+            if isinstance(value, int | float):
+                found[name] = found.get(name, 0) + int(value)
+    return found
 
 
 def keeps_up(batches: Sequence[LiveBatch]) -> dict[str, Any]:
@@ -446,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     arguments = parser.parse_args(argv)
     from sepia.runtime.spark.session import SparkConfig, spark_session
 
-    spark = spark_session(SparkConfig(master=arguments.master))
+    spark = spark_session(SparkConfig(master=arguments.master, live=True))
     runs = [LiveOptions(w, arguments.rate, arguments.duration, arguments.seed,
                         passthrough=arguments.passthrough) for w in arguments.workloads]
     for path in bench_live(spark, runs, arguments.out):

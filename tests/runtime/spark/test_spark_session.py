@@ -87,6 +87,16 @@ def test_a_short_run_starts_light_and_a_runs_own_settings_still_win() -> None:
     assert session_settings(own)["spark.ui.enabled"] == "true"
 
 
+def test_a_live_run_compiles_with_c1_only_and_keeps_the_rest() -> None:
+    live = session_settings(SparkConfig(master="local[2]", live=True))
+    for jvm in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        assert "-XX:TieredStopAtLevel=1" in live[jvm]
+        assert "SerialGC" not in live[jvm]
+    assert "log4j.configurationFile" in live["spark.driver.extraJavaOptions"]
+    assert "spark.ui.enabled" not in live
+    assert live["spark.sql.shuffle.partitions"] == "4"
+
+
 def test_only_small_finite_file_input_makes_a_short_run(tmp_path) -> None:
     small = tmp_path / "s.trig"
     small.write_text("<http://e/g> { <http://e/a> <http://e/p> 1 . }\n")

@@ -18,8 +18,9 @@ workers, which have them loaded already (`daemon.py`).
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,9 @@ def __getattr__(name: str) -> Any:
 
 DEFAULT_ENGINE = "incremental"
 
+STREAM_ENDS = "host_stream_ends"
+"""The host's own map table: a one-key unit's latest element time per stream (`_horizon`)."""
+
 FLUSH_TIMER = 4_102_444_800_000
 """2100-01-01 in epoch ms: every key keeps a timer here; only the end-of-input marker moves
 the watermark past it."""
@@ -107,13 +111,17 @@ class JobSpec:
     forget_terms: int | None = None
     """A key's dictionary first forgets the terms no state holds once it holds this many
     (`sepia.engine.forgetting`; None: never; `job_spec`'s default: `MIN_TERMS`)."""
-    tables: tuple[tuple[str, str], ...] = ()
-    """The state tables (name, DDL) of the units' engines: list state ..."""
+    tables: tuple[str, ...] = ()
+    """The list tables of the units' engines, by name (kept packed: `PACKED_DDL`) ..."""
     maps: tuple[tuple[str, str], ...] = ()
     """... and map state (by a string key), read by `EngineHost.init` without importing
     an engine (see the module)."""
     background: bytes | None = field(default=None, compare=False, repr=False)
     background_digest: str = ""
+    stream_horizon: int | None = None
+    """None: every key steps at the horizon of Spark's watermark. A number (the run's
+    allowed lateness): a unit on one key steps at its own streams' latest times minus it
+    (`EngineHost._horizon`), one batch sooner; `run_on_spark` sets it on live runs."""
 
     def background_store(self) -> ox.Store | None:
         """The background as a store, parsed once per Python worker."""
@@ -143,7 +151,7 @@ def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **option
         raise ValueError(f"unknown Spark engine {engine!r}: one of {', '.join(ENGINE_NAMES)}")
     chosen = tuple(_unit_engine(u, engine, background, options.get("rdfs", False)) for u in units)
     factories = [engines()[name] for name in dict.fromkeys(chosen)]
-    options["tables"] = tuple(t for f in factories for t in f.tables.items())  # type: ignore[attr-defined]
+    options["tables"] = tuple(dict.fromkeys(t for f in factories for t in f.tables))  # type: ignore[attr-defined]
     options["maps"] = tuple(t for f in factories for t in f.maps.items())  # type: ignore[attr-defined]
     if background is None:
         return JobSpec(tuple(units), unit_engines=chosen, **options)
@@ -171,9 +179,28 @@ def _unit_engine(unit: Unit, engine: str, background: ox.Store | None, rdfs: boo
     return "reference"
 
 
+PACKED_DDL = "rows string"
+"""The schema of a list table in the state store: its rows packed `PACKED_ROWS` to a JSON
+array. PySpark hands a list state's rows to the worker one pickled Row at a time, each
+carrying its schema as JSON parsed again (about 0.2 ms a row): a key's `held` elements,
+a batch of them, cost more to read than to evaluate."""
+PACKED_ROWS = 1024
+"""Rows per packed row: the state store's values stay a few hundred kilobytes."""
+
+
+def packed(rows: Sequence[tuple]) -> list[tuple[str]]:
+    """A list table's rows as the state store keeps them (`PACKED_DDL`)."""
+    return [(json.dumps(rows[i : i + PACKED_ROWS]),) for i in range(0, len(rows), PACKED_ROWS)]
+
+
+def unpacked(stored: Iterable[tuple]) -> list[tuple]:
+    """A list table's rows from its packed rows in the state store."""
+    return [tuple(row) for (text,) in stored for row in json.loads(text)]
+
+
 class StoredTables(Mapping[str, list[tuple]]):
     """A key's state tables in Spark's state store, each read when first looked up (a map
-    table as (key, *value) rows)."""
+    table as (key, *value) rows, a list table unpacked)."""
 
     def __init__(self, tables: Mapping[str, ListState | MapState]) -> None:
         self.tables = tables
@@ -185,7 +212,7 @@ class StoredTables(Mapping[str, list[tuple]]):
             if isinstance(table, MapState):
                 self.read[name] = [(key[0], *value) for key, value in table.iterator()]
             else:
-                self.read[name] = list(table.get())
+                self.read[name] = unpacked(table.get())
         return self.read[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -204,12 +231,13 @@ class EngineHost(StatefulProcessor):
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.tables: dict[str, ListState | MapState] = {
-            name: handle.getListState(name, ddl) for name, ddl in dict(self.spec.tables).items()
+            name: handle.getListState(name, PACKED_DDL) for name in self.spec.tables
         }
         self.tables |= {
             name: handle.getMapState(name, "key string", ddl)
             for name, ddl in dict(self.spec.maps).items()
         }
+        self.stream_ends = handle.getMapState(STREAM_ENDS, "key string", "end bigint")
 
     def handleInputRows(
         self, key: tuple, rows: Iterator[pd.DataFrame], timerValues: TimerValues
@@ -241,9 +269,12 @@ class EngineHost(StatefulProcessor):
         unit, partition = int(key[0]), key[1]
         watermark = timer_values.getCurrentWatermarkInMs()
         final = ends or watermark > FLUSH_TIMER
+        horizon = watermark - 1
+        if self.spec.stream_horizon is not None and partition is None:
+            horizon = self._horizon(unit, elements, horizon, final)
         engine = self._engine(unit)
         tables = {name: self.tables[name] for name in [*engine.tables, *engine.maps]}
-        step = engine.step(partition, StoredTables(tables), elements, watermark - 1, final)
+        step = engine.step(partition, StoredTables(tables), elements, horizon, final)
         self._save(tables, step)
         self._schedule(step.wake_at, final)
         if step.results:
@@ -260,6 +291,38 @@ class EngineHost(StatefulProcessor):
             ),
         )
 
+    def _horizon(self, unit: int, elements: list[ElementRow], horizon: int, final: bool) -> int:
+        """The horizon of a unit on one key, which gets every element of its streams: each
+        stream's latest element time (kept in `STREAM_ENDS`) minus the allowed lateness,
+        the least of them, less one; at least the watermark's `horizon`.
+
+        Spark's watermark is the least such bound over the run's streams, computed at the
+        end of a batch and given to the next one, so a key stepping at it emits a result
+        one batch after the element that decided it. Here the batch's own elements move
+        the horizon: a unit reading every stream steps where the next batch would (and
+        drops late elements as it would), a batch sooner; a unit reading fewer is not held
+        back by the others' (an element later than the allowed lateness on its own stream
+        may then be dropped, which the lateness contract allows). A quiet source's clock
+        rows reach no key: they move Spark's watermark only.
+        """
+        from sepia.runtime.spark.elements import END
+
+        if final:
+            self.stream_ends.clear()
+            return horizon
+        stored = {key[0]: value[0] for key, value in self.stream_ends.iterator()}
+        latest = dict(stored)
+        for row in elements:
+            latest[row[0]] = max(latest.get(row[0], row[END]), row[END])
+        for stream, end in latest.items():
+            if stored.get(stream) != end:
+                self.stream_ends.updateValue((stream,), (end,))
+        reads = self.spec.units[unit].streams or self.spec.streams
+        if not reads or any(s not in latest for s in reads):
+            return horizon
+        lateness = self.spec.stream_horizon or 0
+        return max(horizon, min(latest[s] for s in reads) - lateness - 1)
+
     @staticmethod
     def _save(tables: Mapping[str, ListState | MapState], step: Step) -> None:
         """Write back as the protocol says: replace, set or remove map entries, leave the
@@ -267,7 +330,7 @@ class EngineHost(StatefulProcessor):
         for name, rows in step.state.items():
             table = tables[name]
             if rows and isinstance(table, ListState):
-                table.put(rows)
+                table.put(packed(rows))
             else:
                 table.clear()
         for name, entries in step.changed.items():

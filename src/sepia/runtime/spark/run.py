@@ -99,7 +99,8 @@ def run_on_spark(
     micro-batches."""
     options = options or SparkRunOptions()
     short = short_input(bindings, options.follow)
-    spark = spark or spark_session(SparkConfig(master=master, short=short))
+    live = not _finite(bindings, options)
+    spark = spark or spark_session(SparkConfig(master=master, short=short, live=live))
     if options.progress:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off'}", file=sys.stderr, flush=True)
     scratch = None if checkpoint is not None else Path(tempfile.mkdtemp(prefix="sepia-spark-"))
@@ -115,6 +116,7 @@ def run_on_spark(
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
             streams=tuple(bindings), buckets=_buckets(home, options.buckets, spark),
             forget_terms=options.forget_terms,
+            stream_horizon=options.allowed_lateness if live else None,
         )  # fmt: skip
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
@@ -234,9 +236,8 @@ def _drive(
     every key ends in the batch that reads the end-of-input markers (`ends_by_marker`);
     `gone`: the output's reader went away (the query stops)."""
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
-    finite = not options.follow and all(parse_spec(s) is None for s in bindings.values())
     with Interrupts() as interrupts:
-        if not finite:
+        if not _finite(bindings, options):
             interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
             _await(writer.trigger(processingTime=interval), log, interrupts, gone=gone)
             return
@@ -251,6 +252,11 @@ def _drive(
             return
         with _no_empty_batches(results.sparkSession):
             _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)
+
+
+def _finite(bindings: Mapping[str, str], options: SparkRunOptions) -> bool:
+    """Whether the run reads files to their end (else it follows them, or live sources)."""
+    return not options.follow and all(parse_spec(s) is None for s in bindings.values())
 
 
 @contextmanager

@@ -1,6 +1,7 @@
 """The Spark host's calls to an engine, made in-process (no Spark): batches of elements
 routed by key, a watermark that trails them, wake-up timers, the end-of-input flush, and the
-state kept between steps exactly as the protocol says the host keeps it (`stored`)."""
+state kept between steps exactly as the protocol says the host keeps it (`stored`, list
+tables packed and unpacked as `host.packed` does)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import unpack
 from sepia.runtime.spark.engine_protocol import State, stored
-from sepia.runtime.spark.host import ENGINES, job_spec
+from sepia.runtime.spark.host import ENGINES, job_spec, packed, unpacked
 from sepia.runtime.spark.incremental_engine import TERMS
 from sepia.runtime.spark.job import routed_rows
 from sepia.runtime.spark.units import RunQuery, units_of
@@ -62,7 +63,10 @@ def drive(
         unit, partition = key
         before = states.get(key, {})
         done = engines[unit].step(partition, before, unpack(rows)[0], watermark - 1, final)
-        states[key], wake[key] = stored(before, done), done.wake_at
+        after = stored(before, done)  # list tables as the host keeps them: packed
+        states[key] = {t: unpacked(packed(r)) if t in spec.tables else r
+                       for t, r in after.items()}  # fmt: skip
+        wake[key] = done.wake_at
         position = {q.name: q.position for q in units[unit].queries}
         order = done.order or [partition or ""] * len(done.results)
         return [

@@ -26,6 +26,7 @@ from sepia.runtime.local import run
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import to_element
 from sepia.runtime.spark.engine_protocol import stored
+from sepia.runtime.spark.host import packed, unpacked
 from sepia.runtime.spark.incremental_engine import HELD, VERSION, IncrementalEngine
 from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import units_of
@@ -259,3 +260,13 @@ def test_a_restored_session_takes_up_ids_after_the_forgotten_ones(monkeypatch):
     local = unlabelled([jsonl_line(r, TimeKind.ABSTRACT) for r in made])
     assert len(local[1]) == 20 == len(set(local[1]))
     assert unlabelled(drive(query, streams, batch_size=3, forget=True)) == local
+
+
+def test_list_tables_cross_the_state_store_packed_and_come_back_equal():
+    rows = [("s", "f", n, "g", n, n + 1, "abstract", f"<a{n}> <p> <o> .") for n in range(2500)]
+    version = [("token", 7, None, 12)]
+    stored_rows = packed(rows)
+    assert [len(json.loads(text)) for (text,) in stored_rows] == [1024, 1024, 452]
+    assert unpacked(stored_rows) == rows
+    assert unpacked(packed(version)) == version
+    assert packed([]) == [] and unpacked([]) == []
