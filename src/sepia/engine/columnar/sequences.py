@@ -462,8 +462,7 @@ class PartitionedSequence:
             lo = np.searchsorted(old.columns[OWNER], parent, side="left")
             hi = np.searchsorted(old.columns[OWNER], parent, side="right")
             counts = hi - lo
-            total = int(counts.sum())
-            at = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
+            at = _ranges(lo, counts)
             copied = old.take(at)
             copied.columns[OWNER] = np.repeat(ids, counts)
         new = Table({OWNER: ids, ORDER: counts, **{k: taken.columns[k] for k in mine}},
@@ -607,7 +606,7 @@ class PartitionedSequence:
         lo = np.searchsorted(own.columns[OWNER], done.columns[ITER], side="left")
         hi = np.searchsorted(own.columns[OWNER], done.columns[ITER], side="right")
         counts = hi - lo
-        at = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+        at = _ranges(lo, counts)
         rows = done.take(np.repeat(np.arange(done.size), counts))
         columns = {**rows.columns, **{k: v[at] for k, v in own.columns.items() if k >= 0}}
         if self.slot is None:
@@ -637,17 +636,20 @@ class PartitionedSequence:
     ) -> tuple[Table | None, Table]:
         """``;``: the options of the earliest later instant of the run's partition that
         has any are taken, runs without any wait on. A run meets its partition's
-        candidate instants in rounds of doubling width (1, 2, 4 ... instants, each round
-        the run repeated at each of its instants and joined on ``TIME`` as ``,`` is), and
-        leaves at the first round giving options: joining every run with all its later
-        candidates at once cost runs x candidates (W7: 77% of its run), and most runs
-        take one of the first few instants."""
+        candidate instants in rounds of doubling width (1, 2, 4 ... instants), their
+        candidates a block each of the candidates sorted by (key, time), and leaves at
+        the first round giving options: joining every run with all its later candidates
+        at once cost runs x candidates (W7: 77% of its run), and most runs take one of
+        the first few instants."""
         if not found.size:
             return None, runs
-        keys, times = unique_rows([self._keys(found), found.columns[TIME]])
-        last = runs.columns[LAST]
-        start = _positions(keys, times, self._keys(runs), last, side="right")
+        found = found.take(np.lexsort((found.columns[TIME], self._keys(found))))
+        keys, times, bounds = unique_rows([self._keys(found), found.columns[TIME]], index=True)
+        bounds = np.append(bounds, found.size)  # instant k's candidates: bounds[k:k + 2]
+        start = _positions(keys, times, self._keys(runs), runs.columns[LAST], side="right")
         stop = np.searchsorted(keys, self._keys(runs), side="right")
+        shared = [k for k in runs.columns.keys() & found.columns.keys()
+                  if k >= 0 and k != self.slot]
         pending = np.arange(runs.size)
         took = np.zeros(runs.size, dtype=bool)
         taken: list[Table] = []
@@ -661,18 +663,21 @@ class PartitionedSequence:
             pending, first, count = pending[count > 0], first[count > 0], count[count > 0]
             if not len(pending):
                 break
-            owner = np.repeat(pending, count)
-            at = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(owner))
-            shifted = runs.take(owner)
-            shifted = Table({**shifted.columns, TIME: times[at]}, shifted.size)
-            row, option = self._options(shifted, found, check)
-            time = times[at][row]
+            at = _ranges(first, count)
+            sizes = bounds[at + 1] - bounds[at]
+            run = np.repeat(np.repeat(pending, count), sizes)
+            option = _ranges(bounds[at], sizes)
+            compatible = np.ones(len(run), dtype=bool)
+            for slot in shared:
+                compatible &= runs.columns[slot][run] == found.columns[slot][option]
+            run, option = self._decided(runs, found, run[compatible], option[compatible], check)
+            time = found.columns[TIME][option]
             earliest = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
-            np.minimum.at(earliest, owner[row], time)
-            chosen = np.flatnonzero(time == earliest[owner[row]])
-            pairs = paired(shifted, found, row[chosen], option[chosen])
+            np.minimum.at(earliest, run, time)
+            chosen = np.flatnonzero(time == earliest[run])
+            pairs = paired(runs, found, run[chosen], option[chosen])
             taken.append(_moved(pairs, pairs))
-            took[owner[row]] = True
+            took[run] = True
             pending = pending[~took[pending]]
             offset, width = offset + width, width * 2
         return (_concat(taken) if taken else None), runs.take(np.flatnonzero(~took))
@@ -681,10 +686,16 @@ class PartitionedSequence:
         self, runs: Table, found: Table, check: ExpressionEvaluator | None
     ) -> tuple[Ids, Ids]:
         """The (run, candidate) pairs that join (the runs carry the ``TIME`` they are
-        asked at), WITHIN admits, and the state's FILTERs over earlier elements keep: row
-        indices, grouped by run. The FILTERs read a table of their own slots only:
-        building whole joined rows for all the pairs cost more than deciding them."""
-        run, option = join_pairs(runs, found)
+        asked at) and ``_decided`` keeps: row indices, grouped by run."""
+        return self._decided(runs, found, *join_pairs(runs, found), check)
+
+    def _decided(
+        self, runs: Table, found: Table, run: Ids, option: Ids,
+        check: ExpressionEvaluator | None,
+    ) -> tuple[Ids, Ids]:
+        """The (run, candidate) pairs WITHIN admits and the state's FILTERs over earlier
+        elements keep. The FILTERs read a table of their own slots only: building whole
+        joined rows for all the pairs cost more than deciding them."""
         if self.within is not None:
             keep = _admits(self.within, runs.columns[START][run], found.columns[TIME][option])
             run, option = run[keep], option[keep]
@@ -833,6 +844,12 @@ def _positions(
     ranks, order = np.unique(np.concatenate([times, time]), return_inverse=True)
     codes = inverse.reshape(-1) * (len(ranks) + 1) + order.reshape(-1)
     return np.searchsorted(codes[: len(keys)], codes[len(keys) :], side=side)
+
+
+def _ranges(first: Ids, count: Ids) -> Ids:
+    """The concatenated ranges [first, first + count) (counts >= 0)."""
+    total = int(count.sum())
+    return np.repeat(first - (np.cumsum(count) - count), count) + np.arange(total)
 
 
 def _runs_of(ties: Ids) -> list[tuple[int, int]]:
