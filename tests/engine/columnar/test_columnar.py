@@ -230,7 +230,7 @@ def test_explain_says_which_path_the_operators_take():
 
 
 def test_chunks_and_the_row_reader_after_a_part_out_of_shape(tmp_path, w4_files):
-    """Read 40 lines at a time, a prefixed name in the 101st element: the first 100
+    """Read 2,000 bytes at a time, a prefixed name in the 101st element: the first 100
     elements come as columns, the rest from the row reader, all of them as the row reader
     reads the whole file."""
     from sepia.engine.columnar.frontend import stream_columns
@@ -242,7 +242,7 @@ def test_chunks_and_the_row_reader_after_a_part_out_of_shape(tmp_path, w4_files)
     broken = tmp_path / "broken.trig"
     broken.write_text("\n".join(lines))
     mine, theirs = Codec(), Codec()
-    batches = list(stream_columns(broken, "s", mine, lines=40))
+    batches = list(stream_columns(broken, "s", mine, block=2000))
     assert len(batches) > 5
     got = ColumnBatch.merged(batches)
     expected = ColumnBatch.from_elements(list(read_stream(broken, "s")), theirs)
