@@ -32,7 +32,7 @@ from sepia.engine.columnar.query import plan_uncovered
 from sepia.engine.columnar.sequences import plan_sequence_uncovered
 from sepia.engine.hosts.engine_path import engine_path
 from sepia.engine.hosts.session import Session
-from sepia.engine.plan.physical import PhysicalQuery
+from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.elements import END, TERM_SEPARATOR, ElementRow, is_term_text, ntriples
@@ -104,7 +104,10 @@ def feed_of(physical: PhysicalQuery) -> str:
         return ("spread over buckets, each owning its PARTITION BY values on the columnar "
                 "core: a bucket's due elements of a micro-batch as one batch of columns "
                 "(under RDFS entailment: element by element, on the row engine)")
-    if chosen == "rows" or plan_uncovered(physical, costed=chosen == "columnar") is not None:
+    sequence = isinstance(physical.kind, SequencePlan)
+    uncovered = (plan_sequence_uncovered(physical) if sequence
+                 else plan_uncovered(physical, costed=chosen == "columnar"))
+    if chosen == "rows" or uncovered is not None:
         return "element by element, on the row engine"
     if labels_by_ids(query):
         return ("element by element on the columnar core (the blank nodes it makes are "
