@@ -99,8 +99,8 @@ def run_on_spark(
     micro-batches."""
     options = options or SparkRunOptions()
     short = short_input(bindings, options.follow)
-    live = not _finite(bindings, options)
-    spark = spark or spark_session(SparkConfig(master=master, short=short, live=live))
+    followed = not _finite(bindings, options)
+    spark = spark or spark_session(SparkConfig(master=master, short=short, live=followed))
     if options.progress:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off'}", file=sys.stderr, flush=True)
     scratch = None if checkpoint is not None else Path(tempfile.mkdtemp(prefix="sepia-spark-"))
@@ -116,7 +116,7 @@ def run_on_spark(
             engine=options.engine, rdfs=options.rdfs, on_error=options.on_error,
             streams=tuple(bindings), buckets=_buckets(home, options.buckets, spark),
             forget_terms=options.forget_terms,
-            stream_horizon=options.allowed_lateness if live else None,
+            stream_horizon=options.allowed_lateness if followed else None,
         )  # fmt: skip
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
