@@ -269,3 +269,22 @@ def test_both_evaluators_refuse_a_blank_node_at_an_end_of_a_nested_path(tmp_path
         result = invoke(args)
         assert result.exit_code != 0, result.output
         assert "a blank node at an end of a path with nested tests" in result.output
+
+
+@pytest.mark.parametrize(("follow", "live"), [([], False), (["--follow"], True)])
+def test_a_spark_run_sets_its_session_for_what_it_reads(monkeypatch, follow, live) -> None:
+    """A followed run's session compiles for a live job, a file run's for its short input:
+    the configuration `sepia run` asks Spark for (stopped before Spark starts)."""
+    from sepia.runtime.spark import session
+
+    asked: list[session.SparkConfig] = []
+
+    def refuse(config: session.SparkConfig):
+        asked.append(config)
+        raise session.SparkUnavailable("not started in this test")
+
+    monkeypatch.setattr(session, "spark_session", refuse)
+    example = EXAMPLES / "e1-shops-coupons"
+    result = invoke([*run_args(example, "query.rq"), "--engine", "spark", *follow])
+    assert result.exit_code == 1 and "not started in this test" in result.output
+    assert [(c.live, c.short) for c in asked] == [(live, not live)]

@@ -301,7 +301,13 @@ def _run_spark(
     from pyspark.errors import PySparkException
 
     from sepia.runtime.spark.errors import one_line
-    from sepia.runtime.spark.run import RunStopped, SparkRunError, run_on_spark, short_input
+    from sepia.runtime.spark.run import (
+        RunStopped,
+        SparkRunError,
+        finite_input,
+        run_on_spark,
+        short_input,
+    )
     from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
 
     try:
@@ -309,8 +315,9 @@ def _run_spark(
         warn_unread(named, bindings)
         paths = existing_paths(data)
         short = short_input(bindings, options.follow)
+        live = not finite_input(bindings, options)  # C1 only, as run_on_spark's own session
         spark = spark_session(
-            SparkConfig(master=choices.master, extra=choices.settings, short=short)
+            SparkConfig(master=choices.master, extra=choices.settings, short=short, live=live)
         )
         run_on_spark(
             named, bindings, paths, options, checkpoint=checkpoint, output=output, fmt=fmt,

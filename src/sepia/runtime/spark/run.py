@@ -99,7 +99,7 @@ def run_on_spark(
     micro-batches."""
     options = options or SparkRunOptions()
     short = short_input(bindings, options.follow)
-    followed = not _finite(bindings, options)
+    followed = not finite_input(bindings, options)
     spark = spark or spark_session(SparkConfig(master=master, short=short, live=followed))
     if options.progress:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off'}", file=sys.stderr, flush=True)
@@ -237,7 +237,7 @@ def _drive(
     `gone`: the output's reader went away (the query stops)."""
     writer = results.writeStream.foreachBatch(sink).option("checkpointLocation", str(home / "job"))
     with Interrupts() as interrupts:
-        if not _finite(bindings, options):
+        if not finite_input(bindings, options):
             interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
             _await(writer.trigger(processingTime=interval), log, interrupts, gone=gone)
             return
@@ -254,7 +254,7 @@ def _drive(
             _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)
 
 
-def _finite(bindings: Mapping[str, str], options: SparkRunOptions) -> bool:
+def finite_input(bindings: Mapping[str, str], options: SparkRunOptions) -> bool:
     """Whether the run reads files to their end (else it follows them, or live sources)."""
     return not options.follow and all(parse_spec(s) is None for s in bindings.values())
 
