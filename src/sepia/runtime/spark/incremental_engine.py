@@ -314,10 +314,11 @@ def parts(query: Engine) -> dict[str, str]:
 def _value_column(query: Engine, table: str) -> int | None:
     """Where a snapshot table's rows hold their partition's value id: first in the row
     engine's partition tables, after (state, start, last) in the columnar core's runs
-    (their mapping's key slot); None for a table not by partition."""
+    (their mapping's key slot); None for a table not by partition (every table of a
+    sequence without PARTITION BY)."""
     if isinstance(query, PartitionedQuery):
         return None if table in WHOLE else 0
-    if isinstance(query, PartitionedSequence) and table == "runs":
+    if isinstance(query, PartitionedSequence) and table == "runs" and query.slot is not None:
         return 3 + query.slot
     return None
 
