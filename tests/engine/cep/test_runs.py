@@ -1,4 +1,4 @@
-"""The run buffer's step function on hand-built automata (the differential tests in
+"""Which states a step reads, on hand-built automata (the differential tests in
 test_automaton.py check whole queries against the reference evaluator)."""
 
 from __future__ import annotations

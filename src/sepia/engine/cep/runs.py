@@ -379,13 +379,19 @@ def _closure(automaton: Automaton, run: Run) -> tuple[set[Run], list[Completed]]
             run = replace(run, guard=position)
             position += 1
             continue
-        runs.add(replace(run, position=position, strategy=None))
+        runs.add(_entering(run, position))
         if not state.optional:
             return runs, []
         position += 1
     if run.start is None or run.last is None:
         return runs, []
     if _strict_guard(automaton, run):
-        runs.add(replace(run, position=position, strategy=None))  # wait for the next event
+        runs.add(_entering(run, position))  # wait for the next event
         return runs, []
     return runs, [finish(run, run.last)]
+
+
+def _entering(run: Run, position: int) -> Run:
+    """The run waiting in ``position`` under that state's own strategy (the constructor
+    directly: ``dataclasses.replace`` took twice as long, once per new run)."""
+    return Run(position, None, run.start, run.last, run.mu, run.iterations, run.guard)
