@@ -1,8 +1,9 @@
-"""Kleene plus on the columnar core's PARTITION BY sequences (``columnar.sequences``):
-``SEQ(A , B+)`` and longer ``,`` sequences ending in ``B+``, with GPMs joining a background
-graph (SPAseq Q2's shape), against the reference evaluator (matches up to their names)
-and the row engine (the same lines, match names included), through the push path and
-through batches cut anywhere; a hand-derived case; and what stays on the row engine."""
+"""Kleene plus on the columnar core's sequences (``columnar.sequences``): ``SEQ(A , B+)``
+and longer sequences with one ``B+`` past the first element, last or mid-sequence, joined
+by ``,`` or ``;``, with GPMs joining a background graph (SPAseq Q2's shape), against the
+reference evaluator (matches up to their names) and the row engine (the same lines, match
+names included), through the push path and through batches cut anywhere; hand-derived
+cases; and what stays on the row engine."""
 
 from __future__ import annotations
 
@@ -165,6 +166,44 @@ def test_big_then_small_by_hand():
     rows = _session(BIG_THEN_SMALL, "rows")
     assert got == [r for e in elements for r in rows.push(e)] + rows.flush()
     reference = evaluate(parse_query(BIG_THEN_SMALL), {S1: elements}, background(), name="q")
+    assert canonical(reference) == canonical(got)
+
+
+NEXT_THEN_KLEENE = f"""PREFIX : <{EX}>
+SELECT ?x ?y ?z ?w WITHIN 10 FROM STREAM S1 :s1
+WHERE {{ SEQ(A ; B+ , C)
+  DEFINE GPM A ON S1 {{ ?x :p ?y }}
+  DEFINE GPM B ON S1 {{ ?x :b ?z }}
+  DEFINE GPM C ON S1 {{ ?x :c ?w }} }}"""
+
+
+def test_skip_then_kleene_then_strict_by_hand():
+    """W5's shape ``A ; B+ , C`` (one partition). A at 1 (:a 1); 2 holds only a C, which
+    ``;`` skips; B at 3 (5) is the first iteration, C must follow at 4 but 4 holds the
+    second iteration (6) instead, which ends that run; C at 5 (7) follows the second:
+    one match over [1, 5], one row per iteration (z 5, then 6); the run waiting for a
+    third iteration finds none at 5 and ends."""
+    elements = [
+        _element(0, 1, ("a", "p", 1)),
+        _element(1, 2, ("a", "c", 9)),
+        _element(2, 3, ("a", "b", 5)),
+        _element(3, 4, ("a", "b", 6)),
+        _element(4, 5, ("a", "c", 7)),
+    ]
+    session = _session(NEXT_THEN_KLEENE)
+    assert isinstance(session.queries[0], PartitionedSequence)
+    got = []
+    for e in elements:
+        got += session.push_columns(ColumnBatch.from_elements([e], session.dictionary))
+    got += session.flush()
+    a = f"<{EX}a>"
+    lines = sorted((r.t, r.interval, r.match, sorted((n, str(v)) for n, v in r.binding))
+                   for r in got)
+    assert lines == [(5, (1, 5), "m1", [("w", _integer(7)), ("x", a), ("y", _integer(1)),
+                                       ("z", _integer(z))]) for z in (5, 6)]
+    rows = _session(NEXT_THEN_KLEENE, "rows")
+    assert got == [r for e in elements for r in rows.push(e)] + rows.flush()
+    reference = evaluate(parse_query(NEXT_THEN_KLEENE), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
 
 
