@@ -27,13 +27,16 @@ are released (and Kleene matches numbered ``m<k>``) in its order (``_matched_ord
 A conjunction ``(B & C)`` is a state whose candidates are B's and C's joined on their
 shared variables and time (compatible matches at one instant, SPAseq's Definition 8).
 
-Kleene plus, last in a ``,`` sequence (``SEQ(A , B+)``): each iteration count is its own
-match (one row per iteration), later iterations strict; a run keeps an id into a table of
-its iterations, and matches are named as the row engine's partitions name them (``_named``).
+Kleene plus past the first element (``SEQ(A , B+)``, ``SEQ(A ; B+ , C)``): each iteration
+count is its own match, or mid-sequence its own run on (one row per iteration), the first
+iteration after the element's ``,`` or ``;``, later ones strict; a run keeps an id into a
+table of its iterations, and matches are named as the row engine's partitions name them
+(``_named``).
 
 What it covers (``sequence_uncovered`` says why not): a sequence of GPMs or conjunctions
-``&`` of GPMs (no ``?``, ``!``, ``|``) joined by ``,`` or ``;``, or a ``,`` sequence ending
-in a GPM's ``B+`` (not under TUMBLING), each GPM a BGP over the event graph with FILTERs,
+``&`` of GPMs (no ``?``, ``!``, ``|``) joined by ``,`` or ``;``, at most one a GPM's ``B+``
+past the first (not under TUMBLING; B's variables shared with later elements bound by an
+earlier one), each GPM a BGP over the event graph with FILTERs,
 joined with BGPs over static background graphs, under PARTITION BY on a variable or
 none, WITHIN sliding, tumbling or none, a SELECT
 pushed as matches complete (RSTREAM, no ORDER BY, DISTINCT, expressions or
