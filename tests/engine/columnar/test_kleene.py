@@ -1,8 +1,9 @@
-"""Kleene plus on the columnar core's PARTITION BY sequences (``columnar.sequences``):
-``SEQ(A , B+)`` and longer ``,`` sequences ending in ``B+``, with GPMs joining a background
-graph (SPAseq Q2's shape), against the reference evaluator (matches up to their names)
-and the row engine (the same lines, match names included), through the push path and
-through batches cut anywhere; a hand-derived case; and what stays on the row engine."""
+"""Kleene plus on the columnar core's sequences (``columnar.sequences``): ``SEQ(A , B+)``
+and longer sequences with one ``B+`` past the first element, last or mid-sequence, joined
+by ``,`` or ``;``, with GPMs joining a background graph (SPAseq Q2's shape), against the
+reference evaluator (matches up to their names) and the row engine (the same lines, match
+names included), through the push path and through batches cut anywhere; hand-derived
+cases; and what stays on the row engine."""
 
 from __future__ import annotations
 
@@ -41,14 +42,17 @@ own and other GPMs' variables, joins with the background's named graph :g."""
 
 @st.composite
 def kleene_sequences(draw) -> str:
-    """A SPAseq query ending in ``, X+``: 2-3 GPMs joined by ``,``, PARTITION BY ?x or
-    none, WITHIN sliding or none."""
+    """A SPAseq query of 2-3 GPMs, one ``X+`` past the first (last or mid-sequence),
+    joined by ``,`` or ``;``, PARTITION BY ?x or none, WITHIN sliding or none."""
     names = draw(st.lists(st.sampled_from(sorted(GPMS)), min_size=2, max_size=3, unique=True))
-    expression = " , ".join(names) + "+"
+    names[draw(st.integers(1, len(names) - 1))] += "+"
+    ops = draw(st.lists(st.sampled_from([",", ";"]), min_size=len(names) - 1,
+                        max_size=len(names) - 1))
+    expression = names[0] + "".join(f" {op} {n}" for op, n in zip(ops, names[1:], strict=True))
     width = draw(st.integers(1, 15))
     within = draw(st.sampled_from(["", f"WITHIN {width}"]))
     head = draw(st.sampled_from(["SELECT *", "SELECT ?x ?y", "SELECT ?x"]))
-    defines = "\n".join(GPMS[n] for n in names)
+    defines = "\n".join(GPMS[n.rstrip("+")] for n in names)
     partition = draw(st.sampled_from(["PARTITION BY ?x\n", ""]))
     return (
         f"PREFIX : <{EX}>\n{head} {within}\nFROM STREAM S1 :s1\nFROM STREAM S2 :s2\n"
@@ -165,11 +169,52 @@ def test_big_then_small_by_hand():
     assert canonical(reference) == canonical(got)
 
 
+NEXT_THEN_KLEENE = f"""PREFIX : <{EX}>
+SELECT ?x ?y ?z ?w WITHIN 10 FROM STREAM S1 :s1
+WHERE {{ SEQ(A ; B+ , C)
+  DEFINE GPM A ON S1 {{ ?x :p ?y }}
+  DEFINE GPM B ON S1 {{ ?x :b ?z }}
+  DEFINE GPM C ON S1 {{ ?x :c ?w }} }}"""
+
+
+def test_skip_then_kleene_then_strict_by_hand():
+    """W5's shape ``A ; B+ , C`` (one partition). A at 1 (:a 1); 2 holds only a C, which
+    ``;`` skips; B at 3 (5) is the first iteration, C must follow at 4 but 4 holds the
+    second iteration (6) instead, which ends that run; C at 5 (7) follows the second:
+    one match over [1, 5], one row per iteration (z 5, then 6); the run waiting for a
+    third iteration finds none at 5 and ends."""
+    elements = [
+        _element(0, 1, ("a", "p", 1)),
+        _element(1, 2, ("a", "c", 9)),
+        _element(2, 3, ("a", "b", 5)),
+        _element(3, 4, ("a", "b", 6)),
+        _element(4, 5, ("a", "c", 7)),
+    ]
+    session = _session(NEXT_THEN_KLEENE)
+    assert isinstance(session.queries[0], PartitionedSequence)
+    got = []
+    for e in elements:
+        got += session.push_columns(ColumnBatch.from_elements([e], session.dictionary))
+    got += session.flush()
+    a = f"<{EX}a>"
+    lines = sorted((r.t, r.interval, r.match, sorted((n, str(v)) for n, v in r.binding))
+                   for r in got)
+    assert lines == [(5, (1, 5), "m1", [("w", _integer(7)), ("x", a), ("y", _integer(1)),
+                                       ("z", _integer(z))]) for z in (5, 6)]
+    rows = _session(NEXT_THEN_KLEENE, "rows")
+    assert got == [r for e in elements for r in rows.push(e)] + rows.flush()
+    reference = evaluate(parse_query(NEXT_THEN_KLEENE), {S1: elements}, background(), name="q")
+    assert canonical(reference) == canonical(got)
+
+
 def test_kleene_outside_the_covered_shape_stays_on_the_row_engine():
-    """``; B+``, ``A+ , B``, ``B+`` before the end and TUMBLING with ``+`` run on rows."""
-    for expression in ("A ; B+", "A+ , B", "A , B+ , C", "A , B+"):
+    """``A+ , B``, two ``+``, TUMBLING with ``+`` and a ``B+`` sharing a variable only
+    with a later element (an iteration would bind it for that one) run on rows."""
+    for expression in ("A+ , B", "A , B+ , C+", "A , B+", "C , A+ , B"):
         within = " WITHIN 5 TUMBLING" if expression == "A , B+" else ""
         text = BIG_THEN_SMALL.replace("SEQ(A , B+)", f"SEQ({expression})").replace(
             " WITHIN 10", within).replace("DEFINE GPM A", "DEFINE GPM C ON S1 { ?x :q ?w }\n"
                                                         "  DEFINE GPM A")
+        if expression == "C , A+ , B":  # B binds A's ?y: not A's own, not bound before it
+            text = text.replace("?x :p ?z FILTER", "?x :p ?y FILTER")
         assert isinstance(_session(text).queries[0], PartitionedQuery), text

@@ -277,7 +277,7 @@ def test_an_event_only_a_filtered_leaf_matches_joins_no_partition():
 
 
 def test_what_is_not_covered_stays_on_the_row_engine(monkeypatch):
-    kleene = STRICT.replace("SEQ(A , B)", "SEQ(A ; B+)")
+    kleene = STRICT.replace("SEQ(A , B)", "SEQ(A+ ; B)")
     any_ = STRICT.replace("SEQ(A , B)", "SEQ(A : B)")
     optional = STRICT.replace("SEQ(A , B)", "SEQ(A , B?)")
     ordered = STRICT + " ORDER BY ?z"

@@ -27,13 +27,16 @@ are released (and Kleene matches numbered ``m<k>``) in its order (``_matched_ord
 A conjunction ``(B & C)`` is a state whose candidates are B's and C's joined on their
 shared variables and time (compatible matches at one instant, SPAseq's Definition 8).
 
-Kleene plus, last in a ``,`` sequence (``SEQ(A , B+)``): each iteration count is its own
-match (one row per iteration), later iterations strict; a run keeps an id into a table of
-its iterations, and matches are named as the row engine's partitions name them (``_named``).
+Kleene plus past the first element (``SEQ(A , B+)``, ``SEQ(A ; B+ , C)``): each iteration
+count is its own match, or mid-sequence its own run on (one row per iteration), the first
+iteration after the element's ``,`` or ``;``, later ones strict; a run keeps an id into a
+table of its iterations, and matches are named as the row engine's partitions name them
+(``_named``).
 
 What it covers (``sequence_uncovered`` says why not): a sequence of GPMs or conjunctions
-``&`` of GPMs (no ``?``, ``!``, ``|``) joined by ``,`` or ``;``, or a ``,`` sequence ending
-in a GPM's ``B+`` (not under TUMBLING), each GPM a BGP over the event graph with FILTERs,
+``&`` of GPMs (no ``?``, ``!``, ``|``) joined by ``,`` or ``;``, at most one a GPM's ``B+``
+past the first (not under TUMBLING; B's variables shared with later elements bound by an
+earlier one), each GPM a BGP over the event graph with FILTERs,
 joined with BGPs over static background graphs, under PARTITION BY on a variable or
 none, WITHIN sliding, tumbling or none, a SELECT
 pushed as matches complete (RSTREAM, no ORDER BY, DISTINCT, expressions or
@@ -83,6 +86,7 @@ from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.r2r.numbers import Terms
+from sepia.engine.r2r.scan import Slot
 from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import FROM, HIDDEN, TO
 from sepia.rdf.results import Result, Solution
@@ -110,6 +114,10 @@ SPAN = 1 << 14
 """Elements stepped at once at most (a ``;`` joins a run with its partition's later
 candidates of one span: memory follows this, not the batch)."""
 
+
+Waited = tuple[Ids, Ids, Ids, Ids]
+"""Runs that waited in a ``;`` state: their partition values, starts, last times and the
+times they took a candidate (the largest integer if none)."""
 
 NONE = np.iinfo(np.int64).min
 """No time: a partition's label when its last instant left no run."""
@@ -205,6 +213,17 @@ def _background_graphs(kind: SequencePlan) -> list[po.BackgroundGraph]:
     return [g for plan in _plans(kind) for scan in gpm_scan(plan)[2] for g in scan.graphs]  # type: ignore[index, misc]
 
 
+def _bound(state: State) -> set[int]:
+    """The slots a state's GPMs bind (their BGPs' variables)."""
+    found: set[int] = set()
+    for gpm in gpms(state.bop):
+        parts = gpm_scan(gpm.plan)
+        scans = [] if parts is None else [parts[0], *parts[2]]
+        found.update(t.index for scan in scans for pattern in scan.patterns for t in pattern
+                     if isinstance(t, Slot))
+    return found
+
+
 def _conjunction(bop: Bop) -> bool:
     """Whether a basic operator is a GPM or a conjunction ``&`` of GPMs (no ``|``)."""
     return isinstance(bop, Gpm) or (
@@ -220,11 +239,11 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
         return "PARTITION BY on a variable no GPM binds"
     states = kind.automaton.states
     streams = {s.iri.value for s in query.dataset.streams}
-    for position, state in enumerate(states):
+    for state in states:
         if state.optional or state.negated:
             return "an optional ? or negated ! element"
-        if (state.kleene and position != len(states) - 1) or states[0].kleene:
-            return "a Kleene + element other than the last (or the first)"
+        if states[0].kleene or sum(s.kleene for s in states) > 1:
+            return "a Kleene + element first, or more than one"
         if not _conjunction(state.bop):
             return "a disjunction | of GPMs"
         if state.kleene and not isinstance(state.bop, Gpm):
@@ -235,9 +254,11 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
             return "a GPM on a stream outside FROM STREAM"
         if state.check is not None and not state.check.row_local:
             return "a FILTER calling RAND(), BNODE() or timestamp()"
-    if states[-1].kleene and any(s.strategy is not Strategy.STRICT for s in states[1:]):
-        return "a Kleene + element in a sequence using ; (only , is covered with +)"
-    if states[-1].kleene and kind.within is not None and kind.within.tumbling:
+    kleene = [k for k, s in enumerate(states) if s.kleene]
+    if kleene and not (_bound(states[kleene[0]]) - set(states[kleene[0]].own)) <= set().union(
+            *(_bound(s) for s in states[: kleene[0]])):
+        return "a Kleene + element sharing a variable with later elements only"
+    if kleene and kind.within is not None and kind.within.tumbling:
         return "a Kleene + element under WITHIN ... TUMBLING"
     for plan in _plans(kind):
         parts = gpm_scan(plan)
@@ -283,8 +304,9 @@ class PartitionedSequence:
         self.clock: int | None = None
         self.numbers = NumericIds(Terms(host.dictionary))
         """The numeric values of the terms FILTERs compare (a cache)."""
-        self.kleene = self.states[-1].kleene
-        """``B+`` ends the sequence: runs keep their iterations, matches are named."""
+        self.kleene = next((k for k, s in enumerate(self.states) if s.kleene), None)
+        """The ``B+`` state's position, if any: runs from it on keep their iterations,
+        matches are named."""
         self.iterations: Table | None = None
         """Each Kleene run's iterations (``OWNER``, ``ORDER``, its own variables), sorted."""
         self.issued = 0
@@ -370,7 +392,7 @@ class PartitionedSequence:
 
     def _step(self, batch: ColumnBatch) -> Table | None:
         """Route the events, step every state's runs; the matches completed (a set)."""
-        if self.kleene:
+        if self.kleene is not None:
             self._collect()
         matches, routing = self.routing(batch)
         if self.owned is not None:
@@ -393,6 +415,7 @@ class PartitionedSequence:
         made: Table | None = _moved(first, Table({START: first.columns[TIME]}, first.size))
         horizon = int(batch.times[-1]) + 1
         born = [made]
+        waited: list[Waited] = []
         for position in range(1, len(self.states)):
             state = self.states[position]
             if state.kleene and made is not None and ITER not in made.columns:
@@ -402,15 +425,15 @@ class PartitionedSequence:
                 made = None
                 continue
             if state.kleene:
-                made, left = self._kleene(waiting, found[position], routing, state)
+                made, left = self._kleene(waiting, found[position], routing, state, waited)
             elif state.strategy is Strategy.STRICT:
                 made, left = self._strict(waiting, found[position], routing, state.check)
             else:
-                made, left = self._next(waiting, found[position], state.check)
+                made, left = self._next(waiting, found[position], state.check, waited)
             self.runs[position] = self._alive(left, horizon)
             born.append(made)
-        if self.kleene and self.slot is not None:
-            made = self._named(made, routing, born, np.unique(batch.times))
+        if self.kleene is not None and self.slot is not None:
+            made = self._named(made, routing, born, waited, np.unique(batch.times))
         return None if made is None else distinct(made)
 
     def _background(self, scan: po.Scan) -> Table:
@@ -430,14 +453,27 @@ class PartitionedSequence:
 
     # --- Kleene plus -----------------------------------------------------------------------
     def _kleene(
-        self, runs: Table, found: Table, routing: Routing, state: State
+        self, runs: Table, found: Table, routing: Routing, state: State,
+        waited: list[Waited],
     ) -> tuple[Table | None, Table]:
-        """``, B+`` last: a run takes B at its partition's next instant (strict contiguity,
-        for the first iteration and every later one); each taking is a match and a run
-        waiting for another iteration, stepped again within the span while its partition
-        has a later instant. A run that does not take B there ends."""
+        """``B+``: a run takes its first B as the state's strategy says (``,`` its
+        partition's next instant, ``;`` the first later instant with an option), every
+        later one at its partition's next instant (strict contiguity). Each taking moves a
+        run on (a match when ``B+`` is last) and leaves one waiting for another
+        iteration, stepped again within the span while its partition has a later instant.
+        A run that does not take B where it must ends."""
         done: list[Table] = []
         left: list[Table] = []
+        if state.strategy is Strategy.NEXT:
+            fresh = runs.columns[ITER] < 0
+            first, waits = self._next(runs.take(np.flatnonzero(fresh)), found, state.check,
+                                      waited)
+            left.append(waits)
+            runs = runs.take(np.flatnonzero(~fresh))
+            if first is not None and first.size:
+                first = self._iterated(first, state.own)
+                done.append(first)
+                runs = _concat([runs, first])
         while runs.size:
             taken, waits = self._strict(runs, found, routing, state.check)
             left.append(waits)
@@ -475,21 +511,26 @@ class PartitionedSequence:
         return Table(columns, taken.size)
 
     def _collect(self) -> None:
-        """Forget the iterations of runs no longer waiting."""
-        runs, old = self.runs[-1], self.iterations
+        """Forget the iterations of runs no longer waiting (in the ``B+`` state or after)."""
+        old = self.iterations
         if old is None or not old.size:
             return
-        live = np.empty(0, dtype=np.int64) if runs is None else runs.columns[ITER]
+        assert self.kleene is not None
+        waiting = [r.columns[ITER] for r in self.runs[self.kleene:] if r is not None]
+        live = np.concatenate(waiting) if waiting else np.empty(0, dtype=np.int64)
         self.iterations = old.take(np.flatnonzero(np.isin(old.columns[OWNER], live)))
 
     def _named(
-        self, done: Table | None, routing: Routing, born: list[Table | None], times: Ids
+        self, done: Table | None, routing: Routing, born: list[Table | None],
+        waited: list[Waited], times: Ids,
     ) -> Table | None:
         """Kleene matches numbered as the row engine's partitions number them: ``m<k>``,
         the k-th match of the partition since it was made, made afresh at an instant of
         its own when its last instant left no run, or one left under sliding WITHIN has
         expired by a streamset instant between (the row engine drops an idle partition at
-        the first streamset instant after the last start + WITHIN)."""
+        the first streamset instant after the last start + WITHIN). A run waiting in a
+        ``;`` state (``waited``) keeps its partition alive at the instants it waits
+        through."""
         keys, instants = routing.instant_key, routing.instant_time
         if not len(keys):
             return done
@@ -500,6 +541,8 @@ class PartitionedSequence:
         position = _positions(keys, instants, at_key, at_last)
         latest = np.full(len(keys), NONE, dtype=np.int64)
         np.maximum.at(latest, position, at_start)
+        for key, start, last, until in waited:
+            self._waiting(latest, keys, instants, key, start, last, until)
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]
         firsts = np.flatnonzero(first)
@@ -531,6 +574,20 @@ class PartitionedSequence:
             Labels(keys[last], made[last], count, latest[last])
         ).alive(self.instant, None if self.within is None else self.within.width)
         return done
+
+    def _waiting(
+        self, latest: Ids, keys: Ids, instants: Ids, key: Ids, start: Ids, last: Ids,
+        until: Ids,
+    ) -> None:
+        """Raise ``latest`` (by partition instant) to the start of each run waiting at the
+        instant: after its last event, before it took, and (sliding WITHIN) not expired."""
+        lo = _positions(keys, instants, key, last, side="right")
+        hi = _positions(keys, instants, key, until)
+        if self.within is not None:
+            hi = np.minimum(hi, _positions(keys, instants, key, start + self.within.width,
+                                           side="right"))
+        count = np.maximum(hi - lo, 0)
+        np.maximum.at(latest, _ranges(lo, count), np.repeat(start, count))
 
     def _numbered(self, done: Table, made: Ids, carried: Labels) -> Table:
         """Each match's number in its partition, going on from the ``carried`` count of
@@ -584,7 +641,7 @@ class PartitionedSequence:
         keys += [_text_ranks(done.columns[k], text)
                  for k in sorted(k for k in done.columns if 0 <= k < self.width)]
         order = np.lexsort(keys[::-1])
-        if not self.kleene or done.size < 2:
+        if self.kleene is None or done.size < 2:
             return order
         same = np.ones(done.size - 1, dtype=bool)
         for key in keys:
@@ -632,7 +689,8 @@ class PartitionedSequence:
         return _moved(taken, taken), left
 
     def _next(
-        self, runs: Table, found: Table, check: ExpressionEvaluator | None
+        self, runs: Table, found: Table, check: ExpressionEvaluator | None,
+        waited: list[Waited] | None = None,
     ) -> tuple[Table | None, Table]:
         """``;``: the options of the earliest later instant of the run's partition that
         has any are taken, runs without any wait on. A run meets its partition's
@@ -640,7 +698,11 @@ class PartitionedSequence:
         candidates a block each of the candidates sorted by (key, time), and leaves at
         the first round giving options: joining every run with all its later candidates
         at once cost runs x candidates (W7: 77% of its run), and most runs take one of
-        the first few instants."""
+        the first few instants. Each run's wait, up to the time it took (``Waited``), is
+        added to ``waited``."""
+        until = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
+        if waited is not None:
+            waited.append((self._keys(runs), runs.columns[START], runs.columns[LAST], until))
         if not found.size:
             return None, runs
         found = found.take(np.lexsort((found.columns[TIME], self._keys(found))))
@@ -674,6 +736,7 @@ class PartitionedSequence:
             time = found.columns[TIME][option]
             earliest = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(earliest, run, time)
+            np.minimum(until, earliest, out=until)
             chosen = np.flatnonzero(time == earliest[run])
             pairs = paired(runs, found, run[chosen], option[chosen])
             taken.append(_moved(pairs, pairs))
@@ -733,7 +796,7 @@ class PartitionedSequence:
             number = np.arange(self.matched + 1, self.matched + 1 + done.size)
             self.matched += done.size
             done = Table({**done.columns, NUMBER: number}, done.size)
-        if self.kleene:
+        if self.kleene is not None:
             done, names = self._expanded(done)
         slots = self.host.physical.slots
         root = self.host.physical.root
@@ -782,10 +845,10 @@ class PartitionedSequence:
             mapping = table.rows(self.width)
             starts, lasts = table.columns[START].tolist(), table.columns[LAST].tolist()
             tail = table.columns.get(ITER, np.full(table.size, -1)).tolist()
-            runs += [(position, s, e, *m, *([k] if self.kleene else []))
+            runs += [(position, s, e, *m, *([k] if self.kleene is not None else []))
                      for s, e, m, k in zip(starts, lasts, mapping, tail, strict=True)]
         state: Snapshot = {"clock": rows, "runs": runs}
-        if self.kleene:
+        if self.kleene is not None:
             own = self.iterations
             state["iterations"] = [] if own is None else [
                 (o, k, *m) for o, k, m in zip(own.columns[OWNER].tolist(),
@@ -808,7 +871,7 @@ class PartitionedSequence:
             table = _table([r[2][: self.width] for r in rows])
             columns = {**table.columns, START: np.array([r[0] for r in rows], dtype=np.int64),
                        LAST: np.array([r[1] for r in rows], dtype=np.int64)}
-            if self.kleene and position == len(self.states) - 1:
+            if self.kleene is not None and position >= self.kleene:
                 columns[ITER] = np.array([r[2][self.width] for r in rows], dtype=np.int64)
             self.runs[position] = Table(columns, len(rows))
         own = snapshot.get("iterations", [])
