@@ -18,6 +18,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
 from sepia.lang import parse_query
+from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
 from sepia.semantics import evaluate
@@ -137,6 +138,19 @@ def _integer(n: int) -> str:
     return f'"{n}"^^<http://www.w3.org/2001/XMLSchema#integer>'
 
 
+def _one_by_one(query: str, elements: list[StreamElement], path: str = "columnar-always"
+                ) -> list[Result]:
+    """A session's results with the elements pushed one at a time (on the columnar core
+    one batch of columns each), then its flush."""
+    session = _session(query, path)
+    if path == "rows":
+        return [r for e in elements for r in session.push(e)] + session.flush()
+    assert isinstance(session.queries[0], PartitionedSequence)
+    got = [r for e in elements
+           for r in session.push_columns(ColumnBatch.from_elements([e], session.dictionary))]
+    return got + session.flush()
+
+
 def test_big_then_small_by_hand():
     """Amounts of :a at 1-4 and 20: 100, 5, 9, 50, 3 (:b's 1 at 2 is another partition).
     A at 1 (100) takes 5 at 2 (match m1: one row), then 9 at 3 (m2: two rows, 5 and 9);
@@ -151,20 +165,14 @@ def test_big_then_small_by_hand():
         _element(3, 4, ("a", "p", 50)),
         _element(4, 20, ("a", "p", 3)),
     ]
-    session = _session(BIG_THEN_SMALL)
-    assert isinstance(session.queries[0], PartitionedSequence)
-    got = []
-    for e in elements:
-        got += session.push_columns(ColumnBatch.from_elements([e], session.dictionary))
-    got += session.flush()
+    got = _one_by_one(BIG_THEN_SMALL, elements)
     a, y = f"<{EX}a>", _integer(100)
     assert [(r.t, r.interval, r.match, {n: str(v) for n, v in r.binding}) for r in got] == [
         (2, (1, 2), f"{a}@1.m1", {"x": a, "y": y, "z": _integer(5)}),
         (3, (1, 3), f"{a}@1.m2", {"x": a, "y": y, "z": _integer(5)}),
         (3, (1, 3), f"{a}@1.m2", {"x": a, "y": y, "z": _integer(9)}),
     ]
-    rows = _session(BIG_THEN_SMALL, "rows")
-    assert got == [r for e in elements for r in rows.push(e)] + rows.flush()
+    assert got == _one_by_one(BIG_THEN_SMALL, elements, "rows")
     reference = evaluate(parse_query(BIG_THEN_SMALL), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
 
@@ -190,19 +198,13 @@ def test_skip_then_kleene_then_strict_by_hand():
         _element(3, 4, ("a", "b", 6)),
         _element(4, 5, ("a", "c", 7)),
     ]
-    session = _session(NEXT_THEN_KLEENE)
-    assert isinstance(session.queries[0], PartitionedSequence)
-    got = []
-    for e in elements:
-        got += session.push_columns(ColumnBatch.from_elements([e], session.dictionary))
-    got += session.flush()
+    got = _one_by_one(NEXT_THEN_KLEENE, elements)
     a = f"<{EX}a>"
     lines = sorted((r.t, r.interval, r.match, sorted((n, str(v)) for n, v in r.binding))
                    for r in got)
     assert lines == [(5, (1, 5), "m1", [("w", _integer(7)), ("x", a), ("y", _integer(1)),
                                        ("z", _integer(z))]) for z in (5, 6)]
-    rows = _session(NEXT_THEN_KLEENE, "rows")
-    assert got == [r for e in elements for r in rows.push(e)] + rows.flush()
+    assert got == _one_by_one(NEXT_THEN_KLEENE, elements, "rows")
     reference = evaluate(parse_query(NEXT_THEN_KLEENE), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
 
