@@ -301,24 +301,14 @@ def _run_spark(
     from pyspark.errors import PySparkException
 
     from sepia.runtime.spark.errors import one_line
-    from sepia.runtime.spark.run import (
-        RunStopped,
-        SparkRunError,
-        finite_input,
-        run_on_spark,
-        short_input,
-    )
-    from sepia.runtime.spark.session import SparkConfig, SparkUnavailable, spark_session
+    from sepia.runtime.spark.run import RunStopped, SparkRunError, run_config, run_on_spark
+    from sepia.runtime.spark.session import SparkUnavailable, spark_session
 
     try:
         bindings = bind_sources(named, [split_binding(text) for text in stream])
         warn_unread(named, bindings)
         paths = existing_paths(data)
-        short = short_input(bindings, options.follow)
-        live = not finite_input(bindings, options)  # C1 only, as run_on_spark's own session
-        spark = spark_session(
-            SparkConfig(master=choices.master, extra=choices.settings, short=short, live=live)
-        )
+        spark = spark_session(run_config(bindings, options, choices.master, choices.settings))
         run_on_spark(
             named, bindings, paths, options, checkpoint=checkpoint, output=output, fmt=fmt,
             variables=projected_variables(named), spark=spark,

@@ -110,9 +110,8 @@ class SequenceQuery(QueryKind):
         (``needed``: on W5 most storage and weather events need no GPM run). Under RDFS
         every state is matched, so a schema triple inside an element is refused as before."""
         host, states = self.host, self.automaton.states
-        wanted = needed(self.automaton, self.runs)
-        if host.closure is not None:
-            wanted = [True] * len(states)
+        wanted = (needed(self.automaton, self.runs) if host.closure is None
+                  else [True] * len(states))
         return [
             list(matches(state.bop, elements, host.gpm)) if wanted[i] else []
             for i, state in enumerate(states)

@@ -98,9 +98,8 @@ def run_on_spark(
     write their results to `output` ("-": standard output) in `fmt`, and return the run's
     micro-batches."""
     options = options or SparkRunOptions()
-    short = short_input(bindings, options.follow)
     followed = not finite_input(bindings, options)
-    spark = spark or spark_session(SparkConfig(master=master, short=short, live=followed))
+    spark = spark or spark_session(run_config(bindings, options, master))
     if options.progress:
         print(f"Spark UI: {spark.sparkContext.uiWebUrl or 'off'}", file=sys.stderr, flush=True)
     scratch = None if checkpoint is not None else Path(tempfile.mkdtemp(prefix="sepia-spark-"))
@@ -252,6 +251,19 @@ def _drive(
             return
         with _no_empty_batches(results.sparkSession):
             _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)
+
+
+def run_config(
+    bindings: Mapping[str, str], options: SparkRunOptions, master: str,
+    extra: Mapping[str, str] | None = None,
+) -> SparkConfig:
+    """The session a run over `bindings` asks for: set for start-up when its input is
+    short and finite (`short_input`), C1 only when it is live or followed (`finite_input`);
+    `extra`: the user's own settings (--conf), which win."""
+    return SparkConfig(
+        master=master, extra=dict(extra or {}), short=short_input(bindings, options.follow),
+        live=not finite_input(bindings, options),
+    )
 
 
 def finite_input(bindings: Mapping[str, str], options: SparkRunOptions) -> bool:
