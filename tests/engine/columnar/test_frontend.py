@@ -4,6 +4,7 @@ row reader reads them."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -14,7 +15,13 @@ from hypothesis import strategies as st
 
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
-from sepia.engine.columnar.frontend import _canonical_texts, read_columns, stream_columns
+from sepia.engine.columnar.frontend import (
+    OutOfShape,
+    _canonical_texts,
+    column_chunks,
+    read_columns,
+    stream_columns,
+)
 from sepia.io.streams import read_stream
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -169,3 +176,47 @@ def test_blanks_and_spaces_in_literals_read_as_the_row_reader_reads_them(tmp_pat
     expected = ColumnBatch.from_elements(list(read_stream(path, "s")), theirs)
     assert got.element.tolist() == expected.element.tolist()
     assert _texts(got, mine) == _texts(expected, theirs)
+
+
+ONE_ELEMENT = len(HEAD)
+"""A block size that reads the prefix lines, then one element, at a time."""
+
+
+def _six_elements(tmp_path: Path, odd: int | None) -> Path:
+    """Six elements, element ``odd`` (if any) out of the columnar reader's shape."""
+    plain = "<http://e/s> <http://e/p> <http://e/o> ."
+    path = tmp_path / "s.trig"
+    path.write_text(HEAD + "".join(
+        _element(n, "prov:s prov:p prov:o ." if n == odd else plain) for n in range(6)
+    ), encoding="utf-8")
+    return path
+
+
+def test_a_block_out_of_shape_stops_the_columns_where_it_starts(tmp_path: Path):
+    """Blocks of one element each, read ahead on the reader's thread: the four before the
+    odd one come as columns, then ``OutOfShape`` says four were taken, and
+    ``stream_columns`` reads the rest as the row reader does."""
+    path = _six_elements(tmp_path, odd=4)
+    taken = []
+    with pytest.raises(OutOfShape) as stopped:
+        taken.extend(column_chunks(path, "s", Codec(), block=ONE_ELEMENT))
+    assert (stopped.value.done, sum(len(b) for b in taken)) == (4, 4)
+    mine, theirs = Codec(), Codec()
+    got = ColumnBatch.merged(list(stream_columns(path, "s", mine, block=ONE_ELEMENT)))
+    expected = ColumnBatch.from_elements(list(read_stream(path, "s")), theirs)
+    assert got.times.tolist() == expected.times.tolist()
+    assert _texts(got, mine) == _texts(expected, theirs)
+
+
+def test_the_reading_thread_raises_in_the_callers_place_and_stops_when_closed(tmp_path: Path):
+    """A missing file's error reaches the caller; a reader closed after its first batch
+    leaves no reading thread behind."""
+    with pytest.raises(FileNotFoundError):
+        next(column_chunks(tmp_path / "missing.trig", "s", Codec()))
+    batches = column_chunks(_six_elements(tmp_path, odd=None), "s", Codec(), block=ONE_ELEMENT)
+    assert len(next(batches)) == 1
+    batches.close()
+    for thread in threading.enumerate():
+        if thread.name == "sepia-columnar-reader":
+            thread.join(timeout=5)
+            assert not thread.is_alive()

@@ -29,10 +29,14 @@ what a malformed file means.
 
 from __future__ import annotations
 
+import queue
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+import threading
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -105,6 +109,7 @@ lines per stream file made a 100,000-element run peak at 655 MiB and take 9.0 s,
 225 MiB and 6.3 s at this block; W1 the same speed, 161 against 300 MiB (medians of 3)."""
 ROW_ELEMENTS = 1 << 12
 """Elements per batch where the row reader takes over a file."""
+T = TypeVar("T")
 
 
 class OutOfShape(Exception):
@@ -152,10 +157,37 @@ def column_chunks(
     block: int = BLOCK,
 ) -> Iterator[ColumnBatch]:
     """Batches of elements read as columns, whole lines of about ``block`` bytes at a time;
-    raises ``OutOfShape`` (how many elements came before) at the first part out of shape."""
+    raises ``OutOfShape`` (how many elements came before) at the first part out of shape.
+    The text is cut into terms a block ahead on a thread of its own (``_read_ahead``); only
+    the encoding is done here, so the dictionary stays on the caller's thread."""
     path = Path(path)
     if path.suffix != ".trig":
         raise OutOfShape(0)
+    done = 0
+    for cut in _read_ahead(_blocks(path, predicates, block)):
+        batch = _encoded(cut, stream, codec)
+        if batch is None:
+            raise OutOfShape(done)
+        done += len(batch)
+        yield batch
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """One block's elements as text columns, cut and checked: all that is left to do
+    is to encode the distinct terms."""
+
+    stamps: np.ndarray
+    triples: pl.DataFrame
+    """(element, s, p, o): one row per triple of the predicates read, terms as text."""
+    terms: Terms
+
+
+def _blocks(
+    path: Path, predicates: Collection[str] | None, block: int
+) -> Generator[_Block, None, None]:
+    """The file's blocks of (time line, graph line) pairs, cut into terms; raises
+    ``OutOfShape`` at the first block out of shape."""
     done, last, name = 0, None, None
     prefixes: dict[str, str] | None = None
     carried: list[str] = []
@@ -173,34 +205,83 @@ def column_chunks(
             body = body.head(len(body) - len(carried))
             if not len(body):
                 continue
-            batch, name = _batch(body, prefixes, stream, codec, predicates, name)
-            if batch is None or (last is not None and batch.times[0] < last):
+            cut, name = _block(body, prefixes, predicates, name)
+            if cut is None or (last is not None and cut.stamps[0] < last):
                 raise OutOfShape(done)
-            last = int(batch.times[-1])
-            done += len(batch)
-            yield batch
+            last = int(cut.stamps[-1])
+            done += len(cut.stamps)
+            yield cut
 
 
-def _batch(
-    body: pl.Series, prefixes: dict[str, str], stream: str, codec: Codec,
-    predicates: Collection[str] | None, before: str | None,
-) -> tuple[ColumnBatch | None, str | None]:
-    """One block of (time line, graph line) pairs as a batch, and its last graph name."""
+def _read_ahead(blocks: Generator[T, None, None]) -> Iterator[T]:
+    """``blocks``, each computed on a thread while the caller works on the one before: the
+    polars kernels that cut text into terms release the GIL, so on a second core reading
+    overlaps the engine. An exception of ``blocks`` is raised here, in its place; closing
+    this iterator stops the thread (and closes ``blocks``, its file with it)."""
+    handoff: queue.Queue[tuple[bool, T | BaseException | None]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def hand(item: tuple[bool, T | BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in blocks:
+                if not hand((True, item)):
+                    return
+            hand((False, None))
+        except BaseException as error:  # raised again on the caller's thread
+            hand((False, error))
+        finally:
+            blocks.close()
+
+    threading.Thread(target=produce, name="sepia-columnar-reader", daemon=True).start()
+    try:
+        while True:
+            more, item = handoff.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not more:
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+
+
+def _block(
+    body: pl.Series, prefixes: dict[str, str], predicates: Collection[str] | None,
+    before: str | None,
+) -> tuple[_Block | None, str | None]:
+    """One block of (time line, graph line) pairs cut into terms, and its last graph name."""
     times, graphs = body.gather_every(2), body.gather_every(2, offset=1)
     elements = _elements(times, graphs, prefixes, before)
     if elements is None:
         return None, None
     stamps, contents, last = elements
     triples = _triples(contents, predicates)
-    ids = None if triples is None else _encode(triples, codec)
-    if ids is None:
+    if triples is None:
         return None, None
-    s, p, o, element = ids
-    count = len(stamps)
+    return _Block(stamps, triples, Terms.of(triples)), last
+
+
+def _encoded(cut: _Block, stream: str, codec: Codec) -> ColumnBatch | None:
+    """The block as a batch of ids from ``codec``; None if pyoxigraph refuses a term."""
+    ids = cut.terms.encoded(codec)
+    if ids is None:
+        return None
+    count = len(cut.stamps)
+    triples = len(cut.triples)
     return ColumnBatch(
-        (stream,), stamps, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64),
-        element, s, p, o, TimeKind.DATETIME,
-    ), last
+        (stream,), cut.stamps, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64),
+        cut.triples["element"].to_numpy().astype(np.int64),
+        ids[:triples], ids[triples:2 * triples], ids[2 * triples:], TimeKind.DATETIME,
+    )
 
 
 def _prefixes(
@@ -287,11 +368,11 @@ def ntriples_ids(
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty
     triples = _triples(contents.filter(nonempty).str.replace_all("\n", " ", literal=True), None)
-    ids = None if triples is None else _encode(triples, codec)
-    if ids is None:
+    ids = None if triples is None else Terms.of(triples).encoded(codec)
+    if triples is None or ids is None:
         return None
-    s, p, o, element = ids
-    return s, p, o, np.flatnonzero(nonempty)[element]
+    count, element = len(triples), triples["element"].to_numpy().astype(np.int64)
+    return ids[:count], ids[count:2 * count], ids[2 * count:], np.flatnonzero(nonempty)[element]
 
 
 def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.DataFrame | None:
@@ -315,33 +396,44 @@ def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.Data
     return triples
 
 
-def _encode(triples: pl.DataFrame, codec: Codec) -> tuple[np.ndarray, ...] | None:
-    """(s, p, o, element) as id columns: each distinct term encoded once, by its text
-    where that is its canonical form, else parsed by pyoxigraph (a term it refuses sends
-    the file to the row reader) and encoded in canonical form."""
-    terms = pl.concat([triples["s"], triples["p"], triples["o"]])
-    distinct = terms.unique(maintain_order=True)
-    texts = _canonical_texts(distinct)
-    canonical = texts.is_not_null()
-    known = distinct.filter(canonical)
-    ids = codec.encode_many(texts.filter(canonical).to_list())
-    rest = distinct.filter(~canonical).to_list()
-    if rest:
-        document = "".join(f"<x:s> <x:p> {term} .\n" for term in rest)
-        try:
-            parsed = [quad.object for quad in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
-        except SyntaxError:
-            return None
-        if len(parsed) != len(rest):
-            return None
-        ids += [codec.encode(t) for t in parsed]
-    lookup = pl.DataFrame({"term": pl.concat([known, pl.Series(rest, dtype=pl.String)]),
-                           "id": ids}, schema={"term": pl.String, "id": pl.Int64})
-    joined = terms.to_frame("term").join(lookup, on="term", how="left", maintain_order="left")
-    column = joined["id"].to_numpy().astype(np.int64)
-    count = len(triples)
-    return (column[:count], column[count:2 * count], column[2 * count:],
-            triples["element"].to_numpy().astype(np.int64))
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """A block's terms (s column, then p, then o) with their distinct texts and, for
+    each, its canonical N-Triples text where its own text shows it (else null): what can
+    be worked out without the dictionary."""
+
+    column: pl.Series
+    distinct: pl.Series
+    canonical: pl.Series
+
+    @staticmethod
+    def of(triples: pl.DataFrame) -> Terms:
+        column = pl.concat([triples["s"], triples["p"], triples["o"]])
+        distinct = column.unique(maintain_order=True)
+        return Terms(column, distinct, _canonical_texts(distinct))
+
+    def encoded(self, codec: Codec) -> np.ndarray | None:
+        """Each term's id: each distinct term encoded once, by its text where that is its
+        canonical form, else parsed by pyoxigraph (a term it refuses: None, and the file
+        goes to the row reader) and encoded in canonical form."""
+        canonical = self.canonical.is_not_null()
+        known = self.distinct.filter(canonical)
+        ids = codec.encode_many(self.canonical.filter(canonical).to_list())
+        rest = self.distinct.filter(~canonical).to_list()
+        if rest:
+            document = "".join(f"<x:s> <x:p> {term} .\n" for term in rest)
+            try:
+                parsed = [q.object for q in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
+            except SyntaxError:
+                return None
+            if len(parsed) != len(rest):
+                return None
+            ids += [codec.encode(t) for t in parsed]
+        lookup = pl.DataFrame({"term": pl.concat([known, pl.Series(rest, dtype=pl.String)]),
+                               "id": ids}, schema={"term": pl.String, "id": pl.Int64})
+        joined = self.column.to_frame("term").join(lookup, on="term", how="left",
+                                                   maintain_order="left")
+        return joined["id"].to_numpy().astype(np.int64)
 
 
 def _canonical_texts(terms: pl.Series) -> pl.Series:
