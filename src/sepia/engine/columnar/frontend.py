@@ -398,27 +398,31 @@ def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.Data
 
 @dataclass(frozen=True, slots=True)
 class Terms:
-    """A block's terms (s column, then p, then o) with their distinct texts and, for
-    each, its canonical N-Triples text where its own text shows it (else null): what can
-    be worked out without the dictionary."""
+    """A block's terms (s column, then p, then o) as their distinct texts, where each
+    term is among them (``at``), and each distinct one's canonical N-Triples text where
+    its own text shows it (else null): all that can be worked out without the dictionary,
+    so the reading thread does it."""
 
-    column: pl.Series
     distinct: pl.Series
+    at: np.ndarray
     canonical: pl.Series
 
     @staticmethod
     def of(triples: pl.DataFrame) -> Terms:
-        column = pl.concat([triples["s"], triples["p"], triples["o"]])
-        distinct = column.unique(maintain_order=True)
-        return Terms(column, distinct, _canonical_texts(distinct))
+        column = pl.concat([triples["s"], triples["p"], triples["o"]]).to_frame("term")
+        distinct = column["term"].unique(maintain_order=True)
+        numbered = distinct.to_frame("term").with_row_index("at")
+        at = column.join(numbered, on="term", how="left", maintain_order="left")["at"]
+        return Terms(distinct, at.to_numpy().astype(np.int64), _canonical_texts(distinct))
 
     def encoded(self, codec: Codec) -> np.ndarray | None:
         """Each term's id: each distinct term encoded once, by its text where that is its
         canonical form, else parsed by pyoxigraph (a term it refuses: None, and the file
         goes to the row reader) and encoded in canonical form."""
         canonical = self.canonical.is_not_null()
-        known = self.distinct.filter(canonical)
-        ids = codec.encode_many(self.canonical.filter(canonical).to_list())
+        ids = np.empty(len(self.distinct), dtype=np.int64)
+        plain = canonical.to_numpy()
+        ids[plain] = codec.encode_many(self.canonical.filter(canonical).to_list())
         rest = self.distinct.filter(~canonical).to_list()
         if rest:
             document = "".join(f"<x:s> <x:p> {term} .\n" for term in rest)
@@ -428,12 +432,8 @@ class Terms:
                 return None
             if len(parsed) != len(rest):
                 return None
-            ids += [codec.encode(t) for t in parsed]
-        lookup = pl.DataFrame({"term": pl.concat([known, pl.Series(rest, dtype=pl.String)]),
-                               "id": ids}, schema={"term": pl.String, "id": pl.Int64})
-        joined = self.column.to_frame("term").join(lookup, on="term", how="left",
-                                                   maintain_order="left")
-        return joined["id"].to_numpy().astype(np.int64)
+            ids[~plain] = [codec.encode(t) for t in parsed]
+        return ids[self.at]
 
 
 def _canonical_texts(terms: pl.Series) -> pl.Series:
