@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.columnar.frontend import read_columns
-from sepia.engine.columnar.tables import Table, join
+from sepia.engine.columnar.tables import Table, join, join_pairs
 from sepia.engine.columnar.windows import ColumnWindow
 from sepia.engine.s2r.windows import WindowOperator, WindowState
 from sepia.io.streams import read_stream
@@ -107,6 +107,21 @@ def test_vector_join_is_the_nested_loop_join(a1, a2, b1, b2):
         if y == y2
     )
     assert Counter(joined.rows(3)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=5), st.lists(st.integers(0, 4), max_size=60))
+def test_join_pairs_come_in_the_nested_loops_order(left_keys, right_keys):
+    """The pairs of rows with equal keys, i ascending then j ascending, whichever side is
+    the smaller (the smaller one is sorted), the lists given either way round."""
+    if len(left_keys) % 2:
+        left_keys, right_keys = right_keys, left_keys
+    left = Table({1: np.array(left_keys, dtype=np.int64)}, len(left_keys))
+    right = Table({1: np.array(right_keys, dtype=np.int64)}, len(right_keys))
+    li, rj = join_pairs(left, right)
+    expected = [(i, j) for i, x in enumerate(left_keys) for j, y in enumerate(right_keys)
+                if x == y]
+    assert list(zip(li.tolist(), rj.tolist(), strict=True)) == expected
 
 
 @settings(max_examples=100, deadline=None)

@@ -252,7 +252,19 @@ def _keys(left: Table, right: Table, keys: list[int]) -> tuple[Ids, Ids]:
 
 
 def _matching(lk: Ids, rk: Ids) -> tuple[Ids, Ids]:
-    """Index pairs (i, j) with lk[i] == rk[j], grouped by i."""
+    """Index pairs (i, j) with lk[i] == rk[j], grouped by i, j ascending: the smaller side
+    sorted and the other's keys looked up in it when it is much the smaller (a window
+    close joins a few new rows with a whole window, which is then not sorted at each
+    evaluation; the pairs are sorted instead, few there)."""
+    if len(rk) > 8 * len(lk):
+        rj, li = _sorted_side(rk, lk)
+        order = np.lexsort((rj, li))
+        return li[order], rj[order]
+    return _sorted_side(lk, rk)
+
+
+def _sorted_side(lk: Ids, rk: Ids) -> tuple[Ids, Ids]:
+    """Index pairs (i, j) with lk[i] == rk[j], grouped by i, j ascending, ``rk`` sorted."""
     order = np.argsort(rk, kind="stable")
     ranked = rk[order]
     lo = np.searchsorted(ranked, lk, side="left")
