@@ -49,19 +49,23 @@ def test_kept_matches_equal_matching_anew(
 ) -> None:
     window = WindowState(WindowOperator(ds.Sliding(5, 1, 0)))
     kept = LeafMatches(PLAN, (0, 1))  # type: ignore[arg-type]
+    seen: set[Row] = set()
+    """Every row matched so far, keys alone: scopes that hit evicted elements' keys."""
     t = 0
     for i, (gap, elements) in enumerate(steps):
         t += gap + 1
         for triples in elements:
             window.insert(t, tuple(triples))
+            seen |= {(s, o, None) for s, o, _ in match(PLAN, t, tuple(triples))}
         window.advance(t)
         if i == at:  # a restored window is another object: the kept matches start afresh
             window = WindowState.from_rows(window.operator, window.rows())
         kept.follow(window, None, match)
         before = t - back
-        for exact in (None, t, t - 1):
-            got: set[EventMapping] = kept.select(before, scope, exact)
-            assert got == anew(window, before, scope, exact)
+        for mu in (scope, *seen):
+            for exact in (None, t, t - 1):
+                got: set[EventMapping] = kept.select(before, mu, exact)
+                assert got == anew(window, before, mu, exact)
 
 
 def test_an_evicted_element_leaves_its_index_entry():

@@ -43,11 +43,7 @@ class LeafMatches:
         """Catch up with the window: drop what it evicted, match what it admitted."""
         if window is self.window and window.version == self.version:
             return
-        if window is not self.window:
-            self.elements.clear()
-            self.index.clear()
-            self.window = window
-        self.version = window.version
+        self.window, self.version = window, window.version
         shown, kept = window.elements, self.elements
         while kept and (not shown or kept[0][0] is not shown[0]):
             self._drop()
