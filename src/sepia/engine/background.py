@@ -87,7 +87,10 @@ class Background:
         return tuple(g for g in [*self.graphs, *self.varying] if g is not None)
 
     def state(self, t: int) -> tuple[int, ...]:
-        """Which version of each time-varying graph holds at t (equal states: same data)."""
+        """Which version of each time-varying graph holds at t (equal states: same data).
+        Asked per event matched: without time-varying graphs it is () at once."""
+        if not self.varying:
+            return ()
         return tuple(g.version_at(t) for g in self.varying.values())
 
     def version(self, name: GraphName, t: int) -> int | None:

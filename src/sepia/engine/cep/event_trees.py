@@ -52,6 +52,7 @@ from sepia.rdf.time import TimeKind
 
 if TYPE_CHECKING:
     from sepia.engine.cep.consumption import Consumption, Notes
+    from sepia.engine.cep.leaves import Leaves
     from sepia.engine.cep.occurrences import OccurrenceHistory
 
 Condition = ExpressionEvaluator
@@ -157,6 +158,8 @@ class Inputs:
     """The start of each element the windows show (interval-stamped elements)."""
     consumption: Consumption | None = None
     """CHRONOLOGICAL / RECENT: mappings are derivations, consuming SEQs serve them."""
+    leaves: Leaves | None = None
+    """Each basic event pattern's matches kept between instants (else matched anew)."""
 
 
 def interval_filter(
@@ -225,6 +228,9 @@ def evaluate_tree(
     match tree:
         case EventLeaf(window, plan):
             starts = None if inputs.starts is None else inputs.starts.get(window)
+            if inputs.consumption is None and inputs.leaves is not None:
+                kept = inputs.leaves.of(tree, plan, inputs.windows[window], starts, inputs.match)
+                return kept.select(scope.before, scope.mu, exact)
             shown = _shown(inputs.windows[window], starts, scope.before, exact)
             if inputs.consumption is not None:
                 return inputs.consumption.events(window, plan, shown, inputs.match, scope)

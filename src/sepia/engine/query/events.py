@@ -25,6 +25,7 @@ from sepia.engine.cep.event_trees import (
     grows,
     interval_filter,
 )
+from sepia.engine.cep.leaves import Leaves
 from sepia.engine.cep.occurrences import OccurrenceHistory
 from sepia.engine.plan.physical import EventPlan, MatchesPlan
 from sepia.engine.query.kind import QueryKind
@@ -54,6 +55,10 @@ class TreeQuery(QueryKind):
         windows = host.physical.windows
         self.streams = {stream for stream, _ in windows.values()}
         self.by_window = {n: stream for n, (stream, _) in windows.items()}
+        slots = host.physical.slots
+        hidden = frozenset(i for i, n in enumerate(slots.names) if not slots.visible(n))
+        self.leaves = Leaves(hidden)
+        """Each basic event pattern's matches over its window (a cache, not state)."""
 
     def inputs(self, t: int, kind: TimeKind) -> Inputs:
         """What an event pattern reads at t (filters see times of ``kind``)."""
@@ -61,7 +66,7 @@ class TreeQuery(QueryKind):
         keep = interval_filter(host.physical.slots, host.dictionary, kind)
         return Inputs(
             t, host.windows, host.event_rows, self.occurrences, keep, self.starts,
-            self.consumption,
+            self.consumption, self.leaves,
         )
 
     def stamped(self, found: set[EventMapping], number: int) -> list[Row]:

@@ -1,0 +1,127 @@
+"""Each basic event pattern's matches over the elements its window shows, kept from one
+instant to the next (a cache of the windows' contents, not state).
+
+An unrestricted SEQ asks its left operand, for every right partner ending at t, for the
+events that end before the partner starts and are compatible with it (RSEP-QL Eq. 7):
+matching every element the window shows again for each partner costs the window's size per
+partner. Here each element is matched once, when first read, its mappings kept in window
+order and hashed on the slots every mapping of the pattern binds, so a partner reads only
+the mappings that agree with it there. A window only drops elements from its front and
+appends at its back, so what is kept is a prefix of the window's deque, each entry holding
+its element's tuple (compared by identity: a new window, restored, starts afresh).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from sepia.engine.cep.epsparql import Matcher
+from sepia.engine.cep.intervals import EventMapping
+from sepia.engine.r2r import operators as po
+from sepia.engine.rows import Row, compatible
+from sepia.engine.s2r.windows import WindowState
+
+
+class LeafMatches:
+    """The mappings (row, start, end) of one pattern over each element of one window."""
+
+    __slots__ = ("elements", "index", "keys", "plan", "version", "window")
+
+    def __init__(self, plan: po.PhysicalPlan, keys: tuple[int, ...]) -> None:
+        self.plan = plan
+        self.keys = keys
+        """Slots every mapping binds: the index's key (none: no index)."""
+        self.window: WindowState | None = None
+        self.version = -1
+        self.elements: deque[tuple[tuple, list[EventMapping]]] = deque()
+        """(the window's element, its mappings), in window order."""
+        self.index: dict[tuple, deque[EventMapping]] = {}
+        """The mappings by their values at ``keys``, each deque in window order."""
+
+    def follow(self, window: WindowState, starts: deque | None, match: Matcher) -> None:
+        """Catch up with the window: drop what it evicted, match what it admitted."""
+        if window is self.window and window.version == self.version:
+            return
+        self.window, self.version = window, window.version
+        shown, kept = window.elements, self.elements
+        while kept and (not shown or kept[0][0] is not shown[0]):
+            self._drop()
+        for i in range(len(kept), len(shown)):
+            element = shown[i]
+            time, triples = element
+            start = time if starts is None else starts[i]
+            mappings: list[EventMapping] = [
+                (row, start, time) for row in match(self.plan, time, triples)
+            ]
+            kept.append((element, mappings))
+            if self.keys:
+                for m in mappings:
+                    self.index.setdefault(self._key(m[0]), deque()).append(m)
+
+    def _drop(self) -> None:
+        """The oldest element leaves: its mappings are the first of their index entries."""
+        _, mappings = self.elements.popleft()
+        if not self.keys:
+            return
+        for m in mappings:
+            key = self._key(m[0])
+            entry = self.index[key]
+            entry.popleft()
+            if not entry:
+                del self.index[key]
+
+    def _key(self, row: Row) -> tuple:
+        return tuple([row[k] for k in self.keys])
+
+    def select(self, before: int, mu: Row | None, exact: int | None) -> set[EventMapping]:
+        """The mappings ending by ``before`` (at ``exact``, when given) compatible with
+        ``mu``, as ``event_trees._shown`` reads the window."""
+        if exact is not None:
+            return self._ending(exact, before, mu)
+        candidates = self._candidates(mu)
+        if mu is None:
+            return {m for m in candidates if m[2] <= before}
+        return {m for m in candidates if m[2] <= before and compatible(m[0], mu)}
+
+    def _ending(self, exact: int, before: int, mu: Row | None) -> set[EventMapping]:
+        """Read from the newest back: an arrival's own elements are at the window's end."""
+        found: set[EventMapping] = set()
+        if exact > before:
+            return found
+        for element, mappings in reversed(self.elements):
+            time = element[0]
+            if time < exact:
+                break
+            if time == exact:
+                found.update(m for m in mappings if mu is None or compatible(m[0], mu))
+        return found
+
+    def _candidates(self, mu: Row | None) -> Iterable[EventMapping]:
+        """The mappings that can be compatible with ``mu``: its index entry when it binds
+        every key slot, else all."""
+        keys = self.keys
+        if mu is not None and keys and all(mu[k] is not None for k in keys):
+            return self.index.get(self._key(mu), ())
+        return (m for _, mappings in self.elements for m in mappings)
+
+
+class Leaves:
+    """The kept matches of every basic event pattern of one query, by leaf."""
+
+    def __init__(self, hidden: frozenset[int]) -> None:
+        self.hidden = hidden
+        """Slots ``event_rows`` unbinds: never index keys."""
+        self.kept: dict[int, tuple[object, LeafMatches]] = {}
+
+    def of(
+        self, leaf: object, plan: po.PhysicalPlan, window: WindowState, starts: deque | None,
+        match: Matcher,
+    ) -> LeafMatches:
+        """``leaf``'s matches (``plan`` over ``window``), caught up with the window."""
+        found = self.kept.get(id(leaf))
+        if found is None or found[0] is not leaf:
+            keys = tuple(sorted(po.certain(plan) - self.hidden))
+            found = self.kept[id(leaf)] = (leaf, LeafMatches(plan, keys))
+        found[1].follow(window, starts, match)
+        return found[1]

@@ -1,0 +1,85 @@
+"""A basic event pattern's kept matches read as matching the window's elements anew would:
+through insertions, evictions and a restored window, for every scope a SEQ asks."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sepia.algebra import dataset as ds
+from sepia.engine.cep.intervals import EventMapping
+from sepia.engine.cep.leaves import LeafMatches
+from sepia.engine.rows import Row, compatible
+from sepia.engine.s2r.windows import WindowOperator, WindowState
+
+PLAN = None
+"""The fake matcher below reads no plan."""
+
+
+def match(_plan: object, _time: int, triples: tuple) -> list[Row]:
+    """``?x :p ?y OPTIONAL {?y :q ?z}`` in miniature: (s, o, o2) per triple with p 1, the
+    third slot bound only when the element also has (o, 2, o2)."""
+    rows = []
+    for s, p, o in triples:
+        if p == 1:
+            rows += [(s, o, z) for y, q, z in triples if y == o and q == 2] or [(s, o, None)]
+    return rows
+
+
+def anew(window: WindowState, before: int, mu: Row | None, exact: int | None) -> set:
+    """What the leaf gives when every element is matched again (starts = ends)."""
+    return {
+        (row, time, time)
+        for time, triples in window.elements
+        if time <= before and (exact is None or time == exact)
+        for row in match(PLAN, time, triples)
+        if mu is None or compatible(row, mu)
+    }
+
+
+triple = st.tuples(st.integers(0, 3), st.integers(1, 2), st.integers(0, 3))
+step = st.tuples(st.integers(0, 3), st.lists(st.lists(triple, max_size=3), max_size=3))
+mu = st.none() | st.tuples(*[st.none() | st.integers(0, 3)] * 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, min_size=1, max_size=12), st.integers(0, 12), st.integers(-2, 3), mu)
+def test_kept_matches_equal_matching_anew(
+    steps: list, at: int, back: int, scope: Row | None
+) -> None:
+    window = WindowState(WindowOperator(ds.Sliding(5, 1, 0)))
+    kept = LeafMatches(PLAN, (0, 1))  # type: ignore[arg-type]
+    seen: set[Row] = set()
+    """Every row matched so far, keys alone: scopes that hit evicted elements' keys."""
+    t = 0
+    for i, (gap, elements) in enumerate(steps):
+        t += gap + 1
+        for triples in elements:
+            window.insert(t, tuple(triples))
+            seen |= {(s, o, None) for s, o, _ in match(PLAN, t, tuple(triples))}
+        window.advance(t)
+        if i == at:  # a restored window is another object: the kept matches start afresh
+            window = WindowState.from_rows(window.operator, window.rows())
+        kept.follow(window, None, match)
+        before = t - back
+        for mu in (scope, *seen):
+            for exact in (None, t, t - 1):
+                got: set[EventMapping] = kept.select(before, mu, exact)
+                assert got == anew(window, before, mu, exact)
+
+
+def test_an_evicted_element_leaves_its_index_entry():
+    """Two elements with the same key: the first leaves, the second is still found."""
+    window = WindowState(WindowOperator(ds.Sliding(2, 1, 0)))
+    kept = LeafMatches(PLAN, (0, 1))  # type: ignore[arg-type]
+    window.insert(1, ((7, 1, 8),))
+    window.insert(2, ((7, 1, 8),))
+    kept.follow(window, None, match)
+    assert kept.select(9, (7, 8, None), None) == {((7, 8, None), 1, 1), ((7, 8, None), 2, 2)}
+    window.advance(3)  # (1, 3]: the element at 1 leaves
+    kept.follow(window, None, match)
+    assert kept.select(9, (7, 8, None), None) == {((7, 8, None), 2, 2)}
+    window.advance(5)
+    kept.follow(window, None, match)
+    assert kept.select(9, (7, 8, None), None) == set()
+    assert kept.index == {}
