@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.comparisons import vector_filtered
+from sepia.engine.columnar.expressions import Columns
 from sepia.engine.columnar.groups import NumericIds
-from sepia.engine.columnar.sequences import PartitionedSequence
+from sepia.engine.columnar.sequences import PartitionedSequence, _PairInputs, _Sides
 from sepia.engine.columnar.tables import Table, filtered
+from sepia.engine.columnar.terms import TermKinds
 from sepia.engine.plan.planner import plan
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
@@ -392,5 +394,45 @@ def test_vector_comparisons_are_the_evaluators(picked, condition):
                for k, n in enumerate("abc")}
     table = Table(columns, len(picked))
     mine = vector_filtered(table, select.condition, slots, NumericIds(Terms(codec)))
+    theirs = filtered(table, select.condition)
+    assert mine.rows(len(slots.names)) == theirs.rows(len(slots.names)), condition
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(*[st.sampled_from(range(len(LITERALS)))] * 2), min_size=1,
+                max_size=6),
+       st.lists(st.tuples(*[st.sampled_from(range(len(LITERALS)))] * 2), min_size=1,
+                max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=20),
+       st.sampled_from(["?a > ?c", "?c < ?b && ?c > ?a", "?b <= ?a || ?c != ?b",
+                        "?c * 10 <= ?a", "?a >= ?d"]))
+def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition):
+    """A FILTER over (run, candidate) pairs, each slot's numbers read once per side and
+    gathered (?b bound on both sides: the runs' is read, ?d unbound), keeps the pairs the
+    evaluator keeps on the pairs' gathered rows."""
+    text = (f"PREFIX : <{EX}> SELECT * WHERE {{ ?a :p ?b . ?b :p ?c . ?x :q ?d "
+            f"FILTER({condition}) }}")
+    codec = Codec()
+    physical = plan(parse_query(text), codec, (), {})
+    select = physical.root
+    while not isinstance(select, po.Select):
+        select = select.inner
+    slots = physical.slots
+    ids = [codec.encode(t) for t in LITERALS]
+    a, b, c = (slots.index(n) for n in "abc")
+    runs = Table({a: np.array([ids[r[0]] for r in run_rows]),
+                  b: np.array([ids[r[1]] for r in run_rows])}, len(run_rows))
+    found = Table({b: np.array([ids[r[0]] for r in found_rows]),
+                   c: np.array([ids[r[1]] for r in found_rows])}, len(found_rows))
+    run = np.array([p[0] % runs.size for p in pairs], dtype=np.int64)
+    option = np.array([p[1] % found.size for p in pairs], dtype=np.int64)
+    table = Table({a: runs.columns[a][run], b: runs.columns[b][run],
+                   c: found.columns[c][option]}, len(pairs))
+    sides = _Sides(runs, found)
+
+    def inputs(pairs: Table, numbers: NumericIds, kinds: TermKinds) -> Columns:
+        return _PairInputs(pairs, numbers, kinds, sides, run, option)
+
+    mine = vector_filtered(table, select.condition, slots, NumericIds(Terms(codec)), inputs)
     theirs = filtered(table, select.condition)
     assert mine.rows(len(slots.names)) == theirs.rows(len(slots.names)), condition

@@ -14,6 +14,7 @@ per distinct input, so the answer is the evaluator's on every row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from sepia.engine.columnar.expressions import TRUE, UNSURE, Boolean, Columns, Context, compiled
 from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.tables import Table, distinct_inputs
+from sepia.engine.columnar.terms import TermKinds
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.rows import Slots
 
@@ -31,17 +33,19 @@ _COMPILED: WeakKeyDictionary[ExpressionEvaluator, tuple[Boolean | None, Context]
 
 
 def vector_filtered(
-    table: Table, condition: ExpressionEvaluator, slots: Slots, numbers: NumericIds
+    table: Table, condition: ExpressionEvaluator, slots: Slots, numbers: NumericIds,
+    inputs: Callable[[Table, NumericIds, TermKinds], Columns] = Columns,
 ) -> Table:
     """FILTER ``condition`` over the table: decided on columns where exact (see the
-    module docstring), by the evaluator once per distinct input elsewhere."""
+    module docstring), by the evaluator once per distinct input elsewhere. ``inputs``
+    reads the table's numbers (a caller that knows them cheaper gives its own)."""
     if condition not in _COMPILED:
         context = Context(condition)
         _COMPILED[condition] = compiled(condition.expression, slots, context), context
     decide, context = _COMPILED[condition]
     if decide is None or not table.size:
         return _by_evaluator(table, condition, np.ones(table.size, dtype=bool))
-    answers = decide(Columns(table, numbers, context.kinds))
+    answers = decide(inputs(table, numbers, context.kinds))
     return _by_evaluator(table, condition, answers == UNSURE, answers == TRUE)
 
 

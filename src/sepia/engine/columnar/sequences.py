@@ -46,7 +46,7 @@ aggregates), no ``--max-runs``, no RDFS entailment. The rest runs on the row eng
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Literal
 
@@ -58,6 +58,7 @@ from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.comparisons import vector_filtered
+from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.partitions import (
     ELEMENT,
@@ -81,6 +82,7 @@ from sepia.engine.columnar.tables import (
     unique_rows,
 )
 from sepia.engine.columnar.tables import distinct as distinct_ids
+from sepia.engine.columnar.terms import TermKinds
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
@@ -712,6 +714,7 @@ class PartitionedSequence:
         stop = np.searchsorted(keys, self._keys(runs), side="right")
         shared = [k for k in runs.columns.keys() & found.columns.keys()
                   if k >= 0 and k != self.slot]
+        sides = _Sides(runs, found)
         pending = np.arange(runs.size)
         took = np.zeros(runs.size, dtype=bool)
         taken: list[Table] = []
@@ -732,7 +735,7 @@ class PartitionedSequence:
             compatible = np.ones(len(run), dtype=bool)
             for slot in shared:
                 compatible &= runs.columns[slot][run] == found.columns[slot][option]
-            run, option = self._decided(runs, found, run[compatible], option[compatible], check)
+            run, option = self._decided(sides, run[compatible], option[compatible], check)
             time = found.columns[TIME][option]
             earliest = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(earliest, run, time)
@@ -750,15 +753,16 @@ class PartitionedSequence:
     ) -> tuple[Ids, Ids]:
         """The (run, candidate) pairs that join (the runs carry the ``TIME`` they are
         asked at) and ``_decided`` keeps: row indices, grouped by run."""
-        return self._decided(runs, found, *join_pairs(runs, found), check)
+        return self._decided(_Sides(runs, found), *join_pairs(runs, found), check)
 
     def _decided(
-        self, runs: Table, found: Table, run: Ids, option: Ids,
-        check: ExpressionEvaluator | None,
+        self, sides: _Sides, run: Ids, option: Ids, check: ExpressionEvaluator | None,
     ) -> tuple[Ids, Ids]:
         """The (run, candidate) pairs WITHIN admits and the state's FILTERs over earlier
         elements keep. The FILTERs read a table of their own slots only: building whole
-        joined rows for all the pairs cost more than deciding them."""
+        joined rows for all the pairs cost more than deciding them; and each slot's
+        numbers are found once per row of its side, not per pair (``_PairInputs``)."""
+        runs, found = sides.runs, sides.found
         if self.within is not None:
             keep = _admits(self.within, runs.columns[START][run], found.columns[TIME][option])
             run, option = run[keep], option[keep]
@@ -767,7 +771,12 @@ class PartitionedSequence:
         read = {slot: runs.columns[slot][run] for slot in check.positions if slot in runs.columns}
         read.update({slot: found.columns[slot][option] for slot in check.positions
                      if slot in found.columns and slot not in read})
-        kept = self._filtered(Table({**read, RUN: np.arange(len(run))}, len(run)), check)
+        table = Table({**read, RUN: np.arange(len(run))}, len(run))
+
+        def inputs(pairs: Table, numbers: NumericIds, kinds: TermKinds) -> Columns:
+            return _PairInputs(pairs, numbers, kinds, sides, run, option)
+
+        kept = vector_filtered(table, check, self.host.physical.slots, self.numbers, inputs)
         return run[kept.columns[RUN]], option[kept.columns[RUN]]
 
     def _keys(self, runs: Table) -> Ids:
@@ -811,10 +820,9 @@ class PartitionedSequence:
         starts, ends = done.columns[START], done.columns[LAST]
         order = np.arange(done.size) if self.slot is None else _released(
             ends, starts if interval else None, names, [c for _, c in named], terms)
-        variables = [n for n, _ in named]
-        values = [[terms[i] for i in c[order].tolist()] for _, c in named]
-        solutions = [Solution(zip(variables, row, strict=True))
-                     for row in zip(*values, strict=True)] if named else [Solution()] * len(order)
+        bindings = [_bindings(variable, c[order], terms) for variable, c in named]
+        solutions = (list(map(Solution, zip(*bindings, strict=True))) if named
+                     else [Solution()] * len(order))
         starts, ends = starts[order].tolist(), ends[order].tolist()
         matches = [None] * len(order) if names is None else [names[k] for k in order.tolist()]
         op: Literal["+"] = "+"
@@ -882,11 +890,67 @@ class PartitionedSequence:
         self.labels = Labels.of_rows(snapshot.get("labels", []))
 
 
+@dataclass(slots=True)
+class _Sides:
+    """The runs and candidates a state pairs, with each side's numbers of a slot found
+    once (by ``Columns``, so exactly as per pair) for all the pairs asked of them."""
+
+    runs: Table
+    found: Table
+    known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
+
+    def numbers(self, slot: int, numbers: NumericIds) -> tuple[Numbers, bool] | None:
+        """A slot's numbers per row of the side it is read from (the runs' where both
+        bind it, as ``_decided`` reads it), and whether that side is the runs'; None
+        where neither binds it."""
+        if slot not in self.known:
+            side = self.runs if slot in self.runs.columns else self.found
+            if slot not in side.columns:
+                return None
+            column = side.columns[slot]
+            self.known[slot] = (Columns(Table({slot: column}, len(column)), numbers)
+                                .column(slot), side is self.runs)
+        return self.known[slot]
+
+
+class _PairInputs(Columns):
+    """A FILTER's inputs over (run, candidate) pairs: a slot's numbers gathered from its
+    side's (``_Sides``), not found again per pair (a sort of each pair column cost
+    most of a ``;`` state's step: W4's head and shoulders asks 37M pairs)."""
+
+    def __init__(
+        self, table: Table, numbers: NumericIds, kinds: TermKinds, sides: _Sides, run: Ids,
+        option: Ids,
+    ) -> None:
+        super().__init__(table, numbers, kinds)
+        self.sides, self.run, self.option = sides, run, option
+
+    def column(self, slot: int) -> Numbers:
+        if slot not in self._found:
+            known = self.sides.numbers(slot, self.numbers)
+            if known is None:
+                return super().column(slot)
+            side, of_runs = known
+            at = self.run if of_runs else self.option
+            self._found[slot] = Numbers(side.state[at], side.digits[at], side.mantissa[at])
+        return self._found[slot]
+
+
 def _table(mappings: list) -> Table:
     """Rows of width slots (None where unbound) as a table of their bound slots."""
     bound = [i for i, v in enumerate(mappings[0]) if v is not None] if mappings else []
     return Table({i: np.array([m[i] for m in mappings], dtype=np.int64) for i in bound},
                  len(mappings))
+
+
+def _bindings(variable: str, column: Ids, terms: dict[int, Term]) -> list[tuple[str, Term]]:
+    """A column's (variable, term) pairs, one tuple per distinct id shared by its rows
+    (a Kleene match's rows repeat its earlier elements' values): a gather, not a tuple
+    built per row."""
+    ids, inverse = np.unique(column, return_inverse=True)
+    pairs = np.fromiter(((variable, terms[i]) for i in ids.tolist()), dtype=object,
+                        count=len(ids))
+    return pairs[inverse.reshape(-1)].tolist()
 
 
 def _concat(tables: list[Table]) -> Table:
