@@ -48,6 +48,10 @@ STAND_INS = "urn:sepia:stand-ins"
 its triples column lists their (time, file, seq, graph) as JSON."""
 CLOCK_GRAPH = "urn:sepia:clock"
 """The element of a clock row, which only moves a live source's watermark (sources.idle)."""
+MARK_GRAPH = "urn:sepia:stream-mark"
+"""The graph of a *mark* row: no element, only a stream's latest element time in a chunk
+(its end), which the route stage sends every bucket of a unit on a live run so each can
+step at the horizon its batch proves (`host.EngineHost._horizon`)."""
 
 
 class IngestError(ValueError):
@@ -111,20 +115,29 @@ def pack_stand_ins(stand_ins: Sequence[ElementRow]) -> ElementRow:
             json.dumps(times))  # fmt: skip
 
 
-def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str]]:
-    """A key's rows of a batch as element rows (packed stand-ins expanded), and the streams
-    whose end-of-input marker came with them."""
+def mark_row(stream: str, end: int, kind: str) -> ElementRow:
+    """The row telling a key that `stream` has an element ending at `end` (`MARK_GRAPH`)."""
+    return (stream, "", 0, MARK_GRAPH, end, end, kind, "")
+
+
+def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str], dict[str, int]]:
+    """A key's rows of a batch as element rows (packed stand-ins expanded), the streams
+    whose end-of-input marker came with them, and each stream's latest end its mark rows
+    tell."""
     elements: list[ElementRow] = []
     ended: set[str] = set()
+    marks: dict[str, int] = {}
     for row in rows:
         if row[GRAPH] == END_GRAPH:
             ended.add(row[0])
+        elif row[GRAPH] == MARK_GRAPH:
+            marks[row[0]] = max(marks.get(row[0], row[END]), row[END])
         elif row[GRAPH] == STAND_INS:
             elements += [(row[0], file, seq, graph, t, t, row[6], "")
                          for t, file, seq, graph in json.loads(row[7])]  # fmt: skip
         else:
             elements.append(row)
-    return elements, ended
+    return elements, ended, marks
 
 
 TERM_SEPARATOR = "\x1f"

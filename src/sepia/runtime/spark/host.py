@@ -198,6 +198,17 @@ def unpacked(stored: Iterable[tuple]) -> list[tuple]:
     return [tuple(row) for (text,) in stored for row in json.loads(text)]
 
 
+def batch_ends(elements: Iterable[ElementRow], marks: Mapping[str, int]) -> dict[str, int]:
+    """Each stream's latest element time a key's batch tells: its elements' (stand-ins
+    too) and its mark rows' (`elements.unpack`)."""
+    from sepia.runtime.spark.elements import END
+
+    latest = dict(marks)
+    for row in elements:
+        latest[row[0]] = max(latest.get(row[0], row[END]), row[END])
+    return latest
+
+
 class StoredTables(Mapping[str, list[tuple]]):
     """A key's state tables in Spark's state store, each read when first looked up (a map
     table as (key, *value) rows, a list table unpacked)."""
@@ -244,12 +255,13 @@ class EngineHost(StatefulProcessor):
     ) -> Iterator[pd.DataFrame]:
         from sepia.runtime.spark.elements import ELEMENT_FIELDS, unpack
 
-        elements, ended = unpack(
+        elements, ended, marks = unpack(
             row
             for frame in rows
             for row in frame[list(ELEMENT_FIELDS)].itertuples(index=False, name=None)
         )
-        yield from self._step(key, elements, timerValues, self._ends(int(key[0]), ended))
+        ends = self._ends(int(key[0]), ended)
+        yield from self._step(key, elements, timerValues, ends, batch_ends(elements, marks))
 
     def handleExpiredTimer(
         self, key: tuple, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
@@ -264,14 +276,21 @@ class EngineHost(StatefulProcessor):
         return bool(ended) and bool(reads) and ended.issuperset(reads)
 
     def _step(
-        self, key: tuple, elements: list[ElementRow], timer_values: TimerValues, ends: bool = False
+        self,
+        key: tuple,
+        elements: list[ElementRow],
+        timer_values: TimerValues,
+        ends: bool = False,
+        latest: Mapping[str, int] | None = None,
     ) -> Iterator[pd.DataFrame]:
+        """One step of a key's engine. `latest`: each stream's latest element time the
+        batch tells the key (its elements' and its mark rows'), none on a timer."""
         unit, partition = int(key[0]), key[1]
         watermark = timer_values.getCurrentWatermarkInMs()
         final = ends or watermark > FLUSH_TIMER
         horizon = watermark - 1
-        if self.spec.stream_horizon is not None and partition is None:
-            horizon = self._horizon(unit, elements, horizon, final)
+        if self.spec.stream_horizon is not None and self._told_every_time(unit, partition):
+            horizon = self._horizon(unit, latest or {}, horizon, final)
         engine = self._engine(unit)
         tables = {name: self.tables[name] for name in [*engine.tables, *engine.maps]}
         step = engine.step(partition, StoredTables(tables), elements, horizon, final)
@@ -291,29 +310,37 @@ class EngineHost(StatefulProcessor):
             ),
         )
 
-    def _horizon(self, unit: int, elements: list[ElementRow], horizon: int, final: bool) -> int:
-        """The horizon of a unit on one key, which gets every element of its streams: each
-        stream's latest element time (kept in `STREAM_ENDS`) minus the allowed lateness,
-        the least of them, less one; at least the watermark's `horizon`.
+    def _told_every_time(self, unit: int, partition: str | None) -> bool:
+        """Whether the key learns every element time of its unit's streams: the one key of
+        a unit (it gets every element), or a bucket of one on the incremental engine (the
+        route stage's mark rows tell it what its own elements do not: job.py, Marks); not
+        the reference adapter's value keys, which no mark reaches."""
+        return partition is None or self.spec.unit_engines[unit] == "incremental"
+
+    def _horizon(self, unit: int, batch: Mapping[str, int], horizon: int, final: bool) -> int:
+        """The horizon of a key told every element time of its unit's streams
+        (`_told_every_time`): each stream's latest element time (`batch`: this batch's,
+        kept in `STREAM_ENDS`) minus the allowed lateness, the least of them, less one; at
+        least the watermark's `horizon`.
 
         Spark's watermark is the least such bound over the run's streams, computed at the
         end of a batch and given to the next one, so a key stepping at it emits a result
-        one batch after the element that decided it. Here the batch's own elements move
-        the horizon: a unit reading every stream steps where the next batch would (and
-        drops late elements as it would), a batch sooner; a unit reading fewer is not held
-        back by the others' (an element later than the allowed lateness on its own stream
-        may then be dropped, which the lateness contract allows). A quiet source's clock
-        rows reach no key: they move Spark's watermark only.
+        one batch after the element that decided it. Here the batch's own element times
+        move the horizon: a unit reading every stream steps where the next batch would
+        (and drops late elements as it would), a batch sooner; a unit reading fewer is not
+        held back by the others' (an element later than the allowed lateness on its own
+        stream may then be dropped, which the lateness contract allows). Every key of a
+        unit is told the same times, so its buckets step to one horizon, the one its single
+        key would. A quiet source's clock rows reach no key: they move Spark's watermark
+        only.
         """
-        from sepia.runtime.spark.elements import END
-
         if final:
             self.stream_ends.clear()
             return horizon
         stored = {key[0]: value[0] for key, value in self.stream_ends.iterator()}
         latest = dict(stored)
-        for row in elements:
-            latest[row[0]] = max(latest.get(row[0], row[END]), row[END])
+        for stream, end in batch.items():
+            latest[stream] = max(latest.get(stream, end), end)
         for stream, end in latest.items():
             if stored.get(stream) != end:
                 self.stream_ends.updateValue((stream,), (end,))

@@ -25,6 +25,15 @@ holds) is spread over the same bucket keys by its triples: each triple goes to t
 of the values it binds, every other bucket gets a stand-in for the instant, and each
 bucket's engine keeps the groups of its own values.
 
+Marks. On a live run (`JobSpec.stream_horizon`) a key steps at the horizon its batch's own
+element times prove, not at Spark's watermark (which comes a batch later:
+`host.EngineHost._horizon`). A unit's one key gets every element of its streams; a bucket
+gets those of its values and its stand-ins, so for each chunk the route stage also sends
+every bucket of each unit a *mark row* per stream the unit reads: the stream's latest
+element time in the chunk, no triples. A batch's buckets are then told the times its one
+key would see, and step where it would. (The reference adapter's value keys are not known
+up front: they step at the watermark.)
+
 End of input. Spark's watermark only moves with data, so a finite input would leave its last
 results waiting forever. Each file-bound stream therefore reads a second, Sepia-owned folder
 next to its data; when the input is known to be complete, a marker element stamped
@@ -65,6 +74,7 @@ from sepia.runtime.spark.elements import (
     ElementRow,
     element_rows,
     end_row,
+    mark_row,
     pack_stand_ins,
     to_element,
 )
@@ -162,10 +172,27 @@ def _chunk_rows(spec: JobSpec, chunk: list[Read]) -> Iterator[tuple]:
     data = [(row, element) for row, element in chunk if row[3] not in (END_GRAPH, CLOCK_GRAPH)]
     if data:
         yield from routed_rows(spec, [row for row, _ in data], [e for _, e in data])
+        if spec.stream_horizon is not None:
+            yield from mark_rows(spec, [row for row, _ in data])
     for row in ends:
         for n, unit in enumerate(spec.units):
             if unit.reads(row[0]):
                 yield from ((n, key, end_row(row[0], row[6])) for key in _keys(spec, n))
+
+
+def mark_rows(spec: JobSpec, chunk: Sequence[ElementRow]) -> Iterator[tuple]:
+    """(unit, key, mark row) for each stream of the chunk and every bucket of each unit
+    spread over buckets that reads it: the stream's latest element time in the chunk (see
+    Marks above)."""
+    latest: dict[str, ElementRow] = {}
+    for row in chunk:
+        if row[0] not in latest or row[END] > latest[row[0]][END]:
+            latest[row[0]] = row
+    for n, unit in enumerate(spec.units):
+        keys = [key for key in _keys(spec, n) if key is not None]
+        for stream, row in latest.items():
+            if unit.reads(stream):
+                yield from ((n, key, mark_row(stream, row[END], row[6])) for key in keys)
 
 
 def ends_by_marker(spec: JobSpec) -> bool:
