@@ -188,8 +188,9 @@ class ColumnarQuery(ContinuousQuery):
         self.delta = None  # the whole answer is recomputed: a vector join is cheap
         self._background: dict[tuple, Triples] = {}
         self._width = len(self.physical.slots.names)
-        self._numbers: NumericIds | None = None
-        """The numeric values of the terms GROUP BY's aggregates read (a cache)."""
+        self._numbers = NumericIds(Terms(self.dictionary))
+        """The numeric values of the terms FILTERs and aggregates read (a cache), made
+        with the query: making it loads polars, a delay at the first evaluation else."""
 
     def predicates(self) -> frozenset[str] | None:
         """The predicate IRIs the plan's scans read; None when one reads a variable."""
@@ -368,11 +369,11 @@ class ColumnarQuery(ContinuousQuery):
                 return _distinct(self._run(inner))
             case po.Select(inner, condition):
                 table = self._run(inner)
-                return vector_filtered(table, condition, self.physical.slots, self._numeric())
+                return vector_filtered(table, condition, self.physical.slots, self._numbers)
             case po.Bind(inner, slot, value):
                 return self._bind(self._run(inner), slot, value)
             case GroupBy(inner=inner):
-                return group_by(self._run(inner), node, self._numeric())
+                return group_by(self._run(inner), node, self._numbers)
         raise AssertionError(f"{type(node).__name__} is not covered (see uncovered)")
 
     def _graph(self, ref: po.GraphRef) -> Triples:
@@ -386,11 +387,6 @@ class ColumnarQuery(ContinuousQuery):
             spo = np.array(triples, dtype=np.int64).reshape(-1, 3)
             found = self._background[key] = Triples(spo[:, 0], spo[:, 1], spo[:, 2])
         return found
-
-    def _numeric(self) -> NumericIds:
-        if self._numbers is None:
-            self._numbers = NumericIds(Terms(self.dictionary))
-        return self._numbers
 
     def _bind(self, table: Table, slot: int, value: ExpressionEvaluator) -> Table:
         """BIND: the evaluator asked once per distinct combination of the slots it reads
