@@ -19,6 +19,7 @@ from sepia.engine.query.partition import bucket_of
 from sepia.lang import parse_query
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.time import TimeKind
+from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import (
     ELEMENT_FIELDS,
     END,
@@ -197,13 +198,21 @@ def micro_batch(made: EngineHost, store: Store, rows: list[tuple], watermark: in
     return list(pd.concat(frames).sort_values(list(RESULT_ORDER))["line"])
 
 
-def run_batches(spec: JobSpec, batches: list[list[tuple]], marks: list[int]) -> list[list[str]]:
+def run_batches(
+    spec: JobSpec, batches: list[list[tuple]], marks: list[int], restored: bool = False
+) -> list[list[str]]:
     """The result lines of each micro-batch of a job over `batches`, each run at the
     watermark `marks` gives it (the least of the streams' latest times in the batches
-    before: lateness 0)."""
+    before: lateness 0). `restored`: every key restores its session from the state store
+    in every batch, as after a restart (the workers' live sessions dropped)."""
     made, store = EngineHost(spec), Store()
     made.init(store)  # type: ignore[arg-type]
-    return [micro_batch(made, store, rows, mark) for rows, mark in zip(batches, marks, strict=True)]
+    lines = []
+    for rows, mark in zip(batches, marks, strict=True):
+        if restored:
+            incremental_engine._LIVE.clear()
+        lines.append(micro_batch(made, store, rows, mark))
+    return lines
 
 
 def priced(stream: str, company: str, price: int, t: int) -> tuple:
@@ -211,14 +220,16 @@ def priced(stream: str, company: str, price: int, t: int) -> tuple:
     return (stream, "f", t, f"{EX}g{t}", t, t, "abstract", text)
 
 
+@pytest.mark.parametrize("restored", [False, True])
 @pytest.mark.parametrize("path", ["columnar", "rows"])
-def test_a_bucket_told_by_marks_emits_in_the_batch_that_decides(monkeypatch, path):
+def test_a_bucket_told_by_marks_emits_in_the_batch_that_decides(monkeypatch, path, restored):
     """Hand-worked, lateness 0, two buckets (c1 in bucket 0, c0 in bucket 1). Batch 1:
     X(c1, 1) at 1 on a, Y(c1, 2) at 2 on b; the bucket of c1 steps to min(1, 2) - 1 = 0,
     no match due. Batch 2: c0's X at 3 on a and Y at 4 on b reach c0's bucket only; c1's
     bucket gets mark rows (a at 3, b at 4), steps to min(3, 4) - 1 = 2, and emits c1's
     match at t 2 in this batch (at Spark's watermark, 1 in batch 2 and 3 in batch 3, it
-    would leave in batch 3). The end of input then flushes c0's match at t 4."""
+    would leave in batch 3). The end of input then flushes c0's match at t 4. Alike when
+    every batch restores the keys' sessions from the state store."""
     monkeypatch.setenv("SEPIA_ENGINE_PATH", path)
     query = parse_query(BUCKETED)
     assert [bucket_of(ox.NamedNode(EX + c), 2) for c in ("c0", "c1")] == [1, 0]
@@ -227,9 +238,9 @@ def test_a_bucket_told_by_marks_emits_in_the_batch_that_decides(monkeypatch, pat
     ends = [end_row(A, "abstract"), end_row(B, "abstract")]
     live = job_spec(units_of([("q", query)]), streams=(A, B), buckets=2, stream_horizon=0)
     at_watermark = replace(live, stream_horizon=None)
-    waited = run_batches(at_watermark, [first, second, [], ends], [0, 1, 3, 3])
+    waited = run_batches(at_watermark, [first, second, [], ends], [0, 1, 3, 3], restored)
     assert [[json.loads(line)["t"] for line in out] for out in waited] == [[], [], [2], [4]]
-    made = run_batches(live, [first, second, ends], [0, 1, 3])
+    made = run_batches(live, [first, second, ends], [0, 1, 3], restored)
     assert [[json.loads(line)["t"] for line in out] for out in made] == [[], [2], [4]]
     decided, flushed = made[1], made[2]
     assert json.loads(decided[0])["binding"] == {
@@ -257,3 +268,19 @@ def test_marks_tell_every_bucket_each_streams_latest_time_on_live_runs_only():
     assert all(row[3] != MARK_GRAPH for row in elements)
     one_key = job_spec(units_of([("q", parse_query(QUERY))]), streams=(A, B), stream_horizon=0)
     assert list(mark_rows(one_key, rows)) == []  # its one key gets every element
+
+
+def test_a_bucket_drops_an_element_at_or_before_the_horizon_its_marks_gave():
+    """After batch 2 c1's bucket stands at horizon 2 from its mark rows alone (a at 3, b at
+    4: it got no element in that batch), as the unit's one key would. Y(c1, 9) at 2 on b
+    comes in batch 3: late, dropped, so no second c1 match (1, 9) at 2; c0's (5, 6) is
+    flushed at the end."""
+    query = parse_query(BUCKETED)
+    live = job_spec(units_of([("q", query)]), streams=(A, B), buckets=2, stream_horizon=0)
+    first = [priced(A, "c1", 1, 1), priced(B, "c1", 2, 2)]
+    second = [priced(A, "c0", 5, 3), priced(B, "c0", 6, 4)]
+    late = [priced(B, "c1", 9, 2)]
+    ends = [end_row(A, "abstract"), end_row(B, "abstract")]
+    made = run_batches(live, [first, second, late, ends], [0, 1, 3, 3])
+    assert [[json.loads(line)["t"] for line in out] for out in made] == [[], [2], [], [4]]
+    assert json.loads(made[3][0])["binding"]["c"] == f"<{EX}c0>"
