@@ -216,17 +216,24 @@ class ColumnWindow:
 
     def rows(self) -> list[WindowRow]:
         """``WindowState.rows()``: (element number, time, s, p, o), Nones for an element
-        without triples, numbered from 0 at the oldest element shown."""
-        numbers, s, p, o = (c.tolist() for c in self._shown())
-        times = self._times[self.first :].tolist()
-        by_element: dict[int, list[EncodedTriple]] = {}
-        for n, *triple in zip(numbers, s, p, o, strict=True):
-            by_element.setdefault(n - self.first, []).append(tuple(triple))
-        return [
-            (number, time, *triple)
-            for number, time in enumerate(times)
-            for triple in (by_element.get(number) or ((None, None, None),))
-        ]
+        without triples, numbered from 0 at the oldest element shown. Made by ``zip`` over
+        whole columns (a live Spark step snapshots its windows at every batch)."""
+        numbers, s, p, o = self._shown()
+        times = self._times[self.first :]
+        at = numbers - self.first
+        rows: list[WindowRow] = list(zip(
+            at.tolist(), times[at].tolist(), s.tolist(), p.tolist(), o.tolist(), strict=True))
+        empty = np.setdiff1d(np.arange(len(times)), at)
+        if not len(empty):
+            return rows
+        out: list[WindowRow] = []
+        done = 0
+        for number, place in zip(empty.tolist(), np.searchsorted(at, empty).tolist(),
+                                 strict=True):
+            out += rows[done:place]
+            out.append((number, int(times[number]), None, None, None))
+            done = place
+        return out + rows[done:]
 
     @classmethod
     def from_rows(cls, operator: WindowOperator, rows: Iterable[WindowRow]) -> ColumnWindow:
