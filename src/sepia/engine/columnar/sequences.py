@@ -11,11 +11,13 @@ mapping's columns, the start and last times). A state then takes, for all runs a
   the key and the shared variables; the run ends there either way;
 - ``;`` (skip-till-next): the candidates of the first later instant of the partition that
   has any compatible one passing the state's FILTERs: the run joined with the partition's
-  later candidates, the earliest time kept per run.
+  later candidates, the earliest time kept per run; runs alike (partition, the values
+  the FILTERs and the join read, none of their instants here) are asked once.
 
 WITHIN is a vector comparison of start and time; the state's FILTERs over earlier
 elements' variables are vector comparisons where exact (``columnar.comparisons``), else
-run once per distinct input. Runs that no later
+run once per distinct input; over (run, candidate) pairs each slot's numbers are found
+once per run or candidate and gathered. Runs that no later
 instant can take are dropped; runs still waiting at the batch's end carry over to the next
 batch, so a batch cut between two contiguous events, or a run spanning batches, gives what
 one batch would. Runs and matches are sets, as in the row engine.
