@@ -436,3 +436,30 @@ def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition)
     mine = vector_filtered(table, select.condition, slots, NumericIds(Terms(codec)), inputs)
     theirs = filtered(table, select.condition)
     assert mine.rows(len(slots.names)) == theirs.rows(len(slots.names)), condition
+
+
+ALIKE = f"""PREFIX : <{EX}>
+SELECT ?y ?z WITHIN 10 FROM STREAM S1 :s1 PARTITION BY ?x
+WHERE {{ SEQ(A ; B)
+  DEFINE GPM A ON S1 {{ ?x :p ?y }}
+  DEFINE GPM B ON S1 {{ ?x :p ?z FILTER(?z > ?y) }} }}"""
+
+
+def test_runs_alike_take_their_instant_each_within_their_own_start():
+    """Prices 5, 5, 1, 9 at 1, 5, 8, 13. The runs from 1 and 5 (y = 5) wait alike past
+    8 (same partition and value, both before the batch's instants): 9 at 13 passes both
+    FILTERs but is 12 after 1, past WITHIN 10, and 8 after 5: only the run from 5
+    matches; the run from 8 (y = 1) takes 9 too. An element a batch, or two batches
+    cut after 5, as the reference."""
+    elements = [_element(n, t, ("a", "p", price))
+                for n, (t, price) in enumerate([(1, 5), (5, 5), (8, 1), (13, 9)])]
+    expected = [(13, (5, 13), {"y": _integer(5), "z": _integer(9)}),
+                (13, (8, 13), {"y": _integer(1), "z": _integer(9)})]
+    assert sorted(_pushed_one_by_one(ALIKE, elements), key=repr) == expected
+    session = _session(ALIKE)
+    got = [r for part in (elements[:2], elements[2:])
+           for r in session.push_columns(ColumnBatch.from_elements(part, session.dictionary))]
+    assert sorted((r.t, r.interval) for r in got + session.flush()) == [(13, (5, 13)),
+                                                                         (13, (8, 13))]
+    reference = evaluate(parse_query(ALIKE), {S1: elements}, background(), name="q")
+    assert sorted((r.t, r.interval) for r in reference) == [(13, (5, 13)), (13, (8, 13))]

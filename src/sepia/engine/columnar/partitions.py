@@ -100,6 +100,8 @@ class EventMatches:
         self.graph = Triples(batch.s, batch.p, batch.o)
         self.element = batch.element
         self.times = batch.times
+        self.one_per_time = bool((batch.times[1:] != batch.times[:-1]).all())
+        """Whether no two elements share a time (the times are sorted)."""
         self._shapes: dict[tuple, Table] = {}
         self._plans: dict[int, Table] = {}
         self._shared: dict[tuple, Table] = {}
@@ -274,7 +276,8 @@ def candidates(
     """A state's candidates: its GPM's rows on the elements of its stream (``of_stream``:
     a mask over elements), each on an element routed to the partition it binds (any,
     ``slot`` None: no PARTITION BY), with the element's time (``TIME``) instead of the
-    element; each (time, row) once (the matches at one instant are a set)."""
+    element; each (time, row) once (the matches at one instant are a set: made distinct
+    where two elements share a time, the GPM's rows being each (element, row) once)."""
     table = matches.gpm(plan)
     if (slot is not None and slot not in table.columns) or not table.size:
         return Table({k: v[:0] for k, v in table.columns.items() if k != ELEMENT}
@@ -286,4 +289,5 @@ def candidates(
     kept = table.take(np.flatnonzero(keep))
     columns = {k: v for k, v in kept.columns.items() if k != ELEMENT}
     columns[TIME] = matches.times[kept.columns[ELEMENT]]
-    return distinct(Table(columns, kept.size))
+    table = Table(columns, kept.size)  # (element, row) once: (time, row) too, a time each
+    return table if matches.one_per_time else distinct(table)

@@ -11,11 +11,13 @@ mapping's columns, the start and last times). A state then takes, for all runs a
   the key and the shared variables; the run ends there either way;
 - ``;`` (skip-till-next): the candidates of the first later instant of the partition that
   has any compatible one passing the state's FILTERs: the run joined with the partition's
-  later candidates, the earliest time kept per run.
+  later candidates, the earliest time kept per run; runs alike (partition, the values
+  the FILTERs and the join read, none of their instants here) are asked once.
 
 WITHIN is a vector comparison of start and time; the state's FILTERs over earlier
 elements' variables are vector comparisons where exact (``columnar.comparisons``), else
-run once per distinct input. Runs that no later
+run once per distinct input; over (run, candidate) pairs each slot's numbers are found
+once per run or candidate and gathered. Runs that no later
 instant can take are dropped; runs still waiting at the batch's end carry over to the next
 batch, so a batch cut between two contiguous events, or a run spanning batches, gives what
 one batch would. Runs and matches are sets, as in the row engine.
@@ -123,6 +125,8 @@ times they took a candidate (the largest integer if none)."""
 
 NONE = np.iinfo(np.int64).min
 """No time: a partition's label when its last instant left no run."""
+NEVER = np.iinfo(np.int64).max
+"""No time: a run waiting in a ``;`` state that took no candidate (yet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -695,19 +699,69 @@ class PartitionedSequence:
         waited: list[Waited] | None = None,
     ) -> tuple[Table | None, Table]:
         """``;``: the options of the earliest later instant of the run's partition that
-        has any are taken, runs without any wait on. A run meets its partition's
-        candidate instants in rounds of doubling width (1, 2, 4 ... instants), their
-        candidates a block each of the candidates sorted by (key, time), and leaves at
-        the first round giving options: joining every run with all its later candidates
-        at once cost runs x candidates (W7: 77% of its run), and most runs take one of
-        the first few instants. Each run's wait, up to the time it took (``Waited``), is
-        added to ``waited``."""
-        until = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
+        has any are taken, runs without any wait on. Runs alike (``_alike``) are asked
+        once, as one: W4's head and shoulders had 1.7 runs per distinct one. Each run's
+        wait, up to the time it took (``Waited``), is added to ``waited``."""
+        until = np.full(runs.size, NEVER, dtype=np.int64)
         if waited is not None:
             waited.append((self._keys(runs), runs.columns[START], runs.columns[LAST], until))
         if not found.size:
             return None, runs
         found = found.take(np.lexsort((found.columns[TIME], self._keys(found))))
+        group, alike = self._alike(runs, found, check)
+        one, option, time = self._earliest(alike, found, check)
+        took = time[group] != NEVER
+        if self.within is not None:  # the latest start's options, cut at each run's
+            took[took] = _admits(self.within, runs.columns[START][took], time[group[took]])
+        until[took] = time[group[took]]
+        order = np.argsort(one, kind="stable")
+        one, option = one[order], option[order]
+        count = np.bincount(one, minlength=alike.size)
+        first = np.cumsum(count) - count
+        members = np.flatnonzero(took)
+        count = count[group[members]]
+        pairs = paired(runs, found, np.repeat(members, count),
+                       option[_ranges(first[group[members]], count)])
+        return (_moved(pairs, pairs) if pairs.size else None), runs.take(np.flatnonzero(~took))
+
+    def _alike(
+        self, runs: Table, found: Table, check: ExpressionEvaluator | None
+    ) -> tuple[Ids, Table]:
+        """Each run's group of runs alike, and one run of each: runs of one partition
+        whose last event is before all its candidates here (or the same), equal on the
+        slots the candidates join and the FILTERs read, take the same instant, or none,
+        but for WITHIN. A group is asked at its latest start: sliding, an earlier start
+        admits a prefix of its instants, so it takes that instant if admitted, else none
+        (its own start where tumbling)."""
+        if runs.size < 2:
+            return np.zeros(runs.size, dtype=np.int64), runs
+        read = set() if check is None else set(check.positions)
+        slots = sorted(k for k in runs.columns if k >= 0 and k != self.slot
+                       and (k in found.columns or k in read))
+        last = np.maximum(runs.columns[LAST], int(found.columns[TIME].min()) - 1)
+        columns = [self._keys(runs), last, *(runs.columns[k] for k in slots)]
+        if self.within is not None and self.within.tumbling:
+            columns.append(runs.columns[START])
+        *_, first, group = unique_rows(columns, index=True, inverse=True)
+        if len(first) == runs.size:
+            return np.arange(runs.size), runs
+        alike = runs.take(first)
+        if self.within is not None and not self.within.tumbling:
+            start = np.full(len(first), np.iinfo(np.int64).min, dtype=np.int64)
+            np.maximum.at(start, group, runs.columns[START])
+            alike.columns[START] = start
+        alike.columns[LAST] = last[first]
+        return group, alike
+
+    def _earliest(
+        self, runs: Table, found: Table, check: ExpressionEvaluator | None
+    ) -> tuple[Ids, Ids, Ids]:
+        """The (run, candidate) pairs of each run's earliest instant with options, and
+        each run's time then (``NEVER``: none); ``found`` sorted by (key, time). A run
+        meets its partition's candidate instants in rounds of doubling width (1, 2, 4 ...
+        instants), their candidates a block each, and leaves at the first round giving
+        options: joining every run with all its later candidates at once cost runs x
+        candidates (W7: 77% of its run), and most runs take one of the first few."""
         keys, times, bounds = unique_rows([self._keys(found), found.columns[TIME]], index=True)
         bounds = np.append(bounds, found.size)  # instant k's candidates: bounds[k:k + 2]
         start = _positions(keys, times, self._keys(runs), runs.columns[LAST], side="right")
@@ -716,8 +770,9 @@ class PartitionedSequence:
                   if k >= 0 and k != self.slot]
         sides = _Sides(runs, found)
         pending = np.arange(runs.size)
-        took = np.zeros(runs.size, dtype=bool)
-        taken: list[Table] = []
+        earliest = np.full(runs.size, NEVER, dtype=np.int64)
+        chosen_run: list[Ids] = []
+        chosen_option: list[Ids] = []
         offset, width = 0, 1
         while len(pending):
             first = start[pending] + offset
@@ -737,16 +792,15 @@ class PartitionedSequence:
                 compatible &= runs.columns[slot][run] == found.columns[slot][option]
             run, option = self._decided(sides, run[compatible], option[compatible], check)
             time = found.columns[TIME][option]
-            earliest = np.full(runs.size, np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(earliest, run, time)
-            np.minimum(until, earliest, out=until)
             chosen = np.flatnonzero(time == earliest[run])
-            pairs = paired(runs, found, run[chosen], option[chosen])
-            taken.append(_moved(pairs, pairs))
-            took[run] = True
-            pending = pending[~took[pending]]
+            chosen_run.append(run[chosen])
+            chosen_option.append(option[chosen])
+            pending = pending[earliest[pending] == NEVER]
             offset, width = offset + width, width * 2
-        return (_concat(taken) if taken else None), runs.take(np.flatnonzero(~took))
+        nothing = np.empty(0, dtype=np.int64)
+        return (np.concatenate([nothing, *chosen_run]), np.concatenate([nothing, *chosen_option]),
+                earliest)
 
     def _options(
         self, runs: Table, found: Table, check: ExpressionEvaluator | None
