@@ -10,12 +10,13 @@ it holds ends at t.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sepia.engine.cep.consumption import Consumption, Notes
 from sepia.engine.cep.epsparql import batches
 from sepia.engine.cep.event_trees import (
+    Condition,
     EventMapping,
     EventTree,
     Inputs,
@@ -38,6 +39,9 @@ from sepia.rdf.time import TimeKind
 if TYPE_CHECKING:
     from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 
+Keep = Callable[[Condition, list[EventMapping]], set[EventMapping]]
+"""A FILTER over event mappings (``interval_filter``)."""
+
 
 class TreeQuery(QueryKind):
     """What the event-tree kinds share: where each element the windows show starts, and
@@ -59,11 +63,15 @@ class TreeQuery(QueryKind):
         hidden = frozenset(i for i, n in enumerate(slots.names) if not slots.visible(n))
         self.leaves = Leaves(hidden)
         """Each basic event pattern's matches over its window (a cache, not state)."""
+        self.keeps: dict[TimeKind, Keep] = {}
+        """The interval FILTER of each time kind, made once (its stamps' cache with it)."""
 
     def inputs(self, t: int, kind: TimeKind) -> Inputs:
         """What an event pattern reads at t (filters see times of ``kind``)."""
         host = self.host
-        keep = interval_filter(host.physical.slots, host.dictionary, kind)
+        keep = self.keeps.get(kind)
+        if keep is None:
+            keep = self.keeps[kind] = interval_filter(host.physical.slots, host.dictionary, kind)
         return Inputs(
             t, host.windows, host.event_rows, self.occurrences, keep, self.starts,
             self.consumption, self.leaves,
