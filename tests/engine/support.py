@@ -11,13 +11,17 @@ from contextlib import contextmanager
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
+from sepia.engine.codec import Codec
+from sepia.engine.plan.planner import plan
+from sepia.engine.r2r import operators as po
+from sepia.engine.rows import Slots
 from sepia.lang import parse_query
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamSet
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
-from .generators import BACKGROUND, SCHEMA
+from .generators import BACKGROUND, EX, SCHEMA
 from .shares import judge
 
 
@@ -98,3 +102,17 @@ def assert_resumes(text: str | Query, data: dict, cut: int, *, renamed: bool = F
     got += [r for e in merged[cut:] for r in second.push(e)] + second.flush()
     same = canonical if renamed else Counter
     assert same(got) == same(expected), text
+
+
+def filter_plan(condition: str) -> tuple[Codec, po.Select, Slots]:
+    """A codec, the planned FILTER and the slots of ``?a :p ?b . ?b :p ?c . ?x :q ?d``
+    filtered by ``condition`` (?d is never bound with ?a ?b ?c): what the vector FILTER
+    tests compare with the evaluator on."""
+    text = (f"PREFIX : <{EX}> SELECT * WHERE {{ ?a :p ?b . ?b :p ?c . ?x :q ?d "
+            f"FILTER({condition}) }}")
+    codec = Codec()
+    physical = plan(parse_query(text), codec, (), {})
+    select = physical.root
+    while not isinstance(select, po.Select):
+        select = select.inner  # type: ignore[attr-defined]
+    return codec, select, physical.slots

@@ -15,7 +15,6 @@ import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns
@@ -23,10 +22,8 @@ from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.sequences import PartitionedSequence, _PairInputs, _Sides
 from sepia.engine.columnar.tables import Table, filtered
 from sepia.engine.columnar.terms import TermKinds
-from sepia.engine.plan.planner import plan
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
-from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.numbers import Terms
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement, StreamSet
@@ -45,7 +42,7 @@ from ..generators import (
     streams,
 )
 from ..shares import judge
-from ..support import assert_agrees, background, engine_path
+from ..support import assert_agrees, background, engine_path, filter_plan
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_INTEGER, XSD_DECIMAL, XSD_DOUBLE = (ox.NamedNode(XSD + t) for t in ("integer", "decimal",
@@ -381,14 +378,7 @@ non-canonical literal and an IRI (the evaluator's), equal values of different ty
                         "?a >= ?d", "?a + 1 > ?b"]))
 def test_vector_comparisons_are_the_evaluators(picked, condition):
     """A FILTER decided on columns keeps the rows the evaluator keeps (?d: unbound)."""
-    text = (f"PREFIX : <{EX}> SELECT * WHERE {{ ?a :p ?b . ?b :p ?c . ?x :q ?d "
-            f"FILTER({condition}) }}")
-    codec = Codec()
-    physical = plan(parse_query(text), codec, (), {})
-    select = physical.root
-    while not isinstance(select, po.Select):
-        select = select.inner
-    slots = physical.slots
+    codec, select, slots = filter_plan(condition)
     ids = [codec.encode(t) for t in LITERALS]
     columns = {slots.index(n): np.array([ids[row[k]] for row in picked], dtype=np.int64)
                for k, n in enumerate("abc")}
@@ -410,14 +400,7 @@ def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition)
     """A FILTER over (run, candidate) pairs, each slot's numbers read once per side and
     gathered (?b bound on both sides: the runs' is read, ?d unbound), keeps the pairs the
     evaluator keeps on the pairs' gathered rows."""
-    text = (f"PREFIX : <{EX}> SELECT * WHERE {{ ?a :p ?b . ?b :p ?c . ?x :q ?d "
-            f"FILTER({condition}) }}")
-    codec = Codec()
-    physical = plan(parse_query(text), codec, (), {})
-    select = physical.root
-    while not isinstance(select, po.Select):
-        select = select.inner
-    slots = physical.slots
+    codec, select, slots = filter_plan(condition)
     ids = [codec.encode(t) for t in LITERALS]
     a, b, c = (slots.index(n) for n in "abc")
     runs = Table({a: np.array([ids[r[0]] for r in run_rows]),

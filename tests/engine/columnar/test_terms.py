@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sepia.algebra import expression as ex
-from sepia.engine.codec import Codec
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import (
     ERROR,
@@ -46,13 +45,11 @@ from sepia.engine.columnar.terms import (
     STRING,
     kind_of,
 )
-from sepia.engine.plan.planner import plan
-from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.r2r.numbers import Terms
-from sepia.lang import parse_query
 
 from ..generators import EX
+from ..support import filter_plan
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -145,14 +142,7 @@ def boolean() -> st.SearchStrategy[tuple[str, bool]]:
 def _setting(condition: str, rows: list[tuple]) -> tuple:
     """The FILTER's evaluator, the slots, the table of ``rows`` (terms of ?a ?b ?c), the
     numbers of its ids and the compiled FILTER with its context."""
-    text = (f"PREFIX : <{EX}> SELECT * WHERE {{ ?a :p ?b . ?b :p ?c . ?x :q ?d "
-            f"FILTER({condition}) }}")
-    codec = Codec()
-    physical = plan(parse_query(text), codec, (), {})
-    select = physical.root
-    while not isinstance(select, po.Select):
-        select = select.inner
-    slots = physical.slots
+    codec, select, slots = filter_plan(condition)
     columns = {
         slots.index(n): np.array([NO_ID if r[k] is None else codec.encode(r[k]) for r in rows],
                                  dtype=np.int64)
