@@ -253,15 +253,10 @@ GROUP BY ?company
     st.sampled_from(TIED), st.just(ox.NamedNode(EX + "s")), st.just(ox.BlankNode("b")),
 ), min_size=1, max_size=12))
 @settings(max_examples=60, deadline=None, suppress_health_check=CHECKS)
-@pytest.mark.parametrize("vector", [False, True])
-def test_numbers_read_from_text_equal_the_terms(vector: bool, literals: list) -> None:
+def test_numbers_read_from_text_equal_the_terms(literals: list) -> None:
     """Terms and NumericIds read canonical integers and decimals from the dictionary's
-    text without decoding them (by polars' kernels with ``vector``, else by a regular
-    expression per text): each value equals the one found from the pyoxigraph term
+    text without decoding them: each value equals the one found from the pyoxigraph term
     (a store's answer for the rest), and a sum's literal is the term pyoxigraph writes."""
-    from unittest.mock import patch
-
-    from sepia.engine.columnar import groups
     from sepia.engine.columnar.groups import _decomposed
     from sepia.engine.r2r.numbers import _plain, _stored
     from sepia.rdf.numbers import number_of
@@ -269,8 +264,7 @@ def test_numbers_read_from_text_equal_the_terms(vector: bool, literals: list) ->
     codec = Codec()
     ids = [codec.encode(term) for term in literals]
     distinct = np.unique(np.array(ids, dtype=np.int64))
-    with patch.object(groups, "VECTOR_TEXTS", 0 if vector else 1 << 30):
-        kind, digits, mantissa = NumericIds(Terms(codec)).of(distinct)  # from the text first
+    kind, digits, mantissa = NumericIds(Terms(codec)).of(distinct)  # from the text first
     terms = Terms(codec)
     terms.canonical(ids)
     assert list(zip(kind.tolist(), digits.tolist(), mantissa.tolist(), strict=True)) == [

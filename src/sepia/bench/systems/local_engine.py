@@ -110,10 +110,9 @@ class PacedLocalEngine(LocalEngine):
 
 
 def _load_reader() -> float:
-    """Import the columnar core's library (polars: its reader's, and a query's numbers'),
-    returning the seconds it took: it is reported as start-up, as the floor's and the
-    baselines' parser (pyoxigraph) is imported before their clock starts; 0.15-0.4 s here,
-    a fifth of a 100k W1 run."""
+    """Import the columnar reader's library (polars), returning the seconds it took: it
+    is reported as start-up, as the floor's and the baselines' parser (pyoxigraph) is
+    imported before their clock starts; 0.15-0.4 s here, a fifth of a 100k W1 run."""
     started = time.perf_counter()
     import sepia.engine.columnar.frontend  # noqa: F401
 

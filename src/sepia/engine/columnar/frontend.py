@@ -110,6 +110,8 @@ lines per stream file made a 100,000-element run peak at 655 MiB and take 9.0 s,
 ROW_ELEMENTS = 1 << 12
 """Elements per batch where the row reader takes over a file."""
 T = TypeVar("T")
+_END = object()
+"""What the reading thread hands on after the last block."""
 
 
 class OutOfShape(Exception):
@@ -178,8 +180,8 @@ class _Block:
     is to encode the distinct terms."""
 
     stamps: np.ndarray
-    triples: pl.DataFrame
-    """(element, s, p, o): one row per triple of the predicates read, terms as text."""
+    element: np.ndarray
+    """Each triple's element (an offset into ``stamps``)."""
     terms: Terms
 
 
@@ -218,10 +220,10 @@ def _read_ahead(blocks: Generator[T, None, None]) -> Iterator[T]:
     polars kernels that cut text into terms release the GIL, so on a second core reading
     overlaps the engine. An exception of ``blocks`` is raised here, in its place; closing
     this iterator stops the thread (and closes ``blocks``, its file with it)."""
-    handoff: queue.Queue[tuple[bool, T | BaseException | None]] = queue.Queue(maxsize=1)
+    handoff: queue.Queue[object] = queue.Queue(maxsize=1)
     stop = threading.Event()
 
-    def hand(item: tuple[bool, T | BaseException | None]) -> bool:
+    def hand(item: object) -> bool:
         while not stop.is_set():
             try:
                 handoff.put(item, timeout=0.05)
@@ -232,23 +234,18 @@ def _read_ahead(blocks: Generator[T, None, None]) -> Iterator[T]:
 
     def produce() -> None:
         try:
-            for item in blocks:
-                if not hand((True, item)):
-                    return
-            hand((False, None))
+            if all(hand(item) for item in blocks):
+                hand(_END)
         except BaseException as error:  # raised again on the caller's thread
-            hand((False, error))
+            hand(error)
         finally:
             blocks.close()
 
     threading.Thread(target=produce, name="sepia-columnar-reader", daemon=True).start()
     try:
-        while True:
-            more, item = handoff.get()
+        while (item := handoff.get()) is not _END:
             if isinstance(item, BaseException):
                 raise item
-            if not more:
-                return
             yield item  # type: ignore[misc]
     finally:
         stop.set()
@@ -267,20 +264,19 @@ def _block(
     triples = _triples(contents, predicates)
     if triples is None:
         return None, None
-    return _Block(stamps, triples, Terms.of(triples)), last
+    element = triples["element"].to_numpy().astype(np.int64)
+    return _Block(stamps, element, Terms.of(triples)), last
 
 
 def _encoded(cut: _Block, stream: str, codec: Codec) -> ColumnBatch | None:
     """The block as a batch of ids from ``codec``; None if pyoxigraph refuses a term."""
-    ids = cut.terms.encoded(codec)
-    if ids is None:
+    spo = cut.terms.encoded(codec)
+    if spo is None:
         return None
     count = len(cut.stamps)
-    triples = len(cut.triples)
     return ColumnBatch(
         (stream,), cut.stamps, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64),
-        cut.triples["element"].to_numpy().astype(np.int64),
-        ids[:triples], ids[triples:2 * triples], ids[2 * triples:], TimeKind.DATETIME,
+        cut.element, *spo, TimeKind.DATETIME,
     )
 
 
@@ -368,11 +364,11 @@ def ntriples_ids(
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty
     triples = _triples(contents.filter(nonempty).str.replace_all("\n", " ", literal=True), None)
-    ids = None if triples is None else Terms.of(triples).encoded(codec)
-    if triples is None or ids is None:
+    spo = None if triples is None else Terms.of(triples).encoded(codec)
+    if triples is None or spo is None:
         return None
-    count, element = len(triples), triples["element"].to_numpy().astype(np.int64)
-    return ids[:count], ids[count:2 * count], ids[2 * count:], np.flatnonzero(nonempty)[element]
+    element = triples["element"].to_numpy().astype(np.int64)
+    return *spo, np.flatnonzero(nonempty)[element]
 
 
 def _triples(contents: pl.Series, predicates: Collection[str] | None) -> pl.DataFrame | None:
@@ -415,8 +411,8 @@ class Terms:
         at = column.join(numbered, on="term", how="left", maintain_order="left")["at"]
         return Terms(distinct, at.to_numpy().astype(np.int64), _canonical_texts(distinct))
 
-    def encoded(self, codec: Codec) -> np.ndarray | None:
-        """Each term's id: each distinct term encoded once, by its text where that is its
+    def encoded(self, codec: Codec) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The s, p and o id columns: each distinct term encoded once, by its text where that is its
         canonical form, else parsed by pyoxigraph (a term it refuses: None, and the file
         goes to the row reader) and encoded in canonical form."""
         canonical = self.canonical.is_not_null()
@@ -433,7 +429,8 @@ class Terms:
             if len(parsed) != len(rest):
                 return None
             ids[~plain] = [codec.encode(t) for t in parsed]
-        return ids[self.at]
+        s, p, o = np.split(ids[self.at], 3)
+        return s, p, o
 
 
 def _canonical_texts(terms: pl.Series) -> pl.Series:

@@ -41,11 +41,6 @@ decimal whose mantissa does not fit the vector path, and no term (``NO_ID``)."""
 LIMIT = float(2**62)
 """Sums and products stay under this (checked in floating point, with room to spare)."""
 _NONE = np.empty(0, dtype=np.int64)
-VECTOR_TEXTS = 2048
-"""New ids read by polars' kernels from this many at once, one regular expression each
-below: polars costs ~0.75 ms a call and 0.4 us a text, Python's regular expression
-~1 us a text (best of 30, 2nd of December), so they cross at ~1,200 texts; a window's
-first evaluation meets thousands, later ones ~1,000-2,000 (W3's new prices)."""
 
 
 class NumericIds:
@@ -61,7 +56,6 @@ class NumericIds:
         self.digits: np.ndarray = np.empty(0, dtype=np.int64)
         self.mantissa: Ids = _NONE
         terms.dictionary.watch(self)
-        import polars  # noqa: F401  ``_from_texts``'s, loaded before a first evaluation
 
     def forget_ids(self, dropped: set[int]) -> None:
         keep = ~np.isin(self.ids, np.fromiter(dropped, dtype=np.int64, count=len(dropped)))
@@ -87,62 +81,22 @@ class NumericIds:
     def _learn(self, new: Ids) -> None:
         if not len(new):
             return
+        listed = new.tolist()
         text_of = self.terms.dictionary.decode_text
-        texts = list(map(text_of, new.tolist()))
-        if len(texts) < VECTOR_TEXTS:
-            found = [_from_text(t) for t in texts]
-            decided = np.array([f is not None for f in found], dtype=bool)
-            kind, digits, mantissa = (np.array(c, dtype=t) for c, t in zip(
-                zip(*(f or (NOT_NUMBER, 0, 0) for f in found), strict=True),
-                (np.int8, np.int64, np.int64), strict=True))
-        else:
-            kind, digits, mantissa, decided = _from_texts(texts)
-        rest = new[~decided].tolist()
+        found = [_from_text(text_of(i)) for i in listed]
+        rest = [i for i, f in zip(listed, found, strict=True) if f is None]
         if rest:  # each id is its own canonical form (the dictionary's)
             self.terms.canonical(rest)
             number = self.terms.number
-            found = [_decomposed(number(i)) for i in rest]
-            kind[~decided], digits[~decided], mantissa[~decided] = (
-                np.array(c, dtype=t) for c, t in zip(
-                    zip(*found, strict=True), (np.int8, np.int64, np.int64), strict=True))
+            found = [f or _decomposed(number(i)) for i, f in zip(listed, found, strict=True)]
+        kind, digits, mantissa = (np.array(c, dtype=t) for c, t in zip(
+            zip(*found, strict=True), (np.int8, np.int64, np.int64), strict=True))
         ids = np.concatenate([self.ids, new])
         order = np.argsort(ids, kind="stable")
         self.ids = ids[order]
         self.kind = np.concatenate([self.kind, kind])[order]
         self.digits = np.concatenate([self.digits, digits])[order]
         self.mantissa = np.concatenate([self.mantissa, mantissa])[order]
-
-
-def _from_texts(texts: list[str]) -> tuple[np.ndarray, Ids, Ids, np.ndarray]:
-    """(kind, digits, mantissa) read from terms' canonical N-Triples texts where the text
-    alone says (an IRI, a blank node, a plain string; an integer or decimal of at most 18
-    digits), with whether it did (elsewhere ``Terms`` decides): vector string kernels,
-    not a regular expression per term (a window of prices brings thousands of new ones)."""
-    import polars as pl  # the columnar reader's library, not loaded for the row engine
-
-    text = pl.col("t")
-    shaped = text.str.contains(f"^(?:{NUMERIC_TEXT.pattern})$")  # no captures: 4x cheaper
-    lexical = text.str.split_exact('"', 2).struct.field("field_1")
-    integer = text.str.ends_with("integer>")
-    dot = lexical.str.find(".", literal=True)
-    plain = lexical.str.replace(".", "", literal=True)
-    width = plain.str.len_chars() - plain.str.starts_with("-").cast(pl.UInt32)
-    found = pl.Series("t", texts, dtype=pl.String).to_frame().select(
-        other=(text.str.slice(0, 1) != '"') | text.str.ends_with('"'),
-        integer=integer,
-        number=(shaped & (lexical != "-0") & ~(integer & dot.is_not_null())
-                & (width <= 18)).fill_null(False),
-        digits=(lexical.str.len_chars() - dot - 1).fill_null(0),
-        mantissa=plain.cast(pl.Int64, strict=False).fill_null(0),
-    )
-    other = found["other"].to_numpy()
-    kind = np.where(other, NOT_NUMBER,
-                    np.where(found["integer"].to_numpy(), INTEGER, DECIMAL)).astype(np.int8)
-    decided = other | found["number"].to_numpy()
-    keep = ~other & decided
-    digits = found["digits"].to_numpy().astype(np.int64)
-    mantissa = found["mantissa"].to_numpy().astype(np.int64)
-    return kind, np.where(keep, digits, 0), np.where(keep, mantissa, 0), decided
 
 
 def _from_text(text: str) -> tuple[int, int, int] | None:

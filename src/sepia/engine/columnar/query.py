@@ -189,8 +189,7 @@ class ColumnarQuery(ContinuousQuery):
         self._background: dict[tuple, Triples] = {}
         self._width = len(self.physical.slots.names)
         self._numbers = NumericIds(Terms(self.dictionary))
-        """The numeric values of the terms FILTERs and aggregates read (a cache), made
-        with the query: making it loads polars, a delay at the first evaluation else."""
+        """The numeric values of the terms FILTERs and aggregates read (a cache)."""
 
     def predicates(self) -> frozenset[str] | None:
         """The predicate IRIs the plan's scans read; None when one reads a variable."""
