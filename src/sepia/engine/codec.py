@@ -9,7 +9,7 @@ its rows are the dictionary's, so state is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 
 import pyoxigraph as ox
 
@@ -60,15 +60,14 @@ class Codec(Dictionary):
             self._decoded[term_id] = found
         return found
 
-    def forget(self, live: Container[int], floor: int = 0) -> list[int]:
+    def forget(self, dropped: Iterable[int]) -> None:
         """``Dictionary.forget``, and the cached terms of the ids dropped with it."""
-        dropped = super().forget(live, floor)
-        if dropped:
-            gone = set(dropped)
+        gone = set(dropped)
+        super().forget(gone)
+        if gone:
             self._encoded = {t: i for t, i in self._encoded.items() if i not in gone}
-            for term_id in dropped:
+            for term_id in gone:
                 self._decoded.pop(term_id, None)
-        return dropped
 
 
 def encode_triples(dictionary: Dictionary, triples: Iterable[ox.Triple]) -> list[EncodedTriple]:

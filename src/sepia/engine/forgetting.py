@@ -33,39 +33,71 @@ from sepia.engine.codec import Codec
 MIN_TERMS = 1 << 16
 """Dictionaries smaller than this are never collected: a walk would cost more than it saves."""
 
+DENSE = 16
+"""Ids' range per id up to which a collection marks held ids in a table over the range."""
+
 _LEAVES = (type, types.ModuleType, types.CodeType, str, bytes, float, complex, bool,
            type(None), range)  # fmt: skip
 
 
-def held_integers(roots: Iterable[object], skip: Iterable[object] = ()) -> set[int]:
+class HeldIntegers:
+    """The integers a walk of the state found: Python ints one by one, integer arrays
+    whole (turning every window column into Python ints was most of a collection)."""
+
+    def __init__(self) -> None:
+        self.ints: set[int] = set()
+        self.arrays: list[np.ndarray] = []
+
+    def among(self, ids: np.ndarray) -> np.ndarray:
+        """Which of ``ids`` (increasing, int64) were found, as a mask: by a table over
+        their range when it is dense enough (a few bytes per id), else by binary search
+        (the range grows with the input when an old term stays live)."""
+        if not len(ids):
+            return np.zeros(0, dtype=bool)
+        lo, hi = int(ids[0]), int(ids[-1])
+        found = [a[(a >= lo) & (a <= hi)] for a in self.arrays]
+        found.append(np.fromiter((i for i in self.ints if lo <= i <= hi), np.int64))
+        if hi - lo < DENSE * len(ids):
+            table = np.zeros(hi - lo + 1, dtype=bool)
+            for values in found:
+                table[values - lo] = True
+            return table[ids - lo]
+        held = np.zeros(len(ids), dtype=bool)
+        for values in found:
+            at = np.searchsorted(ids, values)
+            held[at[ids[np.minimum(at, len(ids) - 1)] == values]] = True
+        return held
+
+
+def held_integers(roots: Iterable[object], skip: Iterable[object] = ()) -> HeldIntegers:
     """Every int reachable from ``roots`` (through containers, instances, closures, the
     tables of ``lru_cache``s and numpy integer arrays), not looking inside ``skip``,
     modules' globals or classes."""
     seen = {id(x) for x in skip} | {id(vars(m)) for m in list(sys.modules.values()) if m}
-    found: set[int] = set()
+    held = HeldIntegers()
     stack = list(roots)
     while stack:
         node = stack.pop()
         if type(node) is int:
-            found.add(node)
+            held.ints.add(node)
             continue
         if id(node) in seen or isinstance(node, _LEAVES):
             continue
         seen.add(id(node))
         if isinstance(node, np.ndarray):
             if node.dtype.kind in "iu":
-                found.update(node.ravel().tolist())  # numpy 2's unique hashes, 10-40x slower
+                held.arrays.append(node.ravel())
             elif node.dtype.kind == "O":
                 stack.extend(node.ravel().tolist())
         elif isinstance(node, np.integer):
-            found.add(int(node))
+            held.ints.add(int(node))
         elif isinstance(node, types.FunctionType):
             stack.extend(c.cell_contents for c in node.__closure__ or () if _filled(c))
             stack.extend(node.__defaults__ or ())
             stack.extend((node.__kwdefaults__ or {}).values())
         else:
             stack.extend(gc.get_referents(node))
-    return found
+    return held
 
 
 def _filled(cell: types.CellType) -> bool:
@@ -97,8 +129,11 @@ class Forgetting:
 
     def collect(self, roots: Iterable[object]) -> int:
         """Forget the terms the roots no longer hold; how many were forgotten."""
-        live = held_integers(roots, skip=(self.codec, *self.codec.caches))
-        dropped = self.codec.forget(live, self.floor)
+        held = held_integers(roots, skip=(self.codec, *self.codec.caches))
+        ids = np.array(self.codec.ids(), dtype=np.int64)
+        ids = ids[ids > self.floor]
+        dropped = ids[~held.among(ids)].tolist()
+        self.codec.forget(dropped)
         self.forgotten += len(dropped)
         self.next_at = max(self.min_terms, 2 * len(self.codec))
         return len(dropped)

@@ -11,7 +11,7 @@ keyed by that id can never meet another term under it.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from sepia.rdf.terms import Term, canonical, parse_term, term_to_nt
@@ -102,17 +102,19 @@ class Dictionary:
         """The pyoxigraph term of an id."""
         return parse_term(self.decode_text(term_id))
 
-    def forget(self, live: Container[int], floor: int = 0) -> list[int]:
-        """Drop every term whose id is above ``floor`` and not ``live``; the ids dropped.
-        The caller vouches that no state refers to them (their ids are never given again)."""
-        dropped = [i for i in self._texts if i > floor and i not in live]
-        for term_id in dropped:
+    def ids(self) -> list[int]:
+        """Every id the dictionary holds, in increasing order."""
+        return list(self._texts)
+
+    def forget(self, dropped: Iterable[int]) -> None:
+        """Drop the terms of these ids (the caller vouches that no state refers to them;
+        their ids are never given again) and tell the watching caches."""
+        gone = set(dropped)
+        for term_id in gone:
             del self._ids[self._texts.pop(term_id)]
-        if dropped:
-            gone = set(dropped)
+        if gone:
             for cache in self.caches:
                 cache.forget_ids(gone)
-        return dropped
 
     def rows(self, since: int = 0) -> Iterator[tuple[int, str]]:
         """(id, text) rows with id > since, in id order: the dictionary's state, or the part
