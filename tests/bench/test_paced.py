@@ -31,6 +31,9 @@ class VirtualClock:
         self.time += seconds
         self.slept += seconds
 
+    def wait_until(self, moment: float) -> None:
+        self.sleep(max(0.0, moment - self.time))
+
 
 def _w5(tmp_path: Path, scale: int = 300) -> tuple[Path, Manifest]:
     generate("W5", scale=scale, seed=7, out=tmp_path)
