@@ -214,13 +214,17 @@ class ColumnWindow:
         self._graph = (self.version, graph)
         return graph
 
+    def columns(self) -> tuple[Ids, Ids, Ids, Ids, Ids]:
+        """``rows()`` as columns: the shown elements' times, oldest first, then per triple
+        its element (an offset into those times, ascending) and its s, p, o."""
+        numbers, s, p, o = self._shown()
+        return self._times[self.first :], numbers - self.first, s, p, o
+
     def rows(self) -> list[WindowRow]:
         """``WindowState.rows()``: (element number, time, s, p, o), Nones for an element
         without triples, numbered from 0 at the oldest element shown. Made by ``zip`` over
         whole columns (a live Spark step snapshots its windows at every batch)."""
-        numbers, s, p, o = self._shown()
-        times = self._times[self.first :]
-        at = numbers - self.first
+        times, at, s, p, o = self.columns()
         rows: list[WindowRow] = list(zip(
             at.tolist(), times[at].tolist(), s.tolist(), p.tolist(), o.tolist(), strict=True))
         empty = np.setdiff1d(np.arange(len(times)), at)
