@@ -125,3 +125,20 @@ def test_restored_chunks_number_elements_across_chunks_and_keep_empty_ones():
             (f"<{EX}w>", 3, 3, 7, 8, 9),
         ],
     }
+
+
+def test_windows_stored_as_one_part_of_rows_resume_and_are_written_as_chunks():
+    """A checkpoint from before the chunks: its windows are one `windows` part of rows."""
+    steps, states, _ = run(restore_before=None)
+    engine = IncrementalEngine(units_of([("q", parse_query(QUERY))])[0], None, False)
+    parts = dict(states[1][PARTS])
+    rows = restored_snapshot(parts)["windows"]
+    assert [r[2] for r in rows] == [1, 2, 3, 4]
+    old = {k: v for k, v in parts.items() if not k.startswith("windows")}
+    state = {**states[1], PARTS: [*old.items(), ("windows", json.dumps(rows))]}
+    incremental_engine._LIVE.clear()
+    times, horizon = STEPS[2]
+    rows_in = [element_row(element(t), t) for t in times]
+    step = engine.step(None, state, rows_in, horizon, final=False)
+    assert step.results == steps[2].results
+    assert dict(stored(state, step)[PARTS]) == dict(states[2][PARTS])
