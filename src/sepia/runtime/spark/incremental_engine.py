@@ -235,8 +235,7 @@ class IncrementalEngine:
                     f"query {self.query.name}": restored_snapshot(stored),
                 }
             )
-        written = dict.fromkeys(stored, UNKNOWN)  # the next step writes every part afresh
-        return session, written, StoredTerms(session.dictionary, last_id)
+        return session, _known(session.queries[0], stored), StoredTerms(session.dictionary, last_id)
 
     @staticmethod
     def _advance(
@@ -326,10 +325,13 @@ Part = tuple[str, str, Callable[[], str]]
 
 
 def _parts(query: Engine) -> Iterator[Part]:
-    chunked = isinstance(query, ContinuousQuery)
+    if isinstance(query, ContinuousQuery):  # its "windows" part stays empty
+        tables = query.snapshot(windows=False)
+        yield from _window_parts(query)
+    else:
+        tables = query.snapshot()
     found: dict[str, list] = {}
-    tables = query.snapshot(windows=False) if chunked else query.snapshot()
-    for name, rows in tables.items():  # a chunked query's "windows" part stays empty
+    for name, rows in tables.items():
         found[name] = []
         column = _value_column(query, name)
         if column is None:
@@ -340,8 +342,6 @@ def _parts(query: Engine) -> Iterator[Part]:
     for name, rows in found.items():
         text = json.dumps(rows)
         yield name, text, partial(str, text)
-    if isinstance(query, ContinuousQuery):
-        yield from _window_parts(query)
 
 
 def _window_parts(query: ContinuousQuery) -> Iterator[Part]:
@@ -363,6 +363,16 @@ def _window_parts(query: ContinuousQuery) -> Iterator[Part]:
                 digest.update(np.ascontiguousarray(column).tobytes())
             key = f"{WINDOWS}{PART}{name}{PART}{int(chunks[a]) + FLUSHED:020d}"
             yield key, digest.hexdigest(), partial(_columns_text, columns)
+
+
+def _known(query: Engine, stored: Mapping[str, str]) -> dict[str, str]:
+    """The fingerprints of the parts a session restored from `stored` holds as stored: its
+    window chunks (rebuilt from the very columns stored, they digest as they did when
+    written); the other parts are written afresh at the next step (`UNKNOWN`)."""
+    known = dict.fromkeys(stored, UNKNOWN)
+    if isinstance(query, ContinuousQuery):
+        known |= {key: mark for key, mark, _ in _window_parts(query) if key in stored}
+    return known
 
 
 def chunk_width(spec: ds.WindowSpec) -> int:
