@@ -54,8 +54,9 @@ if TYPE_CHECKING:
     from sepia.workloads.manifest import Manifest, StreamFile
 
 ID = "live"
-RUNS = {"W1": "offers-nearby", "W4": "v-shape-sc"}
-"""The variant measured per workload (W4's is PARTITION BY, stateful)."""
+RUNS = {"W1": "offers-nearby", "W3": "average-price", "W4": "v-shape-sc"}
+"""The variant measured per workload (W3 averages over a sliding window; W4 is PARTITION BY,
+stateful)."""
 DURATION_S = 300.0
 HEADROOM = 1.2
 """Elements generated over rate x duration: the stream must not run out before the end."""

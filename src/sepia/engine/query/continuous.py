@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import assert_never
 
+import numpy as np
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
@@ -61,6 +62,9 @@ from sepia.rdf.terms import Term, term_to_nt
 from sepia.reasoning.elements import ElementClosure
 
 Snapshot = dict[str, list[tuple]]
+WindowColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""A window's content as columns: the shown elements' times, oldest first, then per triple
+its element (an offset into those times, ascending) and its s, p, o ids."""
 EVENT_CACHE = 1 << 16
 
 
@@ -462,16 +466,18 @@ class ContinuousQuery:
             and not self.previous
         )
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, windows: bool = True) -> Snapshot:
         """Every piece of state, as rows of plain values (JSON or Arrow can hold them):
         window contents, the previous answer (count first), the automaton's runs and the B
-        matches its guards look back at, the clock and the number of matches so far."""
+        matches its guards look back at, the clock and the number of matches so far.
+        ``windows=False``: no window rows (a caller taking them as ``window_columns``)."""
         kind = self.kind
         clock = [("low", kind.low), ("clock", self.clock), ("matched", kind.matched)]
         clock.append(("dropped", kind.dropped))
         own = kind.rows()
+        shown = self.windows.items() if windows else ()
         return {
-            "windows": [(str(n), *row) for n, w in self.windows.items() for row in w.rows()],
+            "windows": [(str(n), *row) for n, w in shown for row in w.rows()],
             "previous": [(count, *key) for key, count in self.previous.items()],
             "runs": own.get("runs", []),
             "history": own.get("history", []),
@@ -480,6 +486,12 @@ class ContinuousQuery:
             "occurrences": own.get("occurrences", []),
             "starts": own.get("starts", []),
         }
+
+    def window_columns(self) -> dict[str, WindowColumns]:
+        """Each window's content (``snapshot``'s window rows) as columns, by name: a live
+        Spark step stores a window in time chunks and writes those that changed, without a
+        Python row per triple."""
+        return {str(n): _columns(w) for n, w in self.windows.items()}
 
     def restore(self, snapshot: Snapshot) -> None:
         """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
@@ -495,6 +507,21 @@ class ContinuousQuery:
         self.kind.restore(snapshot, low, matched, dropped)
         self._fallback = None
         self._paths = None
+
+
+def _columns(window: object) -> WindowColumns:
+    """A window's ``WindowColumns``: a row engine's ``WindowState`` from its elements, a
+    columnar query's ``ColumnWindow`` from its columns (read through its private
+    ``_shown``, ``_times`` and ``first``: the columnar package has no public reader yet)."""
+    if isinstance(window, WindowState):
+        times = np.fromiter((t for t, _ in window.elements), np.int64, len(window.elements))
+        element = [i for i, (_, triples) in enumerate(window.elements) for _ in triples]
+        spo = [v for _, triples in window.elements for triple in triples for v in triple]
+        s, p, o = np.array(spo, dtype=np.int64).reshape(-1, 3).T
+        return times, np.array(element, dtype=np.int64), s, p, o
+    numbers, s, p, o = window._shown()  # type: ignore[attr-defined]
+    first = window.first  # type: ignore[attr-defined]
+    return window._times[first:], numbers - first, s, p, o  # type: ignore[attr-defined]
 
 
 def _without(row: Row, slots: list[int]) -> Row:

@@ -48,14 +48,18 @@ runs such a unit on the reference adapter (see `host.job_spec`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import ClassVar
 
+import numpy as np
 import pyoxigraph as ox
 
+from sepia.algebra import dataset as ds
 from sepia.algebra.query import Unsupported
 from sepia.engine import ContinuousQuery
 from sepia.engine.columnar.sequences import PartitionedSequence
@@ -185,9 +189,7 @@ class IncrementalEngine:
             return Step(empty, results, None, self._kind(kind), order=order)
         token = uuid.uuid4().hex
         query = session.queries[0]
-        now = parts(query)
-        changed: dict[str, tuple | None] = {k: (v,) for k, v in now.items() if written.get(k) != v}
-        changed |= {k: None for k in written.keys() - now.keys()}
+        now, changed = parts(query, written)
         stored_terms = terms.changes(session.dictionary)
         _remember(token, (session, now, terms))
         return Step(
@@ -221,22 +223,19 @@ class IncrementalEngine:
             bucket, buckets = parse_bucket_key(key)
             owns = lambda value: bucket_of(value, buckets) == bucket  # noqa: E731
         session.register(self.query.query, self.query.name, owns=owns)
-        written = {name: text for name, text in state.get(PARTS, [])} if version else {}
+        stored = {name: text for name, text in state.get(PARTS, [])} if version else {}
         last_id = 0 if version is None else version[3]
         if version is not None:
-            snapshot: dict = {}
-            for name, text in sorted(written.items()):
-                snapshot.setdefault(name.split(PART)[0], []).extend(_rows(text))
             session.restore(
                 {
                     "dictionary": [(int(i), text) for i, text in state.get(TERMS, [])],
                     "last_id": [(last_id,)],
                     "pending": [],
                     "watermark": [],
-                    f"query {self.query.name}": snapshot,
+                    f"query {self.query.name}": restored_snapshot(stored),
                 }
             )
-        return session, written, StoredTerms(session.dictionary, last_id)
+        return session, _known(session.queries[0], stored), StoredTerms(session.dictionary, last_id)
 
     @staticmethod
     def _advance(
@@ -290,17 +289,49 @@ def _order(instant: int, result: Result) -> str:
 
 
 PART = "\x1f"
-"""Joins a snapshot table's name and a partition value id in a part's key."""
+"""Joins a snapshot table's name and a partition value id, or a window's name and a time
+chunk, in a part's key."""
 WHOLE = ("partitions", "held")
 """A PARTITION BY query's snapshot tables whose rows are not one partition's."""
+WINDOWS = "windows"
+CHUNKS = 32
+"""A sliding window's content is stored in time chunks of 1/CHUNKS of its width."""
+UNKNOWN = ""
+"""The fingerprint of a stored part whose content the worker does not know (restored)."""
 
 
-def parts(query: Engine) -> dict[str, str]:
-    """The query's snapshot as JSON parts: one per table, and for a PARTITION BY query one
-    per table and partition (`_value_column`), so a step that touches a few partitions
-    changes a few parts."""
+def parts(
+    query: Engine, written: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, tuple[str] | None]]:
+    """The query's snapshot as parts, against the parts stored (`written`: key ->
+    fingerprint): every part's fingerprint now, and the entries to write (JSON text) or
+    remove (None). One part per table; for a PARTITION BY query one per table and
+    partition (`_value_column`), so a step that touches a few partitions changes a few
+    parts; a window query's windows one per time chunk (`_window_parts`), so a step writes
+    the chunks its elements fell in and removes the evicted ones, and only those chunks'
+    JSON is made."""
+    now: dict[str, str] = {}
+    changed: dict[str, tuple[str] | None] = {}
+    for key, mark, text in _parts(query):
+        now[key] = mark
+        if written.get(key) != mark:
+            changed[key] = (text(),)
+    changed |= {key: None for key in written.keys() - now.keys()}
+    return now, changed
+
+
+Part = tuple[str, str, Callable[[], str]]
+"""A part's key, its fingerprint (equal content, equal fingerprint) and its JSON text."""
+
+
+def _parts(query: Engine) -> Iterator[Part]:
+    if isinstance(query, ContinuousQuery):  # its "windows" part stays empty
+        tables = query.snapshot(windows=False)
+        yield from _window_parts(query)
+    else:
+        tables = query.snapshot()
     found: dict[str, list] = {}
-    for name, rows in query.snapshot().items():
+    for name, rows in tables.items():
         found[name] = []
         column = _value_column(query, name)
         if column is None:
@@ -308,7 +339,86 @@ def parts(query: Engine) -> dict[str, str]:
             continue
         for row in rows:
             found.setdefault(f"{name}{PART}{row[column]}", []).append(row)
-    return {name: json.dumps(rows) for name, rows in found.items()}
+    for name, rows in found.items():
+        text = json.dumps(rows)
+        yield name, text, partial(str, text)
+
+
+def _window_parts(query: ContinuousQuery) -> Iterator[Part]:
+    """A window's content in time chunks (`chunk_width`), each as its columns' JSON
+    (`WindowColumns`, the element offsets from the chunk's first element), fingerprinted by
+    a digest of those columns: a chunk's JSON is made only when the step writes it."""
+    specs = {str(n): op.spec for n, (_, op) in query.physical.windows.items()}
+    for name, (times, element, s, p, o) in query.window_columns().items():
+        if not len(times):
+            continue
+        chunks = times // chunk_width(specs[name])
+        bounds = [0, *(np.flatnonzero(np.diff(chunks)) + 1).tolist(), len(times)]
+        cuts = np.searchsorted(element, bounds).tolist()
+        for i in range(len(bounds) - 1):
+            (a, b), (c, d) = bounds[i : i + 2], cuts[i : i + 2]
+            columns = (times[a:b], element[c:d] - a, s[c:d], p[c:d], o[c:d])
+            digest = hashlib.blake2b(str(b - a).encode(), digest_size=16)
+            for column in columns:
+                digest.update(np.ascontiguousarray(column).tobytes())
+            key = f"{WINDOWS}{PART}{name}{PART}{int(chunks[a]) + FLUSHED:020d}"
+            yield key, digest.hexdigest(), partial(_columns_text, columns)
+
+
+def _known(query: Engine, stored: Mapping[str, str]) -> dict[str, str]:
+    """The fingerprints of the parts a session restored from `stored` holds as stored: its
+    window chunks (rebuilt from the very columns stored, they digest as they did when
+    written); the other parts are written afresh at the next step (`UNKNOWN`)."""
+    known = dict.fromkeys(stored, UNKNOWN)
+    if isinstance(query, ContinuousQuery):
+        known |= {key: mark for key, mark, _ in _window_parts(query) if key in stored}
+    return known
+
+
+def chunk_width(spec: ds.WindowSpec) -> int:
+    """The time span of a window's chunks: 1/CHUNKS of a sliding window's width (a step's
+    elements fall in the last few, an eviction empties the first few); one chunk for other
+    windows (count, landmark, interval, NOW), whose content has no fixed span."""
+    if isinstance(spec, ds.Sliding):
+        return max(1, -(-spec.width // CHUNKS))
+    return FLUSHED
+
+
+def _columns_text(columns: Sequence[np.ndarray]) -> str:
+    return json.dumps([column.tolist() for column in columns])
+
+
+def restored_snapshot(stored: Mapping[str, str]) -> dict[str, list[tuple]]:
+    """The query's snapshot tables from its stored parts (`parts`): a window's chunks in
+    time order, back to rows numbered from its oldest element."""
+    snapshot: dict[str, list[tuple]] = {}
+    numbered: dict[str, int] = {}
+    for key, text in sorted(stored.items()):
+        table, *rest = key.split(PART)
+        if table == WINDOWS and len(rest) == 2:
+            name, columns = rest[0], json.loads(text)
+            rows = _chunk_rows(name, numbered.get(name, 0), columns)
+            numbered[name] = numbered.get(name, 0) + len(columns[0])
+        else:
+            rows = _rows(text)
+        snapshot.setdefault(table, []).extend(rows)
+    return snapshot
+
+
+def _chunk_rows(name: str, first: int, columns: list[list[int]]) -> list[tuple]:
+    """A chunk's window rows (name, element number, time, s, p, o), numbered from
+    `first`; an element without triples is one row of Nones."""
+    times, element, s, p, o = columns
+    rows: list[tuple] = []
+    at = 0
+    for number, time in enumerate(times):
+        start = at
+        while at < len(element) and element[at] == number:
+            rows.append((name, first + number, time, s[at], p[at], o[at]))
+            at += 1
+        if at == start:
+            rows.append((name, first + number, time, None, None, None))
+    return rows
 
 
 def _value_column(query: Engine, table: str) -> int | None:

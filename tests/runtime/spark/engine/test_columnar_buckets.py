@@ -172,11 +172,11 @@ def test_a_columnar_steps_state_changes_in_the_parts_of_the_partitions_it_touche
     for element in ticks[:40]:
         session.push(element)
     session.watermark(39)
-    before = parts(engine)
+    before, _ = parts(engine, {})
     session.push(ticks[40])  # one company's price and volume (t = 40)
     session.flush()
-    after = parts(engine)
-    changed = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+    after, written = parts(engine, before)
+    changed = set(written)
     company = session.dictionary.encode(_company(40, 0))
     assert changed == {"clock", f"runs{PART}{company}"}
     assert sum(name.startswith(f"runs{PART}") for name in after) == COMPANIES
