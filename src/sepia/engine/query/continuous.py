@@ -491,7 +491,7 @@ class ContinuousQuery:
         """Each window's content (``snapshot``'s window rows) as columns, by name: a live
         Spark step stores a window in time chunks and writes those that changed, without a
         Python row per triple."""
-        return {str(n): _columns(w) for n, w in self.windows.items()}
+        return {str(n): w.columns() for n, w in self.windows.items()}
 
     def restore(self, snapshot: Snapshot) -> None:
         """Resume from ``snapshot()`` rows (the dictionary is restored by its owner)."""
@@ -507,21 +507,6 @@ class ContinuousQuery:
         self.kind.restore(snapshot, low, matched, dropped)
         self._fallback = None
         self._paths = None
-
-
-def _columns(window: object) -> WindowColumns:
-    """A window's ``WindowColumns``: a row engine's ``WindowState`` from its elements, a
-    columnar query's ``ColumnWindow`` from its columns (read through its private
-    ``_shown``, ``_times`` and ``first``: the columnar package has no public reader yet)."""
-    if isinstance(window, WindowState):
-        times = np.fromiter((t for t, _ in window.elements), np.int64, len(window.elements))
-        element = [i for i, (_, triples) in enumerate(window.elements) for _ in triples]
-        spo = [v for _, triples in window.elements for triple in triples for v in triple]
-        s, p, o = np.array(spo, dtype=np.int64).reshape(-1, 3).T
-        return times, np.array(element, dtype=np.int64), s, p, o
-    numbers, s, p, o = window._shown()  # type: ignore[attr-defined]
-    first = window.first  # type: ignore[attr-defined]
-    return window._times[first:], numbers - first, s, p, o  # type: ignore[attr-defined]
 
 
 def _without(row: Row, slots: list[int]) -> Row:

@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import groupby
 
+import numpy as np
+
 from sepia.algebra import dataset as ds
 from sepia.algebra.dataset import last_close_holding, present_window
 from sepia.engine.graph import EncodedTriple, TripleIndex
@@ -236,6 +238,16 @@ class WindowState:
             for number, (time, triples) in enumerate(self.elements)
             for triple in (triples or ((None, None, None),))
         ]
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``rows()`` as columns, as ``ColumnWindow.columns()`` gives them: the elements'
+        times, oldest first, then per triple its element (an offset into those times)
+        and its s, p, o."""
+        times = np.fromiter((t for t, _ in self.elements), np.int64, len(self.elements))
+        element = [i for i, (_, triples) in enumerate(self.elements) for _ in triples]
+        spo = [v for _, triples in self.elements for triple in triples for v in triple]
+        s, p, o = np.array(spo, dtype=np.int64).reshape(-1, 3).T
+        return times, np.array(element, dtype=np.int64), s, p, o
 
     @classmethod
     def from_rows(cls, operator: WindowOperator, rows: Iterable[WindowRow]) -> WindowState:
