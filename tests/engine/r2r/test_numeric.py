@@ -20,11 +20,12 @@ from sepia.engine.r2r.numeric import UNSURE
 from sepia.engine.rows import Slots
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.terms import Term
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
-def encoded(dictionary: Dictionary, *terms: ox.Term | None) -> tuple[int | None, ...]:
+def encoded(dictionary: Dictionary, *terms: Term | None) -> tuple[int | None, ...]:
     """A row of the terms' ids (the evaluator reads encoded rows)."""
     return tuple(None if t is None else dictionary.encode(t) for t in terms)
 

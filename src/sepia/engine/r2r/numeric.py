@@ -138,7 +138,7 @@ def comparison(
         if a is UNSURE or b is UNSURE:
             return UNSURE
         if type(a) is type(b) or (type(a), type(b)) in _MIXED:
-            return test(a, b)
+            return test(a, b)  # type: ignore[arg-type]
         return UNSURE
 
     return compare
