@@ -54,6 +54,7 @@ FILTERS = st.sampled_from([
     "2 > ?a", "?a * ?b * ?b != ?a",
     "?a < ?b && ?a > 1", "?a > ?b || ?b > 2.5", "?a < ?b && (?a = 1 || ?b < 0)",
     "?a > 0 && ?b > 0 && ?a * 2 < ?b",
+    "?a < 0.35 * 2", "?a * 1e308 * 10 > ?b", "?a + 9999999999 * 999999 > ?b",
 ])
 
 
@@ -84,6 +85,26 @@ def test_the_python_path_answers_the_usual_cases():
     three = ox.Literal("3", datatype=ox.NamedNode(XSD + "integer"))
     assert test.native(encoded(dictionary, low, high)) is True
     assert test.native(encoded(dictionary, three, high)) is False
+
+
+def test_constant_operands_are_folded():
+    """0.35 * 2 is the decimal 0.70: 0.69 is below it, 0.7 is not; 9999999999 * 999999 is
+    beyond 10^15, so the Python path leaves the comparison to pyoxigraph (true there)."""
+    dictionary = Dictionary()
+    below = ExpressionEvaluator(
+        parse_query("SELECT * WHERE { ?s ?p ?o FILTER(?a < 0.35 * 2) }").pattern.inner.expression,
+        Slots.of(["a"]), dictionary, boolean=True,
+    )  # fmt: skip
+    decimal = ox.NamedNode(XSD + "decimal")
+    assert below.native(encoded(dictionary, ox.Literal("0.69", datatype=decimal))) is True
+    assert below.native(encoded(dictionary, ox.Literal("0.7", datatype=decimal))) is False
+    big = ExpressionEvaluator(
+        parse_query("SELECT * WHERE { ?s ?p ?o FILTER(?a < 9999999999 * 999999) }")
+        .pattern.inner.expression, Slots.of(["a"]), dictionary, boolean=True,
+    )  # fmt: skip
+    row = encoded(dictionary, ox.Literal("1", datatype=ox.NamedNode(XSD + "integer")))
+    assert big.native(row) is UNSURE
+    assert big.truths([row]) == [True]
 
 
 def test_a_false_side_settles_a_conjunction_whatever_the_other():

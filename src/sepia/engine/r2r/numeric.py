@@ -7,16 +7,16 @@ pyoxigraph query per batch of rows costs more than the automaton step. A FILTER 
 comparison (``= != < > <= >=``) of variables, constants, ``+ - *`` over them and EP-SPARQL's
 interval accessors (``getDURATION()`` is ``?to - ?from``), or ``&&`` / ``||`` of such
 comparisons (with SPARQL's error rules, 17.2), is compiled once into nested Python closures
-over the encoded row with SPARQL's semantics (17.3: integer and decimal compared exactly,
-double by IEEE; type promotion; xsd:dateTime minus xsd:dateTime is an xsd:dayTimeDuration,
-durations without years or months compare by their length). Each term id is decoded and
-parsed once (``Values``), and an arithmetic operand of one variable (``?price1 * 0.7``) is
-computed once per id of that variable. Anything the closures are not sure of (another
-datatype, a lexical form they do not read, NaN, decimals beyond 18 fractional digits or
-10^15, a decimal meeting a double, a dateTime without a timezone or finer than
-microseconds, a duration with years or months, an unbound variable) answers ``UNSURE`` and
-the row goes to pyoxigraph as before, so the two paths never disagree (tested on random
-literals against pyoxigraph, ``tests/engine/r2r/test_numeric.py``).
+over the encoded row, with SPARQL's semantics (17.3: integer and decimal compared exactly,
+double by IEEE; type promotion; xsd:dateTime minus xsd:dateTime is an xsd:dayTimeDuration;
+durations without years or months compare by their length). Constant operands are folded,
+each term id is decoded and parsed once (``Values``), and an arithmetic operand of one
+variable (``?price1 * 0.7``) is computed once per id of that variable. Anything the
+closures are not sure of (another datatype, a lexical form they do not read, NaN, decimals
+beyond 18 fractional digits or 10^15, a decimal meeting a double, a dateTime without a
+timezone or finer than microseconds, a duration with years or months, an unbound variable)
+answers ``UNSURE`` and the row goes to pyoxigraph as before, so the two paths never
+disagree (tested on random literals against pyoxigraph, ``tests/engine/r2r/test_numeric.py``).
 """
 
 from __future__ import annotations
@@ -183,6 +183,9 @@ def _operand(e: ex.Expression, positions: Mapping[str, int], values: Values) -> 
             apply = _ARITHMETIC[op]
             found: Value = lambda row: _arithmetic(apply, a(row), b(row))  # noqa: E731
             read = {positions[v.value] for v in _variables(e)}
+            if not read:  # constants only: folded
+                constant = found(())
+                return lambda row: constant
             return _memoized(found, read.pop(), values) if len(read) == 1 else found
     return None
 
