@@ -48,15 +48,19 @@ class OccurrenceLeaf:
 @dataclass(slots=True)
 class Solutions:
     """One collection of event mappings in arrival (end) order, with an index by value of
-    each slot they bind, so scope lookups (a right partner's mapping) touch only their
-    bucket."""
+    the slots scope lookups (a right partner's mapping) have asked for, so a lookup touches
+    only its bucket. A slot is indexed when first asked for (W8's lookups ask for the
+    company, never a price: indexing every slot of every mapping cost more than the
+    lookups)."""
 
     mappings: list[EventMapping] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
     seen: set[EventMapping] = field(default_factory=set)
     by_value: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    indexed: set[int] = field(default_factory=set)
+    """The slots ``by_value`` covers (for every mapping)."""
     always: set[int] | None = None
-    """The slots every mapping binds (only their buckets hold every compatible mapping)."""
+    """Slots every mapping binds (only their buckets hold every compatible mapping)."""
 
     def add(self, m: EventMapping) -> bool:
         if m in self.seen:
@@ -65,20 +69,36 @@ class Solutions:
         position = len(self.mappings)
         self.mappings.append(m)
         self.ends.append(m[2])
-        bound = {slot for slot, value in enumerate(m[0]) if value is not None}
-        self.always = bound if self.always is None else self.always & bound
-        for slot, value in enumerate(m[0]):
+        row = m[0]
+        if self.always is None:
+            self.always = {slot for slot, value in enumerate(row) if value is not None}
+        elif any(row[slot] is None for slot in self.always):
+            self.always = {slot for slot in self.always if row[slot] is not None}
+        for slot in self.indexed:
+            value = row[slot]
             if value is not None:
                 self.by_value.setdefault((slot, value), []).append(position)
         return True
 
     def without(self, bound: int) -> Solutions:
-        """The mappings starting after ``bound``."""
-        kept = Solutions()
-        for m in self.mappings:
-            if m[1] > bound:
-                kept.add(m)
+        """The mappings starting after ``bound`` (their ``always`` may only be wider: the
+        old set, a subset of it, stays correct)."""
+        kept = Solutions(indexed=set(self.indexed), always=self.always)
+        kept.mappings = [m for m in self.mappings if m[1] > bound]
+        kept.ends = [m[2] for m in kept.mappings]
+        kept.seen = set(kept.mappings)
+        for slot in kept.indexed:
+            kept._index(slot)
         return kept
+
+    def _index(self, slot: int) -> None:
+        """Index every mapping by its value of ``slot``."""
+        self.indexed.add(slot)
+        by_value = self.by_value
+        for position, m in enumerate(self.mappings):
+            value = m[0][slot]
+            if value is not None:
+                by_value.setdefault((slot, value), []).append(position)
 
     def select(self, before: int, mu: Row | None, exact: int | None) -> list[EventMapping]:
         """The mappings ending by ``before`` (at ``exact``, when given), compatible with mu."""
@@ -89,19 +109,26 @@ class Solutions:
             found: Iterable[EventMapping] = self.mappings[low:high]
         else:
             high = bisect_right(self.ends, before)
-            found = self.mappings[:high]
-            if mu is not None:
-                buckets = [
-                    self.by_value.get((slot, value), [])
-                    for slot, value in enumerate(mu)
-                    if value is not None and slot in (self.always or ())
-                ]
-                if buckets:
-                    bucket = min(buckets, key=len)
-                    found = [self.mappings[i] for i in bucket[: bisect_left(bucket, high)]]
+            bucket = None if mu is None else self._bucket(mu)
+            if bucket is None:
+                found = self.mappings[:high]
+            else:
+                found = [self.mappings[i] for i in bucket[: bisect_left(bucket, high)]]
         if mu is None:
             return list(found)
         return [m for m in found if compatible(m[0], mu)]
+
+    def _bucket(self, mu: Row) -> list[int] | None:
+        """The positions of the mappings agreeing with mu on the slot every mapping binds
+        that narrows most (None: no such slot)."""
+        buckets = []
+        for slot in self.always or ():
+            value = mu[slot]
+            if value is not None:
+                if slot not in self.indexed:
+                    self._index(slot)
+                buckets.append(self.by_value.get((slot, value), []))
+        return min(buckets, key=len) if buckets else None
 
 
 class Occurrences:

@@ -176,14 +176,15 @@ def interval_filter(
         return dictionary.encode(time_literal(time, kind))
 
     def keep(condition: Condition, mappings: list[EventMapping]) -> set[EventMapping]:
-        rows = [m[0] for m in mappings]
+        rows: list[Row] = [m[0] for m in mappings]
         if start in condition.positions or end in condition.positions:
-            rows = [
-                tuple(stamp(m[1]) if i == start else stamp(m[2]) if i == end else v
-                      for i, v in enumerate(m[0]))
-                for m in mappings
-            ]
+            rows = [stamped(m[0], stamp(m[1]), stamp(m[2])) for m in mappings]
         return {m for m, ok in zip(mappings, condition.truths(rows), strict=True) if ok}
+
+    def stamped(row: Row, first: int, last: int) -> Row:
+        found = list(row)
+        found[start], found[end] = first, last
+        return tuple(found)
 
     return keep
 

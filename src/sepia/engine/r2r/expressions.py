@@ -7,7 +7,9 @@ cached by the ids of the expression's variables, so each distinct input is compu
 (expressions are functions of their variables; the cache is bounded and holds no engine
 state: dropping it changes nothing but speed). C-SPARQL's ``timestamp()`` is the exception:
 it reads the windows at the evaluation instant, so an expression calling it is answered by
-the caller's ``functions`` and recomputed at every call.
+the caller's ``functions`` and recomputed at every call. A FILTER of comparisons of
+numbers and durations (``r2r.numeric``) is answered in Python on the encoded rows where it
+is sure, and only the other rows go to pyoxigraph.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from sepia.algebra.sparql import (
     expression_text,
     table_text,
 )
-from sepia.engine.r2r.numeric import UNSURE, comparison
+from sepia.engine.r2r.numeric import UNSURE, Values, comparison
 from sepia.engine.rows import Row, Slots
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.terms import Term
@@ -100,9 +102,12 @@ class ExpressionEvaluator:
         self.truth = dictionary.encode(TRUE)
         self.falsity = dictionary.encode(FALSE)
         self.names = sorted(variables_of(expression) & set(slots.names))
-        self.native = comparison(expression, self.names) if boolean else None
-        """A numeric comparison answered in Python where it is sure (``engine.numeric``)."""
         self.positions = [slots.index(n) for n in self.names]
+        self._values = Values(dictionary.decode)
+        positions = {n: slots.index(n) for n in self.names}
+        self.native = comparison(expression, positions, self._values) if boolean else None
+        """A comparison answered in Python on the encoded row where it is sure
+        (``r2r.numeric``): no key, no cache lookup, no pyoxigraph."""
         self.dictionary = dictionary
         self.cache: dict[tuple[int | None, ...], int | None] = {}
         self._store = ox.Store()
@@ -112,12 +117,13 @@ class ExpressionEvaluator:
         """The dictionary forgot these terms: the cached values of or to them go."""
         self.cache = {k: v for k, v in self.cache.items()
                       if v not in dropped and dropped.isdisjoint(k)}
+        self._values.forget_ids(dropped)
 
     def values(self, rows: Sequence[Row]) -> list[int | None]:
         """The expression's value on each row (None where it raises an error)."""
         keys = [tuple(row[i] for i in self.positions) for row in rows]
         if self.fresh:
-            return self._compute(keys)  # a new value for every row, equal keys or not
+            return self._query(keys)  # a new value for every row, equal keys or not
         if self.volatile:
             self.cache.clear()
         missing = list({k for k in keys if k not in self.cache})
@@ -125,30 +131,23 @@ class ExpressionEvaluator:
             self.cache.clear()  # every key of this batch is computed afresh
             missing = list(dict.fromkeys(keys))
         if missing:
-            self.cache.update(zip(missing, self._compute(missing), strict=True))
+            self.cache.update(zip(missing, self._query(missing), strict=True))
         return [self.cache[k] for k in keys]
 
     def truths(self, rows: Sequence[Row]) -> list[bool]:
         """The effective boolean value on each row, an error being false (for an evaluator
-        built with ``boolean``, which computes IF(expression, true, false))."""
-        return [v == self.truth for v in self.values(rows)]
-
-    def _compute(self, keys: list[tuple[int | None, ...]]) -> list[int | None]:
-        """Each input's value: in Python where ``native`` is sure, else by pyoxigraph."""
-        if self.native is None:
-            return self._query(keys)
-        decode = self.dictionary.decode
-        found: list[int | None] = []
-        unsure: list[int] = []
-        for n, key in enumerate(keys):
-            answer = self.native([None if i is None else decode(i) for i in key])
-            if answer is UNSURE:
-                unsure.append(n)
-            found.append(self.truth if answer is True else self.falsity)
+        built with ``boolean``, which computes IF(expression, true, false)): in Python where
+        ``native`` is sure, the other rows by pyoxigraph through the cache."""
+        native = self.native
+        if native is None:
+            return [v == self.truth for v in self.values(rows)]
+        answers = [native(row) for row in rows]
+        unsure = [n for n, answer in enumerate(answers) if answer is UNSURE]
         if unsure:
-            for n, value in zip(unsure, self._query([keys[n] for n in unsure]), strict=True):
-                found[n] = value
-        return found
+            decided = self.values([rows[n] for n in unsure])
+            for n, value in zip(unsure, decided, strict=True):
+                answers[n] = value == self.truth
+        return answers  # type: ignore[return-value]
 
     def _query(self, keys: list[tuple[int | None, ...]]) -> list[int | None]:
         decode = self.dictionary.decode

@@ -1,15 +1,22 @@
-"""Numeric comparisons evaluated in Python, for the FILTER shape event queries use most.
+"""Numeric and duration comparisons evaluated in Python, for the FILTER shapes event queries
+use most.
 
 Stock, card and sensor patterns compare prices and amounts (``?p2 > ?p1``, ``?amount2 * 10
-<= ?amount1``): one pyoxigraph query per batch of rows costs more than the automaton step.
-A FILTER that is one comparison (``= != < > <= >=``) of variables, numeric constants and
-``+ - *`` over them, or ``&&`` / ``||`` of such comparisons (with SPARQL's error rules,
-17.2), is compiled into a Python function with SPARQL's semantics (17.3: integer and
-decimal compared exactly, double by IEEE; type promotion). Anything the function is not
-sure of (another datatype, a lexical form it does not read, NaN, decimals beyond 18
-fractional digits or 10^15, a decimal meeting a double, an unbound variable) answers
-``UNSURE`` and the row goes to pyoxigraph as before, so the two paths never disagree
-(tested on random literals against pyoxigraph, ``tests/engine/r2r/test_numeric.py``).
+<= ?amount1``), EP-SPARQL patterns bound their length (``getDURATION() < "P30D"``): one
+pyoxigraph query per batch of rows costs more than the automaton step. A FILTER that is one
+comparison (``= != < > <= >=``) of variables, constants, ``+ - *`` over them and EP-SPARQL's
+interval accessors (``getDURATION()`` is ``?to - ?from``), or ``&&`` / ``||`` of such
+comparisons (with SPARQL's error rules, 17.2), is compiled once into nested Python closures
+over the encoded row, with SPARQL's semantics (17.3: integer and decimal compared exactly,
+double by IEEE; type promotion; xsd:dateTime minus xsd:dateTime is an xsd:dayTimeDuration;
+durations without years or months compare by their length). Constant operands are folded,
+each term id is decoded and parsed once (``Values``), and an arithmetic operand of one
+variable (``?price1 * 0.7``) is computed once per id of that variable. Anything the
+closures are not sure of (another datatype, a lexical form they do not read, NaN, decimals
+beyond 18 fractional digits or 10^15, a decimal meeting a double, a dateTime without a
+timezone or finer than microseconds, a duration with years or months, an unbound variable)
+answers ``UNSURE`` and the row goes to pyoxigraph as before, so the two paths never
+disagree (tested on random literals against pyoxigraph, ``tests/engine/r2r/test_numeric.py``).
 """
 
 from __future__ import annotations
@@ -18,27 +25,40 @@ import decimal
 import math
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from functools import lru_cache
 
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
+from sepia.algebra.sparql import FROM, TO
 from sepia.rdf.terms import Term
 from sepia.rdf.vocabulary import XSD
 
 UNSURE = object()
 """A value the Python path leaves to pyoxigraph."""
+_MISSING = object()
 
 Number = int | Decimal | float
-Value = Callable[[Sequence[Term | None]], object]
-"""A compiled operand: the row's terms (in the evaluator's variable order) -> a number,
-or ``UNSURE``."""
+Row = Sequence[int | None]
+Value = Callable[[Row], object]
+"""A compiled operand: the encoded row -> a number, datetime, timedelta, or ``UNSURE``."""
+CACHE_LIMIT = 1 << 16
+"""Entries per id cache (``Values``): past it, the cache starts again."""
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 _DOUBLE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF")
+_DATETIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?"
+    r"(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))"
+)
+_DURATION = re.compile(
+    r"(-?)P(?:([0-9]{1,9})D)?(?:T(?:([0-9]{1,9})H)?(?:([0-9]{1,9})M)?"
+    r"(?:([0-9]{1,9})(?:\.([0-9]{1,6}))?S)?)?"
+)
 COMPARE = {
     ex.BinaryOperator.EQUAL: operator.eq,
     ex.BinaryOperator.NOT_EQUAL: operator.ne,
@@ -53,34 +73,73 @@ _ARITHMETIC = {
     ex.BinaryOperator.SUBTRACT: operator.sub,
     ex.BinaryOperator.MULTIPLY: operator.mul,
 }
+_MIXED = {(int, Decimal), (Decimal, int), (int, float), (float, int)}
+"""Pairs of kinds Python compares as SPARQL's promotion does (an int is below 10^15, so
+exact as a double); equal kinds compare too (numbers, datetimes, timedeltas)."""
+_TEMPORAL = (datetime, timedelta)
 _EXACT = decimal.Context(prec=60, traps=[decimal.Inexact, decimal.InvalidOperation])
 _LIMIT = Decimal(10) ** 15
 
 
+class Values:
+    """Each term id's value for the Python path, decoded and parsed once, and the memos of
+    one-variable operands: caches keyed by term ids (bounded, told of forgotten ids by the
+    evaluator that owns them), holding no engine state."""
+
+    def __init__(self, decode: Callable[[int], Term]) -> None:
+        self.decode = decode
+        self.known: dict[int | None, object] = {None: UNSURE}
+        self.memos: list[dict[int | None, object]] = []
+
+    def fill(self, i: int) -> object:
+        """The value of an id not yet known (kept)."""
+        if len(self.known) >= CACHE_LIMIT:
+            self.known.clear()
+            self.known[None] = UNSURE
+        found = self.known[i] = value_of(self.decode(i))
+        return found
+
+    def memo(self) -> dict[int | None, object]:
+        """A new memo for one operand, forgotten with the ids."""
+        self.memos.append({})
+        return self.memos[-1]
+
+    def forget_ids(self, dropped: set[int]) -> None:
+        for cache in (self.known, *self.memos):
+            for i in dropped.intersection(cache) if len(dropped) < len(cache) else [
+                i for i in cache if i in dropped
+            ]:
+                del cache[i]
+
+
 def comparison(
-    expression: ex.Expression, names: Sequence[str]
-) -> Callable[[Sequence[Term | None]], object] | None:
-    """The expression as a function of the row's terms -> True / False / ``UNSURE``, or
-    None when its shape is not a comparison of numeric operands, or ``&&`` / ``||`` of
-    such (head-and-shoulders bounds a price on both sides)."""
+    expression: ex.Expression, positions: Mapping[str, int], values: Values
+) -> Callable[[Row], object] | None:
+    """The expression as a function of the encoded row -> True / False / ``UNSURE``, or
+    None when its shape is not a comparison of the operands above, or ``&&`` / ``||`` of
+    such (head-and-shoulders bounds a price on both sides). ``positions``: each variable's
+    place in the row."""
     if isinstance(expression, ex.Binary) and expression.operator in _LOGICAL:
-        left, right = comparison(expression.left, names), comparison(expression.right, names)
+        left = comparison(expression.left, positions, values)
+        right = comparison(expression.right, positions, values)
         if left is None or right is None:
             return None
         return _logical(expression.operator is ex.BinaryOperator.AND, left, right)
     if not isinstance(expression, ex.Binary) or expression.operator not in COMPARE:
         return None
     test = COMPARE[expression.operator]
-    left, right = _operand(expression.left, names), _operand(expression.right, names)
+    left = _operand(expression.left, positions, values)
+    right = _operand(expression.right, positions, values)
     if left is None or right is None:
         return None
 
-    def compare(terms: Sequence[Term | None]) -> object:
-        a, b = left(terms), right(terms)
+    def compare(row: Row) -> object:
+        a, b = left(row), right(row)
         if a is UNSURE or b is UNSURE:
             return UNSURE
-        promoted = _promoted(a, b)  # type: ignore[arg-type]
-        return UNSURE if promoted is None else test(*promoted)
+        if type(a) is type(b) or (type(a), type(b)) in _MIXED:
+            return test(a, b)  # type: ignore[arg-type]
+        return UNSURE
 
     return compare
 
@@ -91,11 +150,11 @@ def _logical(conjunction: bool, left: Value, right: Value) -> Value:
     ``UNSURE`` side is pyoxigraph's to decide (a value or an error)."""
     settles = not conjunction  # a side that is this decides, whatever the other is
 
-    def combined(terms: Sequence[Term | None]) -> object:
-        a = left(terms)
+    def combined(row: Row) -> object:
+        a = left(row)
         if a is settles:
             return a
-        b = right(terms)
+        b = right(row)
         if b is settles:
             return b
         return UNSURE if a is UNSURE or b is UNSURE else a
@@ -103,35 +162,131 @@ def _logical(conjunction: bool, left: Value, right: Value) -> Value:
     return combined
 
 
-def _operand(e: ex.Expression, names: Sequence[str]) -> Value | None:
+def _operand(e: ex.Expression, positions: Mapping[str, int], values: Values) -> Value | None:
     match e:
-        case ox.Variable() if e.value in names:
-            i = names.index(e.value)
-            return lambda terms: number(terms[i])
+        case ox.Variable() if e.value in positions:
+            return _variable(positions[e.value], values)
         case ox.Literal():
-            constant = number(e)
-            return None if constant is UNSURE else lambda terms: constant
+            constant = value_of(e)
+            return None if constant is UNSURE else lambda row: constant
+        case ex.Call("GETDURATION", ()):
+            return _operand(ex.Binary(ex.BinaryOperator.SUBTRACT, ox.Variable(TO),
+                                      ox.Variable(FROM)), positions, values)  # fmt: skip
+        case ex.Call("GETSTARTTIME", ()):
+            return _operand(ox.Variable(FROM), positions, values)
+        case ex.Call("GETENDTIME", ()):
+            return _operand(ox.Variable(TO), positions, values)
         case ex.Binary(op, left, right) if op in _ARITHMETIC:
-            a, b = _operand(left, names), _operand(right, names)
+            a, b = _operand(left, positions, values), _operand(right, positions, values)
             if a is None or b is None:
                 return None
             apply = _ARITHMETIC[op]
-            return lambda terms: _arithmetic(apply, a(terms), b(terms))
+            found: Value = lambda row: _arithmetic(apply, a(row), b(row))  # noqa: E731
+            read = {positions[v.value] for v in _variables(e)}
+            if not read:  # constants only: folded
+                constant = found(())
+                return lambda row: constant
+            return _memoized(found, read.pop(), values) if len(read) == 1 else found
     return None
 
 
-def number(term: Term | None) -> object:
-    """A numeric literal's value: int (xsd:integer), Decimal (xsd:decimal), float
-    (xsd:double, not NaN); ``UNSURE`` for anything else."""
+def _variables(e: object) -> list[ox.Variable]:
+    """The variables an arithmetic operand reads (accessors read the interval's)."""
+    match e:
+        case ox.Variable():
+            return [e]
+        case ex.Call("GETDURATION", ()):
+            return [ox.Variable(FROM), ox.Variable(TO)]
+        case ex.Call("GETSTARTTIME", ()):
+            return [ox.Variable(FROM)]
+        case ex.Call("GETENDTIME", ()):
+            return [ox.Variable(TO)]
+        case ex.Binary(_, left, right):
+            return _variables(left) + _variables(right)
+    return []
+
+
+def _variable(position: int, values: Values) -> Value:
+    known, fill = values.known, values.fill
+
+    def variable(row: Row) -> object:
+        i = row[position]
+        found = known.get(i, _MISSING)
+        return fill(i) if found is _MISSING else found  # type: ignore[arg-type]
+
+    return variable
+
+
+def _memoized(inner: Value, position: int, values: Values) -> Value:
+    """An operand of the variable at ``position`` alone, computed once per id (the same
+    price meets every later price of its company)."""
+    memo = values.memo()
+
+    def memoized(row: Row) -> object:
+        i = row[position]
+        found = memo.get(i, _MISSING)
+        if found is _MISSING:
+            if len(memo) >= CACHE_LIMIT:
+                memo.clear()
+            found = memo[i] = inner(row)
+        return found
+
+    return memoized
+
+
+def value_of(term: Term | None) -> object:
+    """A literal's value for the Python path: ``number``'s, an aware datetime
+    (xsd:dateTime with a timezone), a timedelta (xsd:dayTimeDuration, or xsd:duration
+    without years and months); ``UNSURE`` for anything else."""
     if not isinstance(term, ox.Literal):
         return UNSURE
+    kind = term.datatype.value
+    if kind == XSD + "dateTime":
+        return _date_time(term.value)
+    if kind in (XSD + "dayTimeDuration", XSD + "duration"):
+        return _duration(term.value)
     return _literal_number(term)
+
+
+def _date_time(text: str) -> object:
+    found = _DATETIME.fullmatch(text)
+    if found is None:
+        return UNSURE
+    year, month, day, hour, minute, second, fraction, z, sign, zh, zm = found.groups()
+    offset = timedelta(0) if z else timedelta(hours=int(zh), minutes=int(zm))
+    if offset > timedelta(hours=14) or (not z and int(zm) > 59):
+        return UNSURE
+    try:
+        return datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second),
+            int((fraction or "0").ljust(6, "0")),
+            timezone(-offset if sign == "-" else offset),
+        )  # fmt: skip
+    except ValueError:  # year 0, month 13, hour 24, second 60 ...: pyoxigraph's to judge
+        return UNSURE
+
+
+def _duration(text: str) -> object:
+    found = _DURATION.fullmatch(text)
+    if found is None or text.endswith(("P", "T")):
+        return UNSURE
+    sign, days, hours, minutes, seconds, fraction = found.groups()
+    try:
+        length = timedelta(
+            days=int(days or 0), hours=int(hours or 0), minutes=int(minutes or 0),
+            seconds=int(seconds or 0), microseconds=int((fraction or "0").ljust(6, "0")),
+        )  # fmt: skip
+    except OverflowError:  # beyond 999,999,999 days
+        return UNSURE
+    return -length if sign else length
 
 
 @lru_cache(maxsize=1 << 16)
 def _literal_number(term: ox.Literal) -> object:
-    """``number`` of a literal, remembered: the same prices meet many runs' FILTERs (a pure
-    function of the literal: a bounded process-wide cache keyed by value, holding no query)."""
+    """A numeric literal's value: int (xsd:integer), Decimal (xsd:decimal), float
+    (xsd:double, not NaN); ``UNSURE`` for anything else. Remembered: the same prices meet
+    many queries' FILTERs (a pure function of the literal: a bounded process-wide cache
+    keyed by value, holding no query)."""
     kind, text = term.datatype.value, term.value
     if kind == XSD + "integer" and _INTEGER.fullmatch(text):
         return _bounded(Decimal(text), int(text))
@@ -145,6 +300,9 @@ def _literal_number(term: ox.Literal) -> object:
 def _arithmetic(apply: Callable[[Number, Number], Number], a: object, b: object) -> object:
     if a is UNSURE or b is UNSURE:
         return UNSURE
+    if isinstance(a, _TEMPORAL) or isinstance(b, _TEMPORAL):
+        both = type(a) is datetime and type(b) is datetime
+        return a - b if both and apply is operator.sub else UNSURE  # type: ignore[operator]
     promoted = _promoted(a, b)  # type: ignore[arg-type]
     if promoted is None:
         return UNSURE
