@@ -296,8 +296,6 @@ WHOLE = ("partitions", "held")
 WINDOWS = "windows"
 CHUNKS = 32
 """A sliding window's content is stored in time chunks of 1/CHUNKS of its width."""
-UNKNOWN = ""
-"""The fingerprint of a stored part whose content the worker does not know (restored)."""
 
 
 def parts(
@@ -366,10 +364,10 @@ def _window_parts(query: ContinuousQuery) -> Iterator[Part]:
 
 
 def _known(query: Engine, stored: Mapping[str, str]) -> dict[str, str]:
-    """The fingerprints of the parts a session restored from `stored` holds as stored: its
-    window chunks (rebuilt from the very columns stored, they digest as they did when
-    written); the other parts are written afresh at the next step (`UNKNOWN`)."""
-    known = dict.fromkeys(stored, UNKNOWN)
+    """The fingerprints of the parts stored, for a session restored from them: a table
+    part's is its stored text; a window chunk's the digest of the restored window's chunk
+    (rebuilt from the very columns stored, it digests as it did when written)."""
+    known = dict(stored)
     if isinstance(query, ContinuousQuery):
         known |= {key: mark for key, mark, _ in _window_parts(query) if key in stored}
     return known
