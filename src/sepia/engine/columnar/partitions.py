@@ -16,7 +16,7 @@ own values (``OwnedKeys``): an event still joins the others, which it does not s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -162,6 +162,9 @@ class Routing:
     key: Ids
     instant_key: Ids
     instant_time: Ids
+    _codes: dict[str, Ids] = field(default_factory=dict, compare=False, repr=False)
+    """The instants' codes ``next_instant`` searches, found at its first call (a ``B+``
+    state asks it once per iteration of one span)."""
 
     @classmethod
     def of(cls, matches: EventMatches, leaves: tuple[po.PhysicalPlan, ...], slot: int) -> Routing:
@@ -216,7 +219,10 @@ class Routing:
         low, high = int(times.min()), int(times.max())
         span = high - low + 2  # an ``after`` before every instant is low - 1
         if count * span < WIDE:  # a key's rank is where its instants start: no unique
-            mine = np.searchsorted(self.instant_key, self.instant_key) * span + (times - low + 1)
+            mine = self._codes.get("mine")
+            if mine is None:
+                mine = self._codes["mine"] = (np.searchsorted(self.instant_key, self.instant_key)
+                                              * span + (times - low + 1))
             theirs = (np.searchsorted(self.instant_key, key) * span
                       + (np.clip(after, low - 1, high) - low + 1))
         else:

@@ -953,13 +953,17 @@ class _Sides:
     found: Table
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
 
-    def numbers(self, slot: int, numbers: NumericIds) -> tuple[Numbers, bool] | None:
+    def numbers(
+        self, slot: int, numbers: NumericIds, pairs: int
+    ) -> tuple[Numbers, bool] | None:
         """A slot's numbers per row of the side it is read from (the runs' where both
         bind it, as ``_decided`` reads it), and whether that side is the runs'; None
-        where neither binds it."""
+        where neither binds it, or where that side has more rows than the ``pairs``
+        asking and has not been read yet (they are read per pair then: a strict step's
+        few pairs met a whole span's candidates, W6's ``B+`` read 5 rows per pair)."""
         if slot not in self.known:
             side = self.runs if slot in self.runs.columns else self.found
-            if slot not in side.columns:
+            if slot not in side.columns or side.size > pairs:
                 return None
             column = side.columns[slot]
             self.known[slot] = (Columns(Table({slot: column}, len(column)), numbers)
@@ -981,8 +985,8 @@ class _PairInputs(Columns):
 
     def column(self, slot: int) -> Numbers:
         if slot not in self._found:
-            known = self.sides.numbers(slot, self.numbers)
-            if known is None:
+            known = self.sides.numbers(slot, self.numbers, self.size)
+            if known is None:  # the pairs' own ids, as the table holds them
                 return super().column(slot)
             side, of_runs = known
             at = self.run if of_runs else self.option
