@@ -179,7 +179,8 @@ class Routing:
             nothing = np.empty(0, dtype=np.int64)
             return cls(nothing, nothing, nothing, nothing)
         key, element = unique_rows([np.concatenate(keys), np.concatenate(elements)])
-        return cls(element, key, *unique_rows([key, matches.times[element]]))
+        instant_key, instant_time = unique_rows([key, matches.times[element]])
+        return cls(element, key, instant_key, instant_time)
 
     @classmethod
     def single(cls, times: Ids) -> Routing:
