@@ -72,21 +72,23 @@ def _by_evaluator(
     return table if keep.all() else table.take(np.flatnonzero(keep))
 
 
-_NONE_KEPT: WeakKeyDictionary[ExpressionEvaluator, dict[frozenset[str], bool]] = (
-    WeakKeyDictionary())
-"""Each evaluator's ``never_true`` answer per set of unbound variables."""
+_NONE_KEPT: WeakKeyDictionary[
+    ExpressionEvaluator, tuple[frozenset[str], dict[frozenset[str], bool]]
+] = WeakKeyDictionary()
+"""Each evaluator's variables, and its ``never_true`` answer per set of unbound ones."""
 _STRICT = frozenset(ex.BinaryOperator) - {ex.BinaryOperator.AND, ex.BinaryOperator.OR}
 """Comparisons and arithmetic: an error in an operand is the result's (SPARQL 17.3)."""
 
 
 def _keeps_none(table: Table, condition: ExpressionEvaluator) -> bool:
     """Whether the FILTER keeps no row of ``table`` for want of its unbound variables."""
-    bound = {n for n, k in zip(condition.names, condition.positions, strict=True)
-             if k in table.columns}
-    unbound = frozenset(variables_of(condition.expression) - bound)
+    if condition not in _NONE_KEPT:
+        _NONE_KEPT[condition] = frozenset(variables_of(condition.expression)), {}
+    variables, known = _NONE_KEPT[condition]
+    unbound = variables - {n for n, k in zip(condition.names, condition.positions, strict=True)
+                           if k in table.columns}
     if not unbound:
         return False
-    known = _NONE_KEPT.setdefault(condition, {})
     if unbound not in known:
         known[unbound] = never_true(condition.expression, unbound)
     return known[unbound]

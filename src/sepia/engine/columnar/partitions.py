@@ -163,8 +163,8 @@ class Routing:
     instant_key: Ids
     instant_time: Ids
     _codes: dict[str, Ids] = field(default_factory=dict, compare=False, repr=False)
-    """The instants' codes ``next_instant`` searches, found at its first call (a ``B+``
-    state asks it once per iteration of one span)."""
+    """The instants' codes ``next_instant`` searches and their first and last times, found
+    at its first call (a ``B+`` state asks it once per iteration of one span)."""
 
     @classmethod
     def of(cls, matches: EventMatches, leaves: tuple[po.PhysicalPlan, ...], slot: int) -> Routing:
@@ -217,7 +217,9 @@ class Routing:
         if not count or not len(key):
             return np.zeros(len(key), dtype=np.int64), np.zeros(len(key), dtype=bool)
         times = self.instant_time
-        low, high = int(times.min()), int(times.max())
+        if "bounds" not in self._codes:
+            self._codes["bounds"] = np.array([times.min(), times.max()])
+        low, high = self._codes["bounds"].tolist()
         span = high - low + 2  # an ``after`` before every instant is low - 1
         if count * span < WIDE:  # a key's rank is where its instants start: no unique
             mine = self._codes.get("mine")

@@ -480,8 +480,9 @@ class PartitionedSequence:
                 first = self._iterated(first, state.own)
                 done.append(first)
                 runs = _concat([runs, first])
+        kept: dict[int, Numbers] = {}
         while runs.size:
-            taken, waits = self._strict(runs, found, routing, state.check)
+            taken, waits = self._strict(runs, found, routing, state.check, kept)
             left.append(waits)
             if not taken.size:
                 break
@@ -682,16 +683,17 @@ class PartitionedSequence:
         return Table(columns, rows.size), names
 
     def _strict(
-        self, runs: Table, found: Table, routing: Routing, check: ExpressionEvaluator | None
+        self, runs: Table, found: Table, routing: Routing, check: ExpressionEvaluator | None,
+        kept: dict[int, Numbers] | None = None,
     ) -> tuple[Table, Table]:
         """``,``: each run joined with the candidates at its partition's next instant (a
         shift by one among the partition's instants); runs whose partition has no later
-        instant in the batch wait on."""
+        instant in the batch wait on. ``kept``: the candidates' numbers (``_Sides``)."""
         after, has = routing.next_instant(self._keys(runs), runs.columns[LAST])
         left = runs.take(np.flatnonzero(~has))
         going = runs.take(np.flatnonzero(has))
         going = Table({**going.columns, TIME: after[has]}, going.size)
-        taken = paired(going, found, *self._options(going, found, check))
+        taken = paired(going, found, *self._options(going, found, check, kept))
         return _moved(taken, taken), left
 
     def _next(
@@ -803,11 +805,12 @@ class PartitionedSequence:
                 earliest)
 
     def _options(
-        self, runs: Table, found: Table, check: ExpressionEvaluator | None
+        self, runs: Table, found: Table, check: ExpressionEvaluator | None,
+        kept: dict[int, Numbers] | None = None,
     ) -> tuple[Ids, Ids]:
         """The (run, candidate) pairs that join (the runs carry the ``TIME`` they are
         asked at) and ``_decided`` keeps: row indices, grouped by run."""
-        return self._decided(_Sides(runs, found), *join_pairs(runs, found), check)
+        return self._decided(_Sides(runs, found, kept), *join_pairs(runs, found), check)
 
     def _decided(
         self, sides: _Sides, run: Ids, option: Ids, check: ExpressionEvaluator | None,
@@ -951,6 +954,9 @@ class _Sides:
 
     runs: Table
     found: Table
+    kept: dict[int, Numbers] | None = None
+    """The candidates' numbers by slot, kept by a caller that pairs the same candidates
+    again (a ``B+`` state's iterations, W6's 5 per span): each read whole, once."""
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
 
     def numbers(
@@ -959,15 +965,24 @@ class _Sides:
         """A slot's numbers per row of the side it is read from (the runs' where both
         bind it, as ``_decided`` reads it), and whether that side is the runs'; None
         where neither binds it, or where that side has more rows than the ``pairs``
-        asking and has not been read yet (they are read per pair then: a strict step's
-        few pairs met a whole span's candidates, W6's ``B+`` read 5 rows per pair)."""
+        asking, is not ``kept`` and has not been read yet (they are read per pair then:
+        a strict step's few pairs met a whole span's candidates)."""
         if slot not in self.known:
-            side = self.runs if slot in self.runs.columns else self.found
-            if slot not in side.columns or side.size > pairs:
+            of_runs = slot in self.runs.columns
+            side = self.runs if of_runs else self.found
+            if slot not in side.columns:
                 return None
+            kept = None if of_runs else self.kept
+            if kept is None and side.size > pairs:
+                return None
+            if kept is not None and slot in kept:
+                self.known[slot] = kept[slot], False
+                return self.known[slot]
             column = side.columns[slot]
-            self.known[slot] = (Columns(Table({slot: column}, len(column)), numbers)
-                                .column(slot), side is self.runs)
+            found = Columns(Table({slot: column}, len(column)), numbers).column(slot)
+            if kept is not None:
+                kept[slot] = found
+            self.known[slot] = found, of_runs
         return self.known[slot]
 
 
