@@ -213,6 +213,14 @@ class Routing:
     def next_instant(self, key: Ids, after: Ids) -> tuple[Ids, np.ndarray]:
         """For each (key, time): the partition's first instant of the batch later than
         ``after``, and whether it has one."""
+        at, found = self.next_index(key, after)
+        if not len(self.instant_key):
+            return np.zeros(len(key), dtype=np.int64), found
+        return self.instant_time[np.minimum(at, len(self.instant_key) - 1)], found
+
+    def next_index(self, key: Ids, after: Ids) -> tuple[Ids, np.ndarray]:
+        """``next_instant`` as an index among the instants (meaningless where there is
+        none), and whether there is one."""
         count = len(self.instant_key)
         if not count or not len(key):
             return np.zeros(len(key), dtype=np.int64), np.zeros(len(key), dtype=bool)
@@ -238,7 +246,7 @@ class Routing:
         at = np.searchsorted(mine, theirs, side="right")
         found = at < count
         found[found] = self.instant_key[at[found]] == key[found]
-        return self.instant_time[np.minimum(at, count - 1)], found
+        return at, found
 
 
 class OwnedKeys:

@@ -78,7 +78,6 @@ from sepia.engine.columnar.tables import (
     Triples,
     join,
     join_all,
-    join_pairs,
     match_pattern,
     paired,
     unique_rows,
@@ -480,7 +479,7 @@ class PartitionedSequence:
                 first = self._iterated(first, state.own)
                 done.append(first)
                 runs = _concat([runs, first])
-        kept: dict[int, Numbers] = {}
+        kept = _Kept()
         while runs.size:
             taken, waits = self._strict(runs, found, routing, state.check, kept)
             left.append(waits)
@@ -684,16 +683,21 @@ class PartitionedSequence:
 
     def _strict(
         self, runs: Table, found: Table, routing: Routing, check: ExpressionEvaluator | None,
-        kept: dict[int, Numbers] | None = None,
+        kept: _Kept | None = None,
     ) -> tuple[Table, Table]:
         """``,``: each run joined with the candidates at its partition's next instant (a
         shift by one among the partition's instants); runs whose partition has no later
-        instant in the batch wait on. ``kept``: the candidates' numbers (``_Sides``)."""
-        after, has = routing.next_instant(self._keys(runs), runs.columns[LAST])
+        instant in the batch wait on. ``kept``: what pairing these candidates again
+        reuses."""
+        kept = _Kept() if kept is None else kept
+        at, has = routing.next_index(self._keys(runs), runs.columns[LAST])
         left = runs.take(np.flatnonzero(~has))
         going = runs.take(np.flatnonzero(has))
-        going = Table({**going.columns, TIME: after[has]}, going.size)
-        taken = paired(going, found, *self._options(going, found, check, kept))
+        at = at[has]
+        going = Table({**going.columns, TIME: routing.instant_time[at]}, going.size)
+        pairs = _at_instants(going, at, found, routing, kept, self.slot)
+        taken = paired(going, found, *self._decided(_Sides(going, found, kept.numbers), *pairs,
+                                                    check))
         return _moved(taken, taken), left
 
     def _next(
@@ -804,14 +808,6 @@ class PartitionedSequence:
         return (np.concatenate([nothing, *chosen_run]), np.concatenate([nothing, *chosen_option]),
                 earliest)
 
-    def _options(
-        self, runs: Table, found: Table, check: ExpressionEvaluator | None,
-        kept: dict[int, Numbers] | None = None,
-    ) -> tuple[Ids, Ids]:
-        """The (run, candidate) pairs that join (the runs carry the ``TIME`` they are
-        asked at) and ``_decided`` keeps: row indices, grouped by run."""
-        return self._decided(_Sides(runs, found, kept), *join_pairs(runs, found), check)
-
     def _decided(
         self, sides: _Sides, run: Ids, option: Ids, check: ExpressionEvaluator | None,
     ) -> tuple[Ids, Ids]:
@@ -838,9 +834,7 @@ class PartitionedSequence:
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
-        if self.slot is None:
-            return np.zeros(runs.size, dtype=np.int64)
-        return runs.columns[self.slot]
+        return _partition(runs, self.slot)
 
     def _alive(self, runs: Table, horizon: int) -> Table | None:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
@@ -948,6 +942,16 @@ class PartitionedSequence:
 
 
 @dataclass(slots=True)
+class _Kept:
+    """What pairing the same candidates again reuses (a ``B+`` state's iterations within a
+    span, W6's 5 per span): their numbers by slot (``_Sides``), and their instants'
+    indices (``_at_instants``), sorted, with the order that sorts them."""
+
+    numbers: dict[int, Numbers] = field(default_factory=dict)
+    instants: tuple[Ids, Ids] | None = None
+
+
+@dataclass(slots=True)
 class _Sides:
     """The runs and candidates a state pairs, with each side's numbers of a slot found
     once (by ``Columns``, so exactly as per pair) for all the pairs asked of them."""
@@ -1007,6 +1011,37 @@ class _PairInputs(Columns):
             at = self.run if of_runs else self.option
             self._found[slot] = Numbers(side.state[at], side.digits[at], side.mantissa[at])
         return self._found[slot]
+
+
+def _at_instants(
+    runs: Table, at: Ids, found: Table, routing: Routing, kept: _Kept, slot: int | None
+) -> tuple[Ids, Ids]:
+    """The (run, candidate) pairs at each run's instant (``at``, an index among the
+    routing's instants) equal on the slots both bind besides the partition's (``slot``):
+    the pairs ``join_pairs`` gives with the instant's time (by run, then candidate), from
+    the candidates' instants found once (``kept``), not from a join's keys packed and
+    sorted per call."""
+    if kept.instants is None:
+        index, has = routing.next_index(_partition(found, slot), found.columns[TIME] - 1)
+        has[has] = routing.instant_time[index[has]] == found.columns[TIME][has]
+        index = np.where(has, index, -1)  # each is at an instant of its own: a safeguard
+        order = np.argsort(index, kind="stable")
+        kept.instants = index[order], order
+    index, order = kept.instants
+    lo = np.searchsorted(index, at, side="left")
+    count = np.searchsorted(index, at, side="right") - lo
+    run = np.repeat(np.arange(runs.size), count)
+    option = order[_ranges(lo, count)]
+    compatible = np.ones(len(run), dtype=bool)
+    for k in runs.columns.keys() & found.columns.keys():
+        if k >= 0 and k != slot:
+            compatible &= runs.columns[k][run] == found.columns[k][option]
+    return run[compatible], option[compatible]
+
+
+def _partition(table: Table, slot: int | None) -> Ids:
+    """The rows' partition values (0 for all without PARTITION BY)."""
+    return np.zeros(table.size, dtype=np.int64) if slot is None else table.columns[slot]
 
 
 def _table(mappings: list) -> Table:
