@@ -396,12 +396,13 @@ def test_vector_comparisons_are_the_evaluators(picked, condition):
        st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=20),
        st.sampled_from(["?a > ?c", "?c < ?b && ?c > ?a", "?b <= ?a || ?c != ?b",
                         "?c * 10 <= ?a", "?a >= ?d"]),
-       st.booleans())
-def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition, keep):
+       st.booleans(), st.booleans())
+def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition, keep, once):
     """A FILTER over (run, candidate) pairs, each slot's numbers read once per side and
-    gathered, or per pair where the pairs are fewer than a side's rows, or from the
-    candidates' numbers ``kept`` by an earlier pairing (?b bound on both sides: the runs'
-    is read, ?d unbound), keeps the pairs the evaluator keeps on the pairs' gathered rows."""
+    gathered, or (asked ``once``) per pair where the pairs are fewer than a side's rows,
+    or from the candidates' numbers ``kept`` by an earlier pairing (?b bound on both
+    sides: the runs' is read, ?d unbound), keeps the pairs the evaluator keeps on the
+    pairs' gathered rows."""
     codec, select, slots = filter_plan(condition)
     ids = [codec.encode(t) for t in LITERALS]
     a, b, c = (slots.index(n) for n in "abc")
@@ -418,7 +419,7 @@ def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition,
         kept = {}
         earlier = _Sides(runs, found, kept)
         earlier.numbers(c, NumericIds(Terms(codec)), found.size)
-    sides = _Sides(runs, found, kept)
+    sides = _Sides(runs, found, kept, once)
 
     def inputs(pairs: Table, numbers: NumericIds, kinds: TermKinds) -> Columns:
         return _PairInputs(pairs, numbers, kinds, sides, run, option)

@@ -696,8 +696,8 @@ class PartitionedSequence:
         at = at[has]
         going = Table({**going.columns, TIME: routing.instant_time[at]}, going.size)
         pairs = _at_instants(going, at, found, routing, kept, self.slot)
-        taken = paired(going, found, *self._decided(_Sides(going, found, kept.numbers), *pairs,
-                                                    check))
+        sides = _Sides(going, found, kept.numbers, once=True)
+        taken = paired(going, found, *self._decided(sides, *pairs, check))
         return _moved(taken, taken), left
 
     def _next(
@@ -961,6 +961,8 @@ class _Sides:
     kept: dict[int, Numbers] | None = None
     """The candidates' numbers by slot, kept by a caller that pairs the same candidates
     again (a ``B+`` state's iterations, W6's 5 per span): each read whole, once."""
+    once: bool = False
+    """Whether the pairs are asked once (a strict step), not in rounds (``_earliest``)."""
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
 
     def numbers(
@@ -968,16 +970,16 @@ class _Sides:
     ) -> tuple[Numbers, bool] | None:
         """A slot's numbers per row of the side it is read from (the runs' where both
         bind it, as ``_decided`` reads it), and whether that side is the runs'; None
-        where neither binds it, or where that side has more rows than the ``pairs``
-        asking, is not ``kept`` and has not been read yet (they are read per pair then:
-        a strict step's few pairs met a whole span's candidates)."""
+        where neither binds it, or, pairs asked ``once``, where that side has more rows
+        than the ``pairs`` and is not ``kept`` (they are read per pair then: a strict
+        step's few pairs met a whole span's candidates)."""
         if slot not in self.known:
             of_runs = slot in self.runs.columns
             side = self.runs if of_runs else self.found
             if slot not in side.columns:
                 return None
             kept = None if of_runs else self.kept
-            if kept is None and side.size > pairs:
+            if kept is None and self.once and side.size > pairs:
                 return None
             if kept is not None and slot in kept:
                 self.known[slot] = kept[slot], False
