@@ -395,11 +395,14 @@ def test_vector_comparisons_are_the_evaluators(picked, condition):
                 max_size=6),
        st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=20),
        st.sampled_from(["?a > ?c", "?c < ?b && ?c > ?a", "?b <= ?a || ?c != ?b",
-                        "?c * 10 <= ?a", "?a >= ?d"]))
-def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition):
+                        "?c * 10 <= ?a", "?a >= ?d"]),
+       st.booleans(), st.booleans())
+def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition, keep, once):
     """A FILTER over (run, candidate) pairs, each slot's numbers read once per side and
-    gathered (?b bound on both sides: the runs' is read, ?d unbound), keeps the pairs the
-    evaluator keeps on the pairs' gathered rows."""
+    gathered, or (asked ``once``) per pair where the pairs are fewer than a side's rows,
+    or from the candidates' numbers ``kept`` by an earlier pairing (?b bound on both
+    sides: the runs' is read, ?d unbound), keeps the pairs the evaluator keeps on the
+    pairs' gathered rows."""
     codec, select, slots = filter_plan(condition)
     ids = [codec.encode(t) for t in LITERALS]
     a, b, c = (slots.index(n) for n in "abc")
@@ -411,7 +414,12 @@ def test_pair_filters_are_the_evaluators(run_rows, found_rows, pairs, condition)
     option = np.array([p[1] % found.size for p in pairs], dtype=np.int64)
     table = Table({a: runs.columns[a][run], b: runs.columns[b][run],
                    c: found.columns[c][option]}, len(pairs))
-    sides = _Sides(runs, found)
+    kept: dict | None = None
+    if keep:  # the candidates' numbers of an earlier pairing of the same ones
+        kept = {}
+        earlier = _Sides(runs, found, kept)
+        earlier.numbers(c, NumericIds(Terms(codec)), found.size)
+    sides = _Sides(runs, found, kept, once)
 
     def inputs(pairs: Table, numbers: NumericIds, kinds: TermKinds) -> Columns:
         return _PairInputs(pairs, numbers, kinds, sides, run, option)

@@ -16,7 +16,7 @@ own values (``OwnedKeys``): an event still joins the others, which it does not s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -162,6 +162,9 @@ class Routing:
     key: Ids
     instant_key: Ids
     instant_time: Ids
+    _codes: dict[str, Ids] = field(default_factory=dict, compare=False, repr=False)
+    """The instants' codes ``next_instant`` searches and their first and last times, found
+    at its first call (a ``B+`` state asks it once per iteration of one span)."""
 
     @classmethod
     def of(cls, matches: EventMatches, leaves: tuple[po.PhysicalPlan, ...], slot: int) -> Routing:
@@ -176,7 +179,8 @@ class Routing:
             nothing = np.empty(0, dtype=np.int64)
             return cls(nothing, nothing, nothing, nothing)
         key, element = unique_rows([np.concatenate(keys), np.concatenate(elements)])
-        return cls(element, key, *unique_rows([key, matches.times[element]]))
+        instant_key, instant_time = unique_rows([key, matches.times[element]])
+        return cls(element, key, instant_key, instant_time)
 
     @classmethod
     def single(cls, times: Ids) -> Routing:
@@ -209,14 +213,27 @@ class Routing:
     def next_instant(self, key: Ids, after: Ids) -> tuple[Ids, np.ndarray]:
         """For each (key, time): the partition's first instant of the batch later than
         ``after``, and whether it has one."""
+        at, found = self.next_index(key, after)
+        if not len(self.instant_key):
+            return np.zeros(len(key), dtype=np.int64), found
+        return self.instant_time[np.minimum(at, len(self.instant_key) - 1)], found
+
+    def next_index(self, key: Ids, after: Ids) -> tuple[Ids, np.ndarray]:
+        """``next_instant`` as an index among the instants (meaningless where there is
+        none), and whether there is one."""
         count = len(self.instant_key)
         if not count or not len(key):
             return np.zeros(len(key), dtype=np.int64), np.zeros(len(key), dtype=bool)
         times = self.instant_time
-        low, high = int(times.min()), int(times.max())
+        if "bounds" not in self._codes:
+            self._codes["bounds"] = np.array([times.min(), times.max()])
+        low, high = self._codes["bounds"].tolist()
         span = high - low + 2  # an ``after`` before every instant is low - 1
         if count * span < WIDE:  # a key's rank is where its instants start: no unique
-            mine = np.searchsorted(self.instant_key, self.instant_key) * span + (times - low + 1)
+            mine = self._codes.get("mine")
+            if mine is None:
+                mine = self._codes["mine"] = (np.searchsorted(self.instant_key, self.instant_key)
+                                              * span + (times - low + 1))
             theirs = (np.searchsorted(self.instant_key, key) * span
                       + (np.clip(after, low - 1, high) - low + 1))
         else:
@@ -229,7 +246,7 @@ class Routing:
         at = np.searchsorted(mine, theirs, side="right")
         found = at < count
         found[found] = self.instant_key[at[found]] == key[found]
-        return self.instant_time[np.minimum(at, count - 1)], found
+        return at, found
 
 
 class OwnedKeys:

@@ -78,7 +78,6 @@ from sepia.engine.columnar.tables import (
     Triples,
     join,
     join_all,
-    join_pairs,
     match_pattern,
     paired,
     unique_rows,
@@ -480,8 +479,9 @@ class PartitionedSequence:
                 first = self._iterated(first, state.own)
                 done.append(first)
                 runs = _concat([runs, first])
+        kept = _Kept()
         while runs.size:
-            taken, waits = self._strict(runs, found, routing, state.check)
+            taken, waits = self._strict(runs, found, routing, state.check, kept)
             left.append(waits)
             if not taken.size:
                 break
@@ -682,16 +682,22 @@ class PartitionedSequence:
         return Table(columns, rows.size), names
 
     def _strict(
-        self, runs: Table, found: Table, routing: Routing, check: ExpressionEvaluator | None
+        self, runs: Table, found: Table, routing: Routing, check: ExpressionEvaluator | None,
+        kept: _Kept | None = None,
     ) -> tuple[Table, Table]:
         """``,``: each run joined with the candidates at its partition's next instant (a
         shift by one among the partition's instants); runs whose partition has no later
-        instant in the batch wait on."""
-        after, has = routing.next_instant(self._keys(runs), runs.columns[LAST])
+        instant in the batch wait on. ``kept``: what pairing these candidates again
+        reuses."""
+        kept = _Kept() if kept is None else kept
+        at, has = routing.next_index(self._keys(runs), runs.columns[LAST])
         left = runs.take(np.flatnonzero(~has))
         going = runs.take(np.flatnonzero(has))
-        going = Table({**going.columns, TIME: after[has]}, going.size)
-        taken = paired(going, found, *self._options(going, found, check))
+        at = at[has]
+        going = Table({**going.columns, TIME: routing.instant_time[at]}, going.size)
+        pairs = _at_instants(going, at, found, routing, kept, self.slot)
+        sides = _Sides(going, found, kept.numbers, once=True)
+        taken = paired(going, found, *self._decided(sides, *pairs, check))
         return _moved(taken, taken), left
 
     def _next(
@@ -802,13 +808,6 @@ class PartitionedSequence:
         return (np.concatenate([nothing, *chosen_run]), np.concatenate([nothing, *chosen_option]),
                 earliest)
 
-    def _options(
-        self, runs: Table, found: Table, check: ExpressionEvaluator | None
-    ) -> tuple[Ids, Ids]:
-        """The (run, candidate) pairs that join (the runs carry the ``TIME`` they are
-        asked at) and ``_decided`` keeps: row indices, grouped by run."""
-        return self._decided(_Sides(runs, found), *join_pairs(runs, found), check)
-
     def _decided(
         self, sides: _Sides, run: Ids, option: Ids, check: ExpressionEvaluator | None,
     ) -> tuple[Ids, Ids]:
@@ -835,9 +834,7 @@ class PartitionedSequence:
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
-        if self.slot is None:
-            return np.zeros(runs.size, dtype=np.int64)
-        return runs.columns[self.slot]
+        return _partition(runs, self.slot)
 
     def _alive(self, runs: Table, horizon: int) -> Table | None:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
@@ -945,25 +942,53 @@ class PartitionedSequence:
 
 
 @dataclass(slots=True)
+class _Kept:
+    """What pairing the same candidates again reuses (a ``B+`` state's iterations within a
+    span, W6's 5 per span): their numbers by slot (``_Sides``), and their instants'
+    indices (``_at_instants``), sorted, with the order that sorts them."""
+
+    numbers: dict[int, Numbers] = field(default_factory=dict)
+    instants: tuple[Ids, Ids] | None = None
+
+
+@dataclass(slots=True)
 class _Sides:
     """The runs and candidates a state pairs, with each side's numbers of a slot found
     once (by ``Columns``, so exactly as per pair) for all the pairs asked of them."""
 
     runs: Table
     found: Table
+    kept: dict[int, Numbers] | None = None
+    """The candidates' numbers by slot, kept by a caller that pairs the same candidates
+    again (a ``B+`` state's iterations, W6's 5 per span): each read whole, once."""
+    once: bool = False
+    """Whether the pairs are asked once (a strict step), not in rounds (``_earliest``)."""
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
 
-    def numbers(self, slot: int, numbers: NumericIds) -> tuple[Numbers, bool] | None:
+    def numbers(
+        self, slot: int, numbers: NumericIds, pairs: int
+    ) -> tuple[Numbers, bool] | None:
         """A slot's numbers per row of the side it is read from (the runs' where both
         bind it, as ``_decided`` reads it), and whether that side is the runs'; None
-        where neither binds it."""
+        where neither binds it, or, pairs asked ``once``, where that side has more rows
+        than the ``pairs`` and is not ``kept`` (they are read per pair then: a strict
+        step's few pairs met a whole span's candidates)."""
         if slot not in self.known:
-            side = self.runs if slot in self.runs.columns else self.found
+            of_runs = slot in self.runs.columns
+            side = self.runs if of_runs else self.found
             if slot not in side.columns:
                 return None
+            kept = None if of_runs else self.kept
+            if kept is None and self.once and side.size > pairs:
+                return None
+            if kept is not None and slot in kept:
+                self.known[slot] = kept[slot], False
+                return self.known[slot]
             column = side.columns[slot]
-            self.known[slot] = (Columns(Table({slot: column}, len(column)), numbers)
-                                .column(slot), side is self.runs)
+            found = Columns(Table({slot: column}, len(column)), numbers).column(slot)
+            if kept is not None:
+                kept[slot] = found
+            self.known[slot] = found, of_runs
         return self.known[slot]
 
 
@@ -981,13 +1006,44 @@ class _PairInputs(Columns):
 
     def column(self, slot: int) -> Numbers:
         if slot not in self._found:
-            known = self.sides.numbers(slot, self.numbers)
-            if known is None:
+            known = self.sides.numbers(slot, self.numbers, self.size)
+            if known is None:  # the pairs' own ids, as the table holds them
                 return super().column(slot)
             side, of_runs = known
             at = self.run if of_runs else self.option
             self._found[slot] = Numbers(side.state[at], side.digits[at], side.mantissa[at])
         return self._found[slot]
+
+
+def _at_instants(
+    runs: Table, at: Ids, found: Table, routing: Routing, kept: _Kept, slot: int | None
+) -> tuple[Ids, Ids]:
+    """The (run, candidate) pairs at each run's instant (``at``, an index among the
+    routing's instants) equal on the slots both bind besides the partition's (``slot``):
+    the pairs ``join_pairs`` gives with the instant's time (by run, then candidate), from
+    the candidates' instants found once (``kept``), not from a join's keys packed and
+    sorted per call."""
+    if kept.instants is None:
+        index, has = routing.next_index(_partition(found, slot), found.columns[TIME] - 1)
+        has[has] = routing.instant_time[index[has]] == found.columns[TIME][has]
+        index = np.where(has, index, -1)  # each is at an instant of its own: a safeguard
+        order = np.argsort(index, kind="stable")
+        kept.instants = index[order], order
+    index, order = kept.instants
+    lo = np.searchsorted(index, at, side="left")
+    count = np.searchsorted(index, at, side="right") - lo
+    run = np.repeat(np.arange(runs.size), count)
+    option = order[_ranges(lo, count)]
+    compatible = np.ones(len(run), dtype=bool)
+    for k in runs.columns.keys() & found.columns.keys():
+        if k >= 0 and k != slot:
+            compatible &= runs.columns[k][run] == found.columns[k][option]
+    return run[compatible], option[compatible]
+
+
+def _partition(table: Table, slot: int | None) -> Ids:
+    """The rows' partition values (0 for all without PARTITION BY)."""
+    return np.zeros(table.size, dtype=np.int64) if slot is None else table.columns[slot]
 
 
 def _table(mappings: list) -> Table:
