@@ -91,12 +91,13 @@ class NumericIds:
             found = [f or _decomposed(number(i)) for i, f in zip(listed, found, strict=True)]
         kind, digits, mantissa = (np.array(c, dtype=t) for c, t in zip(
             zip(*found, strict=True), (np.int8, np.int64, np.int64), strict=True))
-        ids = np.concatenate([self.ids, new])
-        order = np.argsort(ids, kind="stable")
-        self.ids = ids[order]
-        self.kind = np.concatenate([self.kind, kind])[order]
-        self.digits = np.concatenate([self.digits, digits])[order]
-        self.mantissa = np.concatenate([self.mantissa, mantissa])[order]
+        columns = [np.concatenate(pair) for pair in ((self.ids, new), (self.kind, kind),
+                                                       (self.digits, digits),
+                                                       (self.mantissa, mantissa))]
+        if (np.diff(columns[0]) < 0).any():  # new ids are mostly the largest: no sort
+            order = np.argsort(columns[0], kind="stable")
+            columns = [c[order] for c in columns]
+        self.ids, self.kind, self.digits, self.mantissa = columns
 
 
 def _from_text(text: str) -> tuple[int, int, int] | None:
