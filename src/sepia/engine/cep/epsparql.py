@@ -16,15 +16,16 @@ unless a top-level ``getDURATION() < d`` says which occurrences no later mapping
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import pyoxigraph as ox
 
 from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs
 from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.numeric import value_of
 from sepia.engine.rows import Row, compatible
 from sepia.rdf.time import TimeKind
 from sepia.rdf.vocabulary import XSD
@@ -211,17 +212,10 @@ class Horizon:
             return None
         if literal.datatype.value == XSD + "integer" and literal.value.lstrip("+").isdigit():
             return cls(int(literal.value), False, strict)
-        if literal.datatype.value not in (XSD + "duration", XSD + "dayTimeDuration"):
+        length = value_of(literal)  # a timedelta for a duration without years and months
+        if not isinstance(length, timedelta) or length < timedelta(0):
             return None
-        found = _DURATION.fullmatch(literal.value)
-        if found is None:
-            return None
-        days, hours, minutes, seconds = (float(x or 0) for x in found.groups())
-        ms = round((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000)
-        return cls(ms, True, strict)
-
-
-_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+        return cls(round(length / timedelta(milliseconds=1)), True, strict)
 
 
 def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[EncodedTriple, ...]]]]:
