@@ -48,7 +48,7 @@ def test_a_snapshot_with_forgotten_ids_resumes_exactly(always, text, data, cut):
 def test_forgotten_ids_are_never_given_again() -> None:
     d = Dictionary()
     _, b, _ = d.encode_many(["<http://e/a>", "<http://e/b>", "<http://e/c>"])
-    d.forget([b])
+    d.forget({b})
     assert (len(d), d.last_id, d.lookup("<http://e/b>")) == (2, 3, None)
     with pytest.raises(KeyError):
         d.decode_text(b)

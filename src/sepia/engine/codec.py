@@ -60,13 +60,12 @@ class Codec(Dictionary):
             self._decoded[term_id] = found
         return found
 
-    def forget(self, dropped: Iterable[int]) -> None:
+    def forget(self, dropped: set[int]) -> None:
         """``Dictionary.forget``, and the cached terms of the ids dropped with it."""
-        gone = set(dropped)
-        super().forget(gone)
-        if gone:
-            self._encoded = {t: i for t, i in self._encoded.items() if i not in gone}
-            for term_id in gone:
+        super().forget(dropped)
+        if dropped:
+            self._encoded = {t: i for t, i in self._encoded.items() if i not in dropped}
+            for term_id in dropped:
                 self._decoded.pop(term_id, None)
 
 

@@ -132,7 +132,7 @@ class Forgetting:
         held = held_integers(roots, skip=(self.codec, *self.codec.caches))
         ids = np.array(self.codec.ids(), dtype=np.int64)
         ids = ids[ids > self.floor]
-        dropped = ids[~held.among(ids)].tolist()
+        dropped = set(ids[~held.among(ids)].tolist())
         self.codec.forget(dropped)
         self.forgotten += len(dropped)
         self.next_at = max(self.min_terms, 2 * len(self.codec))

@@ -106,15 +106,14 @@ class Dictionary:
         """Every id the dictionary holds, in increasing order."""
         return list(self._texts)
 
-    def forget(self, dropped: Iterable[int]) -> None:
+    def forget(self, dropped: set[int]) -> None:
         """Drop the terms of these ids (the caller vouches that no state refers to them;
         their ids are never given again) and tell the watching caches."""
-        gone = set(dropped)
-        for term_id in gone:
+        for term_id in dropped:
             del self._ids[self._texts.pop(term_id)]
-        if gone:
+        if dropped:
             for cache in self.caches:
-                cache.forget_ids(gone)
+                cache.forget_ids(dropped)
 
     def rows(self, since: int = 0) -> Iterator[tuple[int, str]]:
         """(id, text) rows with id > since, in id order: the dictionary's state, or the part

@@ -156,7 +156,7 @@ def test_owned_keys_ask_once_per_id_and_forget_with_the_dictionary() -> None:
     assert keys.mask(np.array([ids[1], ids[0], ids[5]], dtype=np.int64)).tolist() == [
         True, False, False]  # fmt: skip
     assert sorted(asked) == [f"{EX}c{n}" for n in (0, 1, 4, 5)]  # each id once
-    codec.forget([ids[0], ids[1]])
+    codec.forget({ids[0], ids[1]})
     assert keys.known.keys() == {ids[4], ids[5]}
 
 
