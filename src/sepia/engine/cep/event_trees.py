@@ -270,7 +270,7 @@ def evaluate_tree(
             assert inputs.consumption is not None
             return inputs.consumption.seq(tree, inputs, scope)
         case EventSeq(left, right, _):
-            found = set()
+            found: set[EventMapping] = set()
             for b in sub(right, exact):
                 mu = b[0] if scope.mu is None else merge(scope.mu, b[0])
                 inner = Scope(min(b[1] - 1, scope.before), mu, scope.since)
