@@ -227,6 +227,11 @@ class Horizon:
             return None
         return t - self.amount if self.strict else t - self.amount - 1
 
+    def text(self) -> str:
+        """The bound as the query put it, for ``sepia explain``."""
+        amount = timedelta(milliseconds=self.amount) if self.duration else self.amount
+        return f"{'<' if self.strict else '<='} {amount}"
+
     @classmethod
     def of(cls, literal: object, strict: bool) -> Horizon | None:
         """From the literal getDURATION() is compared with: an integer, or an
