@@ -62,6 +62,7 @@ from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
+from sepia.engine.columnar.orderings import ordering, pairs_kept, read_numbers, scaled
 from sepia.engine.columnar.partitions import (
     ELEMENT,
     TIME,
@@ -821,6 +822,9 @@ class PartitionedSequence:
             run, option = run[keep], option[keep]
         if check is None or not len(run):
             return run, option
+        ordered = self._ordered(sides, run, option, check)
+        if ordered is not None:
+            return ordered
         read = {slot: runs.columns[slot][run] for slot in check.positions if slot in runs.columns}
         read.update({slot: found.columns[slot][option] for slot in check.positions
                      if slot in found.columns and slot not in read})
@@ -831,6 +835,21 @@ class PartitionedSequence:
 
         kept = vector_filtered(table, check, self.host.physical.slots, self.numbers, inputs)
         return run[kept.columns[RUN]], option[kept.columns[RUN]]
+
+    def _ordered(
+        self, sides: _Sides, run: Ids, option: Ids, check: ExpressionEvaluator
+    ) -> tuple[Ids, Ids] | None:
+        """``_decided``'s FILTER as integer comparisons of the pairs' scaled values
+        (``columnar.orderings``: the same answers), or None where it does not apply."""
+        compiled = ordering(check, self.host.physical.slots)
+        if compiled is None:
+            return None
+        decide, read = compiled
+        values = sides.scaled(read, self.numbers, len(run))
+        if values is None:
+            return None
+        keep = pairs_kept(decide, values, run, option)
+        return run[keep], option[keep]
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
@@ -964,6 +983,8 @@ class _Sides:
     once: bool = False
     """Whether the pairs are asked once (a strict step), not in rounds (``_earliest``)."""
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
+    ordered: dict[int, tuple[Ids, bool]] | None = None
+    """``scaled``'s answer once asked (empty: None)."""
 
     def numbers(
         self, slot: int, numbers: NumericIds, pairs: int
@@ -984,12 +1005,27 @@ class _Sides:
             if kept is not None and slot in kept:
                 self.known[slot] = kept[slot], False
                 return self.known[slot]
-            column = side.columns[slot]
-            found = Columns(Table({slot: column}, len(column)), numbers).column(slot)
+            found = read_numbers(side.columns[slot], numbers)
             if kept is not None:
                 kept[slot] = found
             self.known[slot] = found, of_runs
         return self.known[slot]
+
+    def scaled(
+        self, read: frozenset[int], numbers: NumericIds, pairs: int
+    ) -> dict[int, tuple[Ids, bool]] | None:
+        """Each slot's values on a common integer scale per row of its side
+        (``orderings.scaled``), and whether that side is the runs'; None where a slot's
+        numbers are not read whole (``numbers``) or not all sure. Found once for all the
+        rounds asking these sides."""
+        if self.ordered is None:
+            found = {slot: self.numbers(slot, numbers, pairs) for slot in sorted(read)}
+            known = {slot: side for slot, side in found.items() if side is not None}
+            values = scaled([n for n, _ in known.values()]) if len(known) == len(read) else None
+            self.ordered = {} if values is None else {
+                slot: (value, of_runs) for (slot, (_, of_runs)), value in zip(
+                    known.items(), values, strict=True)}
+        return self.ordered or None
 
 
 class _PairInputs(Columns):

@@ -1,0 +1,157 @@
+"""FILTERs of order comparisons over (run, candidate) pairs as integer comparisons
+(``columnar.orderings``): the pairs kept are the evaluator's, the shortcut is taken
+exactly where every value read is a sure number that fits, and a column's numbers read
+by one search are ``Columns``'s."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyoxigraph as ox
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sepia.engine.columnar.expressions import Columns
+from sepia.engine.columnar.groups import NumericIds
+from sepia.engine.columnar.orderings import ordering, pairs_kept, read_numbers
+from sepia.engine.columnar.sequences import _Sides
+from sepia.engine.columnar.tables import NO_ID, Table, filtered
+from sepia.engine.r2r.numbers import Terms
+
+from ..generators import EX
+from ..support import filter_plan
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def _typed(text: str, kind: str) -> ox.Literal:
+    return ox.Literal(text, datatype=ox.NamedNode(XSD + kind))
+
+
+SURE = [_typed(t, "integer") for t in ("-2", "7", "5", "0")] + [
+    _typed(t, "decimal") for t in ("7.0", "6.99", "4.9999999", "-0.5", "5.00")]
+"""Integers and decimals that fit at 18 fractional digits: the integer comparisons'."""
+WIDE = [_typed("4611686018427387903", "integer"), _typed("123456789012.5", "decimal")]
+"""Sure numbers too wide once scaled beside a decimal of many digits."""
+OTHER = [_typed("7.0E0", "double"), ox.Literal("3"), _typed("x", "integer"),
+         ox.NamedNode(EX + "a")]
+"""A double, a string, an ill-typed literal and an IRI: left to ``columnar.expressions``."""
+TERMS = [*SURE, *WIDE, *OTHER]
+ORDERED = ["?a > ?c", "?c < ?b && ?c > ?a", "?b <= ?a || !(?c >= ?b)", "?c >= ?c",
+           "!(?a < ?b) && (?c <= ?a || ?b > ?c)"]
+"""Order comparisons of variables under &&, || and !."""
+
+
+def _sides(codec, slots, run_rows, found_rows) -> tuple[_Sides, Table, Table]:
+    """Runs binding ?a ?b and candidates binding ?b ?c (?b: the runs' is read)."""
+    a, b, c = (slots.index(n) for n in "abc")
+    ids = [codec.encode(t) for t in TERMS]
+    runs = Table({a: np.array([ids[r[0]] for r in run_rows]),
+                  b: np.array([ids[r[1]] for r in run_rows])}, len(run_rows))
+    found = Table({b: np.array([ids[r[0]] for r in found_rows]),
+                   c: np.array([ids[r[1]] for r in found_rows])}, len(found_rows))
+    return _Sides(runs, found), runs, found
+
+
+INDEX = st.sampled_from(range(len(TERMS)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(INDEX, INDEX), min_size=1, max_size=6),
+       st.lists(st.tuples(INDEX, INDEX), min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=20),
+       st.sampled_from(ORDERED))
+def test_ordered_pairs_are_the_evaluators(run_rows, found_rows, pairs, condition):
+    """Where every value read is a small sure number, the integer comparisons are
+    taken, and where one is not a sure number they are not; taken, they keep the pairs
+    the evaluator keeps on the pairs' rows."""
+    codec, select, slots = filter_plan(condition)
+    sides, runs, found = _sides(codec, slots, run_rows, found_rows)
+    compiled = ordering(select.condition, slots)
+    assert compiled is not None
+    decide, read = compiled
+    run = np.array([p[0] % runs.size for p in pairs], dtype=np.int64)
+    option = np.array([p[1] % found.size for p in pairs], dtype=np.int64)
+    values = sides.scaled(read, NumericIds(Terms(codec)), len(run))
+    a, b, c = (slots.index(n) for n in "abc")
+    read_terms = {TERMS[r[0]] for r in run_rows if a in read} | {
+        TERMS[r[1]] for r in run_rows if b in read} | {
+        TERMS[r[1]] for r in found_rows if c in read}
+    if read_terms <= set(SURE):
+        assert values is not None, (condition, read_terms)
+    if not read_terms <= {*SURE, *WIDE}:
+        assert values is None, (condition, read_terms)
+    if values is None:
+        return
+    table = Table({a: runs.columns[a][run], b: runs.columns[b][run],
+                   c: found.columns[c][option]}, len(run))
+    keep = pairs_kept(decide, values, run, option)
+    width = len(slots.names)
+    assert table.take(np.flatnonzero(keep)).rows(width) == filtered(
+        table, select.condition).rows(width)
+
+
+def test_head_and_shoulders_interval_by_hand():
+    """?c < ?b && ?c > ?a with a run at a = 1, b = 5.0: of the candidates 0, 1, 3,
+    4.9999999, 5, 5.00 and 7, only 3 and 4.9999999 lie strictly
+    between (5 and 5.00 equal 5.0)."""
+    codec, select, slots = filter_plan("?c < ?b && ?c > ?a")
+    a, b, c = (slots.index(n) for n in "abc")
+    terms = [_typed("0", "integer"), _typed("1", "integer"), _typed("3", "integer"),
+             _typed("4.9999999", "decimal"), _typed("5", "integer"),
+             _typed("5.00", "decimal"), _typed("7", "integer")]
+    runs = Table({a: np.array([codec.encode(_typed("1", "integer"))]),
+                  b: np.array([codec.encode(_typed("5.0", "decimal"))])}, 1)
+    found = Table({c: np.array([codec.encode(t) for t in terms])}, len(terms))
+    compiled = ordering(select.condition, slots)
+    assert compiled is not None
+    decide, read = compiled
+    values = _Sides(runs, found).scaled(read, NumericIds(Terms(codec)), len(terms))
+    assert values is not None
+    keep = pairs_kept(decide, values, np.zeros(len(terms), dtype=np.int64),
+                      np.arange(len(terms)))
+    assert np.flatnonzero(keep).tolist() == [2, 3]
+
+
+@given(st.sampled_from(["?a + 1 > ?b", "?a = ?b", "?a > 3", "?a != ?c", "BOUND(?a)"]))
+def test_other_shapes_are_left_to_the_vectors(condition):
+    """Arithmetic, equality, constants and functions are not order comparisons of
+    variables: ``columnar.expressions`` decides them."""
+    _, select, slots = filter_plan(condition)
+    assert ordering(select.condition, slots) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([*TERMS, None]), min_size=1, max_size=12), st.booleans())
+def test_numbers_read_by_one_search_are_the_columns(column, learned):
+    """``read_numbers`` gives ``Columns``'s numbers, the ids known beforehand (one
+    search) or not (through ``Columns``); unbound rows (``NO_ID``) included."""
+    codec, _, _ = filter_plan("?a > ?b")
+    ids = np.array([NO_ID if t is None else codec.encode(t) for t in column], dtype=np.int64)
+    numbers = NumericIds(Terms(codec))
+    if learned:
+        numbers.of(np.unique(ids[ids != NO_ID]))
+    mine = read_numbers(ids, numbers)
+    theirs = Columns(Table({0: ids}, len(ids)), NumericIds(Terms(codec))).column(0)
+    for field in ("state", "digits", "mantissa"):
+        assert getattr(mine, field).tolist() == getattr(theirs, field).tolist(), field
+
+
+def test_values_too_wide_once_scaled_are_left_to_the_vectors():
+    """4611686018427387903 beside 6.99 would be 461168601842738790300 at 2 digits, past
+    2^62: not taken; 123456789012.5 beside 7 fits at 1 digit, and 123456789012.5 > 7."""
+    codec, select, slots = filter_plan("?a > ?c")
+    a, c = slots.index("a"), slots.index("c")
+    compiled = ordering(select.condition, slots)
+    assert compiled is not None
+    decide, read = compiled
+
+    def values(left: ox.Literal, right: ox.Literal):
+        runs = Table({a: np.array([codec.encode(left)])}, 1)
+        found = Table({c: np.array([codec.encode(right)])}, 1)
+        return _Sides(runs, found).scaled(read, NumericIds(Terms(codec)), 1)
+
+    assert values(_typed("4611686018427387903", "integer"), _typed("6.99", "decimal")) is None
+    fits = values(_typed("123456789012.5", "decimal"), _typed("7", "integer"))
+    assert fits is not None
+    one = np.zeros(1, dtype=np.int64)
+    assert pairs_kept(decide, fits, one, one).tolist() == [True]
