@@ -799,7 +799,9 @@ class PartitionedSequence:
                 compatible &= runs.columns[slot][run] == found.columns[slot][option]
             run, option = self._decided(sides, run[compatible], option[compatible], check)
             time = found.columns[TIME][option]
-            np.minimum.at(earliest, run, time)
+            first = np.ones(len(run), dtype=bool)  # by run, then time: a run's first is
+            first[1:] = run[1:] != run[:-1]  # its earliest (not ``minimum.at``: slower)
+            earliest[run[first]] = time[first]
             chosen = np.flatnonzero(time == earliest[run])
             chosen_run.append(run[chosen])
             chosen_option.append(option[chosen])
@@ -817,14 +819,16 @@ class PartitionedSequence:
         joined rows for all the pairs cost more than deciding them; and each slot's
         numbers are found once per row of its side, not per pair (``_PairInputs``)."""
         runs, found = sides.runs, sides.found
-        if self.within is not None:
-            keep = _admits(self.within, runs.columns[START][run], found.columns[TIME][option])
-            run, option = run[keep], option[keep]
+        admitted = None if self.within is None else _admits(
+            self.within, runs.columns[START][run], found.columns[TIME][option])
+        ordered = None if check is None else self._ordered(sides, run, option, check)
+        if ordered is not None:  # one mask with WITHIN's: a single pass taking the pairs
+            keep = ordered if admitted is None else ordered & admitted
+            return run[keep], option[keep]
+        if admitted is not None:
+            run, option = run[admitted], option[admitted]
         if check is None or not len(run):
             return run, option
-        ordered = self._ordered(sides, run, option, check)
-        if ordered is not None:
-            return ordered
         read = {slot: runs.columns[slot][run] for slot in check.positions if slot in runs.columns}
         read.update({slot: found.columns[slot][option] for slot in check.positions
                      if slot in found.columns and slot not in read})
@@ -838,9 +842,10 @@ class PartitionedSequence:
 
     def _ordered(
         self, sides: _Sides, run: Ids, option: Ids, check: ExpressionEvaluator
-    ) -> tuple[Ids, Ids] | None:
-        """``_decided``'s FILTER as integer comparisons of the pairs' scaled values
-        (``columnar.orderings``: the same answers), or None where it does not apply."""
+    ) -> np.ndarray | None:
+        """The pairs ``_decided``'s FILTER keeps (a mask), by integer comparisons of the
+        pairs' scaled values (``columnar.orderings``: the same answers), or None where
+        that does not apply."""
         compiled = ordering(check, self.host.physical.slots)
         if compiled is None:
             return None
@@ -848,8 +853,7 @@ class PartitionedSequence:
         values = sides.scaled(read, self.numbers, len(run))
         if values is None:
             return None
-        keep = pairs_kept(decide, values, run, option)
-        return run[keep], option[keep]
+        return pairs_kept(decide, values, run, option)
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
