@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from sepia.engine.columnar.expressions import Columns
 from sepia.engine.columnar.groups import NumericIds
-from sepia.engine.columnar.orderings import ordering, pairs_kept, read_numbers
+from sepia.engine.columnar.orderings import (
+    ordering,
+    pairs_kept,
+    possible,
+    read_numbers,
+    runs_possible,
+)
 from sepia.engine.columnar.sequences import _Sides
 from sepia.engine.columnar.tables import NO_ID, Table, filtered
 from sepia.engine.r2r.numbers import Terms
@@ -155,3 +161,66 @@ def test_values_too_wide_once_scaled_are_left_to_the_vectors():
     assert fits is not None
     one = np.zeros(1, dtype=np.int64)
     assert pairs_kept(decide, fits, one, one).tolist() == [True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(range(len(SURE))), st.sampled_from(range(len(SURE))),
+                          st.integers(0, 2)), min_size=1, max_size=6),
+       st.lists(st.tuples(st.sampled_from(range(len(SURE))), st.sampled_from(range(len(SURE))),
+                          st.integers(0, 2)), min_size=1, max_size=8),
+       st.sampled_from([c for c in ORDERED if "!" not in c]))
+def test_runs_found_impossible_keep_no_candidate(run_rows, found_rows, condition):
+    """A run ``possible`` rules out keeps none of its partition's candidates under the
+    FILTER (the evaluator's answer on every (run, candidate) pair of one partition)."""
+    codec, select, slots = filter_plan(condition)
+    test = possible(select.condition, slots)
+    compiled = ordering(select.condition, slots)
+    assert test is not None and compiled is not None
+    a, b, c = (slots.index(n) for n in "abc")
+    ids = [codec.encode(t) for t in SURE]
+    found_rows = sorted(found_rows, key=lambda r: r[2])  # by partition, as ``_earliest``'s
+    runs = Table({a: np.array([ids[r[0]] for r in run_rows]),
+                  b: np.array([ids[r[1]] for r in run_rows])}, len(run_rows))
+    found = Table({b: np.array([ids[r[0]] for r in found_rows]),
+                   c: np.array([ids[r[1]] for r in found_rows])}, len(found_rows))
+    values = _Sides(runs, found).scaled(compiled[1], NumericIds(Terms(codec)), 0)
+    assert values is not None
+    keys = np.array([r[2] for r in found_rows])
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    run_keys = np.array([r[2] for r in run_rows])
+    segment = np.minimum(np.searchsorted(keys[starts], run_keys), len(starts) - 1)
+    able = runs_possible(test, values, segment, starts)
+    width = len(slots.names)
+    for r in np.flatnonzero(~able).tolist():
+        option = np.flatnonzero(keys == run_keys[r])
+        table = Table({a: np.repeat(runs.columns[a][r], len(option)),
+                       b: np.repeat(runs.columns[b][r], len(option)),
+                       c: found.columns[c][option]}, len(option))
+        assert filtered(table, select.condition).rows(width) == [], (r, condition)
+
+
+def test_a_run_waiting_above_its_partitions_prices_is_ruled_out_by_hand():
+    """?c > ?a: runs at a = 7 and a = 5 over a partition whose prices are -2, 0 and 5:
+    none is above 7 or 5; a run at a = -2 could take 0 or 5. ?c < ?b && ?c > ?a at
+    a = -2, b = 0 over prices 5 and 7: none is below 0."""
+    _, _, slots = filter_plan("?c > ?a")
+    a, b, c = (slots.index(n) for n in "abc")
+
+    def able(condition: str, run_values: list[tuple[str, str]], prices: list[str]) -> list[bool]:
+        codec, select, slots = filter_plan(condition)
+        runs = Table({a: np.array([codec.encode(_typed(x, "integer")) for x, _ in run_values]),
+                      b: np.array([codec.encode(_typed(y, "integer")) for _, y in run_values])},
+                     len(run_values))
+        found = Table({c: np.array([codec.encode(_typed(p, "integer")) for p in prices])},
+                      len(prices))
+        test, compiled = possible(select.condition, slots), ordering(select.condition, slots)
+        assert test is not None and compiled is not None
+        values = _Sides(runs, found).scaled(compiled[1], NumericIds(Terms(codec)), 0)
+        assert values is not None
+        return runs_possible(test, values, np.zeros(len(run_values), dtype=np.int64),
+                             np.zeros(1, dtype=np.int64)).tolist()
+
+    assert able("?c > ?a", [("7", "0"), ("5", "0"), ("-2", "0")], ["-2", "0", "5"]) == [
+        False, False, True]
+    assert able("?c < ?b && ?c > ?a", [("-2", "0"), ("-2", "6")], ["5", "7"]) == [False, True]
+    assert possible(filter_plan("!(?c > ?a)")[1].condition, slots) is None

@@ -59,6 +59,66 @@ def ordering(check: ExpressionEvaluator, slots: Slots) -> tuple[Decide, frozense
     return _COMPILED[check]
 
 
+Bounds = Callable[[int], tuple[Ids, Ids]]
+"""A slot's least and greatest scaled value per run: its own value twice where the runs
+bind it, else the least and greatest of its partition's candidates."""
+Possible = Callable[[Bounds], np.ndarray]
+"""Whether each run could keep some candidate of its partition, from the slots' bounds."""
+
+_EXISTS: dict[ex.BinaryOperator, Callable[[Ids, Ids, Ids, Ids], np.ndarray]] = {
+    ex.BinaryOperator.LESS: lambda lx, hx, ly, hy: lx < hy,
+    ex.BinaryOperator.GREATER: lambda lx, hx, ly, hy: hx > ly,
+    ex.BinaryOperator.LESS_OR_EQUAL: lambda lx, hx, ly, hy: lx <= hy,
+    ex.BinaryOperator.GREATER_OR_EQUAL: lambda lx, hx, ly, hy: hx >= ly,
+}
+"""Whether some x in [lx, hx] and y in [ly, hy] compare so."""
+_POSSIBLE: WeakKeyDictionary[ExpressionEvaluator, Possible | None] = WeakKeyDictionary()
+
+
+def possible(check: ExpressionEvaluator, slots: Slots) -> Possible | None:
+    """A test each run must pass to keep any candidate under an ``ordering`` FILTER
+    without ``!``: each comparison could hold for values within the slots' bounds, and
+    ``&&`` / ``||`` of those. None for other shapes. A run failing it pairs with none of
+    its partition's candidates (W4's head and shoulders: a run waiting for a price above
+    its earlier peak, none of its partition's prices in the span above it)."""
+    if check not in _POSSIBLE:
+        _POSSIBLE[check] = _bounds_tree(check.expression, slots)
+    return _POSSIBLE[check]
+
+
+def _bounds_tree(e: ex.Expression, slots: Slots) -> Possible | None:
+    match e:
+        case ex.Binary(ex.BinaryOperator.AND | ex.BinaryOperator.OR as op, left, right):
+            a, b = _bounds_tree(left, slots), _bounds_tree(right, slots)
+            if a is None or b is None:
+                return None
+            join = np.logical_and if op is ex.BinaryOperator.AND else np.logical_or
+            return lambda bounds: join(a(bounds), b(bounds))
+        case ex.Binary(op, ox.Variable() as left, ox.Variable() as right) if op in _EXISTS:
+            if left.value not in slots.names or right.value not in slots.names:
+                return None
+            x, y, exists = slots.index(left.value), slots.index(right.value), _EXISTS[op]
+            return lambda bounds: exists(*bounds(x), *bounds(y))
+    return None
+
+
+def runs_possible(
+    test: Possible, values: dict[int, tuple[Ids, bool]], segment: Ids, starts: Ids
+) -> np.ndarray:
+    """``possible``'s test of each run: the candidates' values bounded per partition
+    (``starts``: where each partition's candidates start, in partition order; ``segment``:
+    each run's partition among them)."""
+
+    def bounds(slot: int) -> tuple[Ids, Ids]:
+        side, of_runs = values[slot]
+        if of_runs:
+            return side, side
+        return (np.minimum.reduceat(side, starts)[segment],
+                np.maximum.reduceat(side, starts)[segment])
+
+    return test(bounds)
+
+
 def _tree(e: ex.Expression, slots: Slots, read: set[int]) -> Decide | None:
     """A node as a decision, adding the slots it reads to ``read``; None if not covered."""
     match e:

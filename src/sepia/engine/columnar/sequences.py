@@ -62,7 +62,14 @@ from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
-from sepia.engine.columnar.orderings import ordering, pairs_kept, read_numbers, scaled
+from sepia.engine.columnar.orderings import (
+    ordering,
+    pairs_kept,
+    possible,
+    read_numbers,
+    runs_possible,
+    scaled,
+)
 from sepia.engine.columnar.partitions import (
     ELEMENT,
     TIME,
@@ -776,7 +783,7 @@ class PartitionedSequence:
         shared = [k for k in runs.columns.keys() & found.columns.keys()
                   if k >= 0 and k != self.slot]
         sides = _Sides(runs, found)
-        pending = np.arange(runs.size)
+        pending = np.flatnonzero(self._possible(sides, found, runs, check))
         earliest = np.full(runs.size, NEVER, dtype=np.int64)
         chosen_run: list[Ids] = []
         chosen_option: list[Ids] = []
@@ -854,6 +861,23 @@ class PartitionedSequence:
         if values is None:
             return None
         return pairs_kept(decide, values, run, option)
+
+    def _possible(
+        self, sides: _Sides, found: Table, runs: Table, check: ExpressionEvaluator | None
+    ) -> np.ndarray:
+        """Which runs could keep any of their partition's candidates (``found``, sorted
+        by partition) under the state's FILTER (``orderings.possible``); all of them where
+        it does not tell."""
+        test = None if check is None else possible(check, self.host.physical.slots)
+        compiled = None if check is None else ordering(check, self.host.physical.slots)
+        values = None if test is None or compiled is None else sides.scaled(
+            compiled[1], self.numbers, 0)
+        if test is None or values is None:
+            return np.ones(runs.size, dtype=bool)
+        keys = self._keys(found)
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        segment = np.minimum(np.searchsorted(keys[starts], self._keys(runs)), len(starts) - 1)
+        return runs_possible(test, values, segment, starts)
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
