@@ -1033,7 +1033,9 @@ class _Sides:
             if kept is not None and slot in kept:
                 self.known[slot] = kept[slot], False
                 return self.known[slot]
-            found = read_numbers(side.columns[slot], numbers)
+            column = side.columns[slot]
+            found = read_numbers(column, numbers) if of_runs else Columns(  # a run's values
+                Table({slot: column}, len(column)), numbers).column(slot)  # are known
             if kept is not None:
                 kept[slot] = found
             self.known[slot] = found, of_runs
