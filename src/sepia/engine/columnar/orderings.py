@@ -174,9 +174,10 @@ def pairs_kept(
 
 def read_numbers(column: Ids, numbers: NumericIds) -> Numbers:
     """``Columns``'s numbers of an id column, by one binary search of each id (in sorted
-    order) among the ids ``numbers`` knows when it knows them all (a run's values were candidates'
-    before: read again at each state's step, W4's head and shoulders reads 2.8M run
-    rows), else through ``Columns`` (a sort of the column, a search per distinct id)."""
+    order) among the ids ``numbers`` knows when it knows them all, else through
+    ``Columns`` (a sort of the column, a search per distinct id). For runs' values: they
+    were candidates' before, so known, and are read again at each state's step (W4's
+    head and shoulders reads 2.8M run rows); a span's candidates are mostly new."""
     known = numbers.ids
     order = np.argsort(column)
     at = np.empty(len(column), dtype=np.int64)

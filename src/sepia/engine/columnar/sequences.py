@@ -17,7 +17,9 @@ mapping's columns, the start and last times). A state then takes, for all runs a
 WITHIN is a vector comparison of start and time; the state's FILTERs over earlier
 elements' variables are vector comparisons where exact (``columnar.comparisons``), else
 run once per distinct input; over (run, candidate) pairs each slot's numbers are found
-once per run or candidate and gathered. Runs that no later
+once per run or candidate and gathered, order comparisons of variables are integer
+comparisons, and a ``;`` state skips the runs that none of their partition's candidates
+could satisfy (``columnar.orderings``). Runs that no later
 instant can take are dropped; runs still waiting at the batch's end carry over to the next
 batch, so a batch cut between two contiguous events, or a run spanning batches, gives what
 one batch would. Runs and matches are sets, as in the row engine.
@@ -1033,7 +1035,9 @@ class _Sides:
             if kept is not None and slot in kept:
                 self.known[slot] = kept[slot], False
                 return self.known[slot]
-            found = read_numbers(side.columns[slot], numbers)
+            column = side.columns[slot]
+            found = read_numbers(column, numbers) if of_runs else Columns(  # a run's values
+                Table({slot: column}, len(column)), numbers).column(slot)  # are known
             if kept is not None:
                 kept[slot] = found
             self.known[slot] = found, of_runs
