@@ -46,6 +46,9 @@ END_MARKER = (
 STAND_INS = "urn:sepia:stand-ins"
 """The graph of a row that packs a key's stand-ins of a chunk of elements (`pack_stand_ins`):
 its triples column lists their (time, file, seq, graph) as JSON."""
+PACKED = "urn:sepia:packed"
+"""The graph of a row that packs one key's element rows of a chunk of one stream (`pack`):
+its triples column lists them as JSON."""
 CLOCK_GRAPH = "urn:sepia:clock"
 """The element of a clock row, which only moves a live source's watermark (sources.idle)."""
 MARK_GRAPH = "urn:sepia:stream-mark"
@@ -115,13 +118,23 @@ def pack_stand_ins(stand_ins: Sequence[ElementRow]) -> ElementRow:
             json.dumps(times))  # fmt: skip
 
 
+def pack(rows: Sequence[ElementRow]) -> ElementRow:
+    """One row standing for element rows of one key and stream, stamped with their latest
+    end (what the stream's watermark is computed from). The stateful stage's input crosses
+    Spark row by row (the shuffle, its sort, Arrow, then PySpark's own regrouping of each
+    key's rows through pandas, about 7 us a row in all at W1's size): a chunk's rows of a
+    key cross as one."""
+    first, last = rows[0], max(row[END] for row in rows)
+    return (first[0], first[1], first[2], PACKED, last, last, first[6], json.dumps(rows))
+
+
 def mark_row(stream: str, end: int, kind: str) -> ElementRow:
     """The row telling a key that `stream` has an element ending at `end` (`MARK_GRAPH`)."""
     return (stream, "", 0, MARK_GRAPH, end, end, kind, "")
 
 
 def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str], dict[str, int]]:
-    """A key's rows of a batch as element rows (packed stand-ins expanded), the streams
+    """A key's rows of a batch as element rows (packed rows and stand-ins expanded), the streams
     whose end-of-input marker came with them, and each stream's latest end its mark rows
     tell."""
     elements: list[ElementRow] = []
@@ -132,6 +145,8 @@ def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str], dict
             ended.add(row[0])
         elif row[GRAPH] == MARK_GRAPH:
             marks[row[0]] = max(marks.get(row[0], row[END]), row[END])
+        elif row[GRAPH] == PACKED:
+            elements += map(tuple, json.loads(row[7]))
         elif row[GRAPH] == STAND_INS:
             elements += [(row[0], file, seq, graph, t, t, row[6], "")
                          for t, file, seq, graph in json.loads(row[7])]  # fmt: skip
