@@ -80,6 +80,7 @@ from sepia.runtime.spark.elements import (
     mark_row,
     pack,
     pack_stand_ins,
+    term_row,
     to_element,
 )
 from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec
@@ -152,8 +153,9 @@ def route_files(
     batches: Iterable[pa.RecordBatch], spec: JobSpec, options: IngestOptions
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: pieces of stream files in (`ingest.file_pieces`), each read and
-    parsed once, one row per element and key out."""
-    return _routed_batches(spec, piece_elements(batches, options, spec.on_error))
+    parsed once, one row per element and key out, its triples as canonical term text
+    (`elements.term_row`)."""
+    return _routed_batches(spec, piece_elements(batches, options, spec.on_error, term_row))
 
 
 def _routed_batches(spec: JobSpec, read: Iterator[Read]) -> Iterator[pa.RecordBatch]:
