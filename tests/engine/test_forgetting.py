@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sepia.engine.codec import Codec
 from sepia.engine.forgetting import Forgetting, held_integers
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
@@ -27,6 +28,7 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function
 def always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every session collects after every advance (the worst case for stale ids)."""
     monkeypatch.setattr(Forgetting, "due", lambda self: True)
+    monkeypatch.setattr(Forgetting, "due_after_report", lambda self, reporting: True)
 
 
 @pytest.mark.parametrize("path", ["rows", "columnar-always"])
@@ -83,6 +85,20 @@ def test_held_integers_reach_closures_caches_and_arrays() -> None:
     assert held.among(sparse).tolist() == [True, True, False, True, True, False, False]
 
 
+def test_a_collection_waits_for_the_step_after_a_report() -> None:
+    """Threshold 4 terms: once past it, a step with results (a report) and the steps
+    before it do not collect; the first step after a report does; and a dictionary past
+    1.5 times the threshold collects at any step."""
+    codec = Codec()
+    forgetting = Forgetting(codec, min_terms=4)
+    codec.encode_many([f"<http://e/t{i}>" for i in range(4)])
+    steps = [forgetting.due_after_report(reporting) for reporting in (False, True, True, False,
+                                                                      False)]
+    assert steps == [False, False, False, True, False]
+    codec.encode_many([f"<http://e/u{i}>" for i in range(2)])  # 6 = 1.5 x 4
+    assert forgetting.due_after_report(True) and forgetting.due_after_report(False)
+
+
 PLAIN = "SELECT ?x ?v", "{ ?x :value ?v }", ""
 GROUPED = ("SELECT ?k (AVG(?v) AS ?a) (MAX(?v) AS ?m)",
            "{ ?x :value ?v BIND(STRLEN(STR(?x)) AS ?k) FILTER(?v > 3) }", "GROUP BY ?k")
@@ -94,7 +110,8 @@ def test_dictionary_stays_bounded_with_fresh_iris_per_event(path, query):
     """20,000 elements, each naming a fresh sensor and a fresh reading, two per time unit,
     through a RANGE 10 STEP 5 window: the live state holds at most 20 elements (40 fresh
     terms), so with collections from 1,000 terms the dictionary never holds more than
-    those 1,000 and one advance's new terms, while without forgetting it holds every one
+    those 1,000 and the new terms of the steps up to the next report (10 elements: a
+    collection due waits for the step after a report), while without forgetting it holds every one
     of the 40,000 fresh terms (answers the same). Grouped: the caches of the readings'
     numeric values and of the BIND's and FILTER's values (keyed by ids) keep none alive."""
     select, where, group = query

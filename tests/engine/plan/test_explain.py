@@ -94,17 +94,35 @@ def test_partition_key_and_routing_patterns():
 
 def test_epsparql_filter_conjuncts_sink_to_the_operand_binding_them():
     """E5's FILTER: the drop test (?p1, ?p2) is applied inside the first SEQ, before a third
-    price meets the pair; the rise and duration tests (?p3, the interval) stay on top."""
+    price meets the pair; the rise test (?p3) stays on top, below the duration test, which
+    reads the interval; the duration bound is also a horizon every operand reads within."""
     e5 = Path(__file__).parents[3] / "examples" / "e5-epsparql-drop-rise" / "query.rq"
     lines = shown(e5.read_text()).splitlines()
     tree = lines[lines.index("event pattern (mappings ending at each arrival)") + 1 :]
-    outline = [line.split(" IF(")[0].split(" (")[0].rstrip() for line in tree[:4]]
+    assert tree[0].strip().startswith("horizon getDURATION() < 30: every operand reads only")
+    outline = [line.split(" IF(")[0].split(" (")[0].rstrip() for line in tree[1:6]]
     assert [line.strip() for line in outline] == [
-        "FILTER", "SEQ unrestricted", "FILTER", "SEQ unrestricted"
+        "FILTER", "FILTER", "SEQ unrestricted", "FILTER", "SEQ unrestricted"
     ]
-    assert [len(line) - len(line.lstrip()) for line in outline] == [2, 4, 6, 8]
-    assert "?p3" in tree[0] and "?__to - ?__from" in tree[0] and "?p2" not in tree[0]
-    assert "?p2 < (?p1" in tree[2]
+    assert [len(line) - len(line.lstrip()) for line in outline] == [2, 4, 6, 8, 10]
+    assert "?__to - ?__from" in tree[1] and "?p" not in tree[1]
+    assert "?p3 > (?p1" in tree[2] and "?p2" not in tree[2]
+    assert "?p2 < (?p1" in tree[4]
+
+
+def test_epsparql_horizon_only_where_the_duration_bounds_a_growing_pattern():
+    """getDURATION() < 3 over SEQ is a horizon; not over OPTIONALSEQ (a required mapping
+    alone depends on the optional part's absence), nor getDURATION() > 3 or under ||."""
+    head = "PREFIX : <http://e/>\nSELECT * WHERE { "
+    cases = {
+        "{ ?x :p ?y } SEQ { ?x :q ?z } FILTER(getDURATION() < 3) }": True,
+        "{ ?x :p ?y } SEQ { ?x :q ?z } FILTER(getDURATION() <= 3 && ?y != ?z) }": True,
+        "{ ?x :p ?y } OPTIONALSEQ { ?x :q ?z } FILTER(getDURATION() < 3) }": False,
+        "{ ?x :p ?y } SEQ { ?x :q ?z } FILTER(getDURATION() > 3) }": False,
+        "{ ?x :p ?y } SEQ { ?x :q ?z } FILTER(?y = ?z || getDURATION() < 3) }": False,
+    }
+    for where, horizon in cases.items():
+        assert ("  horizon getDURATION()" in shown(head + where)) is horizon, where
 
 
 def test_explain_says_whether_a_window_query_splits_without_partition_by() -> None:

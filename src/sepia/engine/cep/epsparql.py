@@ -62,6 +62,8 @@ class Solutions:
     """The slots ``by_value`` covers (for every mapping)."""
     always: set[int] | None = None
     """Slots every mapping binds (only their buckets hold every compatible mapping)."""
+    ever: set[int] = field(default_factory=set)
+    """Slots some mapping binds: only these can make a mapping incompatible with a scope."""
 
     def add(self, m: EventMapping) -> bool:
         if m in self.seen:
@@ -75,6 +77,8 @@ class Solutions:
             self.always = {slot for slot, value in enumerate(row) if value is not None}
         elif any(row[slot] is None for slot in self.always):
             self.always = {slot for slot in self.always if row[slot] is not None}
+        if len(self.ever) < len(row):
+            self.ever.update(slot for slot, value in enumerate(row) if value is not None)
         for slot in self.indexed:
             value = row[slot]
             if value is not None:
@@ -84,7 +88,7 @@ class Solutions:
     def without(self, bound: int) -> Solutions:
         """The mappings starting after ``bound`` (their ``always`` may only be wider: the
         old set, a subset of it, stays correct)."""
-        kept = Solutions(indexed=set(self.indexed), always=self.always)
+        kept = Solutions(indexed=set(self.indexed), always=self.always, ever=set(self.ever))
         kept.mappings = [m for m in self.mappings if m[1] > bound]
         kept.ends = [m[2] for m in kept.mappings]
         kept.seen = set(kept.mappings)
@@ -101,35 +105,45 @@ class Solutions:
             if value is not None:
                 by_value.setdefault((slot, value), []).append(position)
 
-    def select(self, before: int, mu: Row | None, exact: int | None) -> list[EventMapping]:
-        """The mappings ending by ``before`` (at ``exact``, when given), compatible with mu."""
+    def select(
+        self, before: int, mu: Row | None, exact: int | None, since: int | None = None
+    ) -> list[EventMapping]:
+        """The mappings ending by ``before`` (at ``exact``, when given), compatible with mu,
+        starting after ``since`` when given (a mapping ending by it starts by it too)."""
+        ends = self.ends
         if exact is not None:
             if exact > before:
                 return []
-            low, high = bisect_left(self.ends, exact), bisect_right(self.ends, exact)
-            found: Iterable[EventMapping] = self.mappings[low:high]
+            low, high = bisect_left(ends, exact), bisect_right(ends, exact)
         else:
-            high = bisect_right(self.ends, before)
-            bucket = None if mu is None else self._bucket(mu)
-            if bucket is None:
-                found = self.mappings[:high]
-            else:
-                found = [self.mappings[i] for i in bucket[: bisect_left(bucket, high)]]
-        if mu is None:
-            return list(found)
+            low = 0 if since is None else bisect_right(ends, since)
+            high = bisect_right(ends, before)
+        keyed, bucket = (None, None) if mu is None or exact is not None else self._bucket(mu)
+        found: Iterable[EventMapping]
+        if bucket is None:
+            found = self.mappings[low:high]
+        else:
+            chosen = bucket[bisect_left(bucket, low) : bisect_left(bucket, high)]
+            found = [self.mappings[i] for i in chosen]
+        if since is not None:
+            found = [m for m in found if m[1] > since]
+        if mu is None or not any(mu[s] is not None for s in self.ever if s != keyed):
+            return list(found)  # the bucket's slot is the only one both may bind
         return [m for m in found if compatible(m[0], mu)]
 
-    def _bucket(self, mu: Row) -> list[int] | None:
-        """The positions of the mappings agreeing with mu on the slot every mapping binds
-        that narrows most (None: no such slot)."""
-        buckets = []
+    def _bucket(self, mu: Row) -> tuple[int | None, list[int] | None]:
+        """The slot every mapping binds that narrows most for mu, and the positions of the
+        mappings agreeing with mu there ((None, None): no such slot)."""
+        best: tuple[int | None, list[int] | None] = (None, None)
         for slot in self.always or ():
             value = mu[slot]
             if value is not None:
                 if slot not in self.indexed:
                     self._index(slot)
-                buckets.append(self.by_value.get((slot, value), []))
-        return min(buckets, key=len) if buckets else None
+                bucket = self.by_value.get((slot, value), [])
+                if best[1] is None or len(bucket) < len(best[1]):
+                    best = (slot, bucket)
+        return best
 
 
 class Occurrences:
@@ -141,7 +155,10 @@ class Occurrences:
         self.per_pattern = {
             leaf.number: [Solutions() for _ in leaf.patterns] for leaf in leaves
         }
-        self.solutions = {leaf.number: Solutions() for leaf in leaves}
+        self.solutions = {
+            n: ps[0] if len(ps) == 1 else Solutions() for n, ps in self.per_pattern.items()
+        }
+        """A BGP of one triple pattern shares that pattern's occurrences (not a copy)."""
 
     def add(
         self, elements: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], match: Matcher
@@ -158,15 +175,18 @@ class Occurrences:
                     for row in match(plan, end, triples)
                 ]
                 deltas.append([m for m in new if known.add(m)])
+            if len(patterns) == 1:
+                continue  # its occurrences, just added, are the BGP's solutions
             found = self.solutions[number]
             every = [known.mappings for known in patterns]
             for m in sorted(delta_join(every, deltas), key=lambda m: m[2]):
                 found.add(m)
 
     def select(
-        self, leaf: OccurrenceLeaf, before: int, mu: Row | None, exact: int | None
+        self, leaf: OccurrenceLeaf, before: int, mu: Row | None, exact: int | None,
+        since: int | None = None,
     ) -> list[EventMapping]:
-        return self.solutions[leaf.number].select(before, mu, exact)
+        return self.solutions[leaf.number].select(before, mu, exact, since)
 
     def rows(self) -> list[OccurrenceRow]:
         """State rows: one per triple of each element (an empty element: one row of Nones)."""
@@ -183,7 +203,10 @@ class Occurrences:
         """Drop the elements starting by ``bound`` and every solution built on one."""
         self.elements = [e for e in self.elements if e[0] > bound]
         self.per_pattern = {n: [p.without(bound) for p in ps] for n, ps in self.per_pattern.items()}
-        self.solutions = {n: found.without(bound) for n, found in self.solutions.items()}
+        self.solutions = {
+            n: self.per_pattern[n][0] if len(self.per_pattern[n]) == 1 else found.without(bound)
+            for n, found in self.solutions.items()
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +226,11 @@ class Horizon:
         if self.duration != (kind is TimeKind.DATETIME):
             return None
         return t - self.amount if self.strict else t - self.amount - 1
+
+    def text(self) -> str:
+        """The bound as the query put it, for ``sepia explain``."""
+        amount = timedelta(milliseconds=self.amount) if self.duration else self.amount
+        return f"{'<' if self.strict else '<='} {amount}"
 
     @classmethod
     def of(cls, literal: object, strict: bool) -> Horizon | None:

@@ -190,8 +190,11 @@ def interval_filter(
 
 
 def completed(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
-    """The event mappings of ``tree`` at t that end at t."""
-    return tree_mappings(tree, inputs, Scope(inputs.t, None), exact=inputs.t)
+    """The event mappings of ``tree`` at t that end at t (under a ``getDURATION()``
+    horizon, only those built of occurrences it has not passed)."""
+    history = inputs.occurrences
+    since = None if history is None else history.since(inputs.t)
+    return tree_mappings(tree, inputs, Scope(inputs.t, None, since), exact=inputs.t)
 
 
 def current(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
@@ -208,17 +211,24 @@ class Scope:
 
     before: int
     mu: Row | None
+    since: int | None = None
+    """EP-SPARQL under a horizon (``epsparql.Horizon``), the tree growing: only mappings
+    starting after this time, as every mapping built on one that starts by it starts by it
+    too (SEQ and the joins cover their operands' intervals) and ends at t or later, so its
+    duration fails the top-level ``getDURATION() < d``: dropping it early changes no answer.
+    Only occurrence BGPs and kept operands read it (a growing tree has no other leaf)."""
 
 
 def tree_mappings(
     tree: EventTree, inputs: Inputs, scope: Scope, exact: int | None
 ) -> set[EventMapping]:
     """Event mappings within ``scope`` (ending at ``exact``, when given: every operator
-    passes it on to the operands whose end its result's end is)."""
+    passes it on to the operands whose end its result's end is): each compatible with the
+    scope's mu, as the leaves select only such mappings and the operators merge them."""
     history = inputs.occurrences
     kept = None if history is None else history.materialized.get(id(tree))
     if kept is not None:
-        return set(kept.select(scope.before, scope.mu, exact))
+        return set(kept.select(scope.before, scope.mu, exact, scope.since))
     return evaluate_tree(tree, inputs, scope, exact)
 
 
@@ -245,7 +255,8 @@ def evaluate_tree(
             return inputs.consumption.occurrences.select(tree, scope)
         case OccurrenceLeaf():
             assert inputs.occurrences is not None
-            return set(inputs.occurrences.seen.select(tree, scope.before, scope.mu, exact))
+            seen = inputs.occurrences.seen
+            return set(seen.select(tree, scope.before, scope.mu, exact, scope.since))
         case EventSeq(left, right, SelectionPolicy.NAIVE):
             lefts = _latest(sub(left))
             rights = _latest(sub(right))
@@ -259,13 +270,13 @@ def evaluate_tree(
             assert inputs.consumption is not None
             return inputs.consumption.seq(tree, inputs, scope)
         case EventSeq(left, right, _):
-            found = set()
+            found: set[EventMapping] = set()
             for b in sub(right, exact):
                 mu = b[0] if scope.mu is None else merge(scope.mu, b[0])
-                inner = Scope(min(b[1] - 1, scope.before), mu)
-                for a in tree_mappings(left, inputs, inner, None):
-                    if compatible(a[0], b[0]):
-                        found.add(joined(a, b, a[1], b[2]))
+                inner = Scope(min(b[1] - 1, scope.before), mu, scope.since)
+                found.update(  # within a scope: compatible with mu, so with b
+                    joined(a, b, a[1], b[2]) for a in tree_mappings(left, inputs, inner, None)
+                )
             return found
         case Extreme(inner, last):
             every = sub(inner)

@@ -51,11 +51,19 @@ class OccurrenceHistory:
         self.kind = kind
         self._forget(inputs.t, kind)
         self.seen.add(batch, inputs.match)
+        scope = Scope(inputs.t, None, self.since(inputs.t))
         for node in self.lefts:
-            found = evaluate_tree(node, inputs, Scope(inputs.t, None), inputs.t)
+            found = evaluate_tree(node, inputs, scope, inputs.t)
             solutions = self.materialized[id(node)]
             for m in found:  # all end at t: the index stays in end order
                 solutions.add(m)
+
+    def since(self, t: int) -> int | None:
+        """Mappings built from t on hold only occurrences starting after this time (None:
+        no horizon, or its literal does not compare with the stream's times)."""
+        if self.horizon is None or self.kind is None:
+            return None
+        return self.horizon.bound(t, self.kind)
 
     def _forget(self, t: int, kind: TimeKind) -> None:
         """Past the horizon's bound, drop what no mapping still to come can hold (every half

@@ -62,6 +62,14 @@ from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
+from sepia.engine.columnar.orderings import (
+    ordering,
+    pairs_kept,
+    possible,
+    read_numbers,
+    runs_possible,
+    scaled,
+)
 from sepia.engine.columnar.partitions import (
     ELEMENT,
     TIME,
@@ -775,7 +783,7 @@ class PartitionedSequence:
         shared = [k for k in runs.columns.keys() & found.columns.keys()
                   if k >= 0 and k != self.slot]
         sides = _Sides(runs, found)
-        pending = np.arange(runs.size)
+        pending = np.flatnonzero(self._possible(sides, found, runs, check))
         earliest = np.full(runs.size, NEVER, dtype=np.int64)
         chosen_run: list[Ids] = []
         chosen_option: list[Ids] = []
@@ -798,7 +806,9 @@ class PartitionedSequence:
                 compatible &= runs.columns[slot][run] == found.columns[slot][option]
             run, option = self._decided(sides, run[compatible], option[compatible], check)
             time = found.columns[TIME][option]
-            np.minimum.at(earliest, run, time)
+            first = np.ones(len(run), dtype=bool)  # by run, then time: a run's first is
+            first[1:] = run[1:] != run[:-1]  # its earliest (not ``minimum.at``: slower)
+            earliest[run[first]] = time[first]
             chosen = np.flatnonzero(time == earliest[run])
             chosen_run.append(run[chosen])
             chosen_option.append(option[chosen])
@@ -816,9 +826,14 @@ class PartitionedSequence:
         joined rows for all the pairs cost more than deciding them; and each slot's
         numbers are found once per row of its side, not per pair (``_PairInputs``)."""
         runs, found = sides.runs, sides.found
-        if self.within is not None:
-            keep = _admits(self.within, runs.columns[START][run], found.columns[TIME][option])
-            run, option = run[keep], option[keep]
+        admitted = None if self.within is None else _admits(
+            self.within, runs.columns[START][run], found.columns[TIME][option])
+        ordered = None if check is None else self._ordered(sides, run, option, check)
+        if ordered is not None:  # one mask with WITHIN's: a single pass taking the pairs
+            keep = ordered if admitted is None else ordered & admitted
+            return run[keep], option[keep]
+        if admitted is not None:
+            run, option = run[admitted], option[admitted]
         if check is None or not len(run):
             return run, option
         read = {slot: runs.columns[slot][run] for slot in check.positions if slot in runs.columns}
@@ -831,6 +846,38 @@ class PartitionedSequence:
 
         kept = vector_filtered(table, check, self.host.physical.slots, self.numbers, inputs)
         return run[kept.columns[RUN]], option[kept.columns[RUN]]
+
+    def _ordered(
+        self, sides: _Sides, run: Ids, option: Ids, check: ExpressionEvaluator
+    ) -> np.ndarray | None:
+        """The pairs ``_decided``'s FILTER keeps (a mask), by integer comparisons of the
+        pairs' scaled values (``columnar.orderings``: the same answers), or None where
+        that does not apply."""
+        compiled = ordering(check, self.host.physical.slots)
+        if compiled is None:
+            return None
+        decide, read = compiled
+        values = sides.scaled(read, self.numbers, len(run))
+        if values is None:
+            return None
+        return pairs_kept(decide, values, run, option)
+
+    def _possible(
+        self, sides: _Sides, found: Table, runs: Table, check: ExpressionEvaluator | None
+    ) -> np.ndarray:
+        """Which runs could keep any of their partition's candidates (``found``, sorted
+        by partition) under the state's FILTER (``orderings.possible``); all of them where
+        it does not tell."""
+        test = None if check is None else possible(check, self.host.physical.slots)
+        compiled = None if check is None else ordering(check, self.host.physical.slots)
+        values = None if test is None or compiled is None else sides.scaled(
+            compiled[1], self.numbers, 0)
+        if test is None or values is None:
+            return np.ones(runs.size, dtype=bool)
+        keys = self._keys(found)
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        segment = np.minimum(np.searchsorted(keys[starts], self._keys(runs)), len(starts) - 1)
+        return runs_possible(test, values, segment, starts)
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
@@ -964,6 +1011,8 @@ class _Sides:
     once: bool = False
     """Whether the pairs are asked once (a strict step), not in rounds (``_earliest``)."""
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
+    ordered: dict[int, tuple[Ids, bool]] | None = None
+    """``scaled``'s answer once asked (empty: None)."""
 
     def numbers(
         self, slot: int, numbers: NumericIds, pairs: int
@@ -984,12 +1033,27 @@ class _Sides:
             if kept is not None and slot in kept:
                 self.known[slot] = kept[slot], False
                 return self.known[slot]
-            column = side.columns[slot]
-            found = Columns(Table({slot: column}, len(column)), numbers).column(slot)
+            found = read_numbers(side.columns[slot], numbers)
             if kept is not None:
                 kept[slot] = found
             self.known[slot] = found, of_runs
         return self.known[slot]
+
+    def scaled(
+        self, read: frozenset[int], numbers: NumericIds, pairs: int
+    ) -> dict[int, tuple[Ids, bool]] | None:
+        """Each slot's values on a common integer scale per row of its side
+        (``orderings.scaled``), and whether that side is the runs'; None where a slot's
+        numbers are not read whole (``numbers``) or not all sure. Found once for all the
+        rounds asking these sides."""
+        if self.ordered is None:
+            found = {slot: self.numbers(slot, numbers, pairs) for slot in sorted(read)}
+            known = {slot: side for slot, side in found.items() if side is not None}
+            values = scaled([n for n, _ in known.values()]) if len(known) == len(read) else None
+            self.ordered = {} if values is None else {
+                slot: (value, of_runs) for (slot, (_, of_runs)), value in zip(
+                    known.items(), values, strict=True)}
+        return self.ordered or None
 
 
 class _PairInputs(Columns):

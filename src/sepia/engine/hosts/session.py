@@ -208,7 +208,8 @@ class Session:
             return []
         self.network.kind = self.network.kind or batch.kind
         made = [q.advance_columns(batch) for q in self.queries]  # type: ignore[union-attr]
-        self._forget()
+        if self.forgetting is not None and self.forgetting.due():
+            self._collect()
         return list(heapq.merge(*made, key=lambda r: r.t))
 
     def watermark(self, t: int) -> list[Result]:
@@ -263,14 +264,15 @@ class Session:
         t, batch = self.pending[0].time, self.pending
         self.pending = []
         made = self.network.advance(t, batch)
-        self._forget()
+        if self.forgetting is not None and self.forgetting.due_after_report(bool(made)):
+            self._collect()
         return made
 
-    def _forget(self) -> None:
+    def _collect(self) -> None:
         """Between two advances (no ids in flight but the state's and the batches' a
-        reader holds): the terms nothing holds any more are forgotten, when it is time."""
-        if self.forgetting is not None and self.forgetting.due():
-            self.forgetting.collect([self, *ColumnBatch.alive.values()])
+        reader holds): forget the terms nothing holds any more."""
+        assert self.forgetting is not None
+        self.forgetting.collect([self, *ColumnBatch.alive.values()])
 
     def state_size(self) -> dict[str, int]:
         """The engine's counters summed over queries, plus the dictionary's size."""

@@ -160,7 +160,8 @@ class EventPlanner(PatternPlanner):
         """Filter(F, Psi), each conjunct of F that reads no interval sunk to the deepest
         operand that binds all its variables through SEQ and the joins, whose mappings pass
         on unchanged into their results: it then prunes before pairing (exact, as A && B
-        holds exactly when both hold)."""
+        holds exactly when both hold). Of the conjuncts left here, those that read no
+        interval filter first, so only the mappings they keep are stamped with theirs."""
         kept = []
         for conjunct in conjuncts:
             names = variables_of(conjunct)
@@ -171,6 +172,10 @@ class EventPlanner(PatternPlanner):
                 kept.append(conjunct)
             else:
                 tree = sunk
+        timeless = [c for c in kept if not _reads_interval(c)]
+        if timeless and len(timeless) < len(kept):  # tested first: no interval to stamp
+            tree = EventFilter(self.expression(_conjunction(timeless), True), tree)
+            kept = [c for c in kept if _reads_interval(c)]
         if not kept:
             return tree
         return EventFilter(self.expression(_conjunction(kept), True), tree)
@@ -257,6 +262,12 @@ def horizon(event: ev.EventPattern) -> Horizon | None:
             if found is not None:
                 return found
     return None
+
+
+def _reads_interval(e: ex.Expression) -> bool:
+    """Whether a FILTER conjunct may read the mapping's interval (getDURATION() and the
+    like read the hidden interval slots; an EXISTS pattern, anything)."""
+    return has_exists(e) or bool(variables_of(e) & {FROM, TO})
 
 
 def _conjuncts(e: ex.Expression) -> list[ex.Expression]:

@@ -17,6 +17,7 @@ from sepia.engine.cep.event_trees import (
     Negated,
     OptionalJoin,
     consumes,
+    grows,
 )
 from sepia.engine.plan.physical import (
     EventPlan,
@@ -58,13 +59,19 @@ def explain(
             for number, tree in enumerate(trees):
                 lines.append(f"event pattern of MATCH {number} (every mapping at each {when})")
                 lines += _events(tree, physical.slots, dictionary, 1)
-        case EventPlan(tree, schedule=schedule):
+        case EventPlan(tree, horizon=horizon, schedule=schedule):
             when = "arrival" if schedule is None else "report instant"
             how = f"derivations over the whole windows at each {when}, consuming"
             if not consumes(tree):
                 how = ("mappings ending at each arrival" if schedule is None
                        else "every mapping over the windows at each report instant")  # fmt: skip
             lines.append(f"event pattern ({how})")
+            if horizon is not None and grows(tree):
+                lines.append(
+                    f"  horizon getDURATION() {horizon.text()}: every operand reads only the "
+                    "mappings that start within it before the arrival; older occurrences "
+                    "are forgotten"
+                )
             lines += _events(tree, physical.slots, dictionary, 1)
         case _:
             assert_never(physical.kind)

@@ -1,0 +1,191 @@
+"""FILTERs of order comparisons between variables, over pairs, as integer comparisons.
+
+A SPAseq state's FILTER over (run, candidate) pairs (head and shoulders' ``?p3 < ?p2 &&
+?p3 > ?p1``) is asked of every pair a ``;`` state's rounds meet: W4's head and shoulders
+asks 37M of them. ``columnar.expressions`` decides each pair exactly, but builds each
+operand's state, digits and mantissa per pair and aligns them per comparison. Where the
+FILTER is only ``<``, ``>``, ``<=``, ``>=`` between two variables under ``&&``, ``||``
+and ``!``, and every value it reads on either side is an exact xsd:integer or
+xsd:decimal (``SURE``) that fits at the largest number of fractional digits among them,
+each value is one 64-bit integer on a common scale, found once per row of its side:
+a comparison of two values is then that of their integers, and with no error or unsure
+operand ``&&``, ``||`` and ``!`` are plain booleans. These are the answers
+``columnar.expressions`` gives on the same rows (its comparisons of sure values are
+exact); anything else (another shape, a double, an unbound value, a value too wide) is
+left to it (``ordering`` or ``scaled`` give None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from weakref import WeakKeyDictionary
+
+import numpy as np
+import pyoxigraph as ox
+
+from sepia.algebra import expression as ex
+from sepia.engine.columnar.expressions import DIGITS, ERROR, SURE, UNSURE, Columns, Numbers
+from sepia.engine.columnar.groups import LIMIT, NumericIds
+from sepia.engine.columnar.tables import NO_ID, Ids, Table
+from sepia.engine.r2r.expressions import ExpressionEvaluator
+from sepia.engine.rows import Slots
+from sepia.rdf.numbers import DECIMAL, INTEGER
+
+Values = Callable[[int], Ids]
+"""A slot's scaled values, one per pair."""
+Decide = Callable[[Values], np.ndarray]
+"""A FILTER's answer per pair (booleans) from its slots' values."""
+
+_ORDER: dict[ex.BinaryOperator, Callable[[Ids, Ids], np.ndarray]] = {
+    ex.BinaryOperator.LESS: np.less,
+    ex.BinaryOperator.GREATER: np.greater,
+    ex.BinaryOperator.LESS_OR_EQUAL: np.less_equal,
+    ex.BinaryOperator.GREATER_OR_EQUAL: np.greater_equal,
+}
+_POWERS = 10 ** np.arange(19, dtype=np.int64)
+
+_COMPILED: WeakKeyDictionary[ExpressionEvaluator, tuple[Decide, frozenset[int]] | None] = (
+    WeakKeyDictionary())
+"""Each evaluator's ordering (and the slots it reads), or None: compiled once."""
+
+
+def ordering(check: ExpressionEvaluator, slots: Slots) -> tuple[Decide, frozenset[int]] | None:
+    """The FILTER as a decision over its slots' scaled values and the slots it reads,
+    or None where its shape is not order comparisons of variables (module docstring)."""
+    if check not in _COMPILED:
+        read: set[int] = set()
+        decide = _tree(check.expression, slots, read)
+        _COMPILED[check] = None if decide is None else (decide, frozenset(read))
+    return _COMPILED[check]
+
+
+Bounds = Callable[[int], tuple[Ids, Ids]]
+"""A slot's least and greatest scaled value per run: its own value twice where the runs
+bind it, else the least and greatest of its partition's candidates."""
+Possible = Callable[[Bounds], np.ndarray]
+"""Whether each run could keep some candidate of its partition, from the slots' bounds."""
+
+_EXISTS: dict[ex.BinaryOperator, Callable[[Ids, Ids, Ids, Ids], np.ndarray]] = {
+    ex.BinaryOperator.LESS: lambda lx, hx, ly, hy: lx < hy,
+    ex.BinaryOperator.GREATER: lambda lx, hx, ly, hy: hx > ly,
+    ex.BinaryOperator.LESS_OR_EQUAL: lambda lx, hx, ly, hy: lx <= hy,
+    ex.BinaryOperator.GREATER_OR_EQUAL: lambda lx, hx, ly, hy: hx >= ly,
+}
+"""Whether some x in [lx, hx] and y in [ly, hy] compare so."""
+_POSSIBLE: WeakKeyDictionary[ExpressionEvaluator, Possible | None] = WeakKeyDictionary()
+
+
+def possible(check: ExpressionEvaluator, slots: Slots) -> Possible | None:
+    """A test each run must pass to keep any candidate under an ``ordering`` FILTER
+    without ``!``: each comparison could hold for values within the slots' bounds, and
+    ``&&`` / ``||`` of those. None for other shapes. A run failing it pairs with none of
+    its partition's candidates (W4's head and shoulders: a run waiting for a price above
+    its earlier peak, none of its partition's prices in the span above it)."""
+    if check not in _POSSIBLE:
+        _POSSIBLE[check] = _bounds_tree(check.expression, slots)
+    return _POSSIBLE[check]
+
+
+def _bounds_tree(e: ex.Expression, slots: Slots) -> Possible | None:
+    match e:
+        case ex.Binary(ex.BinaryOperator.AND | ex.BinaryOperator.OR as op, left, right):
+            a, b = _bounds_tree(left, slots), _bounds_tree(right, slots)
+            if a is None or b is None:
+                return None
+            join = np.logical_and if op is ex.BinaryOperator.AND else np.logical_or
+            return lambda bounds: join(a(bounds), b(bounds))
+        case ex.Binary(op, ox.Variable() as left, ox.Variable() as right) if op in _EXISTS:
+            if left.value not in slots.names or right.value not in slots.names:
+                return None
+            x, y, exists = slots.index(left.value), slots.index(right.value), _EXISTS[op]
+            return lambda bounds: exists(*bounds(x), *bounds(y))
+    return None
+
+
+def runs_possible(
+    test: Possible, values: dict[int, tuple[Ids, bool]], segment: Ids, starts: Ids
+) -> np.ndarray:
+    """``possible``'s test of each run: the candidates' values bounded per partition
+    (``starts``: where each partition's candidates start, in partition order; ``segment``:
+    each run's partition among them)."""
+
+    def bounds(slot: int) -> tuple[Ids, Ids]:
+        side, of_runs = values[slot]
+        if of_runs:
+            return side, side
+        return (np.minimum.reduceat(side, starts)[segment],
+                np.maximum.reduceat(side, starts)[segment])
+
+    return test(bounds)
+
+
+def _tree(e: ex.Expression, slots: Slots, read: set[int]) -> Decide | None:
+    """A node as a decision, adding the slots it reads to ``read``; None if not covered."""
+    match e:
+        case ex.Binary(ex.BinaryOperator.AND | ex.BinaryOperator.OR as op, left, right):
+            a, b = _tree(left, slots, read), _tree(right, slots, read)
+            if a is None or b is None:
+                return None
+            join = np.logical_and if op is ex.BinaryOperator.AND else np.logical_or
+            return lambda values: join(a(values), b(values))
+        case ex.Unary(ex.UnaryOperator.NOT, operand):
+            inner = _tree(operand, slots, read)
+            return None if inner is None else lambda values: ~inner(values)
+        case ex.Binary(op, ox.Variable() as left, ox.Variable() as right) if op in _ORDER:
+            if left.value not in slots.names or right.value not in slots.names:
+                return None
+            x, y, test = slots.index(left.value), slots.index(right.value), _ORDER[op]
+            read.update((x, y))
+            return lambda values: test(values(x), values(y))
+    return None
+
+
+def scaled(numbers: list[Numbers]) -> list[Ids] | None:
+    """Each column's values as integers at their common (largest) number of fractional
+    digits; None unless every value is sure and fits under 2^62 scaled."""
+    if any(not (n.state == SURE).all() for n in numbers):
+        return None
+    top = max((int(n.digits.max()) for n in numbers if len(n.digits)), default=0)
+    out = []
+    for n in numbers:
+        power = _POWERS[top - n.digits]
+        if (np.abs(n.mantissa) * power.astype(float) >= LIMIT).any():
+            return None
+        out.append(n.mantissa * power)
+    return out
+
+
+def pairs_kept(
+    decide: Decide, values: dict[int, tuple[Ids, bool]], run: Ids, option: Ids
+) -> np.ndarray:
+    """The pairs (``run``, ``option``: rows of the runs and of the candidates) the
+    FILTER keeps, from each slot's scaled values per row of its side (``of_runs``:
+    the runs'), gathered to the pairs once per slot."""
+    gathered: dict[int, Ids] = {}
+
+    def value(slot: int) -> Ids:
+        if slot not in gathered:
+            side, of_runs = values[slot]
+            gathered[slot] = side[run if of_runs else option]
+        return gathered[slot]
+
+    return decide(value)
+
+
+def read_numbers(column: Ids, numbers: NumericIds) -> Numbers:
+    """``Columns``'s numbers of an id column, by one binary search of each id (in sorted
+    order) among the ids ``numbers`` knows when it knows them all (a run's values were candidates'
+    before: read again at each state's step, W4's head and shoulders reads 2.8M run
+    rows), else through ``Columns`` (a sort of the column, a search per distinct id)."""
+    known = numbers.ids
+    order = np.argsort(column)
+    at = np.empty(len(column), dtype=np.int64)
+    at[order] = np.searchsorted(known, column[order])  # in order: 3x faster on W4's runs
+    if not len(known) or (at == len(known)).any() or (known[at] != column).any():
+        return Columns(Table({0: column}, len(column)), numbers).column(0)
+    kind, digits, mantissa = numbers.kind[at], numbers.digits[at], numbers.mantissa[at]
+    state = np.full(len(column), UNSURE, dtype=np.int8)
+    state[((kind == INTEGER) | (kind == DECIMAL)) & (digits <= DIGITS)] = SURE
+    state[column == NO_ID] = ERROR
+    sure = state == SURE
+    return Numbers(state, np.where(sure, digits, 0), np.where(sure, mantissa, 0))

@@ -1,0 +1,226 @@
+"""FILTERs of order comparisons over (run, candidate) pairs as integer comparisons
+(``columnar.orderings``): the pairs kept are the evaluator's, the shortcut is taken
+exactly where every value read is a sure number that fits, and a column's numbers read
+by one search are ``Columns``'s."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyoxigraph as ox
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sepia.engine.columnar.expressions import Columns
+from sepia.engine.columnar.groups import NumericIds
+from sepia.engine.columnar.orderings import (
+    ordering,
+    pairs_kept,
+    possible,
+    read_numbers,
+    runs_possible,
+)
+from sepia.engine.columnar.sequences import _Sides
+from sepia.engine.columnar.tables import NO_ID, Table, filtered
+from sepia.engine.r2r.numbers import Terms
+
+from ..generators import EX
+from ..support import filter_plan
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def _typed(text: str, kind: str) -> ox.Literal:
+    return ox.Literal(text, datatype=ox.NamedNode(XSD + kind))
+
+
+SURE = [_typed(t, "integer") for t in ("-2", "7", "5", "0")] + [
+    _typed(t, "decimal") for t in ("7.0", "6.99", "4.9999999", "-0.5", "5.00")]
+"""Integers and decimals that fit at 18 fractional digits: the integer comparisons'."""
+WIDE = [_typed("4611686018427387903", "integer"), _typed("123456789012.5", "decimal")]
+"""Sure numbers too wide once scaled beside a decimal of many digits."""
+OTHER = [_typed("7.0E0", "double"), ox.Literal("3"), _typed("x", "integer"),
+         ox.NamedNode(EX + "a")]
+"""A double, a string, an ill-typed literal and an IRI: left to ``columnar.expressions``."""
+TERMS = [*SURE, *WIDE, *OTHER]
+ORDERED = ["?a > ?c", "?c < ?b && ?c > ?a", "?b <= ?a || !(?c >= ?b)", "?c >= ?c",
+           "!(?a < ?b) && (?c <= ?a || ?b > ?c)"]
+"""Order comparisons of variables under &&, || and !."""
+
+
+def _sides(codec, slots, run_rows, found_rows) -> tuple[_Sides, Table, Table]:
+    """Runs binding ?a ?b and candidates binding ?b ?c (?b: the runs' is read)."""
+    a, b, c = (slots.index(n) for n in "abc")
+    ids = [codec.encode(t) for t in TERMS]
+    runs = Table({a: np.array([ids[r[0]] for r in run_rows]),
+                  b: np.array([ids[r[1]] for r in run_rows])}, len(run_rows))
+    found = Table({b: np.array([ids[r[0]] for r in found_rows]),
+                   c: np.array([ids[r[1]] for r in found_rows])}, len(found_rows))
+    return _Sides(runs, found), runs, found
+
+
+INDEX = st.sampled_from(range(len(TERMS)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(INDEX, INDEX), min_size=1, max_size=6),
+       st.lists(st.tuples(INDEX, INDEX), min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=20),
+       st.sampled_from(ORDERED))
+def test_ordered_pairs_are_the_evaluators(run_rows, found_rows, pairs, condition):
+    """Where every value read is a small sure number, the integer comparisons are
+    taken, and where one is not a sure number they are not; taken, they keep the pairs
+    the evaluator keeps on the pairs' rows."""
+    codec, select, slots = filter_plan(condition)
+    sides, runs, found = _sides(codec, slots, run_rows, found_rows)
+    compiled = ordering(select.condition, slots)
+    assert compiled is not None
+    decide, read = compiled
+    run = np.array([p[0] % runs.size for p in pairs], dtype=np.int64)
+    option = np.array([p[1] % found.size for p in pairs], dtype=np.int64)
+    values = sides.scaled(read, NumericIds(Terms(codec)), len(run))
+    a, b, c = (slots.index(n) for n in "abc")
+    read_terms = {TERMS[r[0]] for r in run_rows if a in read} | {
+        TERMS[r[1]] for r in run_rows if b in read} | {
+        TERMS[r[1]] for r in found_rows if c in read}
+    if read_terms <= set(SURE):
+        assert values is not None, (condition, read_terms)
+    if not read_terms <= {*SURE, *WIDE}:
+        assert values is None, (condition, read_terms)
+    if values is None:
+        return
+    table = Table({a: runs.columns[a][run], b: runs.columns[b][run],
+                   c: found.columns[c][option]}, len(run))
+    keep = pairs_kept(decide, values, run, option)
+    width = len(slots.names)
+    assert table.take(np.flatnonzero(keep)).rows(width) == filtered(
+        table, select.condition).rows(width)
+
+
+def test_head_and_shoulders_interval_by_hand():
+    """?c < ?b && ?c > ?a with a run at a = 1, b = 5.0: of the candidates 0, 1, 3,
+    4.9999999, 5, 5.00 and 7, only 3 and 4.9999999 lie strictly
+    between (5 and 5.00 equal 5.0)."""
+    codec, select, slots = filter_plan("?c < ?b && ?c > ?a")
+    a, b, c = (slots.index(n) for n in "abc")
+    terms = [_typed("0", "integer"), _typed("1", "integer"), _typed("3", "integer"),
+             _typed("4.9999999", "decimal"), _typed("5", "integer"),
+             _typed("5.00", "decimal"), _typed("7", "integer")]
+    runs = Table({a: np.array([codec.encode(_typed("1", "integer"))]),
+                  b: np.array([codec.encode(_typed("5.0", "decimal"))])}, 1)
+    found = Table({c: np.array([codec.encode(t) for t in terms])}, len(terms))
+    compiled = ordering(select.condition, slots)
+    assert compiled is not None
+    decide, read = compiled
+    values = _Sides(runs, found).scaled(read, NumericIds(Terms(codec)), len(terms))
+    assert values is not None
+    keep = pairs_kept(decide, values, np.zeros(len(terms), dtype=np.int64),
+                      np.arange(len(terms)))
+    assert np.flatnonzero(keep).tolist() == [2, 3]
+
+
+@given(st.sampled_from(["?a + 1 > ?b", "?a = ?b", "?a > 3", "?a != ?c", "BOUND(?a)"]))
+def test_other_shapes_are_left_to_the_vectors(condition):
+    """Arithmetic, equality, constants and functions are not order comparisons of
+    variables: ``columnar.expressions`` decides them."""
+    _, select, slots = filter_plan(condition)
+    assert ordering(select.condition, slots) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([*TERMS, None]), min_size=1, max_size=12), st.booleans())
+def test_numbers_read_by_one_search_are_the_columns(column, learned):
+    """``read_numbers`` gives ``Columns``'s numbers, the ids known beforehand (one
+    search) or not (through ``Columns``); unbound rows (``NO_ID``) included."""
+    codec, _, _ = filter_plan("?a > ?b")
+    ids = np.array([NO_ID if t is None else codec.encode(t) for t in column], dtype=np.int64)
+    numbers = NumericIds(Terms(codec))
+    if learned:
+        numbers.of(np.unique(ids[ids != NO_ID]))
+    mine = read_numbers(ids, numbers)
+    theirs = Columns(Table({0: ids}, len(ids)), NumericIds(Terms(codec))).column(0)
+    for field in ("state", "digits", "mantissa"):
+        assert getattr(mine, field).tolist() == getattr(theirs, field).tolist(), field
+
+
+def test_values_too_wide_once_scaled_are_left_to_the_vectors():
+    """4611686018427387903 beside 6.99 would be 461168601842738790300 at 2 digits, past
+    2^62: not taken; 123456789012.5 beside 7 fits at 1 digit, and 123456789012.5 > 7."""
+    codec, select, slots = filter_plan("?a > ?c")
+    a, c = slots.index("a"), slots.index("c")
+    compiled = ordering(select.condition, slots)
+    assert compiled is not None
+    decide, read = compiled
+
+    def values(left: ox.Literal, right: ox.Literal):
+        runs = Table({a: np.array([codec.encode(left)])}, 1)
+        found = Table({c: np.array([codec.encode(right)])}, 1)
+        return _Sides(runs, found).scaled(read, NumericIds(Terms(codec)), 1)
+
+    assert values(_typed("4611686018427387903", "integer"), _typed("6.99", "decimal")) is None
+    fits = values(_typed("123456789012.5", "decimal"), _typed("7", "integer"))
+    assert fits is not None
+    one = np.zeros(1, dtype=np.int64)
+    assert pairs_kept(decide, fits, one, one).tolist() == [True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(range(len(SURE))), st.sampled_from(range(len(SURE))),
+                          st.integers(0, 2)), min_size=1, max_size=6),
+       st.lists(st.tuples(st.sampled_from(range(len(SURE))), st.sampled_from(range(len(SURE))),
+                          st.integers(0, 2)), min_size=1, max_size=8),
+       st.sampled_from([c for c in ORDERED if "!" not in c]))
+def test_runs_found_impossible_keep_no_candidate(run_rows, found_rows, condition):
+    """A run ``possible`` rules out keeps none of its partition's candidates under the
+    FILTER (the evaluator's answer on every (run, candidate) pair of one partition)."""
+    codec, select, slots = filter_plan(condition)
+    test = possible(select.condition, slots)
+    compiled = ordering(select.condition, slots)
+    assert test is not None and compiled is not None
+    a, b, c = (slots.index(n) for n in "abc")
+    ids = [codec.encode(t) for t in SURE]
+    found_rows = sorted(found_rows, key=lambda r: r[2])  # by partition, as ``_earliest``'s
+    runs = Table({a: np.array([ids[r[0]] for r in run_rows]),
+                  b: np.array([ids[r[1]] for r in run_rows])}, len(run_rows))
+    found = Table({b: np.array([ids[r[0]] for r in found_rows]),
+                   c: np.array([ids[r[1]] for r in found_rows])}, len(found_rows))
+    values = _Sides(runs, found).scaled(compiled[1], NumericIds(Terms(codec)), 0)
+    assert values is not None
+    keys = np.array([r[2] for r in found_rows])
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    run_keys = np.array([r[2] for r in run_rows])
+    segment = np.minimum(np.searchsorted(keys[starts], run_keys), len(starts) - 1)
+    able = runs_possible(test, values, segment, starts)
+    width = len(slots.names)
+    for r in np.flatnonzero(~able).tolist():
+        option = np.flatnonzero(keys == run_keys[r])
+        table = Table({a: np.repeat(runs.columns[a][r], len(option)),
+                       b: np.repeat(runs.columns[b][r], len(option)),
+                       c: found.columns[c][option]}, len(option))
+        assert filtered(table, select.condition).rows(width) == [], (r, condition)
+
+
+def test_a_run_waiting_above_its_partitions_prices_is_ruled_out_by_hand():
+    """?c > ?a: runs at a = 7 and a = 5 over a partition whose prices are -2, 0 and 5:
+    none is above 7 or 5; a run at a = -2 could take 0 or 5. ?c < ?b && ?c > ?a at
+    a = -2, b = 0 over prices 5 and 7: none is below 0."""
+    _, _, slots = filter_plan("?c > ?a")
+    a, b, c = (slots.index(n) for n in "abc")
+
+    def able(condition: str, run_values: list[tuple[str, str]], prices: list[str]) -> list[bool]:
+        codec, select, slots = filter_plan(condition)
+        runs = Table({a: np.array([codec.encode(_typed(x, "integer")) for x, _ in run_values]),
+                      b: np.array([codec.encode(_typed(y, "integer")) for _, y in run_values])},
+                     len(run_values))
+        found = Table({c: np.array([codec.encode(_typed(p, "integer")) for p in prices])},
+                      len(prices))
+        test, compiled = possible(select.condition, slots), ordering(select.condition, slots)
+        assert test is not None and compiled is not None
+        values = _Sides(runs, found).scaled(compiled[1], NumericIds(Terms(codec)), 0)
+        assert values is not None
+        return runs_possible(test, values, np.zeros(len(run_values), dtype=np.int64),
+                             np.zeros(1, dtype=np.int64)).tolist()
+
+    assert able("?c > ?a", [("7", "0"), ("5", "0"), ("-2", "0")], ["-2", "0", "5"]) == [
+        False, False, True]
+    assert able("?c < ?b && ?c > ?a", [("-2", "0"), ("-2", "6")], ["5", "7"]) == [False, True]
+    assert possible(filter_plan("!(?c > ?a)")[1].condition, slots) is None
