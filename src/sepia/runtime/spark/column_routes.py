@@ -28,7 +28,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.hosts.engine_path import on_columns
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.runtime.spark.columns import element_columns
-from sepia.runtime.spark.elements import ElementRow, term_text
+from sepia.runtime.spark.elements import ElementRow, is_term_text, term_text
 from sepia.runtime.spark.units import bucket_key
 
 
@@ -60,7 +60,9 @@ class ColumnRouter:
         batch = element_columns([rows[n] for n in kept], self.dictionary)
         _, routing = self.sequence.routing(batch)
         targets = self._targets(routing, buckets, len(kept))
-        texts = self._texts(batch)
+        texts = [rows[n][7] for n in kept]
+        if not all(is_term_text(text) for text in texts):
+            texts = self._texts(batch)
         for position, (n, mine) in enumerate(zip(kept, targets, strict=True)):
             if mine:
                 row = (*rows[n][:7], texts[position])
@@ -79,7 +81,8 @@ class ColumnRouter:
 
     def _texts(self, batch: ColumnBatch) -> list[str]:
         """Each element's triples as `term_text`, from the dictionary's texts of its ids
-        (each distinct id looked up once)."""
+        (each distinct id looked up once), for rows that came as N-Triples (rows the route
+        stage read from files hold the same text already: `elements.term_row`)."""
         ids = np.stack([batch.s, batch.p, batch.o], axis=1).reshape(-1)
         distinct, inverse = np.unique(ids, return_inverse=True)
         names = np.array(list(map(self.dictionary.decode_text, distinct.tolist())), dtype=object)

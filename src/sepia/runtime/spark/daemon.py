@@ -10,6 +10,7 @@ plans are then kept per worker, in bounded caches (`warm.py`: per-worker warm st
 
 from __future__ import annotations
 
+import pandas  # noqa: F401  (PySpark's Arrow stages import it in each worker: ~1 s of CPU)
 import pyspark.daemon
 
 import sepia.runtime.spark.job  # noqa: F401  (the route stage, the host and the engine)

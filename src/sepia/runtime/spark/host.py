@@ -258,7 +258,7 @@ class EngineHost(StatefulProcessor):
         elements, ended, marks = unpack(
             row
             for frame in rows
-            for row in frame[list(ELEMENT_FIELDS)].itertuples(index=False, name=None)
+            for row in zip(*(frame[name].tolist() for name in ELEMENT_FIELDS), strict=True)
         )
         ends = self._ends(int(key[0]), ended)
         yield from self._step(key, elements, timerValues, ends, batch_ends(elements, marks))

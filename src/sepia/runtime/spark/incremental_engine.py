@@ -155,6 +155,7 @@ class IncrementalEngine:
         self.forget_terms = forget_terms
         """A key's session first forgets terms once its dictionary holds this many
         (`Session(forget_terms=)`; None: never)."""
+        self.arrival_order = unit.arrival_order()
         self.columns = not labels_by_ids(self.query.query)
         """A key steps its due elements as one batch of columns where its session runs
         on the columnar core (see the module)."""
@@ -174,7 +175,7 @@ class IncrementalEngine:
         seen = None if version is None else version[1]
         kind = TimeKind(version[2]) if version is not None else None
         on_time = [e for e in elements if seen is None or e[END] > seen]
-        held = sorted([*state.get(HELD, []), *on_time], key=self.unit.arrival_order)
+        held = sorted([*state.get(HELD, []), *on_time], key=self.arrival_order)
         due = held if final else [e for e in held if e[END] <= horizon]
         kept = held[len(due) :]
         if kind is None and held:

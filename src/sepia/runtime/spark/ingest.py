@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -74,6 +74,10 @@ INGEST_DDL = ", ".join(
 )
 
 
+RowOf = Callable[[str, int, StreamElement], ElementRow]
+"""How an element read from a file (its file name, position) becomes an element row."""
+
+
 @dataclass(frozen=True, slots=True)
 class StreamSource:
     """A stream IRI bound to a stream file, or to a directory whose new files extend it."""
@@ -110,7 +114,12 @@ def file_paths(spark: SparkSession, sources: Iterable[StreamSource]) -> DataFram
 
 
 def file_elements(
-    stream: str, uri: str, options: IngestOptions, on_error: str, piece: Piece | None = None
+    stream: str,
+    uri: str,
+    options: IngestOptions,
+    on_error: str,
+    piece: Piece | None = None,
+    row: RowOf = element_row,
 ) -> Iterator[tuple[ElementRow, StreamElement]]:
     """The elements of one stream file (or of one piece of it, `splits`) as element rows,
     each with the element as parsed (so a stage routing them parses nothing again). A bad
@@ -132,7 +141,7 @@ def file_elements(
         )  # fmt: skip
         for seq, element in enumerate(elements, first):
             _stop_at(errors, on_error, path, piece)
-            yield element_row(name, seq, element), element
+            yield row(name, seq, element), element
         _stop_at(errors, on_error, path, piece)
 
 
@@ -154,13 +163,19 @@ def file_pieces(paths: DataFrame, whole: bool = False) -> DataFrame:
 
 
 def piece_elements(
-    batches: Iterable[pa.RecordBatch], options: IngestOptions, on_error: str
+    batches: Iterable[pa.RecordBatch],
+    options: IngestOptions,
+    on_error: str,
+    row: RowOf = element_row,
 ) -> Iterator[tuple[ElementRow, StreamElement]]:
-    """The elements of each piece of `file_pieces`' rows, read and parsed once."""
+    """The elements of each piece of `file_pieces`' rows, read and parsed once, each with
+    its row as `row` makes it (N-Triples lines, or the route stage's term text)."""
     for batch in batches:
-        for row in batch.to_pylist():
-            piece = Piece(row["piece"], row["begin"], row["end"], row["header"])
-            yield from file_elements(row["stream"], row["path"], options, on_error, piece)
+        for found in batch.to_pylist():
+            piece = Piece(found["piece"], found["begin"], found["end"], found["header"])
+            yield from file_elements(
+                found["stream"], found["path"], options, on_error, piece, row
+            )
 
 
 def read_files(

@@ -71,11 +71,16 @@ from sepia.runtime.spark.elements import (
     END_GRAPH,
     END_MARKER,
     END_TIME,
+    GRAPH,
+    MARK_GRAPH,
+    STAND_INS,
     ElementRow,
     element_rows,
     end_row,
     mark_row,
+    pack,
     pack_stand_ins,
+    term_row,
     to_element,
 )
 from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec
@@ -148,13 +153,14 @@ def route_files(
     batches: Iterable[pa.RecordBatch], spec: JobSpec, options: IngestOptions
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: pieces of stream files in (`ingest.file_pieces`), each read and
-    parsed once, one row per element and key out."""
-    return _routed_batches(spec, piece_elements(batches, options, spec.on_error))
+    parsed once, one row per element and key out, its triples as canonical term text
+    (`elements.term_row`)."""
+    return _routed_batches(spec, piece_elements(batches, options, spec.on_error, term_row))
 
 
 def _routed_batches(spec: JobSpec, read: Iterator[Read]) -> Iterator[pa.RecordBatch]:
     while chunk := list(islice(read, CHUNK)):
-        routed = [(unit, key, *row) for unit, key, row in _chunk_rows(spec, chunk)]
+        routed = [(unit, key, *row) for unit, key, row in packed_rows(_chunk_rows(spec, chunk))]
         if routed:
             columns = list(zip(*routed, strict=True))
             yield pa.RecordBatch.from_arrays(
@@ -178,6 +184,19 @@ def _chunk_rows(spec: JobSpec, chunk: list[Read]) -> Iterator[tuple]:
         for n, unit in enumerate(spec.units):
             if unit.reads(row[0]):
                 yield from ((n, key, end_row(row[0], row[6])) for key in _keys(spec, n))
+
+
+def packed_rows(routed: Iterable[tuple]) -> Iterator[tuple]:
+    """A chunk's routed rows with the element rows of each key and stream packed into one
+    row (`elements.pack`); end, mark and stand-in rows as they are."""
+    groups: dict[tuple, list[ElementRow]] = {}
+    for unit, key, row in routed:
+        if row[GRAPH] in (END_GRAPH, MARK_GRAPH, STAND_INS):
+            yield unit, key, row
+        else:
+            groups.setdefault((unit, key, row[0]), []).append(row)
+    for (unit, key, _), rows in groups.items():
+        yield unit, key, rows[0] if len(rows) == 1 else pack(rows)
 
 
 def mark_rows(spec: JobSpec, chunk: Sequence[ElementRow]) -> Iterator[tuple]:

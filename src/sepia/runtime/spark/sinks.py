@@ -29,11 +29,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
-from sepia.io.writers import ResultWriter, writer_for
+from sepia.io.writers import JsonlWriter, ResultWriter, writer_for
 from sepia.rdf.results import result_from_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.host import RESULT_ORDER
@@ -41,13 +42,22 @@ from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX
 
 
 def sorted_lines(frame: DataFrame) -> list[str]:
-    """A batch's jsonl lines, ordered by t, then query, partition, and the engine's order."""
-    rows = frame.select(*RESULT_ORDER, "line").collect()
-    return [row.line for row in sorted(rows, key=lambda r: tuple(_order(v) for v in r[:4]))]
+    """A batch's jsonl lines, ordered by t, then query, partition (null first: a unit
+    without PARTITION BY), and the engine's order. Collected as Arrow and sorted there
+    (a stable sort, as Python's): collected as pickled Rows and sorted by a Python key,
+    W1's 87,115 results at 300,000 elements took 1.6 s of the driver's CPU."""
+    table = frame.select(*RESULT_ORDER, "line").toArrow()
+    table = table.append_column("keyed", pc.is_valid(table.column("partition")))
+    names = [*RESULT_ORDER[:2], "keyed", *RESULT_ORDER[2:]]
+    order = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in names])
+    return table.column("line").take(order).to_pylist()
 
 
-def _order(value: object) -> tuple[bool, object]:
-    return (value is not None, value)  # null partitions (no PARTITION BY) first
+def dated(line: str) -> bool:
+    """Whether a jsonl line's time `t` is a dateTime (a JSON string), not a number. Its
+    first member is the query's name, a JSON string in which every quote is escaped, so the
+    first `, "t": ` is the member's own."""
+    return line[line.index(', "t": ') + 7] == '"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,16 +141,29 @@ class ResultJournal:
         return self.writer
 
     def _write(self, lines: list[str]) -> None:
-        results = [result_from_json(json.loads(line)) for line in lines]
-        if not results:
+        if not lines:
             return
         if self.writer is None:
-            dated = isinstance(json.loads(lines[0])["t"], str)
-            self._start(TimeKind.DATETIME if dated else TimeKind.ABSTRACT)
+            self._start(TimeKind.DATETIME if dated(lines[0]) else TimeKind.ABSTRACT)
         assert self.writer is not None
-        for result in results:
-            self.writer.write(result)
+        if isinstance(self.writer, JsonlWriter):
+            self._write_jsonl(lines, self.writer)
+        else:
+            for line in lines:
+                self.writer.write(result_from_json(json.loads(line)))
         self.writer.close()  # writes out a buffered evaluation; the stream stays open
+
+    def _write_jsonl(self, lines: list[str], writer: JsonlWriter) -> None:
+        """jsonl lines as they are where their time is of the writer's kind: the host made
+        them with the writer's own `jsonl_line`, so reading each back into a result and
+        writing it again (W1: 3 s of 6 in the driver at 300,000 elements) gives the same
+        text; a line of the other kind is written through the writer, as before."""
+        kind = writer.kind is TimeKind.DATETIME
+        for line in lines:
+            if dated(line) is kind:
+                writer.out.write(line + "\n")
+            else:
+                writer.write(result_from_json(json.loads(line)))
 
     def close(self) -> None:
         if self.out is not sys.stdout:

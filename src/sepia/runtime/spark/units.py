@@ -9,7 +9,7 @@ values on the incremental engine, a value on the reference adapter (job.py, Keys
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -46,12 +46,14 @@ class Unit:
         ordered = sorted(self.streams, key=lambda iri: rank.get(iri, len(rank)))
         return Unit(self.queries, tuple(ordered))
 
-    def arrival_order(self, row: Sequence) -> tuple[int, int, str, int]:
-        """An element row's place among the unit's: time, then the stream's position, then
-        file and position in it (the local runtime's merge order)."""
-        streams = self.streams
-        rank = streams.index(row[0]) if row[0] in streams else len(streams)
-        return (int(row[5]), rank, row[1], int(row[2]))
+    def arrival_order(self) -> Callable[[Sequence], tuple[int, int, str, int]]:
+        """The sort key of an element row's place among the unit's: time, then the
+        stream's position, then file and position in it (the local runtime's merge order).
+        Made once per engine: a key's batch sorts every element (1M at W1's size), and a
+        stream's position looked up in a dict, not a tuple, halves the key's cost."""
+        rank = {stream: n for n, stream in enumerate(self.streams)}
+        other = len(rank)
+        return lambda row: (int(row[5]), rank.get(row[0], other), row[1], int(row[2]))
 
     @property
     def partition_by(self) -> str | None:

@@ -11,7 +11,9 @@ import pyoxigraph as ox
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.frontend import ntriples_ids
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.columns import triple_ids
+from sepia.runtime.spark.elements import is_term_text, ntriples, term_row, to_element
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PLAIN = [
@@ -71,3 +73,29 @@ def test_blank_nodes_and_escapes_are_left_to_the_parser() -> None:
 def test_no_triples_at_all() -> None:
     s, p, o, element = triple_ids(["", ""], Codec())
     assert len(s) == len(p) == len(o) == len(element) == 0
+
+
+def test_the_route_stage_s_term_text_is_the_parsed_canonical_terms() -> None:
+    # term_row's text: what a bucket encodes by text, without a parse (elements.term_row)
+    documents = [*PLAIN, '_:b0 <http://ex.org/says> "l\\u00e0\\n"@EN .']
+    elements = [
+        StreamElement("http://s", f"http://g/{n}", n, n,
+                      tuple(q.triple for q in ox.parse(text, format=ox.RdfFormat.N_TRIPLES)))
+        for n, text in enumerate(documents)
+    ]  # fmt: skip
+    texts = [term_row("f", n, element)[7] for n, element in enumerate(elements)]
+    assert texts[1] == "" and all(is_term_text(t) for n, t in enumerate(texts) if n != 1)
+    codec = Codec()
+    assert _decoded(codec, triple_ids(texts, codec), len(texts)) == _by_parsing(documents)
+    assert [to_element(("s", "f", 0, "g", 0, 0, "abstract", t)).triples for t in texts] == [
+        tuple(q.triple for q in ox.parse(ntriples(t), format=ox.RdfFormat.N_TRIPLES))
+        for t in _canonical_documents(documents)
+    ]
+
+
+def _canonical_documents(documents: list[str]) -> list[str]:
+    """Each document's triples in canonical form, as N-Triples lines."""
+    return [
+        "\n".join(" ".join(texts) + " ." for texts in element)
+        for element in _by_parsing(documents)
+    ]

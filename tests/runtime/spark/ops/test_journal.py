@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sepia.runtime.spark.sinks import ResultJournal
+from sepia.runtime.spark.sinks import ResultJournal, sorted_lines
 
 pytestmark = pytest.mark.spark
 
@@ -83,3 +83,29 @@ def test_an_output_shorter_than_the_ledger_says_is_refused(spark, tmp_path):
     output.write_text("")
     with pytest.raises(ValueError, match=r"shorter than the \d+ bytes it wrote"):
         ResultJournal(journal, str(output), "jsonl")
+
+
+def test_a_batch_is_written_in_result_order_null_partitions_first(spark, tmp_path):
+    # (t, query_index, partition, seq): the order worked out by hand, null partition first
+    rows = [(2, 0, "b", 0), (1, 1, None, 0), (1, 0, "a", 1), (1, 0, None, 3), (1, 0, "a", 0)]
+    lines = [select_line(100 * t + 10 * q + n) for n, (t, q, _, _) in enumerate(rows)]
+    frame = spark.createDataFrame(
+        [(*row[:3], row[3], "q", line) for row, line in zip(rows, lines, strict=True)],
+        RESULT_DDL,
+    )
+    assert sorted_lines(frame) == [lines[3], lines[4], lines[2], lines[1], lines[0]]
+
+
+def test_a_jsonl_batch_mixing_kinds_of_time_is_written_in_the_first_kind(spark, tmp_path):
+    later = json.dumps({"query": 'a ", "t": "', "t": "1970-01-01T00:00:00.005Z", "op": "+",
+                        "binding": {"x": '"é"@fr'}}, ensure_ascii=False)  # fmt: skip
+    output = tmp_path / "out.jsonl"
+    sink = ResultJournal(tmp_path / "results", str(output), "jsonl")
+    try:
+        sink(batch(spark, [select_line(3)]), 0)
+        sink(spark.createDataFrame([(5, 0, None, 0, "a", later)], RESULT_DDL), 1)
+    finally:
+        sink.close()
+    written = output.read_text(encoding="utf-8").splitlines()
+    assert written[0] == select_line(3)
+    assert json.loads(written[1]) == {**json.loads(later), "t": 5}  # in the writer's kind
