@@ -116,3 +116,8 @@ def filter_plan(condition: str) -> tuple[Codec, po.Select, Slots]:
     while not isinstance(select, po.Select):
         select = select.inner  # type: ignore[attr-defined]
     return codec, select, physical.slots
+
+
+def xsd(text: str, kind: str) -> ox.Literal:
+    """A literal of the XML Schema datatype ``kind`` ("integer", "decimal", ...)."""
+    return ox.Literal(text, datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#" + kind))

@@ -29,30 +29,23 @@ from sepia.engine.columnar.tables import NO_ID, Table, filtered
 from sepia.engine.r2r.numbers import Terms
 
 from ..generators import EX
-from ..support import filter_plan
+from ..support import filter_plan, xsd
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-
-
-def _typed(text: str, kind: str) -> ox.Literal:
-    return ox.Literal(text, datatype=ox.NamedNode(XSD + kind))
-
-
-SMALL = [_typed(t, "integer") for t in ("0", "7", "-2", "10", "50")] + [
-    _typed(t, "decimal") for t in ("7.0", "6.99", "-0.50", "0.25", "100.000", "-3.125")]
+SMALL = [xsd(t, "integer") for t in ("0", "7", "-2", "10", "50")] + [
+    xsd(t, "decimal") for t in ("7.0", "6.99", "-0.50", "0.25", "100.000", "-3.125")]
 """Integers and decimals whose sums and products stay small: always the vectors'."""
-EDGES = [_typed(t, "integer") for t in (
+EDGES = [xsd(t, "integer") for t in (
     "9223372036854775807", "-9223372036854775808", "4611686018427387903",
     "4611686018427387904", "461168601842738790", "1000000000000000000")] + [
-    _typed(t, "decimal") for t in (
+    xsd(t, "decimal") for t in (
         "123456789012.123456", "0.000000000000000001", "-0.000000000000000005",
         "99999999999999999999.5", "4.611686018427387903", "1.0000000000000000000")]
 """Integers and decimals near and past 2^62 and 2^63, and at and past 18 digits."""
 OTHERS = [
-    _typed("7.0E0", "double"), _typed("1.5", "float"), _typed("-INF", "double"),
-    _typed("NaN", "double"), ox.Literal("3"), _typed("x", "integer"), _typed("02", "integer"),
-    _typed("+5", "integer"), _typed("1.5", "integer"), _typed("0.0000000000000000001", "decimal"),
-    ox.Literal("3", language="en"), _typed("true", "boolean"), ox.NamedNode(EX + "a"),
+    xsd("7.0E0", "double"), xsd("1.5", "float"), xsd("-INF", "double"),
+    xsd("NaN", "double"), ox.Literal("3"), xsd("x", "integer"), xsd("02", "integer"),
+    xsd("+5", "integer"), xsd("1.5", "integer"), xsd("0.0000000000000000001", "decimal"),
+    ox.Literal("3", language="en"), xsd("true", "boolean"), ox.NamedNode(EX + "a"),
 ]
 """Doubles, floats, strings, ill-typed, non-canonical and too-precise literals, an IRI:
 the evaluator's."""
@@ -139,11 +132,11 @@ def test_vector_answers_are_the_evaluators(condition, rows):
 def test_credit_card_filter_is_decided_on_columns():
     """SPAseq's big-after-small FILTER: 5 * 10 <= 50 and 4.99 * 10 <= 50 hold, 5.01 * 10
     <= 50 does not; an unbound amount is an error; a double is the evaluator's."""
-    rows = [(_typed("5", "integer"), _typed("50", "integer"), None),
-            (_typed("4.99", "decimal"), _typed("50", "integer"), None),
-            (_typed("5.01", "decimal"), _typed("50.0", "decimal"), None),
-            (None, _typed("50", "integer"), None),
-            (_typed("5.0E0", "double"), _typed("50", "integer"), None)]
+    rows = [(xsd("5", "integer"), xsd("50", "integer"), None),
+            (xsd("4.99", "decimal"), xsd("50", "integer"), None),
+            (xsd("5.01", "decimal"), xsd("50.0", "decimal"), None),
+            (None, xsd("50", "integer"), None),
+            (xsd("5.0E0", "double"), xsd("50", "integer"), None)]
     mine, theirs = _answers("?a * 10 <= ?b", rows)
     assert mine == [TRUE, TRUE, FALSE, ERROR, UNSURE]
     assert theirs == [True, True, False, None, True]
@@ -152,7 +145,7 @@ def test_credit_card_filter_is_decided_on_columns():
 def test_errors_follow_sparqls_logical_rules():
     """?d is unbound: ?d < 1 is an error; true || error is true, false || error an
     error, false && error false, true && error an error, !error an error."""
-    one, minus = _typed("1", "integer"), _typed("-1", "integer")
+    one, minus = xsd("1", "integer"), xsd("-1", "integer")
     rows = [(one, one, one), (minus, minus, minus)]
     expected = {"?d < 1 || ?a > 0": [TRUE, ERROR], "?d < 1 && ?a > 0": [ERROR, FALSE],
                 "!(?d < 1)": [ERROR, ERROR], "!(?a > 0)": [FALSE, TRUE]}
@@ -166,7 +159,7 @@ def test_division_is_exact_or_unsure():
     """1 / 4 = 0.25 and 1.5 / 0.5 = 3 exactly; 1 / 3 is truncated by pyoxigraph (unsure
     here); a zero divisor is an error; 10^-18 / 10 needs a 19th digit (unsure); 0 / 0.5
     and 1234567000000000 / 1.234567 fail in pyoxigraph's 128 bits (unsure here)."""
-    rows = [(_typed(a, t), _typed(b, u), None) for a, t, b, u in (
+    rows = [(xsd(a, t), xsd(b, u), None) for a, t, b, u in (
         ("1", "integer", "4", "integer"), ("1.5", "decimal", "0.5", "decimal"),
         ("1", "integer", "3", "integer"), ("1", "integer", "0", "integer"),
         ("0.000000000000000001", "decimal", "10", "integer"),
@@ -179,9 +172,9 @@ def test_division_is_exact_or_unsure():
 def test_overflow_is_left_to_the_evaluator():
     """2^62 - 1 doubled leaves the vectors' range (unsure), and the evaluator adds it
     exactly; 2^63 - 1 + 1 overflows pyoxigraph's integers: its error, not the vectors'."""
-    rows = [(_typed("4611686018427387903", "integer"), None, None),
-            (_typed("9223372036854775807", "integer"), None, None),
-            (_typed("3", "integer"), None, None)]
+    rows = [(xsd("4611686018427387903", "integer"), None, None),
+            (xsd("9223372036854775807", "integer"), None, None),
+            (xsd("3", "integer"), None, None)]
     mine, theirs = _answers("?a + ?a > 1 + ?a", rows)
     assert mine == [UNSURE, UNSURE, TRUE]
     assert theirs == [True, None, True]
@@ -190,10 +183,10 @@ def test_overflow_is_left_to_the_evaluator():
 def test_constants_the_vectors_read():
     """Integer and decimal constants in any lexical form pyoxigraph reads; doubles and
     too-precise decimals are not the vectors'."""
-    assert constant_number(_typed("+010", "integer")) == (0, 10)
-    assert constant_number(_typed("-2.50", "decimal")) == (2, -250)
-    assert constant_number(_typed(".5", "decimal")) == (1, 5)
-    assert constant_number(_typed("1.", "decimal")) == (0, 1)
-    assert constant_number(_typed("1.0E0", "double")) is None
-    assert constant_number(_typed("0.0000000000000000001", "decimal")) is None
-    assert constant_number(_typed(".", "decimal")) is None
+    assert constant_number(xsd("+010", "integer")) == (0, 10)
+    assert constant_number(xsd("-2.50", "decimal")) == (2, -250)
+    assert constant_number(xsd(".5", "decimal")) == (1, 5)
+    assert constant_number(xsd("1.", "decimal")) == (0, 1)
+    assert constant_number(xsd("1.0E0", "double")) is None
+    assert constant_number(xsd("0.0000000000000000001", "decimal")) is None
+    assert constant_number(xsd(".", "decimal")) is None

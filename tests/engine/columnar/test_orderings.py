@@ -24,21 +24,14 @@ from sepia.engine.columnar.tables import NO_ID, Table, filtered
 from sepia.engine.r2r.numbers import Terms
 
 from ..generators import EX
-from ..support import filter_plan
+from ..support import filter_plan, xsd
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-
-
-def _typed(text: str, kind: str) -> ox.Literal:
-    return ox.Literal(text, datatype=ox.NamedNode(XSD + kind))
-
-
-SURE = [_typed(t, "integer") for t in ("-2", "7", "5", "0")] + [
-    _typed(t, "decimal") for t in ("7.0", "6.99", "4.9999999", "-0.5", "5.00")]
+SURE = [xsd(t, "integer") for t in ("-2", "7", "5", "0")] + [
+    xsd(t, "decimal") for t in ("7.0", "6.99", "4.9999999", "-0.5", "5.00")]
 """Integers and decimals that fit at 18 fractional digits: the integer comparisons'."""
-WIDE = [_typed("4611686018427387903", "integer"), _typed("123456789012.5", "decimal")]
+WIDE = [xsd("4611686018427387903", "integer"), xsd("123456789012.5", "decimal")]
 """Sure numbers too wide once scaled beside a decimal of many digits."""
-OTHER = [_typed("7.0E0", "double"), ox.Literal("3"), _typed("x", "integer"),
+OTHER = [xsd("7.0E0", "double"), ox.Literal("3"), xsd("x", "integer"),
          ox.NamedNode(EX + "a")]
 """A double, a string, an ill-typed literal and an IRI: left to ``columnar.expressions``."""
 TERMS = [*SURE, *WIDE, *OTHER]
@@ -102,11 +95,11 @@ def test_head_and_shoulders_interval_by_hand():
     between (5 and 5.00 equal 5.0)."""
     codec, select, slots = filter_plan("?c < ?b && ?c > ?a")
     a, b, c = (slots.index(n) for n in "abc")
-    terms = [_typed("0", "integer"), _typed("1", "integer"), _typed("3", "integer"),
-             _typed("4.9999999", "decimal"), _typed("5", "integer"),
-             _typed("5.00", "decimal"), _typed("7", "integer")]
-    runs = Table({a: np.array([codec.encode(_typed("1", "integer"))]),
-                  b: np.array([codec.encode(_typed("5.0", "decimal"))])}, 1)
+    terms = [xsd("0", "integer"), xsd("1", "integer"), xsd("3", "integer"),
+             xsd("4.9999999", "decimal"), xsd("5", "integer"),
+             xsd("5.00", "decimal"), xsd("7", "integer")]
+    runs = Table({a: np.array([codec.encode(xsd("1", "integer"))]),
+                  b: np.array([codec.encode(xsd("5.0", "decimal"))])}, 1)
     found = Table({c: np.array([codec.encode(t) for t in terms])}, len(terms))
     compiled = ordering(select.condition, slots)
     assert compiled is not None
@@ -156,8 +149,8 @@ def test_values_too_wide_once_scaled_are_left_to_the_vectors():
         found = Table({c: np.array([codec.encode(right)])}, 1)
         return _Sides(runs, found).scaled(read, NumericIds(Terms(codec)), 1)
 
-    assert values(_typed("4611686018427387903", "integer"), _typed("6.99", "decimal")) is None
-    fits = values(_typed("123456789012.5", "decimal"), _typed("7", "integer"))
+    assert values(xsd("4611686018427387903", "integer"), xsd("6.99", "decimal")) is None
+    fits = values(xsd("123456789012.5", "decimal"), xsd("7", "integer"))
     assert fits is not None
     one = np.zeros(1, dtype=np.int64)
     assert pairs_kept(decide, fits, one, one).tolist() == [True]
@@ -208,10 +201,10 @@ def test_a_run_waiting_above_its_partitions_prices_is_ruled_out_by_hand():
 
     def able(condition: str, run_values: list[tuple[str, str]], prices: list[str]) -> list[bool]:
         codec, select, slots = filter_plan(condition)
-        runs = Table({a: np.array([codec.encode(_typed(x, "integer")) for x, _ in run_values]),
-                      b: np.array([codec.encode(_typed(y, "integer")) for _, y in run_values])},
+        runs = Table({a: np.array([codec.encode(xsd(x, "integer")) for x, _ in run_values]),
+                      b: np.array([codec.encode(xsd(y, "integer")) for _, y in run_values])},
                      len(run_values))
-        found = Table({c: np.array([codec.encode(_typed(p, "integer")) for p in prices])},
+        found = Table({c: np.array([codec.encode(xsd(p, "integer")) for p in prices])},
                       len(prices))
         test, compiled = possible(select.condition, slots), ordering(select.condition, slots)
         assert test is not None and compiled is not None

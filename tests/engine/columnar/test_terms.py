@@ -49,31 +49,27 @@ from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.r2r.numbers import Terms
 
 from ..generators import EX
-from ..support import filter_plan
+from ..support import filter_plan, xsd
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
-def _typed(text: str, kind: str) -> ox.Literal:
-    return ox.Literal(text, datatype=ox.NamedNode(XSD + kind))
-
-
 DECIDABLE = [
     ox.NamedNode(EX + "a"), ox.NamedNode(EX + "b"), ox.BlankNode("b1"), ox.BlankNode("b2"),
-    ox.Literal("abc"), ox.Literal("ABC"), _typed("3", "string"), ox.Literal("bcd"),
+    ox.Literal("abc"), ox.Literal("ABC"), xsd("3", "string"), ox.Literal("bcd"),
     ox.Literal("abc", language="en"), ox.Literal("abc", language="fr"),
-    ox.Literal("3", language="en-us"), _typed("true", "boolean"), _typed("false", "boolean"),
-    _typed("3", "integer"), _typed("7", "integer"), _typed("3.0", "decimal"),
-    _typed("2.5", "decimal"), _typed("-0.50", "decimal"),
+    ox.Literal("3", language="en-us"), xsd("true", "boolean"), xsd("false", "boolean"),
+    xsd("3", "integer"), xsd("7", "integer"), xsd("3.0", "decimal"),
+    xsd("2.5", "decimal"), xsd("-0.50", "decimal"),
 ]
 """Terms whose equalities among themselves ids and kinds decide (numbers by value)."""
 HARD = [
-    _typed("3.0E0", "double"), _typed("NaN", "double"), _typed("INF", "double"),
-    _typed("2.5", "float"), _typed("2020-01-01T00:00:00Z", "dateTime"),
-    _typed("2020-01-01T01:00:00+01:00", "dateTime"), _typed("2020-01-01T00:00:00", "dateTime"),
-    _typed("x", "integer"), _typed("1.5", "integer"),
+    xsd("3.0E0", "double"), xsd("NaN", "double"), xsd("INF", "double"),
+    xsd("2.5", "float"), xsd("2020-01-01T00:00:00Z", "dateTime"),
+    xsd("2020-01-01T01:00:00+01:00", "dateTime"), xsd("2020-01-01T00:00:00", "dateTime"),
+    xsd("x", "integer"), xsd("1.5", "integer"),
     ox.Literal("x", datatype=ox.NamedNode(EX + "dt")),
-    _typed("2020-01-01", "date"), _typed("yes", "boolean"),
+    xsd("2020-01-01", "date"), xsd("yes", "boolean"),
 ]
 """Doubles, floats, dateTimes (two of one instant), ill-typed and other literals."""
 TERMS: list[ox.NamedNode | ox.BlankNode | ox.Literal | None] = [*DECIDABLE, *HARD, None]
@@ -243,16 +239,16 @@ def test_equality_of_decidable_terms_is_decided_on_columns(condition, rows):
     (ox.NamedNode(EX + "a"), ox.NamedNode(EX + "b"), FALSE),
     (ox.NamedNode(EX + "a"), ox.Literal("abc"), FALSE),  # RDFterm-equal: an IRI, a literal
     (ox.BlankNode("b1"), ox.BlankNode("b2"), FALSE),
-    (ox.Literal("abc"), _typed("abc", "string"), TRUE),  # one term
+    (ox.Literal("abc"), xsd("abc", "string"), TRUE),  # one term
     (ox.Literal("abc"), ox.Literal("abc", language="en"), FALSE),
-    (ox.Literal("3"), _typed("3", "integer"), FALSE),  # pyoxigraph: known types differ
-    (_typed("3", "integer"), _typed("3.0", "decimal"), TRUE),  # by value
-    (_typed("true", "boolean"), _typed("false", "boolean"), FALSE),
-    (_typed("NaN", "double"), _typed("NaN", "double"), UNSURE),  # NaN = NaN is false
-    (_typed("2020-01-01T00:00:00Z", "dateTime"),
-     _typed("2020-01-01T01:00:00+01:00", "dateTime"), UNSURE),  # one instant
+    (ox.Literal("3"), xsd("3", "integer"), FALSE),  # pyoxigraph: known types differ
+    (xsd("3", "integer"), xsd("3.0", "decimal"), TRUE),  # by value
+    (xsd("true", "boolean"), xsd("false", "boolean"), FALSE),
+    (xsd("NaN", "double"), xsd("NaN", "double"), UNSURE),  # NaN = NaN is false
+    (xsd("2020-01-01T00:00:00Z", "dateTime"),
+     xsd("2020-01-01T01:00:00+01:00", "dateTime"), UNSURE),  # one instant
     (ox.Literal("x", datatype=ox.NamedNode(EX + "dt")), ox.Literal("abc"), UNSURE),  # error
-    (_typed("x", "integer"), _typed("x", "integer"), UNSURE),
+    (xsd("x", "integer"), xsd("x", "integer"), UNSURE),
     (None, ox.NamedNode(EX + "a"), ERROR),
 ])
 def test_rdfterm_equal_by_hand(left, right, answer):
@@ -268,8 +264,8 @@ def test_per_term_functions_are_asked_once_per_distinct_id():
     evaluator once per distinct ?a (two here, over six rows of three distinct pairs),
     the bound decided on columns; a second batch of known ids asks nothing."""
     a1, a2 = ox.Literal("apple"), ox.Literal("berry")
-    rows = [(a1, _typed(str(n), "integer"), None) for n in (1, 5, 9)] + [
-        (a2, _typed(str(n), "integer"), None) for n in (1, 5, 9)]
+    rows = [(a1, xsd(str(n), "integer"), None) for n in (1, 5, 9)] + [
+        (a2, xsd(str(n), "integer"), None) for n in (1, 5, 9)]
     condition = 'regex(?a, "^a") && ?b > 4'
     _, _, table, numbers, decide, context = _setting(condition, rows)
     asked: list = []
@@ -311,7 +307,7 @@ def test_time_functions_of_two_variables_compare_on_columns():
     """YEAR(?a) < YEAR(?b): each YEAR a per-term value (the evaluator asked once per
     distinct dateTime of its variable), compared as integers on columns; an unbound
     dateTime is an error, a string's YEAR an error too."""
-    t2020, t2021 = (_typed(f"{y}-06-01T12:00:00Z", "dateTime") for y in (2020, 2021))
+    t2020, t2021 = (xsd(f"{y}-06-01T12:00:00Z", "dateTime") for y in (2020, 2021))
     rows = [(t2020, t2021, None), (t2021, t2020, None), (t2020, t2020, None),
             (t2020, None, None), (ox.Literal("2020"), t2021, None)] * 2
     asked: list = []
@@ -331,7 +327,7 @@ class _Host:
 
     def answer(self, term: ox.NamedNode | ox.BlankNode | ox.Literal) -> ox.Literal:
         self.asked.append(term)
-        return _typed("true" if isinstance(term, ox.NamedNode) else "false", "boolean")
+        return xsd("true" if isinstance(term, ox.NamedNode) else "false", "boolean")
 
 
 def test_functions_the_host_answers_stay_the_evaluators():
