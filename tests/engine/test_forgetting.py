@@ -110,8 +110,7 @@ def test_dictionary_stays_bounded_with_fresh_iris_per_event(path, query):
     """20,000 elements, each naming a fresh sensor and a fresh reading, two per time unit,
     through a RANGE 10 STEP 5 window: the live state holds at most 20 elements (40 fresh
     terms), so with collections from 1,000 terms the dictionary never holds more than
-    those 1,000 and the new terms of the steps up to the next report (10 elements: a
-    collection due waits for the step after a report), while without forgetting it holds every one
+    those 1,000 and one advance's new terms, while without forgetting it holds every one
     of the 40,000 fresh terms (answers the same). Grouped: the caches of the readings'
     numeric values and of the BIND's and FILTER's values (keyed by ids) keep none alive."""
     select, where, group = query
