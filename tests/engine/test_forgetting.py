@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sepia.engine.codec import Codec
 from sepia.engine.forgetting import Forgetting, held_integers
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
@@ -28,7 +27,6 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function
 def always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every session collects after every advance (the worst case for stale ids)."""
     monkeypatch.setattr(Forgetting, "due", lambda self: True)
-    monkeypatch.setattr(Forgetting, "due_after_report", lambda self, reporting: True)
 
 
 @pytest.mark.parametrize("path", ["rows", "columnar-always"])
@@ -83,20 +81,6 @@ def test_held_integers_reach_closures_caches_and_arrays() -> None:
     assert not {5, 6, 8, 10, 1008} & set(found)
     sparse = np.array([1, 3, 5, 300, 1007, 1008, 10**9], dtype=np.int64)  # binary search
     assert held.among(sparse).tolist() == [True, True, False, True, True, False, False]
-
-
-def test_a_collection_waits_for_the_step_after_a_report() -> None:
-    """Threshold 4 terms: once past it, a step with results (a report) and the steps
-    before it do not collect; the first step after a report does; and a dictionary past
-    1.5 times the threshold collects at any step."""
-    codec = Codec()
-    forgetting = Forgetting(codec, min_terms=4)
-    codec.encode_many([f"<http://e/t{i}>" for i in range(4)])
-    steps = [forgetting.due_after_report(reporting) for reporting in (False, True, True, False,
-                                                                      False)]
-    assert steps == [False, False, False, True, False]
-    codec.encode_many([f"<http://e/u{i}>" for i in range(2)])  # 6 = 1.5 x 4
-    assert forgetting.due_after_report(True) and forgetting.due_after_report(False)
 
 
 PLAIN = "SELECT ?x ?v", "{ ?x :value ?v }", ""

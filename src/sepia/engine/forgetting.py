@@ -16,10 +16,7 @@ they ever saw (the numeric values of terms, expressions' values) are not walked:
 
 A collection costs a walk of the state, so it runs only when the dictionary has doubled
 since the last one left it (and holds at least ``MIN_TERMS``): its cost per new term is
-constant, and the dictionary stays within twice the live terms. Its pause (tens of
-milliseconds on a 100,000-term dictionary) would delay every result waiting on it, so a
-session fed element by element runs it in the step after a report, where the next report
-is furthest away (``due_after_report``).
+constant, and the dictionary stays within twice the live terms.
 """
 
 from __future__ import annotations
@@ -35,9 +32,6 @@ from sepia.engine.codec import Codec
 
 MIN_TERMS = 1 << 16
 """Dictionaries smaller than this are never collected: a walk would cost more than it saves."""
-
-OVERDUE = 1.5
-"""Past this many times its threshold a collection put off for a report runs anyway."""
 
 DENSE = 16
 """Ids' range per id up to which a collection marks held ids in a table over the range."""
@@ -125,8 +119,6 @@ class Forgetting:
         self.next_at = min_terms
         self.forgotten = 0
         """Terms forgotten so far (a state counter)."""
-        self.reported = False
-        """Whether the last step given to ``due_after_report`` had results."""
 
     def pin(self) -> None:
         """Keep every term allocated so far for good (a query was registered)."""
@@ -134,15 +126,6 @@ class Forgetting:
 
     def due(self) -> bool:
         return len(self.codec) >= self.next_at
-
-    def due_after_report(self, reporting: bool) -> bool:
-        """``due`` for a step whose results wait on it (``reporting``: it has some): the
-        collection waits for the step after a report, so that its pause delays no result
-        and the backlog it leaves drains before the next report (a paced W3 run's p99
-        latency was a collection's pause), up to ``OVERDUE`` times the threshold."""
-        after_report, self.reported = self.reported and not reporting, reporting
-        size = len(self.codec)
-        return size >= self.next_at * OVERDUE or (after_report and self.due())
 
     def collect(self, roots: Iterable[object]) -> int:
         """Forget the terms the roots no longer hold; how many were forgotten."""

@@ -208,8 +208,7 @@ class Session:
             return []
         self.network.kind = self.network.kind or batch.kind
         made = [q.advance_columns(batch) for q in self.queries]  # type: ignore[union-attr]
-        if self.forgetting is not None and self.forgetting.due():
-            self._collect()
+        self._forget()
         return list(heapq.merge(*made, key=lambda r: r.t))
 
     def watermark(self, t: int) -> list[Result]:
@@ -264,15 +263,14 @@ class Session:
         t, batch = self.pending[0].time, self.pending
         self.pending = []
         made = self.network.advance(t, batch)
-        if self.forgetting is not None and self.forgetting.due_after_report(bool(made)):
-            self._collect()
+        self._forget()
         return made
 
-    def _collect(self) -> None:
+    def _forget(self) -> None:
         """Between two advances (no ids in flight but the state's and the batches' a
-        reader holds): forget the terms nothing holds any more."""
-        assert self.forgetting is not None
-        self.forgetting.collect([self, *ColumnBatch.alive.values()])
+        reader holds): the terms nothing holds any more are forgotten, when it is time."""
+        if self.forgetting is not None and self.forgetting.due():
+            self.forgetting.collect([self, *ColumnBatch.alive.values()])
 
     def state_size(self) -> dict[str, int]:
         """The engine's counters summed over queries, plus the dictionary's size."""
