@@ -463,13 +463,19 @@ class Columns:
             return _constant(self, ERROR, 0, 0)
         ids = distinct(column)
         inverse = np.searchsorted(ids, column)
-        kind, digits, mantissa = self.numbers.of(ids)
-        state = np.full(len(ids), UNSURE, dtype=np.int8)
-        state[((kind == INTEGER) | (kind == DECIMAL)) & (digits <= DIGITS)] = SURE
-        state[ids == 0] = ERROR  # NO_ID: unbound here
-        sure = state == SURE
-        return Numbers(state[inverse], np.where(sure, digits, 0)[inverse],
-                       np.where(sure, mantissa, 0)[inverse])
+        found = classified(ids, *self.numbers.of(ids))
+        return Numbers(found.state[inverse], found.digits[inverse], found.mantissa[inverse])
+
+
+def classified(ids: Ids, kind: np.ndarray, digits: Ids, mantissa: Ids) -> Numbers:
+    """``NumericIds``' decomposition of ``ids`` as ``Numbers``: sure for an integer or a
+    decimal of at most ``DIGITS`` fractional digits, an error where unbound (``NO_ID``),
+    else unsure (zeros where not sure)."""
+    state = np.full(len(ids), UNSURE, dtype=np.int8)
+    state[((kind == INTEGER) | (kind == DECIMAL)) & (digits <= DIGITS)] = SURE
+    state[ids == 0] = ERROR  # NO_ID: unbound here
+    sure = state == SURE
+    return Numbers(state, np.where(sure, digits, 0), np.where(sure, mantissa, 0))
 
 
 def _constant(inputs: Inputs, state: int, digits: int, mantissa: int) -> Numbers:
