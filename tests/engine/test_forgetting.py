@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sepia.engine.codec import Codec
 from sepia.engine.forgetting import Forgetting, held_integers
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
@@ -55,6 +56,19 @@ def test_forgotten_ids_are_never_given_again() -> None:
     assert d.encode_text("<http://e/b>") == 4
     assert list(d.rows(since=2)) == [(3, "<http://e/c>"), (4, "<http://e/b>")]
     assert list(Dictionary.from_rows(d.rows()).rows()) == list(d.rows())
+
+
+def test_the_codec_forgets_a_terms_every_spelling() -> None:
+    """``"01"`` and ``"1"`` are one integer, one id: once it is forgotten, neither
+    spelling finds it, and both are given the next id when met again."""
+    c = Codec()
+    one, leading_zero = (ox.Literal(t, datatype=ox.NamedNode(XSD + "integer")) for t in ["1", "01"])
+    kept = c.encode(ox.NamedNode("http://e/a"))
+    assert c.encode(leading_zero) == c.encode(one) == kept + 1
+    c.forget({kept + 1})
+    assert (len(c), c.lookup('"1"^^<' + XSD + 'integer>')) == (1, None)
+    assert c.encode(one) == c.encode(leading_zero) == kept + 2
+    assert c.decode(kept + 2) == one
 
 
 def test_held_integers_reach_closures_caches_and_arrays() -> None:

@@ -21,12 +21,16 @@ from sepia.rdf.terms import Term, canonical, term_to_nt
 class Codec(Dictionary):
     """A ``Dictionary`` that caches encodings and decodings of pyoxigraph terms."""
 
-    __slots__ = ("__weakref__", "_decoded", "_encoded")
+    __slots__ = ("__weakref__", "_decoded", "_encoded", "_variants")
 
     def __init__(self) -> None:
         super().__init__()
         self._encoded: dict[Term, int] = {}
         self._decoded: dict[int, Term] = {}
+        """Every id ``_encoded`` names has its canonical term here."""
+        self._variants: dict[int, list[Term]] = {}
+        """Ids' other keys in ``_encoded`` (``"01"^^xsd:integer`` beside ``"1"``), so that
+        forgetting deletes exactly the dropped ids' keys without a pass over all of them."""
 
     def encode(self, term: Term) -> int:
         found = self._encoded.get(term)
@@ -34,6 +38,8 @@ class Codec(Dictionary):
             kept = canonical(term)
             found = self._encoded[term] = self.encode_text(term_to_nt(kept))
             self._decoded.setdefault(found, kept)
+            if kept != term:
+                self._variants.setdefault(found, []).append(term)
         return found
 
     def encode_canonical(self, term: Term, text: str) -> int:
@@ -61,12 +67,16 @@ class Codec(Dictionary):
         return found
 
     def forget(self, dropped: set[int]) -> None:
-        """``Dictionary.forget``, and the cached terms of the ids dropped with it."""
+        """``Dictionary.forget``, and the cached terms of the ids dropped with it: work in
+        proportion to the ids dropped, not to the dictionary (a collection pauses the run)."""
         super().forget(dropped)
-        if dropped:
-            self._encoded = {t: i for t, i in self._encoded.items() if i not in dropped}
-            for term_id in dropped:
-                self._decoded.pop(term_id, None)
+        encoded, decoded, variants = self._encoded, self._decoded, self._variants
+        for term_id in dropped:
+            term = decoded.pop(term_id, None)
+            if term is not None:
+                encoded.pop(term, None)
+            for variant in variants.pop(term_id, ()):
+                del encoded[variant]
 
 
 def encode_triples(dictionary: Dictionary, triples: Iterable[ox.Triple]) -> list[EncodedTriple]:

@@ -14,9 +14,11 @@ roots too (``ColumnBatch.alive``). Caches keyed by ids that would otherwise keep
 they ever saw (the numeric values of terms, expressions' values) are not walked: they
 ``watch`` the dictionary and drop the ids it forgets.
 
-A collection costs a walk of the state, so it runs only when the dictionary has doubled
-since the last one left it (and holds at least ``MIN_TERMS``): its cost per new term is
-constant, and the dictionary stays within twice the live terms.
+A collection costs a walk of the state and a pause of the run, so it runs once the terms
+above the pinned ones have grown by half since the last one left them, and number at least
+``min_terms``: its cost per new term is constant, the dictionary stays within one and a
+half times the live terms, and one pause forgets at most about ``min_terms`` or a third
+of the dictionary (a local run's default, ``STEP_TERMS``, keeps a pause to a few ms).
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ import numpy as np
 from sepia.engine.codec import Codec
 
 MIN_TERMS = 1 << 16
-"""Dictionaries smaller than this are never collected: a walk would cost more than it saves."""
+"""Dictionaries smaller than this are never collected: a walk would cost more than it saves
+(a Spark key's default, collected after each micro-batch, `runtime.spark.columns`)."""
+
+STEP_TERMS = 1 << 13
+"""A local session's default ``min_terms``: with 65,536, each of W3's collections forgot
+~49,000 terms in one 30-90 ms pause (the dictionary's and its caches' deletes), which set
+the p99 latency of a paced run; 8,192 at a time take a few ms, the walk under one."""
 
 DENSE = 16
 """Ids' range per id up to which a collection marks held ids in a table over the range."""
@@ -116,13 +124,17 @@ class Forgetting:
         self.codec = codec
         self.min_terms = min_terms
         self.floor = codec.last_id
-        self.next_at = min_terms
+        self.pinned = len(codec)
+        """How many terms are pinned (every id up to ``floor``: none is ever forgotten)."""
+        self.next_at = self.pinned + min_terms
         self.forgotten = 0
         """Terms forgotten so far (a state counter)."""
 
     def pin(self) -> None:
         """Keep every term allocated so far for good (a query was registered)."""
         self.floor = self.codec.last_id
+        self.pinned = len(self.codec)
+        self.next_at = self.pinned + self.min_terms
 
     def due(self) -> bool:
         return len(self.codec) >= self.next_at
@@ -135,5 +147,6 @@ class Forgetting:
         dropped = set(ids[~held.among(ids)].tolist())
         self.codec.forget(dropped)
         self.forgotten += len(dropped)
-        self.next_at = max(self.min_terms, 2 * len(self.codec))
+        live = len(self.codec) - self.pinned
+        self.next_at = self.pinned + max(self.min_terms, live + live // 2)
         return len(dropped)

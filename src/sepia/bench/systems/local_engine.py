@@ -113,12 +113,14 @@ class PacedLocalEngine(LocalEngine):
         elements = _elements(data, manifest, variant)
         gc.freeze()  # a live source holds no such list: Python's collections of its oldest
         try:  # generation walked it (0.1-0.4 s at 100,000 elements) inside the paced run
-            session = _session(data, manifest, variant)
             started = self.clock.now()
-            full = replay(session, elements, started + budget * PEAK_SHARE, clock=self.clock)
+            full = replay(_session(data, manifest, variant), elements,
+                          started + budget * PEAK_SHARE, clock=self.clock)  # fmt: skip
             rate = full.elements / max(self.clock.now() - started, 1e-9)
-            paced = replay(_session(data, manifest, variant), elements, started + budget,
-                           rate * PACE, self.clock)  # fmt: skip
+            session = _session(data, manifest, variant)
+            gc.collect()
+            gc.freeze()
+            paced = replay(session, elements, started + budget, rate * PACE, self.clock)
         finally:
             gc.unfreeze()
         return replace(paced, startup_s=started - read_from)

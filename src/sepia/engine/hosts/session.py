@@ -24,7 +24,7 @@ from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.columnar.sequences import PartitionedSequence
-from sepia.engine.forgetting import MIN_TERMS, Forgetting
+from sepia.engine.forgetting import STEP_TERMS, Forgetting
 from sepia.engine.hosts.engine_path import Engine, continuous_query
 from sepia.engine.hosts.network import Network
 from sepia.engine.query.continuous import Snapshot
@@ -61,15 +61,15 @@ class Session:
         rdfs: bool = False,
         max_runs: int | None = None,
         on_result: Callable[[Result], None] | None = None,
-        forget_terms: int | None = MIN_TERMS,
+        forget_terms: int | None = STEP_TERMS,
     ) -> None:
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
         self.forgetting = None if forget_terms is None else Forgetting(self.dictionary,
                                                                        forget_terms)
-        """Terms no state holds are forgotten once the dictionary holds ``forget_terms``
-        (and has doubled since the last time); None keeps every term (a run whose
-        dictionary rows are appended elsewhere)."""
+        """Terms no state holds are forgotten once ``forget_terms`` unpinned ones are held
+        (and half as many again as the last collection left); None keeps every term (a
+        run whose dictionary rows are appended elsewhere)."""
         self.queries: list[Engine] = []
         self.network = Network()
         """The queries, producers of registered streams before the queries reading them."""

@@ -41,6 +41,7 @@ stopped, skipping the elements of each input file it had already taken.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import os
 import queue
@@ -255,6 +256,9 @@ class Driver:
         """Each input read by its own thread, merged in time order as elements arrive,
         until every input ends or the run is stopped."""
         arrivals: queue.Queue[tuple[str, str, Any]] = queue.Queue(maxsize=10_000)
+        gc.collect()
+        gc.freeze()  # start-up's objects (libraries, compiled queries, the background)
+        # are left out of the oldest generation's collections: their pauses follow the state
         for iri, items in inputs.items():
             threading.Thread(target=_pump, args=(iri, items, arrivals), daemon=True).start()
         self._open = set(inputs)
