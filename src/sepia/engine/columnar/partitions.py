@@ -22,6 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.codes import firsts
 from sepia.engine.columnar.tables import (
     WIDE,
     Ids,
@@ -149,7 +150,7 @@ def distinct(table: Table) -> Table:
     """Each row once (the columns as one key)."""
     if table.size < 2 or not table.columns:
         return table
-    first = unique_rows([table.columns[k] for k in sorted(table.columns)], index=True)[-1]
+    first = firsts([table.columns[k] for k in sorted(table.columns)])
     return table.take(np.sort(first)) if len(first) < table.size else table
 
 

@@ -61,6 +61,7 @@ from sepia.engine.cep.automaton import Bop, Conj, Gpm, State, Strategy
 from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.codes import grouped, ranked
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
@@ -83,6 +84,7 @@ from sepia.engine.columnar.partitions import (
     gpm_scan,
 )
 from sepia.engine.columnar.tables import (
+    WIDE,
     Ids,
     Table,
     Triples,
@@ -90,7 +92,6 @@ from sepia.engine.columnar.tables import (
     join_all,
     match_pattern,
     paired,
-    unique_rows,
 )
 from sepia.engine.columnar.tables import distinct as distinct_ids
 from sepia.engine.columnar.terms import TermKinds
@@ -758,7 +759,7 @@ class PartitionedSequence:
         columns = [self._keys(runs), last, *(runs.columns[k] for k in slots)]
         if self.within is not None and self.within.tumbling:
             columns.append(runs.columns[START])
-        *_, first, group = unique_rows(columns, index=True, inverse=True)
+        first, group = grouped(columns)
         if len(first) == runs.size:
             return np.arange(runs.size), runs
         alike = runs.take(first)
@@ -778,7 +779,7 @@ class PartitionedSequence:
         instants), their candidates a block each, and leaves at the first round giving
         options: joining every run with all its later candidates at once cost runs x
         candidates (W7: 77% of its run), and most runs take one of the first few."""
-        keys, times, bounds = unique_rows([self._keys(found), found.columns[TIME]], index=True)
+        keys, times, bounds = _instants(self._keys(found), found.columns[TIME])
         bounds = np.append(bounds, found.size)  # instant k's candidates: bounds[k:k + 2]
         start = _positions(keys, times, self._keys(runs), runs.columns[LAST], side="right")
         stop = np.searchsorted(keys, self._keys(runs), side="right")
@@ -1145,10 +1146,26 @@ def _positions(
 ) -> Ids:
     """The index of each (key, time) among pairs sorted by (key, time) (each present;
     ``side`` right: the index past the pairs up to it, present or not)."""
-    _, inverse = np.unique(np.concatenate([keys, key]), return_inverse=True)
-    ranks, order = np.unique(np.concatenate([times, time]), return_inverse=True)
-    codes = inverse.reshape(-1) * (len(ranks) + 1) + order.reshape(-1)
+    both_keys, both_times = np.concatenate([keys, key]), np.concatenate([times, time])
+    if not len(both_keys):
+        return np.zeros(0, dtype=np.int64)
+    low_key, low_time = int(both_keys.min()), int(both_times.min())
+    span = int(both_times.max()) - low_time + 1
+    if (int(both_keys.max()) - low_key + 1) * span < WIDE:  # packed as they are: no sort
+        codes = (both_keys - low_key) * span + (both_times - low_time)
+    else:
+        rank = ranked(both_times)
+        codes = ranked(both_keys) * (int(rank.max()) + 1) + rank
     return np.searchsorted(codes[: len(keys)], codes[len(keys) :], side=side)
+
+
+def _instants(keys: Ids, times: Ids) -> tuple[Ids, Ids, Ids]:
+    """The distinct (key, time) pairs of rows sorted by them, and the first row of each:
+    ``unique_rows`` without its sort."""
+    head = np.ones(len(keys), dtype=bool)
+    head[1:] = (keys[1:] != keys[:-1]) | (times[1:] != times[:-1])
+    first = np.flatnonzero(head)
+    return keys[first], times[first], first
 
 
 def _ranges(first: Ids, count: Ids) -> Ids:
