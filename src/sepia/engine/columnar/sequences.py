@@ -61,6 +61,7 @@ from sepia.engine.cep.automaton import Bop, Conj, Gpm, State, Strategy
 from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.carried import carried, carried_slot, is_carried, with_numbers
 from sepia.engine.columnar.codes import grouped, ranked
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
@@ -436,6 +437,9 @@ class PartitionedSequence:
             state = self.states[position]
             if state.kleene and made is not None and ITER not in made.columns:
                 made = Table({**made.columns, ITER: np.full(made.size, -1)}, made.size)
+            if state.strategy is Strategy.NEXT and not state.kleene:
+                made = self._carrying(made, state)
+                self.runs[position] = self._carrying(self.runs[position], state)
             waiting = _union(self.runs[position], made)
             if waiting is None:
                 made = None
@@ -451,6 +455,13 @@ class PartitionedSequence:
         if self.kleene is not None and self.slot is not None:
             made = self._named(made, routing, born, waited, np.unique(batch.times))
         return None if made is None else distinct(made)
+
+    def _carrying(self, runs: Table | None, state: State) -> Table | None:
+        """Runs entering a ``;`` state with the numbers its FILTER reads from them
+        carried (``columnar.carried``): asked again at each span, read once."""
+        if runs is None or state.check is None:
+            return runs
+        return with_numbers(runs, state.check.positions, self.numbers)
 
     def _background(self, scan: po.Scan) -> Table:
         """A GPM's BGP over background graphs (static: ``sequence_uncovered``), once."""
@@ -523,7 +534,8 @@ class PartitionedSequence:
         rows = new if copied is None else _concat([copied, new])
         rows = rows.take(np.lexsort((rows.columns[ORDER], rows.columns[OWNER])))
         self.iterations = rows if old is None or not old.size else _concat([old, rows])
-        columns = {k: v for k, v in taken.columns.items() if k not in mine}
+        gone = {*mine, *map(carried_slot, mine)}
+        columns = {k: v for k, v in taken.columns.items() if k not in gone}
         columns[ITER] = ids
         return Table(columns, taken.size)
 
@@ -1037,8 +1049,10 @@ class _Sides:
                 self.known[slot] = kept[slot], False
                 return self.known[slot]
             column = side.columns[slot]
-            found = read_numbers(column, numbers) if of_runs else Columns(  # a run's values
-                Table({slot: column}, len(column)), numbers).column(slot)  # are known
+            found = carried(side, slot) if of_runs else None
+            if found is None:
+                found = read_numbers(column, numbers) if of_runs else Columns(  # a run's
+                    Table({slot: column}, len(column)), numbers).column(slot)  # are known
             if kept is not None:
                 kept[slot] = found
             self.known[slot] = found, of_runs
@@ -1133,10 +1147,12 @@ def _bindings(variable: str, column: Ids, terms: dict[int, Term]) -> list[tuple[
 
 
 def _concat(tables: list[Table]) -> Table:
-    """Tables of the same columns, one after the other."""
+    """Tables of the same columns, one after the other (the carried numbers all of
+    them carry: a part without some finds them again)."""
     if len(tables) == 1:
         return tables[0]
-    keys = tables[0].columns.keys()
+    keys = [k for k in tables[0].columns
+            if not is_carried(k) or all(k in t.columns for t in tables)]
     return Table({k: np.concatenate([t.columns[k] for t in tables]) for k in keys},
                  sum(t.size for t in tables))
 
