@@ -751,7 +751,8 @@ class PartitionedSequence:
         count = count[group[members]]
         pairs = paired(runs, found, np.repeat(members, count),
                        option[_ranges(first[group[members]], count)])
-        return (_moved(pairs, pairs) if pairs.size else None), runs.take(np.flatnonzero(~took))
+        left = runs.take(np.flatnonzero(~took)) if took.any() else runs
+        return (_moved(pairs, pairs) if pairs.size else None), left
 
     def _alike(
         self, runs: Table, found: Table, check: ExpressionEvaluator | None
@@ -774,7 +775,10 @@ class PartitionedSequence:
         first, group = grouped(columns)
         if len(first) == runs.size:
             return np.arange(runs.size), runs
-        alike = runs.take(first)
+        asked = [START, LAST, *slots, *map(carried_slot, slots)]
+        asked += [] if self.slot is None else [self.slot]
+        alike = Table({k: runs.columns[k][first] for k in asked if k in runs.columns},
+                      len(first))  # what ``_earliest`` reads of a run, not the whole run
         if self.within is not None and not self.within.tumbling:
             start = np.full(len(first), np.iinfo(np.int64).min, dtype=np.int64)
             np.maximum.at(start, group, runs.columns[START])
@@ -902,7 +906,7 @@ class PartitionedSequence:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
         if self.within is not None and runs.size:
             keep = _admits(self.within, runs.columns[START], np.full(runs.size, horizon))
-            runs = runs.take(np.flatnonzero(keep))
+            runs = runs if keep.all() else runs.take(np.flatnonzero(keep))
         return runs if runs.size else None
 
     # --- results --------------------------------------------------------------------------
@@ -1050,9 +1054,8 @@ class _Sides:
                 return self.known[slot]
             column = side.columns[slot]
             found = carried(side, slot) if of_runs else None
-            if found is None:
-                found = read_numbers(column, numbers) if of_runs else Columns(  # a run's
-                    Table({slot: column}, len(column)), numbers).column(slot)  # are known
+            if found is None:  # known by then: the runs' were candidates, and a span's
+                found = read_numbers(column, numbers)  # are learnt as its runs are made
             if kept is not None:
                 kept[slot] = found
             self.known[slot] = found, of_runs
