@@ -56,3 +56,5 @@ def test_by_hand_and_distinct_ignores_it() -> None:
     assert mine is not None
     assert mine.mantissa.tolist() == [-5, -5, 12] and mine.digits.tolist() == [1, 1, 0]
     assert distinct(runs).size == 2
+    marked = Table({4: ids[:2], carried_slot(4): np.array([1, 2])}, 2)  # not a real code:
+    assert distinct(marked).size == 1  # runs are told apart by their slots' ids only
