@@ -22,6 +22,8 @@ from functools import lru_cache
 import numpy as np
 
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.carried import is_carried
+from sepia.engine.columnar.codes import firsts
 from sepia.engine.columnar.tables import (
     WIDE,
     Ids,
@@ -146,10 +148,10 @@ class EventMatches:
 
 
 def distinct(table: Table) -> Table:
-    """Each row once (the columns as one key)."""
+    """Each row once (the columns as one key; carried numbers follow their slots')."""
     if table.size < 2 or not table.columns:
         return table
-    first = unique_rows([table.columns[k] for k in sorted(table.columns)], index=True)[-1]
+    first = firsts([table.columns[k] for k in sorted(table.columns) if not is_carried(k)])
     return table.take(np.sort(first)) if len(first) < table.size else table
 
 

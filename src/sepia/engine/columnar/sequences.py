@@ -61,6 +61,8 @@ from sepia.engine.cep.automaton import Bop, Conj, Gpm, State, Strategy
 from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.carried import carried, carried_slot, is_carried, with_numbers
+from sepia.engine.columnar.codes import grouped, ranked
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
@@ -83,6 +85,7 @@ from sepia.engine.columnar.partitions import (
     gpm_scan,
 )
 from sepia.engine.columnar.tables import (
+    WIDE,
     Ids,
     Table,
     Triples,
@@ -90,7 +93,6 @@ from sepia.engine.columnar.tables import (
     join_all,
     match_pattern,
     paired,
-    unique_rows,
 )
 from sepia.engine.columnar.tables import distinct as distinct_ids
 from sepia.engine.columnar.terms import TermKinds
@@ -435,6 +437,9 @@ class PartitionedSequence:
             state = self.states[position]
             if state.kleene and made is not None and ITER not in made.columns:
                 made = Table({**made.columns, ITER: np.full(made.size, -1)}, made.size)
+            if state.strategy is Strategy.NEXT and not state.kleene:
+                made = self._carrying(made, state)
+                self.runs[position] = self._carrying(self.runs[position], state)
             waiting = _union(self.runs[position], made)
             if waiting is None:
                 made = None
@@ -450,6 +455,13 @@ class PartitionedSequence:
         if self.kleene is not None and self.slot is not None:
             made = self._named(made, routing, born, waited, np.unique(batch.times))
         return None if made is None else distinct(made)
+
+    def _carrying(self, runs: Table | None, state: State) -> Table | None:
+        """Runs entering a ``;`` state with the numbers its FILTER reads from them
+        carried (``columnar.carried``): asked again at each span, read once."""
+        if runs is None or state.check is None:
+            return runs
+        return with_numbers(runs, state.check.positions, self.numbers)
 
     def _background(self, scan: po.Scan) -> Table:
         """A GPM's BGP over background graphs (static: ``sequence_uncovered``), once."""
@@ -522,7 +534,8 @@ class PartitionedSequence:
         rows = new if copied is None else _concat([copied, new])
         rows = rows.take(np.lexsort((rows.columns[ORDER], rows.columns[OWNER])))
         self.iterations = rows if old is None or not old.size else _concat([old, rows])
-        columns = {k: v for k, v in taken.columns.items() if k not in mine}
+        gone = {*mine, *map(carried_slot, mine)}
+        columns = {k: v for k, v in taken.columns.items() if k not in gone}
         columns[ITER] = ids
         return Table(columns, taken.size)
 
@@ -738,7 +751,8 @@ class PartitionedSequence:
         count = count[group[members]]
         pairs = paired(runs, found, np.repeat(members, count),
                        option[_ranges(first[group[members]], count)])
-        return (_moved(pairs, pairs) if pairs.size else None), runs.take(np.flatnonzero(~took))
+        left = runs.take(np.flatnonzero(~took)) if took.any() else runs
+        return (_moved(pairs, pairs) if pairs.size else None), left
 
     def _alike(
         self, runs: Table, found: Table, check: ExpressionEvaluator | None
@@ -758,10 +772,13 @@ class PartitionedSequence:
         columns = [self._keys(runs), last, *(runs.columns[k] for k in slots)]
         if self.within is not None and self.within.tumbling:
             columns.append(runs.columns[START])
-        *_, first, group = unique_rows(columns, index=True, inverse=True)
+        first, group = grouped(columns)
         if len(first) == runs.size:
             return np.arange(runs.size), runs
-        alike = runs.take(first)
+        asked = [START, LAST, *slots, *map(carried_slot, slots)]
+        asked += [] if self.slot is None else [self.slot]
+        alike = Table({k: runs.columns[k][first] for k in asked if k in runs.columns},
+                      len(first))  # what ``_earliest`` reads of a run, not the whole run
         if self.within is not None and not self.within.tumbling:
             start = np.full(len(first), np.iinfo(np.int64).min, dtype=np.int64)
             np.maximum.at(start, group, runs.columns[START])
@@ -778,7 +795,7 @@ class PartitionedSequence:
         instants), their candidates a block each, and leaves at the first round giving
         options: joining every run with all its later candidates at once cost runs x
         candidates (W7: 77% of its run), and most runs take one of the first few."""
-        keys, times, bounds = unique_rows([self._keys(found), found.columns[TIME]], index=True)
+        keys, times, bounds = _instants(self._keys(found), found.columns[TIME])
         bounds = np.append(bounds, found.size)  # instant k's candidates: bounds[k:k + 2]
         start = _positions(keys, times, self._keys(runs), runs.columns[LAST], side="right")
         stop = np.searchsorted(keys, self._keys(runs), side="right")
@@ -889,7 +906,7 @@ class PartitionedSequence:
         """The runs some instant from ``horizon`` on could still extend (WITHIN)."""
         if self.within is not None and runs.size:
             keep = _admits(self.within, runs.columns[START], np.full(runs.size, horizon))
-            runs = runs.take(np.flatnonzero(keep))
+            runs = runs if keep.all() else runs.take(np.flatnonzero(keep))
         return runs if runs.size else None
 
     # --- results --------------------------------------------------------------------------
@@ -1036,8 +1053,9 @@ class _Sides:
                 self.known[slot] = kept[slot], False
                 return self.known[slot]
             column = side.columns[slot]
-            found = read_numbers(column, numbers) if of_runs else Columns(  # a run's values
-                Table({slot: column}, len(column)), numbers).column(slot)  # are known
+            found = carried(side, slot) if of_runs else None
+            if found is None:  # known by then: the runs' were candidates, and a span's
+                found = read_numbers(column, numbers)  # are learnt as its runs are made
             if kept is not None:
                 kept[slot] = found
             self.known[slot] = found, of_runs
@@ -1132,10 +1150,12 @@ def _bindings(variable: str, column: Ids, terms: dict[int, Term]) -> list[tuple[
 
 
 def _concat(tables: list[Table]) -> Table:
-    """Tables of the same columns, one after the other."""
+    """Tables of the same columns, one after the other (the carried numbers all of
+    them carry: a part without some finds them again)."""
     if len(tables) == 1:
         return tables[0]
-    keys = tables[0].columns.keys()
+    keys = [k for k in tables[0].columns
+            if not is_carried(k) or all(k in t.columns for t in tables)]
     return Table({k: np.concatenate([t.columns[k] for t in tables]) for k in keys},
                  sum(t.size for t in tables))
 
@@ -1145,10 +1165,26 @@ def _positions(
 ) -> Ids:
     """The index of each (key, time) among pairs sorted by (key, time) (each present;
     ``side`` right: the index past the pairs up to it, present or not)."""
-    _, inverse = np.unique(np.concatenate([keys, key]), return_inverse=True)
-    ranks, order = np.unique(np.concatenate([times, time]), return_inverse=True)
-    codes = inverse.reshape(-1) * (len(ranks) + 1) + order.reshape(-1)
+    both_keys, both_times = np.concatenate([keys, key]), np.concatenate([times, time])
+    if not len(both_keys):
+        return np.zeros(0, dtype=np.int64)
+    low_key, low_time = int(both_keys.min()), int(both_times.min())
+    span = int(both_times.max()) - low_time + 1
+    if (int(both_keys.max()) - low_key + 1) * span < WIDE:  # packed as they are: no sort
+        codes = (both_keys - low_key) * span + (both_times - low_time)
+    else:
+        rank = ranked(both_times)
+        codes = ranked(both_keys) * (int(rank.max()) + 1) + rank
     return np.searchsorted(codes[: len(keys)], codes[len(keys) :], side=side)
+
+
+def _instants(keys: Ids, times: Ids) -> tuple[Ids, Ids, Ids]:
+    """The distinct (key, time) pairs of rows sorted by them, and the first row of each:
+    ``unique_rows`` without its sort."""
+    head = np.ones(len(keys), dtype=bool)
+    head[1:] = (keys[1:] != keys[:-1]) | (times[1:] != times[:-1])
+    first = np.flatnonzero(head)
+    return keys[first], times[first], first
 
 
 def _ranges(first: Ids, count: Ids) -> Ids:
