@@ -15,10 +15,16 @@ DATATYPES = [XSD + "integer", XSD + "decimal", XSD + "string", XSD + "dateTime",
 terms = st.one_of(
     st.builds(lambda s: ox.NamedNode("http://e/" + s), st.text("abcé/-_.~", max_size=8)),
     st.builds(ox.Literal, st.text(max_size=8)),
-    st.builds(lambda s, d: ox.Literal(s, datatype=ox.NamedNode(d)),
-              st.text(max_size=8), st.sampled_from(DATATYPES)),  # fmt: skip
-    st.builds(lambda s, lang: ox.Literal(s, language=lang),
-              st.text(max_size=8), st.sampled_from(["en", "de-ch", "x-y-z"])),  # fmt: skip
+    st.builds(
+        lambda s, d: ox.Literal(s, datatype=ox.NamedNode(d)),
+        st.text(max_size=8),
+        st.sampled_from(DATATYPES),
+    ),
+    st.builds(
+        lambda s, lang: ox.Literal(s, language=lang),
+        st.text(max_size=8),
+        st.sampled_from(["en", "de-ch", "x-y-z"]),
+    ),
     st.builds(ox.BlankNode, st.sampled_from(["b0", "x1"])),
 )
 
@@ -38,4 +44,6 @@ def test_which_texts_take_the_parser() -> None:
     assert unescaped_term('"a\\"b"') is None  # an escaped quote
     assert unescaped_term("_:b0") is None
     assert unescaped_term('"x"@en') == ox.Literal("x", language="en")
-    assert unescaped_term('"7"^^<' + XSD + "integer>") == ox.Literal("7", datatype=ox.NamedNode(XSD + "integer"))
+    assert unescaped_term('"7"^^<' + XSD + "integer>") == ox.Literal(
+        "7", datatype=ox.NamedNode(XSD + "integer")
+    )
