@@ -204,13 +204,16 @@ class EventPlanner(PatternPlanner):
             return None
         names = self.slots.names
         left, right = bound_slots(tree.left), bound_slots(tree.right)
-        on = lambda side, e: bool(variables_of(e)) and {  # noqa: E731
-            self.slots.index(n) for n in variables_of(e)
-        } <= side
+
+        def on(side: frozenset[int], e: ex.Expression) -> bool:
+            """``e`` reads some variable, and only ones ``side`` certainly binds."""
+            read = {self.slots.index(n) for n in variables_of(e)}
+            return bool(read) and read <= side
+
         for c in conjuncts:
             if not isinstance(c, ex.Binary) or c.operator not in ORDERS or _reads_interval(c):
                 continue
-            if not set(variables_of(c)) <= set(names):
+            if not variables_of(c) <= set(names):
                 continue
             if on(left, c.left) and on(right, c.right):
                 key, probe, op = c.left, c.right, ORDERS[c.operator]
