@@ -98,7 +98,13 @@ def test_epsparql_filter_conjuncts_sink_to_the_operand_binding_them():
     reads the interval; the duration bound is also a horizon every operand reads within."""
     e5 = Path(__file__).parents[3] / "examples" / "e5-epsparql-drop-rise" / "query.rq"
     lines = shown(e5.read_text()).splitlines()
-    tree = lines[lines.index("event pattern (mappings ending at each arrival)") + 1 :]
+    shown_tree = lines[lines.index("event pattern (mappings ending at each arrival)") + 1 :]
+    indexes = [line.strip() for line in shown_tree if line.strip().startswith("range index")]
+    assert [line.split("bisects for ")[1].split(" (")[0] for line in indexes] == [
+        "key < it", "key > it"  # ?p3 > ?p1 * 1.05, then ?p2 < ?p1 * 0.7, keyed by ?p1
+    ]
+    assert all("sorted by (?p1 * " in line for line in indexes)
+    tree = [line for line in shown_tree if not line.strip().startswith("range index")]
     assert tree[0].strip().startswith("horizon getDURATION() < 30: every operand reads only")
     outline = [line.split(" IF(")[0].split(" (")[0].rstrip() for line in tree[1:6]]
     assert [line.strip() for line in outline] == [

@@ -24,6 +24,7 @@ from datetime import timedelta
 import pyoxigraph as ox
 
 from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs
+from sepia.engine.cep.ranges import PairTest, RangeIndex
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.numeric import value_of
 from sepia.engine.rows import Row, compatible
@@ -64,6 +65,8 @@ class Solutions:
     """Slots every mapping binds (only their buckets hold every compatible mapping)."""
     ever: set[int] = field(default_factory=set)
     """Slots some mapping binds: only these can make a mapping incompatible with a scope."""
+    ranges: dict[PairTest, RangeIndex] = field(default_factory=dict)
+    """The range indexes a SEQ's FILTER has asked for (``ranges``), kept up to date."""
 
     def add(self, m: EventMapping) -> bool:
         if m in self.seen:
@@ -83,6 +86,8 @@ class Solutions:
             value = row[slot]
             if value is not None:
                 self.by_value.setdefault((slot, value), []).append(position)
+        for index in self.ranges.values():
+            index.add(position, row)
         return True
 
     def without(self, bound: int) -> Solutions:
@@ -94,7 +99,29 @@ class Solutions:
         kept.seen = set(kept.mappings)
         for slot in kept.indexed:
             kept._index(slot)
+        for test in self.ranges:
+            kept.range(test)
         return kept
+
+    def range(self, test: PairTest) -> RangeIndex:
+        """The mappings indexed under ``test`` (built when first asked for)."""
+        found = self.ranges.get(test)
+        if found is None:
+            found = self.ranges[test] = RangeIndex(test)
+            for position, m in enumerate(self.mappings):
+                found.add(position, m[0])
+        return found
+
+    def taken(
+        self, positions: Iterable[int], before: int, mu: Row, since: int | None
+    ) -> list[EventMapping]:
+        """The mappings at ``positions`` (a range index's) that ``select(before, mu, None,
+        since)`` would return."""
+        mappings = self.mappings
+        return [
+            m for m in map(mappings.__getitem__, positions)
+            if m[2] <= before and (since is None or m[1] > since) and compatible(m[0], mu)
+        ]
 
     def _index(self, slot: int) -> None:
         """Index every mapping by its value of ``slot``."""

@@ -43,6 +43,7 @@ from sepia.engine.cep.epsparql import (
     OccurrenceLeaf,
 )
 from sepia.engine.cep.intervals import EventMapping, ending, joined, pairs
+from sepia.engine.cep.ranges import PairTest
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.rows import FROM, TO, Row, Slots, compatible, merge
@@ -52,6 +53,7 @@ from sepia.rdf.time import TimeKind
 
 if TYPE_CHECKING:
     from sepia.engine.cep.consumption import Consumption, Notes
+    from sepia.engine.cep.epsparql import Solutions
     from sepia.engine.cep.leaves import Leaves
     from sepia.engine.cep.occurrences import OccurrenceHistory
 
@@ -110,10 +112,13 @@ class Negated:
 @dataclass(frozen=True, slots=True)
 class EventFilter:
     """EP-SPARQL Filter(F, Psi): F reads each mapping's interval through getDURATION(),
-    getSTARTTIME() and getENDTIME()."""
+    getSTARTTIME() and getENDTIME(). ``pair``: a conjunct of F comparing a value of an
+    unrestricted SEQ's left mapping with one of its right mapping (``ranges``), where the
+    inner pattern is that SEQ."""
 
     condition: Condition
     inner: EventTree
+    pair: PairTest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +303,10 @@ def evaluate_tree(
             return cqels_cep.no_tail(sub(left, exact), sub(negated), inputs.t)
         case Negated(left, negated, right):
             return cqels_cep.seq_wo(sub(left), sub(negated), sub(right, exact))
+        case EventFilter(condition, EventSeq() as seq, PairTest() as pair) if (
+            kept_lefts := _kept(seq.left, inputs)
+        ) is not None:
+            return _ranged(condition, seq, pair, kept_lefts, inputs, scope, exact)
         case EventFilter(condition, inner):
             assert inputs.keep is not None
             return inputs.keep(condition, list(sub(inner, exact)))
@@ -309,6 +318,41 @@ def evaluate_tree(
             if equal:
                 return epsparql.eq_left_join(sub(required, exact), sub(optional, exact), keep)
             return epsparql.seq_right_join(sub(optional), sub(required, exact), keep)
+
+
+def _kept(tree: EventTree, inputs: Inputs) -> Solutions | None:
+    """Where EP-SPARQL keeps ``tree``'s mappings between arrivals (an occurrence BGP's
+    solutions, a kept SEQ operand), or None (not kept; or consuming: derivations)."""
+    history = inputs.occurrences
+    if history is None or inputs.consumption is not None:
+        return None
+    kept = history.materialized.get(id(tree))
+    if kept is None and isinstance(tree, OccurrenceLeaf):
+        kept = history.seen.solutions[tree.number]
+    return kept
+
+
+def _ranged(
+    condition: Condition, seq: EventSeq, pair: PairTest, lefts: Solutions, inputs: Inputs,
+    scope: Scope, exact: int | None,
+) -> set[EventMapping]:
+    """Filter(F, left SEQ right) with F's conjunct ``pair`` answered by a range index on
+    the kept left mappings: each right mapping is paired only with the left ones the
+    conjunct surely keeps, and with those whose values the index cannot order (tested by
+    F as before). The pairs left out fail the conjunct, so F (an &&) rejects them."""
+    assert inputs.keep is not None
+    index = lefts.range(pair)
+    sure: set[EventMapping] = set()
+    tested: set[EventMapping] = set()
+    for b in tree_mappings(seq.right, inputs, scope, exact):
+        mu = b[0] if scope.mu is None else merge(scope.mu, b[0])
+        before = min(b[1] - 1, scope.before)
+        kept, others = index.partners(b[0]) or ([], range(len(lefts.mappings)))
+        for positions, into in ((kept, sure if pair.whole else tested), (others, tested)):
+            into.update(
+                joined(a, b, a[1], b[2]) for a in lefts.taken(positions, before, mu, scope.since)
+            )
+    return sure | inputs.keep(condition, list(tested)) if tested else sure
 
 
 def grows(tree: EventTree) -> bool:

@@ -15,6 +15,7 @@ from sepia.algebra import expression as ex
 from sepia.algebra import pattern as gp
 from sepia.algebra.query import Unsupported
 from sepia.algebra.scope import bop_variables, event_leaves, pattern_variables
+from sepia.algebra.sparql import expression_text
 from sepia.engine.cep.automaton import (
     Automaton,
     Bop,
@@ -37,10 +38,12 @@ from sepia.engine.cep.event_trees import (
     Negated,
     OptionalJoin,
 )
+from sepia.engine.cep.ranges import FLIPPED, PairTest
 from sepia.engine.plan.patterns import PatternPlanner
 from sepia.engine.plan.physical import Partition
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.expressions import has_exists, variables_of
+from sepia.engine.r2r.numeric import Values, operand
 from sepia.engine.rows import FROM, TO
 
 RSEPQL_POLICIES = (
@@ -58,6 +61,14 @@ COMBINED = {
     ev.And: "same-time",
 }
 """The binary event operators ``events.Combined`` applies, by their algebra node."""
+ORDERS = {
+    ex.BinaryOperator.EQUAL: "=",
+    ex.BinaryOperator.LESS: "<",
+    ex.BinaryOperator.LESS_OR_EQUAL: "<=",
+    ex.BinaryOperator.GREATER: ">",
+    ex.BinaryOperator.GREATER_OR_EQUAL: ">=",
+}
+"""The comparisons a SEQ's range index answers (``cep.ranges``)."""
 
 
 ORIGIN = -(1 << 62)
@@ -174,11 +185,58 @@ class EventPlanner(PatternPlanner):
                 tree = sunk
         timeless = [c for c in kept if not _reads_interval(c)]
         if timeless and len(timeless) < len(kept):  # tested first: no interval to stamp
-            tree = EventFilter(self.expression(_conjunction(timeless), True), tree)
+            tree = self._filter(timeless, tree)
             kept = [c for c in kept if _reads_interval(c)]
         if not kept:
             return tree
-        return EventFilter(self.expression(_conjunction(kept), True), tree)
+        return self._filter(kept, tree)
+
+    def _filter(self, conjuncts: list[ex.Expression], tree: EventTree) -> EventFilter:
+        """Filter(F1 && F2 && ..., tree), with a range index for a SEQ's pairs where a
+        conjunct takes one."""
+        test = self.expression(_conjunction(conjuncts), True)
+        return EventFilter(test, tree, self._pair_test(conjuncts, tree))
+
+    def _pair_test(self, conjuncts: list[ex.Expression], tree: EventTree) -> PairTest | None:
+        """The first conjunct comparing a value of an unrestricted SEQ's left mapping alone
+        with one of its right mapping alone (``cep.ranges``), or None."""
+        if not isinstance(tree, EventSeq) or tree.policy is not ev.SelectionPolicy.UNRESTRICTED:
+            return None
+        names = self.slots.names
+        left, right = bound_slots(tree.left), bound_slots(tree.right)
+
+        def on(side: frozenset[int], e: ex.Expression) -> bool:
+            """``e`` reads some variable, and only ones ``side`` certainly binds."""
+            read = {self.slots.index(n) for n in variables_of(e)}
+            return bool(read) and read <= side
+
+        for c in conjuncts:
+            if not isinstance(c, ex.Binary) or c.operator not in ORDERS or _reads_interval(c):
+                continue
+            if not variables_of(c) <= set(names):
+                continue
+            if on(left, c.left) and on(right, c.right):
+                key, probe, op = c.left, c.right, ORDERS[c.operator]
+            elif on(left, c.right) and on(right, c.left):
+                key, probe, op = c.right, c.left, FLIPPED[ORDERS[c.operator]]
+            else:
+                continue
+            values = Values(self.dictionary.decode)
+            positions = {n: self.slots.index(n) for n in variables_of(c)}
+            keys, probes = operand(key, positions, values), operand(probe, positions, values)
+            if keys is None or probes is None:
+                continue
+            shared = tuple(sorted(left & right))
+            per = ", ".join(f"?{names[s]}" for s in shared) or "nothing"
+            text = (
+                f"range index: left mappings sorted by {expression_text(key)} per {per}; "
+                f"each right {expression_text(probe)} bisects for key {op} it (exact numbers; "
+                "other values tested by the FILTER)"
+            )
+            found = PairTest(keys, probes, op, shared, len(conjuncts) == 1, text, values)
+            self.dictionary.watch(found)
+            return found
+        return None
 
     def _sink(self, tree: EventTree, conjunct: ex.Expression, slots: set[int]) -> EventTree | None:
         """``tree`` with ``conjunct`` applied inside it, or None where it must stay above."""
@@ -188,8 +246,8 @@ class EventPlanner(PatternPlanner):
             ):
                 for field, side in (("left", left), ("right", right)):
                     if slots <= bound_slots(side):
-                        inner = self._sink(side, conjunct, slots) or EventFilter(
-                            self.expression(conjunct, True), side
+                        inner = self._sink(side, conjunct, slots) or self._filter(
+                            [conjunct], side
                         )
                         return dataclasses.replace(cast(Any, tree), **{field: inner})
             case EventFilter(_, inner) if slots <= bound_slots(inner):

@@ -156,8 +156,9 @@ def _events(tree: EventTree, slots: Slots, dictionary: Dictionary, depth: int) -
         case Negated(left, negated, right):
             kind = "NO_HEAD" if left is None else "NO_TAIL" if right is None else "SEQ_WO"
             return [f"{pad}{kind}", *below(left), f"{pad}  not:", *below(negated), *below(right)]
-        case EventFilter(condition, inner):
-            return [f"{pad}FILTER {condition.text}", *below(inner)]
+        case EventFilter(condition, inner, pair):
+            index = [] if pair is None else [f"{pad}  {pair.text}"]
+            return [f"{pad}FILTER {condition.text}", *index, *below(inner)]
         case OptionalJoin(required, optional, condition, equal):
             kind = "EQUALSOPTIONAL" if equal else "OPTIONALSEQ"
             test = "" if condition is None else f" {condition.text}"

@@ -339,3 +339,10 @@ def _promoted(a: Number, b: Number) -> tuple[Number, Number] | None:
     if isinstance(a, Decimal) or isinstance(b, Decimal):
         return Decimal(a), Decimal(b)
     return a, b
+
+
+def operand(e: ex.Expression, positions: Mapping[str, int], values: Values) -> Value | None:
+    """One operand of a comparison (above) as a function of the encoded row -> its value
+    or ``UNSURE``; None when its shape is not one of those above. A SEQ's range index
+    (``cep.ranges``) orders one side of a comparison by it."""
+    return _operand(e, positions, values)
