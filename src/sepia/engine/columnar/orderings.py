@@ -18,8 +18,8 @@ A side may also be a variable times, plus or minus an xsd:integer or xsd:decimal
 constant (credit cards' ``?amount2 * 10 <= ?amount1``): each side is then one integer on
 a scale with room for the constants' digits, taken only where every side's integer stays
 under 2^62 and a product's fractional digits under 18 - where ``columnar.expressions``
-would also compute each row's sum or product and comparison exactly (``pairs_kept``
-gives None otherwise). No operation on such values can raise an error.
+would also compute each row's sum or product and comparison exactly (``on_one_scale`` gives
+None otherwise). No operation on such values can raise an error.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from sepia.engine.rows import Slots
 
 
 @dataclass(frozen=True)
-class Term:
+class Operand:
     """A compared side: ``?slot * times + plus``, each constant ``(digits, mantissa)``
     (a value ``mantissa * 10^-digits``); a lone variable is times 1 plus 0."""
 
@@ -57,7 +57,7 @@ class Term:
     plus: tuple[int, int] = (0, 0)
 
 
-Values = Callable[[Term], Ids]
+Values = Callable[[Operand], Ids]
 """A side's values on the common integer scale, one per pair."""
 Decide = Callable[[Values], np.ndarray]
 """A FILTER's answer per pair (booleans) from its sides' values."""
@@ -68,7 +68,7 @@ class Ordering(NamedTuple):
 
     decide: Decide
     read: frozenset[int]
-    terms: frozenset[Term]
+    terms: frozenset[Operand]
 
 
 class Scaled(NamedTuple):
@@ -96,7 +96,7 @@ def ordering(check: ExpressionEvaluator, slots: Slots) -> Ordering | None:
     is not order comparisons of variables (or of a variable and a constant, added or
     multiplied: module docstring)."""
     if check not in _COMPILED:
-        terms: set[Term] = set()
+        terms: set[Operand] = set()
         decide = _tree(check.expression, slots, terms)
         _COMPILED[check] = None if decide is None else Ordering(
             decide, frozenset(t.slot for t in terms), frozenset(terms))
@@ -163,7 +163,7 @@ def runs_possible(
     return test(bounds)
 
 
-def _tree(e: ex.Expression, slots: Slots, terms: set[Term]) -> Decide | None:
+def _tree(e: ex.Expression, slots: Slots, terms: set[Operand]) -> Decide | None:
     """A node as a decision, adding the sides it compares to ``terms``; None if not
     covered."""
     match e:
@@ -188,25 +188,25 @@ def _tree(e: ex.Expression, slots: Slots, terms: set[Term]) -> Decide | None:
 _MINUS_ONE = (0, -1)
 
 
-def _term(e: ex.Expression, slots: Slots) -> Term | None:
-    """A compared side as a ``Term``: a variable, or one times, plus or minus an exact
+def _term(e: ex.Expression, slots: Slots) -> Operand | None:
+    """A compared side as a ``Operand``: a variable, or one times, plus or minus an exact
     constant (either way round); None for anything else."""
     match e:
         case ox.Variable() if e.value in slots.names:
-            return Term(slots.index(e.value))
+            return Operand(slots.index(e.value))
         case ex.Binary(op, ox.Variable() as v, ox.Literal() as c) | ex.Binary(
             op, ox.Literal() as c, ox.Variable() as v
         ) if v.value in slots.names and (k := constant_number(c)) is not None:
             slot, first = slots.index(v.value), e.left is v
             match op:
                 case ex.BinaryOperator.MULTIPLY:
-                    return Term(slot, times=k)
+                    return Operand(slot, times=k)
                 case ex.BinaryOperator.ADD:
-                    return Term(slot, plus=k)
+                    return Operand(slot, plus=k)
                 case ex.BinaryOperator.SUBTRACT if first:
-                    return Term(slot, plus=(k[0], -k[1]))
+                    return Operand(slot, plus=(k[0], -k[1]))
                 case ex.BinaryOperator.SUBTRACT:
-                    return Term(slot, times=_MINUS_ONE, plus=k)
+                    return Operand(slot, times=_MINUS_ONE, plus=k)
     return None
 
 
@@ -226,25 +226,26 @@ def scaled(numbers: list[Numbers]) -> tuple[list[Ids], int] | None:
     return out, top
 
 
-def pairs_kept(order: Ordering, scaled: Scaled, run: Ids, option: Ids) -> np.ndarray | None:
+def pairs_kept(
+    decide: Decide, values: dict[Operand, tuple[Ids, bool]], run: Ids, option: Ids
+) -> np.ndarray:
     """The pairs (``run``, ``option``: rows of the runs and of the candidates) the
-    FILTER keeps, from each side's values per row of its side, gathered to the pairs
-    once per side; None where a side would not fit (``sides``)."""
-    found = sides(order.terms, scaled)
-    if found is None:
-        return None
-    gathered: dict[Term, Ids] = {}
+    FILTER keeps, from each side's values per row of its side (``on_one_scale``; ``of_runs``:
+    the runs'), gathered to the pairs once per side."""
+    gathered: dict[Operand, Ids] = {}
 
-    def value(term: Term) -> Ids:
+    def value(term: Operand) -> Ids:
         if term not in gathered:
-            side, of_runs = found[term]
+            side, of_runs = values[term]
             gathered[term] = side[run if of_runs else option]
         return gathered[term]
 
-    return order.decide(value)
+    return decide(value)
 
 
-def sides(terms: frozenset[Term], scaled: Scaled) -> dict[Term, tuple[Ids, bool]] | None:
+def on_one_scale(
+    terms: frozenset[Operand], scaled: Scaled
+) -> dict[Operand, tuple[Ids, bool]] | None:
     """Each side's values per row of its slot's side as integers at one scale, with room
     for every constant's digits; None where a product would need more than 18 fractional
     digits at some row's digits or a side would leave 2^62 (``columnar.expressions``

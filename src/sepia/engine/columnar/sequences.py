@@ -67,7 +67,10 @@ from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.orderings import (
+    Operand,
+    Ordering,
     Scaled,
+    on_one_scale,
     ordering,
     pairs_kept,
     possible,
@@ -876,10 +879,8 @@ class PartitionedSequence:
         compiled = ordering(check, self.host.physical.slots)
         if compiled is None:
             return None
-        values = sides.scaled(compiled.read, self.numbers, len(run))
-        if values is None:
-            return None
-        return pairs_kept(compiled, values, run, option)
+        values = sides.compared(compiled, self.numbers, len(run))
+        return None if values is None else pairs_kept(compiled.decide, values, run, option)
 
     def _possible(
         self, sides: _Sides, found: Table, runs: Table, check: ExpressionEvaluator | None
@@ -1032,6 +1033,8 @@ class _Sides:
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
     ordered: Scaled | None = None
     """``scaled``'s answer once asked (no values: None)."""
+    sided: dict[Operand, tuple[Ids, bool]] | None = None
+    """``compared``'s answer once asked (empty: None)."""
 
     def numbers(
         self, slot: int, numbers: NumericIds, pairs: int
@@ -1076,6 +1079,18 @@ class _Sides:
                 slot: (value, of_runs) for (slot, (_, of_runs)), value in zip(
                     known.items(), values[0], strict=True)}, values[1])
         return self.ordered if self.ordered.values else None
+
+    def compared(
+        self, order: Ordering, numbers: NumericIds, pairs: int
+    ) -> dict[Operand, tuple[Ids, bool]] | None:
+        """Each side ``order`` compares on one integer scale per row of its slot's side
+        (``orderings.on_one_scale``); None where a slot's values are not ``scaled`` or a side
+        would not fit. Found once for all the rounds asking these sides."""
+        if self.sided is None:
+            values = self.scaled(order.read, numbers, pairs)
+            found = None if values is None else on_one_scale(order.terms, values)
+            self.sided = found or {}
+        return self.sided or None
 
 
 class _PairInputs(Columns):
