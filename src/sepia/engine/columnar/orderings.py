@@ -13,27 +13,71 @@ operand ``&&``, ``||`` and ``!`` are plain booleans. These are the answers
 ``columnar.expressions`` gives on the same rows (its comparisons of sure values are
 exact); anything else (another shape, a double, an unbound value, a value too wide) is
 left to it (``ordering`` or ``scaled`` give None).
+
+A side may also be a variable times, plus or minus an xsd:integer or xsd:decimal
+constant (credit cards' ``?amount2 * 10 <= ?amount1``): each side is then one integer on
+a scale with room for the constants' digits, taken only where every side's integer stays
+under 2^62 and a product's fractional digits under 18 - where ``columnar.expressions``
+would also compute each row's sum or product and comparison exactly (``on_one_scale`` gives
+None otherwise). No operation on such values can raise an error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
 from weakref import WeakKeyDictionary
 
 import numpy as np
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
-from sepia.engine.columnar.expressions import SURE, Columns, Numbers, classified
+from sepia.engine.columnar.expressions import (
+    DIGITS,
+    SURE,
+    Columns,
+    Numbers,
+    classified,
+    constant_number,
+)
 from sepia.engine.columnar.groups import LIMIT, NumericIds
 from sepia.engine.columnar.tables import Ids, Table
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.rows import Slots
 
-Values = Callable[[int], Ids]
-"""A slot's scaled values, one per pair."""
+
+@dataclass(frozen=True)
+class Operand:
+    """A compared side: ``?slot * times + plus``, each constant ``(digits, mantissa)``
+    (a value ``mantissa * 10^-digits``); a lone variable is times 1 plus 0."""
+
+    slot: int
+    times: tuple[int, int] = (0, 1)
+    plus: tuple[int, int] = (0, 0)
+
+
+Values = Callable[[Operand], Ids]
+"""A side's values on the common integer scale, one per pair."""
 Decide = Callable[[Values], np.ndarray]
-"""A FILTER's answer per pair (booleans) from its slots' values."""
+"""A FILTER's answer per pair (booleans) from its sides' values."""
+
+
+class Ordering(NamedTuple):
+    """A FILTER compiled: its decision, the slots it reads and the sides it compares."""
+
+    decide: Decide
+    read: frozenset[int]
+    terms: frozenset[Operand]
+
+
+class Scaled(NamedTuple):
+    """Each read slot's values per row of its side (and whether that side is the runs'),
+    as integers at ``digits`` fractional digits."""
+
+    values: dict[int, tuple[Ids, bool]]
+    digits: int
+
 
 _ORDER: dict[ex.BinaryOperator, Callable[[Ids, Ids], np.ndarray]] = {
     ex.BinaryOperator.LESS: np.less,
@@ -43,18 +87,19 @@ _ORDER: dict[ex.BinaryOperator, Callable[[Ids, Ids], np.ndarray]] = {
 }
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
 
-_COMPILED: WeakKeyDictionary[ExpressionEvaluator, tuple[Decide, frozenset[int]] | None] = (
-    WeakKeyDictionary())
-"""Each evaluator's ordering (and the slots it reads), or None: compiled once."""
+_COMPILED: WeakKeyDictionary[ExpressionEvaluator, Ordering | None] = WeakKeyDictionary()
+"""Each evaluator's ordering, or None: compiled once."""
 
 
-def ordering(check: ExpressionEvaluator, slots: Slots) -> tuple[Decide, frozenset[int]] | None:
-    """The FILTER as a decision over its slots' scaled values and the slots it reads,
-    or None where its shape is not order comparisons of variables (module docstring)."""
+def ordering(check: ExpressionEvaluator, slots: Slots) -> Ordering | None:
+    """The FILTER as a decision over its sides' scaled values, or None where its shape
+    is not order comparisons of variables (or of a variable and a constant, added or
+    multiplied: module docstring)."""
     if check not in _COMPILED:
-        read: set[int] = set()
-        decide = _tree(check.expression, slots, read)
-        _COMPILED[check] = None if decide is None else (decide, frozenset(read))
+        terms: set[Operand] = set()
+        decide = _tree(check.expression, slots, terms)
+        _COMPILED[check] = None if decide is None else Ordering(
+            decide, frozenset(t.slot for t in terms), frozenset(terms))
     return _COMPILED[check]
 
 
@@ -118,30 +163,57 @@ def runs_possible(
     return test(bounds)
 
 
-def _tree(e: ex.Expression, slots: Slots, read: set[int]) -> Decide | None:
-    """A node as a decision, adding the slots it reads to ``read``; None if not covered."""
+def _tree(e: ex.Expression, slots: Slots, terms: set[Operand]) -> Decide | None:
+    """A node as a decision, adding the sides it compares to ``terms``; None if not
+    covered."""
     match e:
         case ex.Binary(ex.BinaryOperator.AND | ex.BinaryOperator.OR as op, left, right):
-            a, b = _tree(left, slots, read), _tree(right, slots, read)
+            a, b = _tree(left, slots, terms), _tree(right, slots, terms)
             if a is None or b is None:
                 return None
             join = np.logical_and if op is ex.BinaryOperator.AND else np.logical_or
             return lambda values: join(a(values), b(values))
         case ex.Unary(ex.UnaryOperator.NOT, operand):
-            inner = _tree(operand, slots, read)
+            inner = _tree(operand, slots, terms)
             return None if inner is None else lambda values: ~inner(values)
-        case ex.Binary(op, ox.Variable() as left, ox.Variable() as right) if op in _ORDER:
-            if left.value not in slots.names or right.value not in slots.names:
+        case ex.Binary(op, left, right) if op in _ORDER:
+            x, y, test = _term(left, slots), _term(right, slots), _ORDER[op]
+            if x is None or y is None:
                 return None
-            x, y, test = slots.index(left.value), slots.index(right.value), _ORDER[op]
-            read.update((x, y))
+            terms.update((x, y))
             return lambda values: test(values(x), values(y))
     return None
 
 
-def scaled(numbers: list[Numbers]) -> list[Ids] | None:
+_MINUS_ONE = (0, -1)
+
+
+def _term(e: ex.Expression, slots: Slots) -> Operand | None:
+    """A compared side as a ``Operand``: a variable, or one times, plus or minus an exact
+    constant (either way round); None for anything else."""
+    match e:
+        case ox.Variable() if e.value in slots.names:
+            return Operand(slots.index(e.value))
+        case ex.Binary(op, ox.Variable() as v, ox.Literal() as c) | ex.Binary(
+            op, ox.Literal() as c, ox.Variable() as v
+        ) if v.value in slots.names and (k := constant_number(c)) is not None:
+            slot, first = slots.index(v.value), e.left is v
+            match op:
+                case ex.BinaryOperator.MULTIPLY:
+                    return Operand(slot, times=k)
+                case ex.BinaryOperator.ADD:
+                    return Operand(slot, plus=k)
+                case ex.BinaryOperator.SUBTRACT if first:
+                    return Operand(slot, plus=(k[0], -k[1]))
+                case ex.BinaryOperator.SUBTRACT:
+                    return Operand(slot, times=_MINUS_ONE, plus=k)
+    return None
+
+
+def scaled(numbers: list[Numbers]) -> tuple[list[Ids], int] | None:
     """Each column's values as integers at their common (largest) number of fractional
-    digits; None unless every value is sure and fits under 2^62 scaled."""
+    digits, and those digits; None unless every value is sure and fits under 2^62
+    scaled."""
     if any(not (n.state == SURE).all() for n in numbers):
         return None
     top = max((int(n.digits.max()) for n in numbers if len(n.digits)), default=0)
@@ -151,24 +223,50 @@ def scaled(numbers: list[Numbers]) -> list[Ids] | None:
         if (np.abs(n.mantissa) * power.astype(float) >= LIMIT).any():
             return None
         out.append(n.mantissa * power)
-    return out
+    return out, top
 
 
 def pairs_kept(
-    decide: Decide, values: dict[int, tuple[Ids, bool]], run: Ids, option: Ids
+    decide: Decide, values: dict[Operand, tuple[Ids, bool]], run: Ids, option: Ids
 ) -> np.ndarray:
     """The pairs (``run``, ``option``: rows of the runs and of the candidates) the
-    FILTER keeps, from each slot's scaled values per row of its side (``of_runs``:
-    the runs'), gathered to the pairs once per slot."""
-    gathered: dict[int, Ids] = {}
+    FILTER keeps, from each side's values per row of its side (``on_one_scale``; ``of_runs``:
+    the runs'), gathered to the pairs once per side."""
+    gathered: dict[Operand, Ids] = {}
 
-    def value(slot: int) -> Ids:
-        if slot not in gathered:
-            side, of_runs = values[slot]
-            gathered[slot] = side[run if of_runs else option]
-        return gathered[slot]
+    def value(term: Operand) -> Ids:
+        if term not in gathered:
+            side, of_runs = values[term]
+            gathered[term] = side[run if of_runs else option]
+        return gathered[term]
 
     return decide(value)
+
+
+def on_one_scale(
+    terms: frozenset[Operand], scaled: Scaled
+) -> dict[Operand, tuple[Ids, bool]] | None:
+    """Each side's values per row of its slot's side as integers at one scale, with room
+    for every constant's digits; None where a product would need more than 18 fractional
+    digits at some row's digits or a side would leave 2^62 (``columnar.expressions``
+    is exact on every row otherwise: module docstring)."""
+    top = scaled.digits
+    if any(top + t.times[0] > DIGITS for t in terms):
+        return None
+    scale = max((max(top + t.times[0], t.plus[0]) for t in terms), default=top)
+    out = {}
+    for t in terms:
+        side, of_runs = scaled.values[t.slot]
+        times = t.times[1] * 10 ** (scale - top - t.times[0])
+        plus = t.plus[1] * 10 ** (scale - t.plus[0])
+        if times == 1 and plus == 0:  # ``scaled`` bounded it already
+            out[t] = side, of_runs
+            continue
+        widest = int(np.abs(side).max()) if len(side) else 0
+        if abs(times) >= LIMIT or widest * abs(times) + abs(plus) >= LIMIT:
+            return None
+        out[t] = side * times + plus, of_runs
+    return out
 
 
 def read_numbers(column: Ids, numbers: NumericIds) -> Numbers:

@@ -67,6 +67,10 @@ from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.orderings import (
+    Operand,
+    Ordering,
+    Scaled,
+    on_one_scale,
     ordering,
     pairs_kept,
     possible,
@@ -875,11 +879,8 @@ class PartitionedSequence:
         compiled = ordering(check, self.host.physical.slots)
         if compiled is None:
             return None
-        decide, read = compiled
-        values = sides.scaled(read, self.numbers, len(run))
-        if values is None:
-            return None
-        return pairs_kept(decide, values, run, option)
+        values = sides.compared(compiled, self.numbers, len(run))
+        return None if values is None else pairs_kept(compiled.decide, values, run, option)
 
     def _possible(
         self, sides: _Sides, found: Table, runs: Table, check: ExpressionEvaluator | None
@@ -890,13 +891,13 @@ class PartitionedSequence:
         test = None if check is None else possible(check, self.host.physical.slots)
         compiled = None if check is None else ordering(check, self.host.physical.slots)
         values = None if test is None or compiled is None else sides.scaled(
-            compiled[1], self.numbers, 0)
+            compiled.read, self.numbers, 0)
         if test is None or values is None:
             return np.ones(runs.size, dtype=bool)
         keys = self._keys(found)
         starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
         segment = np.minimum(np.searchsorted(keys[starts], self._keys(runs)), len(starts) - 1)
-        return runs_possible(test, values, segment, starts)
+        return runs_possible(test, values.values, segment, starts)
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
@@ -1030,8 +1031,10 @@ class _Sides:
     once: bool = False
     """Whether the pairs are asked once (a strict step), not in rounds (``_earliest``)."""
     known: dict[int, tuple[Numbers, bool]] = field(default_factory=dict)
-    ordered: dict[int, tuple[Ids, bool]] | None = None
-    """``scaled``'s answer once asked (empty: None)."""
+    ordered: Scaled | None = None
+    """``scaled``'s answer once asked (no values: None)."""
+    sided: dict[Operand, tuple[Ids, bool]] | None = None
+    """``compared``'s answer once asked (empty: None)."""
 
     def numbers(
         self, slot: int, numbers: NumericIds, pairs: int
@@ -1063,7 +1066,7 @@ class _Sides:
 
     def scaled(
         self, read: frozenset[int], numbers: NumericIds, pairs: int
-    ) -> dict[int, tuple[Ids, bool]] | None:
+    ) -> Scaled | None:
         """Each slot's values on a common integer scale per row of its side
         (``orderings.scaled``), and whether that side is the runs'; None where a slot's
         numbers are not read whole (``numbers``) or not all sure. Found once for all the
@@ -1072,10 +1075,22 @@ class _Sides:
             found = {slot: self.numbers(slot, numbers, pairs) for slot in sorted(read)}
             known = {slot: side for slot, side in found.items() if side is not None}
             values = scaled([n for n, _ in known.values()]) if len(known) == len(read) else None
-            self.ordered = {} if values is None else {
+            self.ordered = Scaled({}, 0) if values is None else Scaled({
                 slot: (value, of_runs) for (slot, (_, of_runs)), value in zip(
-                    known.items(), values, strict=True)}
-        return self.ordered or None
+                    known.items(), values[0], strict=True)}, values[1])
+        return self.ordered if self.ordered.values else None
+
+    def compared(
+        self, order: Ordering, numbers: NumericIds, pairs: int
+    ) -> dict[Operand, tuple[Ids, bool]] | None:
+        """Each side ``order`` compares on one integer scale per row of its slot's side
+        (``orderings.on_one_scale``); None where a slot's values are not ``scaled`` or a side
+        would not fit. Found once for all the rounds asking these sides."""
+        if self.sided is None:
+            values = self.scaled(order.read, numbers, pairs)
+            found = None if values is None else on_one_scale(order.terms, values)
+            self.sided = found or {}
+        return self.sided or None
 
 
 class _PairInputs(Columns):
