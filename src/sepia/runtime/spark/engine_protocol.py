@@ -98,7 +98,15 @@ class EngineFactory(Protocol):
     """Builds a unit's engine on a worker; registered by name in `ENGINES` (host module)."""
 
     def __call__(
-        self, unit: Unit, background: ox.Store | None, rdfs: bool, *, forget_terms: int | None
+        self,
+        unit: Unit,
+        background: ox.Store | None,
+        rdfs: bool,
+        *,
+        forget_terms: int | None,
+        checked: bool,
     ) -> ContinuousEngine:
-        """`forget_terms`: when a key's dictionary starts forgetting (`JobSpec.forget_terms`)."""
+        """`forget_terms`: when a key's dictionary starts forgetting (`JobSpec.forget_terms`);
+        `checked`: the driver found that this engine runs the unit (`host.job_spec`), so a
+        worker need not find it again."""
         ...

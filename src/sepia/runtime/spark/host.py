@@ -306,7 +306,11 @@ class EngineHost(StatefulProcessor):
         return _ENGINES.get_or_make(
             found,
             lambda: engines()[name](
-                spec.units[unit], spec.background_store(), spec.rdfs, forget_terms=spec.forget_terms
+                spec.units[unit],
+                spec.background_store(),
+                spec.rdfs,
+                forget_terms=spec.forget_terms,
+                checked=True,
             ),
         )
 

@@ -59,10 +59,12 @@ from pyspark.sql import DataFrame
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.hosts.engine_path import engine_path
+from sepia.engine.hosts.session import Session
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.column_routes import ColumnRouter
+from sepia.runtime.spark.columns import labels_by_ids
 from sepia.runtime.spark.elements import (
     CLOCK_GRAPH,
     ELEMENT_DDL,
@@ -75,12 +77,12 @@ from sepia.runtime.spark.elements import (
     MARK_GRAPH,
     STAND_INS,
     ElementRow,
+    TermTexts,
     element_rows,
     end_row,
     mark_row,
     pack,
     pack_stand_ins,
-    term_row,
     to_element,
 )
 from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec
@@ -105,6 +107,8 @@ ROUTER_TERMS = 1_000_000
 
 _SPLITS: WarmCache[tuple, Split | str] = WarmCache(8)
 """Each unit's split (`sepia.engine.plan.split`), or why it has none, per Python worker."""
+_READS: WarmCache[tuple, tuple[frozenset[str] | None]] = WarmCache(8)
+"""The predicates a run's keys read (`read_predicates`), per Python worker."""
 _ROUTERS: WarmCache[tuple, tuple[PartitionedQuery, ColumnRouter | None]] = WarmCache(8)
 """The route stage's engine for each bucketed unit (finds the values an element binds),
 with its columnar router where the unit's buckets run on the columnar core
@@ -154,8 +158,39 @@ def route_files(
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: pieces of stream files in (`ingest.file_pieces`), each read and
     parsed once, one row per element and key out, its triples as canonical term text
-    (`elements.term_row`)."""
-    return _routed_batches(spec, piece_elements(batches, options, spec.on_error, term_row))
+    (`elements.term_row`, each distinct term's text made once a task: `TermTexts`), the
+    triples no key reads left out (`read_predicates`)."""
+    texts = TermTexts(read_predicates(spec))
+    return _routed_batches(spec, piece_elements(batches, options, spec.on_error, texts))
+
+
+def read_predicates(spec: JobSpec) -> frozenset[str] | None:
+    """The predicates of the only triples the run's keys read, where every unit is one
+    query stepped as columns on one key (`IncrementalEngine.columns`, its session on the
+    columnar core) whose plan names every predicate it scans (`Session.predicates`); None:
+    every triple is read. The route stage drops the other triples of the elements it reads
+    from files, as a local run's columnar reader does: W7 reads 6 of an element's 12
+    triples. Made once per Python worker (`_READS`: the engine path is the worker's)."""
+    key = (spec.units, spec.unit_engines, spec.background_digest, spec.rdfs, engine_path())
+    return _READS.get_or_make(key, lambda: (_read_predicates(spec),))[0]
+
+
+def _read_predicates(spec: JobSpec) -> frozenset[str] | None:
+    found: set[str] = set()
+    for n, (unit, engine) in enumerate(zip(spec.units, spec.unit_engines, strict=True)):
+        plain = unit.partition_by is None and unit_split(spec, n) is None
+        if engine != "incremental" or len(unit.queries) != 1 or spec.rdfs or not plain:
+            return None
+        query = unit.queries[0]
+        if labels_by_ids(query.query):
+            return None
+        session = Session(spec.background_store(), rdfs=spec.rdfs)
+        session.register(query.query, query.name)
+        read = session.predicates() if session.columnar else None
+        if read is None:
+            return None
+        found |= read
+    return frozenset(found)
 
 
 def _routed_batches(spec: JobSpec, read: Iterator[Read]) -> Iterator[pa.RecordBatch]:

@@ -46,10 +46,16 @@ class ReferenceEngine:
     maps: ClassVar[Mapping[str, str]] = {}
 
     def __init__(
-        self, unit: Unit, background: ox.Store | None, rdfs: bool, forget_terms: int | None = None
+        self,
+        unit: Unit,
+        background: ox.Store | None,
+        rdfs: bool,
+        forget_terms: int | None = None,
+        checked: bool = False,
     ) -> None:
-        """`forget_terms` is the factory's (`EngineFactory`): this adapter keeps rows, not
-        a dictionary of ids, so it has no terms to forget."""
+        """`forget_terms` and `checked` are the factory's (`EngineFactory`): this adapter
+        keeps rows, not a dictionary of ids, so it has no terms to forget, and runs every
+        unit."""
         self.unit = unit
         self.background = background
         self.rdfs = rdfs

@@ -14,6 +14,8 @@ since the state itself lives in Spark's state store.
 - ``job._ROUTERS``: the route stage's engines of a bucketed PARTITION BY unit (find the
   values an element binds: the row engine's, and the columnar core's where the unit's
   buckets run there), by unit, background digest, entailment and engine path.
+- ``job._READS``: the predicates of the only triples a run's keys read, by units, engines,
+  background digest, entailment and engine path.
 - ``job._SPLITS``: each unit's split without PARTITION BY, or why it has none, by unit,
   whether the run has background data, and entailment.
 - ``incremental_engine._LIVE``: the live session of each key after a step, by the token its

@@ -17,12 +17,15 @@ from sepia.runtime.spark.elements import unpack
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec, packed, unpacked
 from sepia.runtime.spark.incremental_engine import TERMS
-from sepia.runtime.spark.job import routed_rows
+from sepia.runtime.spark.job import read_predicates, routed_rows
 from sepia.runtime.spark.units import RunQuery, units_of
 
 
-def element_row(e: StreamElement, seq: int) -> tuple:
-    text = "\n".join(f"{t} ." for t in e.triples)
+def element_row(e: StreamElement, seq: int, predicates: frozenset[str] | None = None) -> tuple:
+    """The element's row with the triples of `predicates` only (None: all), as the route
+    stage reads a file for keys that read no other (`job.read_predicates`)."""
+    kept = [t for t in e.triples if predicates is None or t.predicate.value in predicates]
+    text = "\n".join(f"{t} ." for t in kept)
     return (e.stream, "file", seq, e.graph, e.start, e.end, e.kind.value, text)
 
 
@@ -52,6 +55,7 @@ def drive(
         for unit, name in zip(units, spec.unit_engines, strict=True)
     ]
     elements = list(StreamSet(dict(streams)).merged())
+    read = read_predicates(spec)
     states: dict[tuple, State] = {}
     wake: dict[tuple, int | None] = {}
     lines: list[str] = []
@@ -77,7 +81,7 @@ def drive(
     for start in range(0, len(elements), batch_size):
         batch = elements[start : start + batch_size]
         routed: dict[tuple, list] = {}
-        rows = [element_row(e, seq) for seq, e in enumerate(batch, start)]
+        rows = [element_row(e, seq, read) for seq, e in enumerate(batch, start)]
         for n, key, row in routed_rows(spec, rows):
             routed.setdefault((n, key), []).append(row)
         out = [row for key, rows in routed.items() for row in step(key, rows)]

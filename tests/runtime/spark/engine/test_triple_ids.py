@@ -12,8 +12,9 @@ from sepia.engine.codec import Codec
 from sepia.engine.columnar.frontend import ntriples_ids
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark import elements as element_rows
 from sepia.runtime.spark.columns import triple_ids
-from sepia.runtime.spark.elements import is_term_text, ntriples, term_row, to_element
+from sepia.runtime.spark.elements import TermTexts, is_term_text, ntriples, term_row, to_element
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PLAIN = [
@@ -91,6 +92,33 @@ def test_the_route_stage_s_term_text_is_the_parsed_canonical_terms() -> None:
         tuple(q.triple for q in ox.parse(ntriples(t), format=ox.RdfFormat.N_TRIPLES))
         for t in _canonical_documents(documents)
     ]
+
+
+
+def test_a_task_s_term_texts_made_once_are_each_element_s_parsed_canonical_terms(
+    monkeypatch,
+) -> None:
+    # the route stage's TermTexts: repeated terms (a padded decimal, a tag in capitals, a
+    # blank node) take the text made when first met, and the bound starts it afresh
+    monkeypatch.setattr(element_rows, "TERM_TEXTS", 3)
+    documents = [
+        *PLAIN,
+        *PLAIN,
+        '_:b0 <http://ex.org/says> "x"@EN .\n_:b0 <http://ex.org/price> "25.30"^^<' + XSD
+        + "decimal> .",
+    ]
+    elements = [
+        StreamElement("http://s", f"http://g/{n}", n, n,
+                      tuple(q.triple for q in ox.parse(text, format=ox.RdfFormat.N_TRIPLES)))
+        for n, text in enumerate(documents)
+    ]  # fmt: skip
+    texts = TermTexts()
+    rows = [texts("f", n, element) for n, element in enumerate(elements)]
+    assert len(texts.known) <= 3 + 9  # afresh after more than 3: at most one element's more
+    codec = Codec()
+    found = triple_ids([row[7] for row in rows], codec)
+    assert _decoded(codec, found, len(rows)) == _by_parsing(documents)
+    assert rows == [term_row("f", n, element) for n, element in enumerate(elements)]
 
 
 def _canonical_documents(documents: list[str]) -> list[str]:
