@@ -87,6 +87,24 @@ def test_a_short_run_starts_light_and_a_runs_own_settings_still_win() -> None:
     assert session_settings(own)["spark.ui.enabled"] == "true"
 
 
+@pytest.mark.parametrize(
+    ("master", "gib", "heap"),
+    [
+        ("local[2]", 24, "4g"),
+        ("local[*]", 8, "2g"),
+        ("local", 2, "1g"),
+        ("spark://h:7077", 24, None),
+    ],
+)
+def test_a_local_driver_gets_a_quarter_of_the_memory(monkeypatch, master, gib, heap) -> None:
+    """A quarter of the machine's memory, 1-4 GiB, on a local master only; --conf wins."""
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": gib * 2**30 // 4096}
+    monkeypatch.setattr("os.sysconf", pages.__getitem__)
+    assert session_settings(SparkConfig(master=master)).get("spark.driver.memory") == heap
+    own = SparkConfig(master=master, extra={"spark.driver.memory": "9g"})
+    assert session_settings(own)["spark.driver.memory"] == "9g"
+
+
 def test_a_live_run_compiles_with_c1_only_and_keeps_the_rest() -> None:
     live = session_settings(SparkConfig(master="local[2]", live=True))
     for jvm in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
