@@ -32,7 +32,7 @@ demo: setup
 		"The query of $(E1)/query.rq over its two streams and background graph."
 	$(VENV)/bin/sepia run $(E1) --engine reference --format table
 	$(SAY) "Step 2 of 3: the same query as a Spark Structured Streaming job" \
-		"Starting Spark takes most of this step (10-30 s); the table must be step 1's."
+		"Starting Spark takes most of this step (10-30 s); the tables must hold step 1's rows."
 	$(VENV)/bin/sepia run $(E1) --engine spark --format table --no-progress
 	$(SAY) "Step 3 of 3: the stream files checked by Spark's ingest pipeline" \
 		"Elements, triples, time range and rate per stream; any bad element is listed."

@@ -31,7 +31,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from sepia.engine.forgetting import MIN_TERMS
 from sepia.io.chunks import MAX_ELEMENT_SIZE
-from sepia.runtime.inputs import NamedQuery, background
+from sepia.runtime.inputs import NamedQuery, background, query_prefixes
 from sepia.runtime.spark.class_archive import abandon_archive
 from sepia.runtime.spark.errors import one_line, transient
 from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
@@ -133,7 +133,7 @@ def run_on_spark(
             for iri, text in bindings.items()
             if iri not in live
         ]
-        sink = ResultJournal(home / "results", output, fmt, variables)
+        sink = ResultJournal(home / "results", output, fmt, variables, query_prefixes(queries))
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
                           sink.results_of)  # fmt: skip
         try:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -91,12 +92,16 @@ class ResultJournal:
         output: str = "-",
         fmt: str | None = None,
         variables: list[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
     ) -> None:
+        """`prefixes`: the queries' own, for writers that shorten IRIs (a table), as a
+        local run's writer gets them."""
         journal.mkdir(parents=True, exist_ok=True)
         self.path = journal / "ledger.json"
         self.ledger = Ledger.load(self.path)
         self.fmt = fmt
         self.variables = variables
+        self.prefixes = prefixes
         self.out: TextIO = sys.stdout if output == "-" else _continued(Path(output), self.ledger)
         self.writer: ResultWriter | None = None
         if self.ledger.kind is not None:
@@ -137,7 +142,8 @@ class ResultJournal:
 
     def _start(self, kind: TimeKind) -> ResultWriter:
         fmt = self.fmt or ("table" if self.out.isatty() else "jsonl")
-        self.writer = writer_for(fmt, self.out, time_kind=kind, variables=self.variables)
+        self.writer = writer_for(fmt, self.out, time_kind=kind, variables=self.variables,
+                                 prefixes=self.prefixes)  # fmt: skip
         return self.writer
 
     def _write(self, lines: list[str]) -> None:

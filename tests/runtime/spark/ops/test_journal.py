@@ -77,6 +77,17 @@ def test_a_batch_cut_short_by_a_crash_is_written_once(spark, tmp_path, fmt, line
         assert "urn:sepia:result:q:5" in output.read_text()
 
 
+def test_a_table_shortens_iris_by_the_queries_prefixes(spark, tmp_path):
+    """As a local run's table: `:5` under the query's `PREFIX : <http://e/>`."""
+    output = tmp_path / "out.txt"
+    sink = ResultJournal(tmp_path / "results", str(output), "table", ["x"], {"": "http://e/"})
+    try:
+        sink(batch(spark, [select_line(5)]), 0)
+    finally:
+        sink.close()
+    assert ":5 " in output.read_text() and "<http://e/5>" not in output.read_text()
+
+
 def test_an_output_shorter_than_the_ledger_says_is_refused(spark, tmp_path):
     journal, output = tmp_path / "results", tmp_path / "out.jsonl"
     run(spark, journal, output, "jsonl", [[select_line(1)]], [0])
