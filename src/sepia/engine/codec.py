@@ -15,7 +15,7 @@ import pyoxigraph as ox
 
 from sepia.engine.graph import EncodedTriple
 from sepia.rdf.dictionary import Dictionary
-from sepia.rdf.terms import Term, canonical, term_to_nt
+from sepia.rdf.terms import Term, canonical, literal_parts, term_to_nt
 
 
 class Codec(Dictionary):
@@ -80,16 +80,15 @@ class Codec(Dictionary):
 def unescaped_term(text: str) -> Term | None:
     """The term of a canonical N-Triples text built without the parser (a third of its
     cost), or None: an IRI, or a literal plain, typed or language-tagged, with no escape in
-    it (canonical text escapes every quote and backslash, so the lexical form ends at the
-    last quote). Blank nodes, triple terms and directional tags take the parser."""
+    it (canonical text escapes every quote and backslash). Blank nodes, triple terms and
+    directional tags take the parser."""
     if "\\" in text:
         return None
     if text[0] == "<":
         return ox.NamedNode(text[1:-1]) if text[1] != "<" else None
     if text[0] != '"':
         return None
-    end = text.rindex('"')
-    lexical, rest = text[1:end], text[end + 1 :]
+    lexical, rest = literal_parts(text)
     if not rest:
         return ox.Literal(lexical)
     if rest.startswith("^^<"):

@@ -71,6 +71,14 @@ def make_triple(s: Term, p: Term, o: Term) -> ox.Triple:
     return ox.Triple(s, p, o)
 
 
+def literal_parts(text: str) -> tuple[str, str]:
+    """A literal's N-Triples text cut at its closing quote: the lexical form as written
+    (escapes kept) and what follows ("", "@lang" or "^^<datatype>"). Canonical text
+    escapes every quote inside the form, so the last quote closes it."""
+    end = text.rindex('"')
+    return text[1:end], text[end + 1 :]
+
+
 def term_to_nt(term: Term) -> str:
     """The N-Triples form of a term (pyoxigraph's ``str`` is exactly that)."""
     return str(term)

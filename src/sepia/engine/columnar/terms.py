@@ -28,6 +28,7 @@ from sepia.engine.columnar.tables import NO_ID, Ids, distinct
 from sepia.engine.r2r.expressions import CACHE_LIMIT, ExpressionEvaluator
 from sepia.engine.rows import Slots
 from sepia.rdf.dictionary import Dictionary
+from sepia.rdf.terms import literal_parts
 from sepia.rdf.vocabulary import XSD
 
 IRI, BLANK, STRING, LANG, BOOLEAN, NUMBER, DATETIME, OTHER, UNBOUND = range(9)
@@ -55,14 +56,13 @@ def kind_of(text: str) -> int:
         return IRI
     if text.startswith("_:"):
         return BLANK
-    end = text.rfind('"')
-    tail = text[end + 1:]
+    form, tail = literal_parts(text)
     if not tail:
         return STRING
     if tail.startswith("@"):
         return LANG
     kind, lexical = _TYPED.get(tail[3:-1], (OTHER, None))
-    if lexical is None or not lexical.fullmatch(text[1:end]):
+    if lexical is None or not lexical.fullmatch(form):
         return OTHER
     return kind
 
