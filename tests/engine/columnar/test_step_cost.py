@@ -81,10 +81,13 @@ pairs = st.lists(st.tuples(st.integers(1, 6), st.integers(0, 9)), max_size=25)
 
 @settings(max_examples=200, deadline=None)
 @given(pairs, st.lists(st.tuples(st.integers(1, 8), st.integers(0, 9), st.integers(-2, 11)),
-                       max_size=20))
-def test_routing_searches_are_the_brute_force_answers(routed, asked):
+                       max_size=20), st.sampled_from([1, 10**6]))
+def test_routing_searches_are_the_brute_force_answers(routed, asked, spread):
     """``members``: whether a pair is routed; ``next_instant``: a partition's first
-    instant after a time (element i is stamped 10 * i + 3)."""
+    instant after a time (element i is stamped 10 * i + 3). Keys ``spread`` apart: a
+    range too wide for ``Routing``'s table of keys (the binary search instead)."""
+    routed = [(k * spread, e) for k, e in routed]
+    asked = [(k * spread, e, a) for k, e, a in asked]
     times = np.arange(10) * 10 + 3
     element = np.array([e for _, e in routed], dtype=np.int64)
     key = np.array([k for k, _ in routed], dtype=np.int64)
