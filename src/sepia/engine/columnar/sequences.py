@@ -1276,18 +1276,25 @@ def _released(
     never a proper prefix of another), so their order is that of these parts' texts
     compared one after the other: a sort of ranks, each part's asked only of the rows
     the parts before leave tied."""
-    parts: list[Callable[[Ids], Ids]] = []
+    parts: list[tuple[Ids | None, Callable[[Ids], Ids]]] = []
     if starts is not None:
-        parts.append(lambda rows: _text_ranks(starts[rows], str))
+        parts.append((starts, lambda rows: _text_ranks(starts[rows], str)))
     if names is not None:
-        parts.append(lambda rows: _ranks([names[i] for i in rows.tolist()]))
-    parts += [_term_ranks(c, terms) for c in columns]
+        parts.append((None, lambda rows: _ranks([names[i] for i in rows.tolist()])))
+    parts += [(c, _term_ranks(c, terms)) for c in columns]
     order = np.argsort(ends, kind="stable")
     keys = [ends[order]]
-    for part in parts:
-        tied = _tied(keys)
-        if not tied.any():
+    for values, part in parts:
+        same = _same(keys)
+        if not same.any():
             break
+        if values is not None:
+            ordered = values[order]  # equal among the rows tied so far (a Kleene match's
+            if (ordered[1:][same] == ordered[:-1][same]).all():  # rows share all but the
+                continue  # iterations' variables): their texts would break no tie
+        tied = np.zeros(len(order), dtype=bool)
+        tied[1:] = same
+        tied[:-1] |= same
         ranks = np.zeros(len(order), dtype=np.int64)
         ranks[tied] = part(order[tied])
         keys.append(ranks)
@@ -1296,15 +1303,12 @@ def _released(
     return order
 
 
-def _tied(keys: list[Ids]) -> np.ndarray:
-    """The sorted rows equal to a neighbour on every key."""
+def _same(keys: list[Ids]) -> np.ndarray:
+    """Whether each sorted row is equal to the next on every key."""
     same = np.ones(len(keys[0]) - 1, dtype=bool) if len(keys[0]) else np.ones(0, dtype=bool)
     for key in keys:
         same &= key[1:] == key[:-1]
-    tied = np.zeros(len(keys[0]), dtype=bool)
-    tied[1:] = same
-    tied[:-1] |= same
-    return tied
+    return same
 
 
 def _term_ranks(column: Ids, terms: dict[int, Term]) -> Callable[[Ids], Ids]:
