@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sepia.engine.columnar import ColumnBatch
+from sepia.engine.columnar.carried import carried, carried_slot
 from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
@@ -175,6 +176,34 @@ def test_big_then_small_by_hand():
     assert got == _one_by_one(BIG_THEN_SMALL, elements, "rows")
     reference = evaluate(parse_query(BIG_THEN_SMALL), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
+
+
+def test_kleene_runs_carry_the_numbers_their_filter_reads():
+    """Runs waiting in ``SEQ(A , B+)``'s ``B+`` state carry ?y's numbers (read once, as
+    they enter: 100 at 1 is mantissa 100, no digits), and its FILTER reads them: with
+    the carried 100 replaced by 1, the run takes no B at 3 (5 * 10 > 1), though its ?y
+    is still 100's id; untouched, it takes it. (:b's element at 2 is another
+    partition's: :a's next instant is 3.)"""
+    first = [_element(0, 1, ("a", "p", 100)), _element(1, 2, ("b", "p", 1))]
+    then = _element(2, 3, ("a", "p", 5))
+    answers = []
+    for replaced in (False, True):
+        session = _session(BIG_THEN_SMALL)
+        engine = session.queries[0]
+        assert isinstance(engine, PartitionedSequence)
+        session.push_columns(ColumnBatch.from_elements(first, session.dictionary))
+        runs, y = engine.runs[1], engine.host.physical.slots.index("y")
+        assert runs is not None
+        numbers = carried(runs, y)
+        assert numbers is not None
+        assert (numbers.mantissa.tolist(), numbers.digits.tolist()) == ([100], [0])
+        if replaced:
+            runs.columns[carried_slot(y)][:] = 1 * 32  # mantissa 1, no digits
+        answers.append(session.push_columns(ColumnBatch.from_elements([then],
+                                                                      session.dictionary))
+                       + session.flush())
+    assert [r.binding["z"].value for r in answers[0]] == ["5"]
+    assert answers[1] == []
 
 
 NEXT_THEN_KLEENE = f"""PREFIX : <{EX}>

@@ -441,7 +441,7 @@ class PartitionedSequence:
             state = self.states[position]
             if state.kleene and made is not None and ITER not in made.columns:
                 made = Table({**made.columns, ITER: np.full(made.size, -1)}, made.size)
-            if state.strategy is Strategy.NEXT and not state.kleene:
+            if state.strategy is Strategy.NEXT or state.kleene:
                 made = self._carrying(made, state)
                 self.runs[position] = self._carrying(self.runs[position], state)
             waiting = _union(self.runs[position], made)
@@ -461,8 +461,9 @@ class PartitionedSequence:
         return None if made is None else distinct(made)
 
     def _carrying(self, runs: Table | None, state: State) -> Table | None:
-        """Runs entering a ``;`` state with the numbers its FILTER reads from them
-        carried (``columnar.carried``): asked again at each span, read once."""
+        """Runs entering a ``;`` or ``B+`` state with the numbers its FILTER reads from
+        them carried (``columnar.carried``): asked again at each span (``;``) or
+        iteration (``B+``: its iterations move them on), read once."""
         if runs is None or state.check is None:
             return runs
         return with_numbers(runs, state.check.positions, self.numbers)
@@ -629,8 +630,9 @@ class PartitionedSequence:
         keys, ends, starts = self._keys(done), done.columns[LAST], done.columns[START]
         order = np.lexsort((starts, ends, keys))
         ties = np.flatnonzero((keys[order][1:] == keys[order][:-1])
-                              & (ends[order][1:] == ends[order][:-1]))
-        if len(ties):  # several matches of one partition at one instant: by their text
+                              & (ends[order][1:] == ends[order][:-1])
+                              & (starts[order][1:] == starts[order][:-1]))
+        if len(ties):  # several matches of one partition at one instant and start: by text
             listed = order.tolist()
             for lo, hi in _runs_of(ties):
                 listed[lo:hi] = sorted(listed[lo:hi], key=self._text_key(done))
@@ -1042,21 +1044,21 @@ class _Sides:
         """A slot's numbers per row of the side it is read from (the runs' where both
         bind it, as ``_decided`` reads it), and whether that side is the runs'; None
         where neither binds it, or, pairs asked ``once``, where that side has more rows
-        than the ``pairs`` and is not ``kept`` (they are read per pair then: a strict
-        step's few pairs met a whole span's candidates)."""
+        than the ``pairs`` and is neither ``kept`` nor carried (they are read per pair
+        then: a strict step's few pairs met a whole span's candidates)."""
         if slot not in self.known:
             of_runs = slot in self.runs.columns
             side = self.runs if of_runs else self.found
             if slot not in side.columns:
                 return None
             kept = None if of_runs else self.kept
-            if kept is None and self.once and side.size > pairs:
+            found = carried(side, slot) if of_runs else None
+            if found is None and kept is None and self.once and side.size > pairs:
                 return None
             if kept is not None and slot in kept:
                 self.known[slot] = kept[slot], False
                 return self.known[slot]
             column = side.columns[slot]
-            found = carried(side, slot) if of_runs else None
             if found is None:  # known by then: the runs' were candidates, and a span's
                 found = read_numbers(column, numbers)  # are learnt as its runs are made
             if kept is not None:
