@@ -14,7 +14,7 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sepia.engine.columnar.sequences import NONE, Labels, _released
+from sepia.engine.columnar.sequences import NONE, Labels, _number_ranks, _released, _text_ranks
 from sepia.engine.query.partition import result_order
 from sepia.rdf.results import Result, Solution
 
@@ -113,3 +113,20 @@ def test_labels_as_a_dictionary_of_live_partitions(updates, width) -> None:
         for k, v in enumerate(asked.tolist()):
             m, c, e = expected.get(v, (NONE, 0, NONE))
             assert (found.made[k], found.count[k], found.latest[k]) == (m, c, e)
+
+
+def test_number_ranks_are_the_ranks_of_their_texts() -> None:
+    """``from`` times ranked by their texts: by number where all are non-negative and of
+    one length, by text otherwise ("-1" < "12" < "5" < "9", "10" < "100" < "12")."""
+    assert _number_ranks(np.array([1764633600123, 1764633600099, 1764633600123])).tolist() == [
+        1, 0, 1]
+    assert _number_ranks(np.array([5, 12, 9, -1])).tolist() == [2, 1, 3, 0]
+    assert _number_ranks(np.array([10, 99, 12, 100])).tolist() == [0, 3, 2, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-1000, 10**13), min_size=1, max_size=20)
+       | st.lists(st.integers(10**12, 10**13 - 1), min_size=1, max_size=20))
+def test_number_ranks_agree_with_text_ranks(values: list[int]) -> None:
+    column = np.array(values, dtype=np.int64)
+    assert _number_ranks(column).tolist() == _text_ranks(column, str).tolist()

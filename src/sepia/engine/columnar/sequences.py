@@ -699,16 +699,20 @@ class PartitionedSequence:
         hi = np.searchsorted(own.columns[OWNER], done.columns[ITER], side="right")
         counts = hi - lo
         at = _ranges(lo, counts)
-        rows = done.take(np.repeat(np.arange(done.size), counts))
+        match = np.repeat(np.arange(done.size), counts)
+        rows = done.take(match)
         columns = {**rows.columns, **{k: v[at] for k, v in own.columns.items() if k >= 0}}
         if self.slot is None:
-            return Table(columns, rows.size), [f"m{n}" for n in rows.columns[NUMBER].tolist()]
-        decode = self.dictionary.decode
-        labels = {v: term_to_nt(decode(v)) for v in np.unique(done.columns[self.slot]).tolist()}
-        names = [f"{labels[k]}@{m}.m{n}" for k, m, n in zip(
-            rows.columns[self.slot].tolist(), rows.columns[MADE].tolist(),
-            rows.columns[NUMBER].tolist(), strict=True)]
-        return Table(columns, rows.size), names
+            names = [f"m{n}" for n in done.columns[NUMBER].tolist()]
+        else:
+            decode = self.dictionary.decode
+            labels = {v: term_to_nt(decode(v))
+                      for v in np.unique(done.columns[self.slot]).tolist()}
+            names = [f"{labels[k]}@{m}.m{n}" for k, m, n in zip(
+                done.columns[self.slot].tolist(), done.columns[MADE].tolist(),
+                done.columns[NUMBER].tolist(), strict=True)]
+        named = np.array(names, dtype=object)  # a match's name once, not once per row
+        return Table(columns, rows.size), named[match].tolist()
 
     def _strict(
         self, runs: Table, found: Table, routing: Routing, check: ExpressionEvaluator | None,
@@ -1280,7 +1284,7 @@ def _released(
     the parts before leave tied."""
     parts: list[tuple[Ids | None, Callable[[Ids], Ids]]] = []
     if starts is not None:
-        parts.append((starts, lambda rows: _text_ranks(starts[rows], str)))
+        parts.append((starts, lambda rows: _number_ranks(starts[rows])))
     if names is not None:
         parts.append((None, lambda rows: _ranks([names[i] for i in rows.tolist()])))
     parts += [(c, _term_ranks(c, terms)) for c in columns]
@@ -1322,6 +1326,15 @@ def _ranks(texts: list[str]) -> Ids:
     """Each match name's rank among those given, by its JSON text."""
     ranked = {n: k for k, n in enumerate(sorted(set(texts), key=_json))}
     return np.array([ranked[n] for n in texts], dtype=np.int64)
+
+
+def _number_ranks(values: Ids) -> Ids:
+    """``_text_ranks`` of integers by their decimal texts: their numeric ranks where all
+    are non-negative and of one length (times in milliseconds since 1970), else by text."""
+    low, high = (int(values.min()), int(values.max())) if len(values) else (0, 0)
+    if low < 0 or len(str(low)) != len(str(high)):
+        return _text_ranks(values, str)
+    return np.searchsorted(distinct_ids(values), values)
 
 
 def _text_ranks(values: Ids, text: Callable[[int], str]) -> Ids:
