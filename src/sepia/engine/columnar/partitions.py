@@ -158,6 +158,11 @@ def distinct(table: Table) -> Table:
     return table.take(np.sort(first)) if len(first) < table.size else table
 
 
+def instants_of(times: Ids) -> Ids:
+    """The distinct times of a batch's elements (sorted already: no sort)."""
+    return times[np.append(True, times[1:] != times[:-1])] if len(times) else times
+
+
 @dataclass(frozen=True, slots=True)
 class Routing:
     """The (element, key) pairs of a batch (each once), and each partition's instants:
@@ -191,7 +196,7 @@ class Routing:
     def single(cls, times: Ids) -> Routing:
         """No PARTITION BY: every element (``times``: the batch's) in one partition, 0,
         whose instants are the batch's (the streamset's, SPAseq's strict contiguity)."""
-        instants = times[np.append(True, times[1:] != times[:-1])] if len(times) else times
+        instants = instants_of(times)
         return cls(np.arange(len(times), dtype=np.int64), np.zeros(len(times), dtype=np.int64),
                    np.zeros(len(instants), dtype=np.int64), instants)
 

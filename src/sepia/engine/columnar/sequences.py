@@ -87,6 +87,7 @@ from sepia.engine.columnar.partitions import (
     candidates,
     distinct,
     gpm_scan,
+    instants_of,
 )
 from sepia.engine.columnar.tables import (
     WIDE,
@@ -183,7 +184,10 @@ class Labels:
 
     def updated(self, new: Labels) -> Labels:
         """These labels, ``new`` ones replacing those of their values."""
-        kept = ~np.isin(self.key, new.key)
+        kept = np.ones(len(self.key), dtype=bool)  # both sorted: a search, not isin's sorts
+        if len(new.key):
+            at = np.minimum(np.searchsorted(new.key, self.key), len(new.key) - 1)
+            kept = new.key[at] != self.key
         key = np.concatenate([self.key[kept], new.key])
         order = np.argsort(key, kind="stable")
         return Labels(key[order], *(np.concatenate([old[kept], fresh])[order] for old, fresh in (
@@ -457,7 +461,7 @@ class PartitionedSequence:
             self.runs[position] = self._alive(left, horizon)
             born.append(made)
         if self.kleene is not None and self.slot is not None:
-            made = self._named(made, routing, born, waited, np.unique(batch.times))
+            made = self._named(made, routing, born, waited, instants_of(batch.times))
         return None if made is None else distinct(made)
 
     def _carrying(self, runs: Table | None, state: State) -> Table | None:
