@@ -27,7 +27,7 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function
 @pytest.fixture
 def always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every session collects after every advance (the worst case for stale ids)."""
-    monkeypatch.setattr(Forgetting, "due", lambda self: True)
+    monkeypatch.setattr(Forgetting, "due", lambda self, settled=True: True)
 
 
 @pytest.mark.parametrize("path", ["rows", "columnar-always"])
@@ -111,18 +111,7 @@ def test_dictionary_stays_bounded_with_fresh_iris_per_event(path, query):
     those 1,000 and one advance's new terms, while without forgetting it holds every one
     of the 40,000 fresh terms (answers the same). Grouped: the caches of the readings'
     numeric values and of the BIND's and FILTER's values (keyed by ids) keep none alive."""
-    select, where, group = query
-    text = f"""PREFIX : <{EX}>
-    REGISTER RSTREAM :out AS {select}
-    FROM NAMED WINDOW :w ON :s1 [RANGE 10 STEP 5]
-    WHERE {{ WINDOW :w {where} }} {group}"""
-    p, decimal = ox.NamedNode(EX + "value"), ox.NamedNode(XSD + "decimal")
-    elements = [
-        StreamElement(S1, f"_:g{i}", i // 2, i // 2,
-                      (ox.Triple(ox.NamedNode(f"{EX}sensor{i}"), p,
-                                 ox.Literal(f"{i}.5", datatype=decimal)),))
-        for i in range(20_000)
-    ]
+    text, elements = _fresh_sensors(query, 20_000)
     peaks, produced = {}, {}
     for forget in (1000, None):
         with engine_path(path):
@@ -138,6 +127,58 @@ def test_dictionary_stays_bounded_with_fresh_iris_per_event(path, query):
     assert peaks[None] >= 40_000 - 4  # the last time's two elements are still pending
     assert peaks[1000] <= 1000 + 40
     assert s.state_size()["forgotten_terms"] == 0
+
+
+def test_a_collection_is_due_quiet_after_results_or_half_a_threshold_late() -> None:
+    """min_terms 4 over one pinned term: due from 4 new terms when the run is settled
+    (quiet after results), else from 4 + 2."""
+    c = Codec()
+    c.encode(ox.NamedNode("http://e/pinned"))
+    forgetting = Forgetting(c, min_terms=4)
+    seen = []
+    for i in range(6):
+        c.encode(ox.NamedNode(f"http://e/{i}"))
+        seen.append((forgetting.due(settled=True), forgetting.due(settled=False)))
+    assert seen == [(False, False)] * 3 + [(True, False), (True, False), (True, True)]
+
+
+def test_collections_run_in_the_quiet_advance_after_results() -> None:
+    """Two elements per time unit, each with a fresh sensor and reading, through a RANGE 10
+    STEP 5 window: an advance reports at every fifth time. With collections from 100 terms
+    (due quiet after results, or 50 terms late), every collection runs in the advance right
+    after a reporting one (the first element of a new time releases the time before),
+    none delays a result, and the dictionary stays within 100 + 50 terms and an advance's."""
+    text, elements = _fresh_sensors(PLAIN, 2_000)
+    s = Session(forget_terms=100)
+    s.register(text, "q")
+    reported, collections, peak = False, 0, 0
+    for number, e in enumerate(elements):
+        before = s.state_size()["forgotten_terms"]
+        made = s.push(e)
+        peak = max(peak, s.state_size()["dictionary_terms"])
+        if s.state_size()["forgotten_terms"] > before:
+            collections += 1
+            assert not made and reported, number
+        if number % 2 == 0:  # an advance: the time before was released
+            reported = bool(made)
+    assert collections > 20 and peak <= 150 + 4
+
+
+def _fresh_sensors(query: tuple[str, str, str], count: int) -> tuple[str, list[StreamElement]]:
+    """The query over a RANGE 10 STEP 5 window, and ``count`` elements, two per time unit,
+    each naming a fresh sensor and a fresh reading."""
+    select, where, group = query
+    text = f"""PREFIX : <{EX}>
+    REGISTER RSTREAM :out AS {select}
+    FROM NAMED WINDOW :w ON :s1 [RANGE 10 STEP 5]
+    WHERE {{ WINDOW :w {where} }} {group}"""
+    p, decimal = ox.NamedNode(EX + "value"), ox.NamedNode(XSD + "decimal")
+    return text, [
+        StreamElement(S1, f"_:g{i}", i // 2, i // 2,
+                      (ox.Triple(ox.NamedNode(f"{EX}sensor{i}"), p,
+                                 ox.Literal(f"{i}.5", datatype=decimal)),))
+        for i in range(count)
+    ]
 
 
 SEQ_CONSTRUCT = f"""PREFIX : <{EX}>

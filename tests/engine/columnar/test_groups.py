@@ -14,14 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sepia.engine.codec import Codec
-from sepia.engine.columnar import ColumnarQuery, ColumnBatch
-from sepia.engine.columnar.groups import NumericIds, group_by
+from sepia.engine.columnar import ColumnarQuery, ColumnBatch, windows
+from sepia.engine.columnar.groups import NOT_NUMBER, NumericIds, group_by
 from sepia.engine.columnar.query import plan_uncovered
 from sepia.engine.columnar.tables import NO_ID, Table
 from sepia.engine.plan.planner import plan
 from sepia.engine.r2r.aggregates import AggregateSpec, GroupBy
 from sepia.engine.r2r.numbers import Terms
 from sepia.lang import parse_query
+from sepia.rdf.numbers import DECIMAL, INTEGER
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
 from sepia.semantics import evaluate
@@ -119,6 +120,38 @@ def test_groups_agree_with_the_reference(path, family, data):
         session.register(parse_query(text), "q")
         assert isinstance(session.queries[0], ColumnarQuery) == (path != "rows"), text
         assert_agrees(text, streams)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f"{f[0]} {f[2]}".strip())
+@settings(max_examples=20, deadline=None, suppress_health_check=CHECKS)
+@given(data=st.data())
+def test_groups_with_numbers_learnt_as_elements_arrive_agree(family, data):
+    """Single pushes become a window chunk every 2 elements here (``LOOSE``), each
+    chunk's objects learnt by ``NumericIds.learn`` before the evaluations read them: the
+    reference's answers still."""
+    text, streams = data.draw(grouped(family), label="example")
+    with pytest.MonkeyPatch.context() as patch, engine_path("columnar-always"):
+        patch.setattr(windows, "LOOSE", 2)
+        assert_agrees(text, streams)
+
+
+def test_numbers_learnt_ahead_are_those_found_at_evaluation():
+    """``learn`` takes ids in any order with repeats and unknown ones mixed with known:
+    12.5 is (decimal, 1 digit, 125), -3 (integer, 0, -3), an IRI no number; ``of``
+    then gives what a cache that learnt nothing ahead finds."""
+    codec = Codec()
+    a, b, c, d = (codec.encode(t) for t in (typed("12.5", "decimal"), typed("-3", "integer"),
+                                            ox.NamedNode(EX + "s"), typed("0.25", "decimal")))
+    ahead, fresh = NumericIds(Terms(codec)), NumericIds(Terms(codec))
+    ahead.learn(np.array([b, a, b], dtype=np.int64))
+    ahead.learn(np.array([c, a, NO_ID], dtype=np.int64))
+    assert ahead.ids.tolist() == sorted([a, b, c])
+    ids = np.array(sorted([a, b, c, d]), dtype=np.int64)
+    found = [c.tolist() for c in ahead.of(ids)]
+    assert found == [c.tolist() for c in fresh.of(ids)]
+    by_id = dict(zip(ids.tolist(), zip(*found, strict=True), strict=True))
+    assert (by_id[a], by_id[b], by_id[d]) == ((DECIMAL, 1, 125), (INTEGER, 0, -3), (DECIMAL, 2, 25))
+    assert by_id[c][0] == NOT_NUMBER
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=CHECKS)

@@ -72,6 +72,13 @@ class NumericIds:
         kind = np.where(ids == NO_ID, UNBOUND, self.kind[at]).astype(np.int8)
         return kind, self.digits[at], self.mantissa[at]
 
+    def learn(self, ids: Ids) -> None:
+        """Find the values of ``ids`` (any order, repeats) not known yet: a window calls
+        this as single elements arrive, so that an evaluation meets them known (W3 learnt
+        ~500 new prices per evaluation, a third of its cost at a paced rate)."""
+        ids = np.unique(ids)
+        self._learn(ids[np.invert(self._known(ids)) & (ids != NO_ID)])
+
     def _known(self, ids: Ids) -> np.ndarray:
         at = np.searchsorted(self.ids, ids)
         found = at < len(self.ids)

@@ -180,7 +180,10 @@ class ColumnarQuery(ContinuousQuery):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.columns = {n: ColumnWindow(op) for n, (_, op) in self.physical.windows.items()}
+        self._numbers = NumericIds(Terms(self.dictionary))
+        """The numeric values of the terms FILTERs and aggregates read (a cache)."""
+        self.columns = {n: self._learning(ColumnWindow(op))
+                        for n, (_, op) in self.physical.windows.items()}
         """The windows as columns. ``windows``, which the inherited clock and state rows
         step, is the same dict: a ``ColumnWindow`` answers every call that code makes of a
         ``WindowState`` (insert, advance, next_eviction, rows, len)."""
@@ -188,8 +191,14 @@ class ColumnarQuery(ContinuousQuery):
         self.delta = None  # the whole answer is recomputed: a vector join is cheap
         self._background: dict[tuple, Triples] = {}
         self._width = len(self.physical.slots.names)
-        self._numbers = NumericIds(Terms(self.dictionary))
-        """The numeric values of the terms FILTERs and aggregates read (a cache)."""
+
+    def _learning(self, window: ColumnWindow) -> ColumnWindow:
+        """The window, told to learn its pushed objects' numbers ahead of the evaluations
+        when a SUM, AVG, MIN or MAX reads them (``NumericIds.learn``; the batch path's
+        evaluations learn a batch's at once)."""
+        if _aggregates_numbers(self.physical.root):
+            window.learner = self._numbers.learn
+        return window
 
     def predicates(self) -> frozenset[str] | None:
         """The predicate IRIs the plan's scans read; None when one reads a variable."""
@@ -409,7 +418,7 @@ class ColumnarQuery(ContinuousQuery):
         super().restore(snapshot)
         for name, (_, op) in self.physical.windows.items():
             rows = [row[1:] for row in snapshot["windows"] if row[0] == str(name)]
-            self.columns[name] = ColumnWindow.from_rows(op, rows)
+            self.columns[name] = self._learning(ColumnWindow.from_rows(op, rows))
 
 
 def _scans(node: po.PhysicalPlan) -> list[tuple[po.EncodedPattern, ...]]:
@@ -426,6 +435,20 @@ def _scans(node: po.PhysicalPlan) -> list[tuple[po.EncodedPattern, ...]]:
         case GroupBy(inner=inner):
             return _scans(inner)
     return []
+
+
+def _aggregates_numbers(node: po.PhysicalPlan) -> bool:
+    """Whether a (covered) plan's GROUP BY sums or compares numbers."""
+    match node:
+        case GroupBy(inner=inner, aggregates=specs):
+            return any(a.function in MAYBE_UNBOUND for a in specs) or _aggregates_numbers(inner)
+        case po.HashJoin(left, right, _):
+            return _aggregates_numbers(left) or _aggregates_numbers(right)
+        case po.MultiJoin(inputs, _):
+            return any(map(_aggregates_numbers, inputs))
+        case po.Keep(inner, _) | po.Dedup(inner) | po.Select(inner, _) | po.Bind(inner, _, _):
+            return _aggregates_numbers(inner)
+    return False
 
 
 def _distinct(table: Table) -> Table:

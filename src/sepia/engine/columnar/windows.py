@@ -19,7 +19,7 @@ snapshot taken on either path restores on the other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import groupby
 
 import numpy as np
@@ -50,6 +50,7 @@ class ColumnWindow:
         "_triples",
         "eviction",
         "first",
+        "learner",
         "operator",
         "version",
     )
@@ -75,6 +76,9 @@ class ColumnWindow:
         self._graph: tuple[int, Triples] | None = None
         self._evict: int | None = None
         """Elements stamped at or before this are gone (applied when the window is read)."""
+        self.learner: Callable[[Ids], None] | None = None
+        """Given the objects of single elements as they become a chunk (every ``LOOSE``
+        pushes, a quiet step), so that work on them leaves the evaluations."""
 
     def __len__(self) -> int:
         self._settle()
@@ -126,6 +130,8 @@ class ColumnWindow:
             return
         self._loose = ([], [], [])
         triples = np.array(spo, dtype=np.int64).reshape(-1, 3)
+        if self.learner is not None:
+            self.learner(triples[:, 2])
         self._add((np.array(times, dtype=np.int64), np.array(element, dtype=np.int64),
                    triples[:, 0], triples[:, 1], triples[:, 2]))
 

@@ -87,6 +87,8 @@ class Session:
         self.sources: list[Iterable[StreamElement]] = []
         self.pushed = 0
         """Elements given to ``push_graph`` (they are named after it)."""
+        self.reported = False
+        """Whether the last advance made results (collections wait for a quiet one)."""
 
     def register(
         self, query: str | Query, name: str = "query", *,
@@ -208,8 +210,9 @@ class Session:
             return []
         self.network.kind = self.network.kind or batch.kind
         made = [q.advance_columns(batch) for q in self.queries]  # type: ignore[union-attr]
-        self._forget()
-        return list(heapq.merge(*made, key=lambda r: r.t))
+        results = list(heapq.merge(*made, key=lambda r: r.t))
+        self._forget(results)
+        return results
 
     def watermark(self, t: int) -> list[Result]:
         """No element stamped t or earlier will arrive any more (a live input's clock): the
@@ -263,13 +266,15 @@ class Session:
         t, batch = self.pending[0].time, self.pending
         self.pending = []
         made = self.network.advance(t, batch)
-        self._forget()
+        self._forget(made)
         return made
 
-    def _forget(self) -> None:
+    def _forget(self, made: list[Result]) -> None:
         """Between two advances (no ids in flight but the state's and the batches' a
-        reader holds): the terms nothing holds any more are forgotten, when it is time."""
-        if self.forgetting is not None and self.forgetting.due():
+        reader holds): the terms nothing holds any more are forgotten, when it is time,
+        preferably in the first quiet advance after results (``Forgetting.due``)."""
+        settled, self.reported = self.reported and not made, bool(made)
+        if self.forgetting is not None and self.forgetting.due(settled):
             self.forgetting.collect([self, *ColumnBatch.alive.values()])
 
     def state_size(self) -> dict[str, int]:

@@ -253,7 +253,7 @@ def test_a_restored_session_takes_up_ids_after_the_forgotten_ones(monkeypatch):
     CONSTRUCT's blank nodes (by the highest id given) as the uninterrupted one does: by the
     stored `last_id` mark, not by the highest id stored (without the mark, the labels of
     the 20 matches come out lower from the second on)."""
-    monkeypatch.setattr(Forgetting, "due", lambda self: True)
+    monkeypatch.setattr(Forgetting, "due", lambda self, settled=True: True)
     query = units_of([("q", parse_query(SEQ_CONSTRUCT))])[0].queries
     streams = {FRESH_STREAM: start_stop_noise(60)}
     made = run([("q", SEQ_CONSTRUCT)], streams)
