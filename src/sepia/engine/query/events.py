@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sepia.engine.cep.consumption import Consumption, Notes
-from sepia.engine.cep.epsparql import batches
+from sepia.engine.cep.epsparql import Layout, batches
 from sepia.engine.cep.event_trees import (
     Condition,
     EventMapping,
@@ -131,11 +131,19 @@ class EventQuery(TreeQuery):
         """CHRONOLOGICAL / RECENT: the occurrences consumed so far (and EP-SPARQL's)."""
         self.occurrences = (
             None if not leaves or self.consumption is not None
-            else OccurrenceHistory(plan.tree, leaves, plan.horizon)
+            else OccurrenceHistory(plan.tree, leaves, plan.horizon, self._layout())
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
         self.timed = self.occurrences is not None and self.occurrences.horizon is not None
         """EP-SPARQL occurrences pass a ``getDURATION()`` horizon."""
+
+    def _layout(self) -> Layout | None:
+        """The rows occurrence patterns may be matched into directly (None: a partition's
+        query, whose matches keep only its partition's, goes through ``event_rows``)."""
+        if self.host.member is not None:
+            return None
+        slots = self.host.physical.slots
+        return Layout(len(slots.names), self.leaves.hidden)
 
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """After the elements stamped t enter the windows (EP-SPARQL: the occurrences),
