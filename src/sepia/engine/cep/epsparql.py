@@ -366,6 +366,9 @@ class Horizon:
     """d: abstract units, or milliseconds for an xsd:duration literal (dateTime times)."""
     duration: bool
     strict: bool
+    exact: bool = True
+    """d is the literal's length (not rounded to milliseconds): the mappings within the
+    horizon are then exactly those the duration test keeps (``implies``)."""
 
     def bound(self, t: int, kind: TimeKind) -> int | None:
         """Occurrences starting at or before this time are of no use from t on (None: the
@@ -373,6 +376,11 @@ class Horizon:
         if self.duration != (kind is TimeKind.DATETIME):
             return None
         return t - self.amount if self.strict else t - self.amount - 1
+
+    def implies(self, t: int, kind: TimeKind) -> bool:
+        """Whether every mapping ending by t and starting after ``bound(t, kind)`` passes
+        the duration test this horizon is made of (its FILTER need not run on them)."""
+        return self.exact and self.bound(t, kind) is not None
 
     def text(self) -> str:
         """The bound as the query put it, for ``sepia explain``."""
@@ -390,7 +398,8 @@ class Horizon:
         length = value_of(literal)  # a timedelta for a duration without years and months
         if not isinstance(length, timedelta) or length < timedelta(0):
             return None
-        return cls(round(length / timedelta(milliseconds=1)), True, strict)
+        millisecond = timedelta(milliseconds=1)
+        return cls(round(length / millisecond), True, strict, length % millisecond == timedelta(0))
 
 
 def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[EncodedTriple, ...]]]]:
