@@ -16,6 +16,7 @@ unless a top-level ``getDURATION() < d`` says which occurrences no later mapping
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,11 @@ class OccurrenceLeaf:
     number: int
 
 
+Positions = array
+"""Positions in a ``Solutions``' mappings, as machine integers (``array("q")``)."""
+NO_POSITIONS = array("q")
+
+
 @dataclass(slots=True)
 class Solutions:
     """One collection of event mappings in arrival (end) order, with an index by value of
@@ -58,8 +64,12 @@ class Solutions:
 
     mappings: list[EventMapping] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
-    seen: set[EventMapping] = field(default_factory=set)
-    by_value: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    recent: set[EventMapping] = field(default_factory=set)
+    """The mappings ending at the last end: mappings come in end order, so a mapping seen
+    before ends there (a set of them all cost memory, and time to forget ids)."""
+    by_value: dict[tuple[int, int], Positions] = field(default_factory=dict)
+    """Positions by (slot, value): machine integers, which the dictionary's collection
+    need not walk (they are no term ids)."""
     indexed: set[int] = field(default_factory=set)
     """The slots ``by_value`` covers (for every mapping)."""
     always: set[int] | None = None
@@ -70,9 +80,11 @@ class Solutions:
     """The range indexes a SEQ's FILTER has asked for (``ranges``), kept up to date."""
 
     def add(self, m: EventMapping) -> bool:
-        if m in self.seen:
+        if self.ends and self.ends[-1] != m[2]:
+            self.recent = set()
+        elif m in self.recent:
             return False
-        self.seen.add(m)
+        self.recent.add(m)
         position = len(self.mappings)
         self.mappings.append(m)
         self.ends.append(m[2])
@@ -86,7 +98,7 @@ class Solutions:
         for slot in self.indexed:
             value = row[slot]
             if value is not None:
-                self.by_value.setdefault((slot, value), []).append(position)
+                self._position(slot, value).append(position)
         for index in self.ranges.values():
             index.add(position, row)
         return True
@@ -97,7 +109,7 @@ class Solutions:
         kept = Solutions(indexed=set(self.indexed), always=self.always, ever=set(self.ever))
         kept.mappings = [m for m in self.mappings if m[1] > bound]
         kept.ends = [m[2] for m in kept.mappings]
-        kept.seen = set(kept.mappings)
+        kept.recent = {m for m in kept.mappings if m[2] == kept.ends[-1]} if kept.ends else set()
         for slot in kept.indexed:
             kept._index(slot)
         for test in self.ranges:
@@ -127,11 +139,17 @@ class Solutions:
     def _index(self, slot: int) -> None:
         """Index every mapping by its value of ``slot``."""
         self.indexed.add(slot)
-        by_value = self.by_value
         for position, m in enumerate(self.mappings):
             value = m[0][slot]
             if value is not None:
-                by_value.setdefault((slot, value), []).append(position)
+                self._position(slot, value).append(position)
+
+    def _position(self, slot: int, value: int) -> Positions:
+        """The positions of the mappings with ``value`` in ``slot`` (made when first met)."""
+        found = self.by_value.get((slot, value))
+        if found is None:
+            found = self.by_value[slot, value] = array("q")
+        return found
 
     def select(
         self, before: int, mu: Row | None, exact: int | None, since: int | None = None
@@ -159,16 +177,16 @@ class Solutions:
             return list(found)  # the bucket's slot is the only one both may bind
         return [m for m in found if compatible(m[0], mu)]
 
-    def _bucket(self, mu: Row) -> tuple[int | None, list[int] | None]:
+    def _bucket(self, mu: Row) -> tuple[int | None, Positions | None]:
         """The slot every mapping binds that narrows most for mu, and the positions of the
         mappings agreeing with mu there ((None, None): no such slot)."""
-        best: tuple[int | None, list[int] | None] = (None, None)
+        best: tuple[int | None, Positions | None] = (None, None)
         for slot in self.always or ():
             value = mu[slot]
             if value is not None:
                 if slot not in self.indexed:
                     self._index(slot)
-                bucket = self.by_value.get((slot, value), [])
+                bucket = self.by_value.get((slot, value), NO_POSITIONS)
                 if best[1] is None or len(bucket) < len(best[1]):
                     best = (slot, bucket)
         return best
@@ -284,10 +302,14 @@ class AlikePatterns:
     ) -> None:
         """Each member's mappings over one element's ``triples``."""
         constants, repeats = self.constants, self.repeats
-        hits = [
-            t for t in triples
-            if all(t[i] == v for i, v in constants) and all(t[i] == t[j] for i, j in repeats)
-        ]
+        if len(constants) == 1 and not repeats:  # a predicate, most often: compared directly
+            ((i, v),) = constants
+            hits = [t for t in triples if t[i] == v]
+        else:
+            hits = [
+                t for t in triples
+                if all(t[i] == v for i, v in constants) and all(t[i] == t[j] for i, j in repeats)
+            ]
         if not hits:
             return
         empty: list[int | None] = [None] * self.width

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sepia.engine.cep.consumption import Consumption, Notes
-from sepia.engine.cep.epsparql import Layout, batches
+from sepia.engine.cep.epsparql import EncodedTriple, Layout, batches
 from sepia.engine.cep.event_trees import (
     Condition,
     EventMapping,
@@ -87,11 +87,14 @@ class TreeQuery(QueryKind):
             for m in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
         ]
 
-    def admit(self, t: int, relevant: Sequence[StreamElement]) -> Arrivals:
+    def admit(
+        self, t: int, relevant: Sequence[StreamElement],
+        encoded: Sequence[tuple[EncodedTriple, ...]] | None = None,
+    ) -> Arrivals:
         """The elements stamped t into the windows, their starts noted (and, consuming,
-        their graph names)."""
+        their graph names); ``encoded``: their graphs, encoded already."""
         host = self.host
-        arrived = host.insert(t, relevant)
+        arrived = host.insert(t, relevant, encoded)
         self.starts.admit(host.windows, self.by_window, relevant)
         if self.consumption is not None:
             self.consumption.admit(host.windows, self.by_window, relevant, (), host.event_rows)
@@ -150,9 +153,11 @@ class EventQuery(TreeQuery):
         report the event mappings that end at t."""
         host, tree = self.host, self.tree
         relevant = [e for e in elements if e.stream in self.streams]
+        encoded = None
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
-            batch = [(e.start, e.end, host.element(e)) for e in relevant]
+            encoded = [host.element(e) for e in relevant]
+            batch = [(e.start, e.end, g) for e, g in zip(relevant, encoded, strict=True)]
             self.occurrences.add(batch, elements[0].kind, self.inputs(t, elements[0].kind))
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             host.insert(t, relevant)
@@ -169,7 +174,7 @@ class EventQuery(TreeQuery):
         elif not relevant:
             found = set()
         else:
-            self.admit(t, relevant)
+            self.admit(t, relevant, encoded)
             found = completed(tree, self.inputs(t, relevant[0].kind))
         host.clock = t
         host.completed = [self.stamped(found, 0)]
