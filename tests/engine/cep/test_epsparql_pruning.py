@@ -7,13 +7,16 @@ errors) would give a different answer if it did."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import pyoxigraph as ox
 
-from sepia.engine.cep.epsparql import Solutions
+from sepia.engine.cep.epsparql import Horizon, Solutions
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind
+from sepia.rdf.vocabulary import XSD
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
 
@@ -169,3 +172,39 @@ def test_solutions_select_only_what_starts_after_the_bound():
     ]
     assert found.select(9, (1, None), None) == [m for m in mappings if m[0][0] == 1]
     assert found.select(9, (1, 14), None, since=0) == [((1, 14), 8, 9)]
+
+
+def test_a_filter_made_of_the_horizon_is_implied_by_it():
+    """Alone on top, getDURATION() <= 4 is the horizon: the mappings within it are those
+    it keeps. p@0 q@4 lasts 4 (kept, at the bound), p@0 q@5 lasts 5 (not), p@3 q@5 2."""
+    data = stream((0, ("a", "p", 0)), (3, ("a", "p", 3)), (4, ("a", "q", 4)), (5, ("a", "q", 5)))
+    assert answers("{ ?x :p ?y } SEQ { ?x :q ?z } FILTER(getDURATION() <= 4)", data) == [
+        (4, (0, 4), (("x", "a"), ("y", 0), ("z", 4))),
+        (4, (3, 4), (("x", "a"), ("y", 3), ("z", 4))),
+        (5, (3, 5), (("x", "a"), ("y", 3), ("z", 5))),
+    ]
+
+
+def test_a_horizon_rounded_to_milliseconds_does_not_replace_its_filter():
+    """<= 1.5 ms: the horizon rounds to 2 ms, keeping p@0 q@2 (2 ms), which the FILTER
+    rejects; p@1 q@2 (1 ms) passes."""
+    data = {S1: [
+        dataclasses.replace(element(t, t, ("a", p, t)), kind=TimeKind.DATETIME)
+        for t, p in ((0, "p"), (1, "p"), (2, "q"))
+    ]}
+    duration = ox.Literal("PT0.0015S", datatype=ox.NamedNode(f"{XSD}dayTimeDuration"))
+    assert Horizon.of(duration, False) == Horizon(2, True, False, exact=False)
+    bound = f'"PT0.0015S"^^<{XSD}dayTimeDuration>'
+    found = answers(f"{{ ?x :p ?y }} SEQ {{ ?x :q ?z }} FILTER(getDURATION() <= {bound})", data)
+    assert [(t, interval) for t, interval, _ in found] == [(2, (1, 2))]
+
+
+def test_an_inner_duration_filter_is_not_the_horizon():
+    """Inside, getDURATION() < 2 keeps p@0 q@1 but not p@0 q@3; on top, < 5 (the horizon)
+    keeps p@0 q@1 r@4 and drops nothing else: the inner test still runs."""
+    data = stream((0, ("a", "p", 0)), (1, ("a", "q", 1)), (3, ("a", "q", 3)), (4, ("a", "r", 4)))
+    where = (
+        "{ { ?x :p ?y } SEQ { ?x :q ?z } FILTER(getDURATION() < 2) } SEQ { ?x :r ?w }"
+        " FILTER(getDURATION() < 5)"
+    )
+    assert answers(where, data) == [(4, (0, 4), (("w", 4), ("x", "a"), ("y", 0), ("z", 1)))]

@@ -16,6 +16,7 @@ unless a top-level ``getDURATION() < d`` says which occurrences no later mapping
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs
 from sepia.engine.cep.ranges import PairTest, RangeIndex
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.numeric import value_of
+from sepia.engine.r2r.scan import Constant
 from sepia.engine.rows import Row, compatible
 from sepia.rdf.time import TimeKind
 from sepia.rdf.vocabulary import XSD
@@ -47,6 +49,11 @@ class OccurrenceLeaf:
     number: int
 
 
+Positions = array
+"""Positions in a ``Solutions``' mappings, as machine integers (``array("q")``)."""
+NO_POSITIONS = array("q")
+
+
 @dataclass(slots=True)
 class Solutions:
     """One collection of event mappings in arrival (end) order, with an index by value of
@@ -57,8 +64,12 @@ class Solutions:
 
     mappings: list[EventMapping] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
-    seen: set[EventMapping] = field(default_factory=set)
-    by_value: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    recent: set[EventMapping] = field(default_factory=set)
+    """The mappings ending at the last end: mappings come in end order, so a mapping seen
+    before ends there (a set of them all cost memory, and time to forget ids)."""
+    by_value: dict[tuple[int, int], Positions] = field(default_factory=dict)
+    """Positions by (slot, value): machine integers, which the dictionary's collection
+    need not walk (they are no term ids)."""
     indexed: set[int] = field(default_factory=set)
     """The slots ``by_value`` covers (for every mapping)."""
     always: set[int] | None = None
@@ -69,9 +80,11 @@ class Solutions:
     """The range indexes a SEQ's FILTER has asked for (``ranges``), kept up to date."""
 
     def add(self, m: EventMapping) -> bool:
-        if m in self.seen:
+        if self.ends and self.ends[-1] != m[2]:
+            self.recent = set()
+        elif m in self.recent:
             return False
-        self.seen.add(m)
+        self.recent.add(m)
         position = len(self.mappings)
         self.mappings.append(m)
         self.ends.append(m[2])
@@ -85,7 +98,7 @@ class Solutions:
         for slot in self.indexed:
             value = row[slot]
             if value is not None:
-                self.by_value.setdefault((slot, value), []).append(position)
+                self._position(slot, value).append(position)
         for index in self.ranges.values():
             index.add(position, row)
         return True
@@ -96,7 +109,7 @@ class Solutions:
         kept = Solutions(indexed=set(self.indexed), always=self.always, ever=set(self.ever))
         kept.mappings = [m for m in self.mappings if m[1] > bound]
         kept.ends = [m[2] for m in kept.mappings]
-        kept.seen = set(kept.mappings)
+        kept.recent = {m for m in kept.mappings if m[2] == kept.ends[-1]} if kept.ends else set()
         for slot in kept.indexed:
             kept._index(slot)
         for test in self.ranges:
@@ -126,11 +139,17 @@ class Solutions:
     def _index(self, slot: int) -> None:
         """Index every mapping by its value of ``slot``."""
         self.indexed.add(slot)
-        by_value = self.by_value
         for position, m in enumerate(self.mappings):
             value = m[0][slot]
             if value is not None:
-                by_value.setdefault((slot, value), []).append(position)
+                self._position(slot, value).append(position)
+
+    def _position(self, slot: int, value: int) -> Positions:
+        """The positions of the mappings with ``value`` in ``slot`` (made when first met)."""
+        found = self.by_value.get((slot, value))
+        if found is None:
+            found = self.by_value[slot, value] = array("q")
+        return found
 
     def select(
         self, before: int, mu: Row | None, exact: int | None, since: int | None = None
@@ -158,26 +177,34 @@ class Solutions:
             return list(found)  # the bucket's slot is the only one both may bind
         return [m for m in found if compatible(m[0], mu)]
 
-    def _bucket(self, mu: Row) -> tuple[int | None, list[int] | None]:
+    def _bucket(self, mu: Row) -> tuple[int | None, Positions | None]:
         """The slot every mapping binds that narrows most for mu, and the positions of the
         mappings agreeing with mu there ((None, None): no such slot)."""
-        best: tuple[int | None, list[int] | None] = (None, None)
+        best: tuple[int | None, Positions | None] = (None, None)
         for slot in self.always or ():
             value = mu[slot]
             if value is not None:
                 if slot not in self.indexed:
                     self._index(slot)
-                bucket = self.by_value.get((slot, value), [])
+                bucket = self.by_value.get((slot, value), NO_POSITIONS)
                 if best[1] is None or len(bucket) < len(best[1]):
                     best = (slot, bucket)
         return best
 
 
 class Occurrences:
-    """Every element seen, and each occurrence BGP's solutions (``OccurrenceLeaf.number``)."""
+    """Every element seen, and each occurrence BGP's solutions (``OccurrenceLeaf.number``).
+    ``layout``: the query's row width and hidden slots; None matches every pattern through
+    its plan (the ``Matcher``: a partitioned query's rows are its partition's only), else
+    one-pattern scans equal up to variable names are matched once per element
+    (``AlikePatterns``)."""
 
-    def __init__(self, leaves: Sequence[OccurrenceLeaf]) -> None:
+    def __init__(
+        self, leaves: Sequence[OccurrenceLeaf], layout: Layout | None = None
+    ) -> None:
         self.leaves = {leaf.number: leaf for leaf in leaves}
+        self.layout = layout
+        self.alike, self.planned = alike_patterns(leaves, layout)
         self.elements: list[tuple[int, int, tuple[EncodedTriple, ...]]] = []
         self.per_pattern = {
             leaf.number: [Solutions() for _ in leaf.patterns] for leaf in leaves
@@ -192,22 +219,33 @@ class Occurrences:
     ) -> None:
         """Elements ending now: their occurrences, and the BGP solutions that use them."""
         self.elements += elements
-        for number, leaf in self.leaves.items():
-            patterns = self.per_pattern[number]
-            deltas = []
-            for plan, known in zip(leaf.patterns, patterns, strict=True):
-                new = [
-                    (row, start, end)
-                    for start, end, triples in elements
-                    for row in match(plan, end, triples)
-                ]
-                deltas.append([m for m in new if known.add(m)])
+        new = self._matched(elements, match)
+        for number, patterns in self.per_pattern.items():
+            deltas = [
+                [m for m in new[number, i] if known.add(m)] for i, known in enumerate(patterns)
+            ]
             if len(patterns) == 1:
                 continue  # its occurrences, just added, are the BGP's solutions
             found = self.solutions[number]
             every = [known.mappings for known in patterns]
             for m in sorted(delta_join(every, deltas), key=lambda m: m[2]):
                 found.add(m)
+
+    def _matched(
+        self, elements: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], match: Matcher
+    ) -> dict[tuple[int, int], list[EventMapping]]:
+        """Each (leaf number, pattern position)'s occurrences in ``elements``, in element
+        order."""
+        new: dict[tuple[int, int], list[EventMapping]] = {
+            (n, i): [] for n, leaf in self.leaves.items() for i in range(len(leaf.patterns))
+        }
+        for start, end, triples in elements:
+            for group in self.alike:  # a repeated triple's mappings: one kept (``add``)
+                group.add_rows(triples, start, end, new)
+            for number, i in self.planned:
+                plan = self.leaves[number].patterns[i]
+                new[number, i].extend((row, start, end) for row in match(plan, end, triples))
+        return new
 
     def select(
         self, leaf: OccurrenceLeaf, before: int, mu: Row | None, exact: int | None,
@@ -224,7 +262,7 @@ class Occurrences:
         ]
 
     def clear(self) -> None:
-        self.__init__(list(self.leaves.values()))  # type: ignore[misc]
+        self.__init__(list(self.leaves.values()), self.layout)  # type: ignore[misc]
 
     def forget(self, bound: int) -> None:
         """Drop the elements starting by ``bound`` and every solution built on one."""
@@ -234,6 +272,110 @@ class Occurrences:
             n: self.per_pattern[n][0] if len(self.per_pattern[n]) == 1 else found.without(bound)
             for n, found in self.solutions.items()
         }
+
+
+Binds = tuple[tuple[int, int], ...]
+"""(slot, position): where a matched triple's terms go in a row."""
+
+
+@dataclass(frozen=True, slots=True)
+class AlikePatterns:
+    """Occurrence triple patterns equal up to variable names (W8's ``?company
+    :hasStockPrice ?price1`` ... ``?price3``, one per SEQ operand), matched once per
+    element: each of its triples holding the constants (and repeating what the pattern
+    repeats, as ``?x :p ?x``) is a row of every member, its terms in that member's slots.
+    These are each member's plan's rows over the element's graph: one pattern, no hidden
+    slot, so distinct triples give distinct rows (a repeated one, a repeated mapping,
+    which ``Solutions.add`` keeps once)."""
+
+    constants: tuple[tuple[int, int], ...]
+    """(position, id) every matching triple holds."""
+    repeats: tuple[tuple[int, int], ...]
+    """(position, earlier position) holding the same term."""
+    members: tuple[tuple[int, int, Binds], ...]
+    """(leaf number, pattern position, binds) of each pattern of this shape."""
+    width: int
+
+    def add_rows(
+        self, triples: Sequence[EncodedTriple], start: int, end: int,
+        into: dict[tuple[int, int], list[EventMapping]],
+    ) -> None:
+        """Each member's mappings over one element's ``triples``."""
+        constants, repeats = self.constants, self.repeats
+        if len(constants) == 1 and not repeats:  # a predicate, most often: compared directly
+            ((i, v),) = constants
+            hits = [t for t in triples if t[i] == v]
+        else:
+            hits = [
+                t for t in triples
+                if all(t[i] == v for i, v in constants) and all(t[i] == t[j] for i, j in repeats)
+            ]
+        if not hits:
+            return
+        empty: list[int | None] = [None] * self.width
+        for number, i, binds in self.members:
+            found = into[number, i]
+            for t in hits:
+                values = empty.copy()
+                for slot, position in binds:
+                    values[slot] = t[position]
+                found.append((tuple(values), start, end))
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A query's rows: their width, and the hidden slots an event mapping leaves unbound."""
+
+    width: int
+    hidden: frozenset[int]
+
+
+def alike_patterns(
+    leaves: Sequence[OccurrenceLeaf], layout: Layout | None
+) -> tuple[list[AlikePatterns], list[tuple[int, int]]]:
+    """The leaves' one-pattern scans of the event graph grouped by shape (the pattern with
+    its variables numbered in order of appearance), and the (leaf number, position) of
+    every other pattern (matched through its plan). None ``layout``: every pattern is."""
+    shapes: dict[tuple, list[tuple[int, int, Binds]]] = {}
+    planned: list[tuple[int, int]] = []
+    for leaf in leaves:
+        for i, plan in enumerate(leaf.patterns):
+            found = None if layout is None else _shape(plan, layout.hidden)
+            if found is None:
+                planned.append((leaf.number, i))
+                continue
+            shape, binds = found
+            shapes.setdefault(shape, []).append((leaf.number, i, binds))
+    width = 0 if layout is None else layout.width
+    groups = [
+        AlikePatterns(constants, repeats, tuple(members), width)
+        for (constants, repeats, _), members in shapes.items()
+    ]
+    return groups, planned
+
+
+def _shape(plan: po.PhysicalPlan, hidden: frozenset[int]) -> tuple[tuple, Binds] | None:
+    """A one-pattern scan of the event graph as (constants, repeats, variables' positions)
+    with its binds; None for any other plan, or one binding a hidden slot (its rows leave
+    it unbound)."""
+    if not (
+        isinstance(plan, po.Scan) and plan.graphs == (po.EventGraph(),) and len(plan.patterns) == 1
+    ):
+        return None
+    constants: list[tuple[int, int]] = []
+    repeats: list[tuple[int, int]] = []
+    binds: dict[int, int] = {}
+    for position, term in enumerate(plan.patterns[0]):
+        if isinstance(term, Constant):
+            constants.append((position, term.id))
+        elif term.index in hidden:
+            return None
+        elif term.index in binds:
+            repeats.append((position, binds[term.index]))
+        else:
+            binds[term.index] = position
+    shape = (tuple(constants), tuple(repeats), tuple(binds.values()))
+    return shape, tuple(binds.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +388,9 @@ class Horizon:
     """d: abstract units, or milliseconds for an xsd:duration literal (dateTime times)."""
     duration: bool
     strict: bool
+    exact: bool = True
+    """d is the literal's length (not rounded to milliseconds): the mappings within the
+    horizon are then exactly those the duration test keeps (``implies``)."""
 
     def bound(self, t: int, kind: TimeKind) -> int | None:
         """Occurrences starting at or before this time are of no use from t on (None: the
@@ -253,6 +398,11 @@ class Horizon:
         if self.duration != (kind is TimeKind.DATETIME):
             return None
         return t - self.amount if self.strict else t - self.amount - 1
+
+    def implies(self, t: int, kind: TimeKind) -> bool:
+        """Whether every mapping ending by t and starting after ``bound(t, kind)`` passes
+        the duration test this horizon is made of (its FILTER need not run on them)."""
+        return self.exact and self.bound(t, kind) is not None
 
     def text(self) -> str:
         """The bound as the query put it, for ``sepia explain``."""
@@ -270,7 +420,8 @@ class Horizon:
         length = value_of(literal)  # a timedelta for a duration without years and months
         if not isinstance(length, timedelta) or length < timedelta(0):
             return None
-        return cls(round(length / timedelta(milliseconds=1)), True, strict)
+        millisecond = timedelta(milliseconds=1)
+        return cls(round(length / millisecond), True, strict, length % millisecond == timedelta(0))
 
 
 def batches(rows: Iterable[Sequence]) -> list[list[tuple[int, int, tuple[EncodedTriple, ...]]]]:

@@ -119,6 +119,9 @@ class EventFilter:
     condition: Condition
     inner: EventTree
     pair: PairTest | None = None
+    within: epsparql.Horizon | None = None
+    """F is exactly this ``getDURATION() < d`` (or <=): where the horizon bounds the scope,
+    every mapping within it passes F (``Horizon.implies``), so F is not evaluated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +310,10 @@ def evaluate_tree(
             kept_lefts := _kept(seq.left, inputs)
         ) is not None:
             return _ranged(condition, seq, pair, kept_lefts, inputs, scope, exact)
+        case EventFilter(inner=inner, within=epsparql.Horizon() as within) if _implied(
+            within, inputs, scope
+        ):
+            return sub(inner, exact)
         case EventFilter(condition, inner):
             assert inputs.keep is not None
             return inputs.keep(condition, list(sub(inner, exact)))
@@ -318,6 +325,17 @@ def evaluate_tree(
             if equal:
                 return epsparql.eq_left_join(sub(required, exact), sub(optional, exact), keep)
             return epsparql.seq_right_join(sub(optional), sub(required, exact), keep)
+
+
+def _implied(within: epsparql.Horizon, inputs: Inputs, scope: Scope) -> bool:
+    """Whether the scope is the occurrences' horizon ``within`` (mappings ending by t,
+    starting after its bound at t), which implies a FILTER made of its duration test."""
+    history = inputs.occurrences
+    return (
+        history is not None and inputs.consumption is None and history.horizon == within
+        and history.kind is not None and scope.since == history.since(inputs.t)
+        and within.implies(inputs.t, history.kind)
+    )
 
 
 def _kept(tree: EventTree, inputs: Inputs) -> Solutions | None:

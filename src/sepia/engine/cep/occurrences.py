@@ -9,6 +9,7 @@ from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import (
     EncodedTriple,
     Horizon,
+    Layout,
     OccurrenceLeaf,
     Occurrences,
     Solutions,
@@ -34,9 +35,10 @@ class OccurrenceHistory:
     right mapping, is kept as its result and grows by what ends at each arrival."""
 
     def __init__(
-        self, tree: EventTree, leaves: Sequence[OccurrenceLeaf], horizon: Horizon | None = None
+        self, tree: EventTree, leaves: Sequence[OccurrenceLeaf], horizon: Horizon | None = None,
+        layout: Layout | None = None,
     ) -> None:
-        self.seen = Occurrences(leaves)
+        self.seen = Occurrences(leaves, layout)
         self.kind: TimeKind | None = None
         self.lefts = _kept_lefts(tree)
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}

@@ -195,7 +195,8 @@ class EventPlanner(PatternPlanner):
         """Filter(F1 && F2 && ..., tree), with a range index for a SEQ's pairs where a
         conjunct takes one."""
         test = self.expression(_conjunction(conjuncts), True)
-        return EventFilter(test, tree, self._pair_test(conjuncts, tree))
+        within = _duration_bound(conjuncts[0]) if len(conjuncts) == 1 else None
+        return EventFilter(test, tree, self._pair_test(conjuncts, tree), within)
 
     def _pair_test(self, conjuncts: list[ex.Expression], tree: EventTree) -> PairTest | None:
         """The first conjunct comparing a value of an unrestricted SEQ's left mapping alone
@@ -309,16 +310,18 @@ def horizon(event: ev.EventPattern) -> Horizon | None:
     """``getDURATION() < d`` (or <=) among the conjuncts of a top-level event FILTER."""
     if not isinstance(event, ev.EventFilter):
         return None
-    for c in _conjuncts(event.expression):
-        if (
-            isinstance(c, ex.Binary)
-            and c.operator in (ex.BinaryOperator.LESS, ex.BinaryOperator.LESS_OR_EQUAL)
-            and isinstance(c.left, ex.Call)
-            and c.left.function == "GETDURATION"
-        ):
-            found = Horizon.of(c.right, c.operator is ex.BinaryOperator.LESS)
-            if found is not None:
-                return found
+    return next(filter(None, map(_duration_bound, _conjuncts(event.expression))), None)
+
+
+def _duration_bound(c: ex.Expression) -> Horizon | None:
+    """``getDURATION() < d`` (or <=) as a ``Horizon``, or None for any other expression."""
+    if (
+        isinstance(c, ex.Binary)
+        and c.operator in (ex.BinaryOperator.LESS, ex.BinaryOperator.LESS_OR_EQUAL)
+        and isinstance(c.left, ex.Call)
+        and c.left.function == "GETDURATION"
+    ):
+        return Horizon.of(c.right, c.operator is ex.BinaryOperator.LESS)
     return None
 
 

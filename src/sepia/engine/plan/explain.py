@@ -67,10 +67,12 @@ def explain(
                        else "every mapping over the windows at each report instant")  # fmt: skip
             lines.append(f"event pattern ({how})")
             if horizon is not None and grows(tree):
+                implied = isinstance(tree, EventFilter) and tree.within == horizon
+                alone = "; the FILTER of it alone keeps all those: not evaluated"
                 lines.append(
                     f"  horizon getDURATION() {horizon.text()}: every operand reads only the "
                     "mappings that start within it before the arrival; older occurrences "
-                    "are forgotten"
+                    f"are forgotten{alone if implied and horizon.exact else ''}"
                 )
             lines += _events(tree, physical.slots, dictionary, 1)
         case _:

@@ -246,18 +246,22 @@ class ContinuousQuery:
         return self.kind.settled(through)
 
     # --- the windows --------------------------------------------------------------------
-    def insert(self, t: int, elements: Sequence[StreamElement]) -> Arrivals:
+    def insert(
+        self, t: int, elements: Sequence[StreamElement],
+        encoded: Sequence[tuple[tuple[int, int, int], ...]] | None = None,
+    ) -> Arrivals:
         """The elements stamped t into the windows over their streams (expired ones out
-        first: what a window holds stays within one window)."""
+        first: what a window holds stays within one window); ``encoded``: each element's
+        graph as ``element`` gives it, when the caller has it already (EP-SPARQL)."""
         windows = self.windows
         for window in windows.values():
             window.advance(t)
         admitted = set()
         readers = self.readers_of
-        for e in elements:
+        for number, e in enumerate(elements):
             stream = e.stream
             self.last_arrival[stream] = t
-            triples = self.element(e)
+            triples = self.element(e) if encoded is None else encoded[number]
             for name in readers.get(stream, ()):
                 if windows[name].insert(t, triples):
                     admitted.add(name)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sepia.engine.cep.consumption import Consumption, Notes
-from sepia.engine.cep.epsparql import batches
+from sepia.engine.cep.epsparql import EncodedTriple, Layout, batches
 from sepia.engine.cep.event_trees import (
     Condition,
     EventMapping,
@@ -87,11 +87,14 @@ class TreeQuery(QueryKind):
             for m in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
         ]
 
-    def admit(self, t: int, relevant: Sequence[StreamElement]) -> Arrivals:
+    def admit(
+        self, t: int, relevant: Sequence[StreamElement],
+        encoded: Sequence[tuple[EncodedTriple, ...]] | None = None,
+    ) -> Arrivals:
         """The elements stamped t into the windows, their starts noted (and, consuming,
-        their graph names)."""
+        their graph names); ``encoded``: their graphs, encoded already."""
         host = self.host
-        arrived = host.insert(t, relevant)
+        arrived = host.insert(t, relevant, encoded)
         self.starts.admit(host.windows, self.by_window, relevant)
         if self.consumption is not None:
             self.consumption.admit(host.windows, self.by_window, relevant, (), host.event_rows)
@@ -131,20 +134,30 @@ class EventQuery(TreeQuery):
         """CHRONOLOGICAL / RECENT: the occurrences consumed so far (and EP-SPARQL's)."""
         self.occurrences = (
             None if not leaves or self.consumption is not None
-            else OccurrenceHistory(plan.tree, leaves, plan.horizon)
+            else OccurrenceHistory(plan.tree, leaves, plan.horizon, self._layout())
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
         self.timed = self.occurrences is not None and self.occurrences.horizon is not None
         """EP-SPARQL occurrences pass a ``getDURATION()`` horizon."""
+
+    def _layout(self) -> Layout | None:
+        """The rows occurrence patterns may be matched into directly (None: a partition's
+        query, whose matches keep only its partition's, goes through ``event_rows``)."""
+        if self.host.member is not None:
+            return None
+        slots = self.host.physical.slots
+        return Layout(len(slots.names), self.leaves.hidden)
 
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
         """After the elements stamped t enter the windows (EP-SPARQL: the occurrences),
         report the event mappings that end at t."""
         host, tree = self.host, self.tree
         relevant = [e for e in elements if e.stream in self.streams]
+        encoded = None
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
-            batch = [(e.start, e.end, host.element(e)) for e in relevant]
+            encoded = [host.element(e) for e in relevant]
+            batch = [(e.start, e.end, g) for e, g in zip(relevant, encoded, strict=True)]
             self.occurrences.add(batch, elements[0].kind, self.inputs(t, elements[0].kind))
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             host.insert(t, relevant)
@@ -161,7 +174,7 @@ class EventQuery(TreeQuery):
         elif not relevant:
             found = set()
         else:
-            self.admit(t, relevant)
+            self.admit(t, relevant, encoded)
             found = completed(tree, self.inputs(t, relevant[0].kind))
         host.clock = t
         host.completed = [self.stamped(found, 0)]
