@@ -35,7 +35,15 @@ from sepia.engine.hosts.session import Session
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.time import TimeKind
-from sepia.runtime.spark.elements import END, TERM_SEPARATOR, ElementRow, is_term_text, ntriples
+from sepia.runtime.spark.elements import (
+    END,
+    TERM_SEPARATOR,
+    ElementRow,
+    TermRefs,
+    TermTable,
+    is_term_text,
+    ntriples,
+)
 
 STREAM, KIND = 0, 6
 
@@ -55,30 +63,68 @@ def element_columns(rows: Sequence[ElementRow], dictionary: Dictionary) -> Colum
     )  # fmt: skip
 
 
-def triple_ids(texts: Sequence[str], dictionary: Dictionary) -> tuple[np.ndarray, ...]:
+def triple_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple[np.ndarray, ...]:
     """The triples of element rows' texts as id columns (s, p, o, element: a position in
-    `texts`). Term text (`elements.term_text`, the route stage's) is encoded by text;
-    N-Triples lines (one triple per line, `elements`) are cut into terms by the columnar
-    reader's expressions (`frontend.ntriples_ids`), and only where they hold what those
-    do not take (blank nodes, escapes) parsed, all together as one document."""
-    if all(is_term_text(text) or not text for text in texts):
-        counts = [text.count(TERM_SEPARATOR) // 3 + 1 if text else 0 for text in texts]
-        document = TERM_SEPARATOR.join(text for text in texts if text)
-        ids: list = dictionary.encode_many(document.split(TERM_SEPARATOR)) if document else []
-        return _columns(ids, counts)
-    lines = [ntriples(text) for text in texts]
+    `texts`). Term text (`elements.term_text`, the route stage's, packed as `TermRefs` or
+    not) is encoded by text (`_term_ids`); N-Triples lines (one triple per line,
+    `elements`) are cut into terms by the columnar reader's expressions
+    (`frontend.ntriples_ids`), and only where they hold what those do not take (blank
+    nodes, escapes) parsed, all together as one document."""
+    if all(isinstance(text, TermRefs) or not text or is_term_text(text) for text in texts):
+        return _term_ids(texts, dictionary)
+    lines = [ntriples(str(text)) for text in texts]
     found = ntriples_ids(lines, dictionary) if isinstance(dictionary, Codec) else None
     if found is not None:
         return found
     document = "\n".join(text for text in lines if text)
     parsed = ox.parse(document, format=ox.RdfFormat.N_TRIPLES) if document else ()
     ids = encode_triples(dictionary, [quad.triple for quad in parsed])
-    return _columns(ids, [text.count("\n") + 1 if text else 0 for text in lines])
+    counts = [text.count("\n") + 1 if text else 0 for text in lines]
+    return _columns(np.array(ids, dtype=np.int64), counts)
 
 
-def _columns(ids: list, counts: list[int]) -> tuple[np.ndarray, ...]:
+def _term_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple[np.ndarray, ...]:
+    """Term text as id columns: each packed row's table of distinct terms encoded once and
+    its positions mapped to those ids (numpy), the rows not packed (term text as it is)
+    taken together as one more table. Ids are given table by table, not term by term in
+    element order: only the labels of blank nodes a query makes follow ids, and such
+    queries do not step as columns (`labels_by_ids`)."""
+    plain = [text for text in texts if isinstance(text, str) and text]
+    loose = TermTable(TERM_SEPARATOR.join(plain).split(TERM_SEPARATOR) if plain else [],
+                      np.arange(sum(text.count(TERM_SEPARATOR) + 1 for text in plain)))  # fmt: skip
+    refs: list[TermRefs] = []
+    at = 0
+    for text in texts:
+        if isinstance(text, TermRefs):
+            refs.append(text)
+        elif text:
+            count = text.count(TERM_SEPARATOR) + 1
+            refs.append(TermRefs(loose, at, at + count))
+            at += count
+        else:
+            refs.append(TermRefs(loose, 0, 0))
+    tables = {id(ref.table): ref.table for ref in refs}
+    mapped, base = [], {}
+    offset = 0
+    for key, table in tables.items():
+        ids = np.array(dictionary.encode_many(table.terms), dtype=np.int64)
+        mapped.append(ids[table.positions] if len(ids) else table.positions)
+        base[key] = offset
+        offset += len(table.positions)
+    starts = np.array([base[id(ref.table)] + ref.start for ref in refs], dtype=np.int64)
+    counts = np.array([ref.stop - ref.start for ref in refs], dtype=np.int64)
+    if (counts % 3).any():
+        raise ValueError("element rows whose terms are not whole triples")
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
+    gather = np.repeat(starts - ends + counts, counts) + np.arange(total)
+    flat = np.concatenate(mapped)[gather] if mapped else np.zeros(0, dtype=np.int64)
+    return _columns(flat, (counts // 3).tolist())
+
+
+def _columns(ids: np.ndarray, counts: list[int]) -> tuple[np.ndarray, ...]:
     """(s, p, o, element) from ids listed s p o by triple and each element's triple count."""
-    table = np.array(ids, dtype=np.int64).reshape(-1, 3)
+    table = ids.reshape(-1, 3)
     if len(table) != sum(counts):
         raise ValueError("element rows whose triples are not one per line")
     element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
@@ -99,21 +145,32 @@ def feed_of(physical: PhysicalQuery) -> str:
     chosen = engine_path()
     if query.partition_by is not None:
         if chosen == "rows" or plan_sequence_uncovered(physical) is not None:
-            return ("spread over buckets, each owning its PARTITION BY values on the row "
-                    "engine: element by element")
-        return ("spread over buckets, each owning its PARTITION BY values on the columnar "
-                "core: a bucket's due elements of a micro-batch as one batch of columns "
-                "(under RDFS entailment: element by element, on the row engine)")
+            return (
+                "spread over buckets, each owning its PARTITION BY values on the row "
+                "engine: element by element"
+            )
+        return (
+            "spread over buckets, each owning its PARTITION BY values on the columnar "
+            "core: a bucket's due elements of a micro-batch as one batch of columns "
+            "(under RDFS entailment: element by element, on the row engine)"
+        )
     sequence = isinstance(physical.kind, SequencePlan)
-    uncovered = (plan_sequence_uncovered(physical) if sequence
-                 else plan_uncovered(physical, costed=chosen == "columnar"))
+    uncovered = (
+        plan_sequence_uncovered(physical)
+        if sequence
+        else plan_uncovered(physical, costed=chosen == "columnar")
+    )
     if chosen == "rows" or uncovered is not None:
         return "element by element, on the row engine"
     if labels_by_ids(query):
-        return ("element by element on the columnar core (the blank nodes it makes are "
-                "labelled by the dictionary's ids, as in a local run)")
-    return ("each key's due elements of a micro-batch as one batch of columns, columnar core "
-            "(under RDFS entailment: element by element, on the row engine)")
+        return (
+            "element by element on the columnar core (the blank nodes it makes are "
+            "labelled by the dictionary's ids, as in a local run)"
+        )
+    return (
+        "each key's due elements of a micro-batch as one batch of columns, columnar core "
+        "(under RDFS entailment: element by element, on the row engine)"
+    )
 
 
 def forget_after_batch(session: Session) -> None:

@@ -11,9 +11,12 @@ which a bucket encodes by text without parsing it (`columns.element_columns`).
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 
+import numpy as np
 import pyarrow as pa
 import pyoxigraph as ox
 
@@ -50,6 +53,10 @@ its triples column lists their (time, file, seq, graph) as JSON."""
 PACKED = "urn:sepia:packed"
 """The graph of a row that packs one key's element rows of a chunk of one stream (`pack`):
 its triples column lists them as JSON."""
+PACKED_TERMS = "urn:sepia:packed-terms"
+"""The graph of a row that packs one key's element rows of term text (`pack`): its triples
+column holds their distinct terms, each row's terms as positions in them, and the rows
+without their text, as JSON."""
 CLOCK_GRAPH = "urn:sepia:clock"
 """The element of a clock row, which only moves a live source's watermark (sources.idle)."""
 MARK_GRAPH = "urn:sepia:stream-mark"
@@ -171,9 +178,70 @@ def pack(rows: Sequence[ElementRow]) -> ElementRow:
     end (what the stream's watermark is computed from). The stateful stage's input crosses
     Spark row by row (the shuffle, its sort, Arrow, then PySpark's own regrouping of each
     key's rows through pandas, about 7 us a row in all at W1's size): a chunk's rows of a
-    key cross as one."""
+    key cross as one. Rows of term text cross as a table of their distinct terms and each
+    row's positions in it (`PACKED_TERMS`, `TermRefs`)."""
     first, last = rows[0], max(row[END] for row in rows)
+    if all(is_term_text(row[7]) or not row[7] for row in rows):
+        return (first[0], first[1], first[2], PACKED_TERMS, last, last, first[6],
+                json.dumps(_term_table(rows)))  # fmt: skip
     return (first[0], first[1], first[2], PACKED, last, last, first[6], json.dumps(rows))
+
+
+def _term_table(rows: Sequence[ElementRow]) -> list:
+    """[terms, positions, rows]: the rows' distinct terms, each term of each row as its
+    position among them (row after row, 32-bit integers in base64: read without parsing
+    a number each), and each row without its text but with its
+    number of terms. A chunk's elements repeat their predicates, sensors, values and
+    (W7) subjects: W7's rows shrink about fivefold, and a key encodes each distinct term
+    of a chunk once instead of every term met."""
+    index: dict[str, int] = {}
+    positions: list[int] = []
+    shapes = []
+    for row in rows:
+        terms = row[7].split(TERM_SEPARATOR) if row[7] else []
+        positions += [index.setdefault(term, len(index)) for term in terms]
+        shapes.append([*row[:7], len(terms)])
+    packed = base64.b64encode(np.array(positions, dtype=np.int32).tobytes()).decode("ascii")
+    return [list(index), packed, shapes]
+
+
+class TermTable:
+    """The distinct terms of a packed row (`pack`) and every row's terms as positions in
+    them, read once per packed row; a key's session encodes `terms` once
+    (`columns.triple_ids`)."""
+
+    __slots__ = ("positions", "terms")
+
+    def __init__(self, terms: list[str], positions: np.ndarray) -> None:
+        self.terms = terms
+        self.positions = positions
+
+
+class TermRefs:
+    """An unpacked row's triples as a slice of its packed row's `TermTable`
+    (`positions[start:stop]`): term text without making the text. `str` makes it (held
+    rows in the state store, the row engine, the reference adapter)."""
+
+    __slots__ = ("start", "stop", "table")
+
+    def __init__(self, table: TermTable, start: int, stop: int) -> None:
+        self.table, self.start, self.stop = table, start, stop
+
+    def __str__(self) -> str:
+        terms = self.table.terms
+        return term_text([terms[i] for i in self.table.positions[self.start : self.stop]])
+
+    def __bool__(self) -> bool:
+        return self.stop > self.start
+
+
+def _unpack_terms(text: str) -> Iterator[ElementRow]:
+    terms, positions, shapes = json.loads(text)
+    table = TermTable(terms, np.frombuffer(base64.b64decode(positions), dtype=np.int32))
+    stops = list(accumulate(shape[7] for shape in shapes))
+    for shape, start, stop in zip(shapes, [0, *stops], stops, strict=False):
+        shape[7] = TermRefs(table, start, stop)
+        yield tuple(shape)  # type: ignore[misc]
 
 
 def mark_row(stream: str, end: int, kind: str) -> ElementRow:
@@ -193,6 +261,8 @@ def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str], dict
             ended.add(row[0])
         elif row[GRAPH] == MARK_GRAPH:
             marks[row[0]] = max(marks.get(row[0], row[END]), row[END])
+        elif row[GRAPH] == PACKED_TERMS:
+            elements += _unpack_terms(row[7])
         elif row[GRAPH] == PACKED:
             elements += map(tuple, json.loads(row[7]))
         elif row[GRAPH] == STAND_INS:
@@ -228,7 +298,8 @@ def ntriples(text: str) -> str:
 
 def to_element(row: Sequence) -> StreamElement:
     """The StreamElement an element row stands for."""
-    stream, _, _, graph, start, end, kind, text = row[:8]
+    stream, _, _, graph, start, end, kind, triples = row[:8]
+    text = str(triples)
     document = ntriples(text)
     triples = (
         tuple(q.triple for q in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)) if text else ()

@@ -181,7 +181,8 @@ def _unit_engine(unit: Unit, engine: str, background: ox.Store | None, rdfs: boo
 
 PACKED_DDL = "rows string"
 """The schema of a list table in the state store: its rows packed `PACKED_ROWS` to a JSON
-array. PySpark hands a list state's rows to the worker one pickled Row at a time, each
+array (an element row's `elements.TermRefs` as its term text). PySpark hands a list
+state's rows to the worker one pickled Row at a time, each
 carrying its schema as JSON parsed again (about 0.2 ms a row): a key's `held` elements,
 a batch of them, cost more to read than to evaluate."""
 PACKED_ROWS = 1024
@@ -190,7 +191,10 @@ PACKED_ROWS = 1024
 
 def packed(rows: Sequence[tuple]) -> list[tuple[str]]:
     """A list table's rows as the state store keeps them (`PACKED_DDL`)."""
-    return [(json.dumps(rows[i : i + PACKED_ROWS]),) for i in range(0, len(rows), PACKED_ROWS)]
+    return [
+        (json.dumps(rows[i : i + PACKED_ROWS], default=str),)
+        for i in range(0, len(rows), PACKED_ROWS)
+    ]
 
 
 def unpacked(stored: Iterable[tuple]) -> list[tuple]:
@@ -253,20 +257,25 @@ class EngineHost(StatefulProcessor):
     def handleInputRows(
         self, key: tuple, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
+        from sepia.runtime.spark.collection import paused_gc
         from sepia.runtime.spark.elements import ELEMENT_FIELDS, unpack
 
-        elements, ended, marks = unpack(
-            row
-            for frame in rows
-            for row in zip(*(frame[name].tolist() for name in ELEMENT_FIELDS), strict=True)
-        )
-        ends = self._ends(int(key[0]), ended)
-        yield from self._step(key, elements, timerValues, ends, batch_ends(elements, marks))
+        with paused_gc():
+            elements, ended, marks = unpack(
+                row
+                for frame in rows
+                for row in zip(*(frame[name].tolist() for name in ELEMENT_FIELDS), strict=True)
+            )
+            ends = self._ends(int(key[0]), ended)
+            yield from self._step(key, elements, timerValues, ends, batch_ends(elements, marks))
 
     def handleExpiredTimer(
         self, key: tuple, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
     ) -> Iterator[pd.DataFrame]:
-        yield from self._step(key, [], timerValues)
+        from sepia.runtime.spark.collection import paused_gc
+
+        with paused_gc():
+            yield from self._step(key, [], timerValues)
 
     def _ends(self, unit: int, ended: set[str]) -> bool:
         """Whether the end-of-input markers of every stream the unit reads came in this

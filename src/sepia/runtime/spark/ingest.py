@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.streams import StreamError, read_stream
 from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark.collection import paused_gc
 from sepia.runtime.spark.elements import (
     ELEMENT_FIELDS,
     ELEMENT_SCHEMA,
@@ -169,13 +170,15 @@ def piece_elements(
     row: RowOf = element_row,
 ) -> Iterator[tuple[ElementRow, StreamElement]]:
     """The elements of each piece of `file_pieces`' rows, read and parsed once, each with
-    its row as `row` makes it (N-Triples lines, or the route stage's term text)."""
-    for batch in batches:
-        for found in batch.to_pylist():
-            piece = Piece(found["piece"], found["begin"], found["end"], found["header"])
-            yield from file_elements(
-                found["stream"], found["path"], options, on_error, piece, row
-            )
+    its row as `row` makes it (N-Triples lines, or the route stage's term text); the
+    collector paused meanwhile (`collection`: the route stage and the pass-through alike)."""
+    with paused_gc():
+        for batch in batches:
+            for found in batch.to_pylist():
+                piece = Piece(found["piece"], found["begin"], found["end"], found["header"])
+                yield from file_elements(
+                    found["stream"], found["path"], options, on_error, piece, row
+                )
 
 
 def read_files(

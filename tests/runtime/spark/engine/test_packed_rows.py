@@ -5,16 +5,25 @@ as they are, and a packed row is stamped with its rows' latest end (the watermar
 
 from __future__ import annotations
 
+import json
+
+from sepia.engine.codec import Codec
+from sepia.runtime.spark.columns import triple_ids
 from sepia.runtime.spark.elements import (
     END_GRAPH,
     MARK_GRAPH,
     PACKED,
+    PACKED_TERMS,
     STAND_INS,
     end_row,
     mark_row,
+    pack,
     pack_stand_ins,
+    to_element,
     unpack,
 )
+from sepia.runtime.spark.host import packed as packed_state
+from sepia.runtime.spark.host import unpacked
 from sepia.runtime.spark.job import packed_rows
 
 A, B = "http://e/a", "http://e/b"
@@ -46,3 +55,46 @@ def test_each_key_and_stream_gets_one_packed_row_and_unpacks_to_its_rows():
         got = [r for u, k, r in out if (u, k) == (unit, key)]
         assert sorted(unpack(got)[0]) == sorted(unpack(sent)[0])
         assert unpack(got)[1:] == unpack(sent)[1:]
+
+
+S1, S2 = "<http://e/s1>", "<http://e/s2>"
+P, V = "<http://e/p>", '"5"^^<http://www.w3.org/2001/XMLSchema#integer>'
+TERM_ROWS = [
+    row(A, 0, 5, "\x1f".join([S1, P, V, S1, P, S2])),
+    row(A, 1, 6, ""),
+    row(A, 2, 8, "\x1f".join([S2, P, V])),
+]
+"""Term text (s p o of each triple, joined by U+001F) of three elements, one without
+triples: 9 terms met, 4 distinct (S1, P, V, S2)."""
+
+
+def test_term_text_rows_pack_as_their_distinct_terms_and_unpack_to_the_same_rows():
+    packed = pack(TERM_ROWS)
+    assert packed[3] == PACKED_TERMS and packed[4:6] == (8, 8)
+    terms, _, shapes = json.loads(packed[7])
+    assert terms == [S1, P, V, S2]  # each once, in order of first use
+    assert [shape[7] for shape in shapes] == [6, 0, 3]
+    rows = unpack([packed])[0]
+    assert [r[:7] for r in rows] == [r[:7] for r in TERM_ROWS]
+    assert [str(r[7]) for r in rows] == [r[7] for r in TERM_ROWS]
+    assert [bool(r[7]) for r in rows] == [True, False, True]
+    # held in the state store (host.packed) they are their term text again
+    assert unpacked(packed_state(rows)) == TERM_ROWS
+    # the row engine and the reference parse them as the text
+    assert to_element(rows[2]).triples == to_element(TERM_ROWS[2]).triples
+
+
+def test_packed_and_loose_term_text_encode_to_each_element_s_own_terms():
+    # two packed rows' tables and a loose row (a chunk's single row of a key crosses
+    # unpacked): each element's ids decode to its own terms, whatever table held them
+    other = [row(B, 3, 7, "\x1f".join([S2, P, S1])), row(B, 4, 9, "\x1f".join([S1, P, V]))]
+    loose = row(B, 5, 9, "\x1f".join([S1, P, S2, S2, P, V]))
+    rows = [*unpack([pack(TERM_ROWS)])[0], *unpack([pack(other)])[0], loose]
+    codec = Codec()
+    s, p, o, element = triple_ids([r[7] for r in rows], codec)
+    decoded: list[list[str]] = [[] for _ in rows]
+    for si, pi, oi, e in zip(s.tolist(), p.tolist(), o.tolist(), element.tolist(), strict=True):
+        decoded[e] += [codec.decode_text(i) for i in (si, pi, oi)]
+    texts = [*(r[7] for r in TERM_ROWS), *(r[7] for r in other), loose[7]]
+    assert decoded == [text.split("\x1f") if text else [] for text in texts]
+    assert len({codec.decode_text(i) for i in s.tolist() + p.tolist() + o.tolist()}) == 4
