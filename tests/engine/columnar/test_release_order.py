@@ -66,11 +66,15 @@ def test_released_in_the_order_of_the_lines(step) -> None:
                match=None if names is None else names[k])
         for k, end in enumerate(ends)
     ]
+    expected = [result_order(r) for r in sorted(results, key=lambda r: (r.t, result_order(r)))]
     order = _released(np.array(ends), np.array(starts) if interval else None, names,
                       [np.array(c) for c in columns], terms)
-    got = [result_order(results[k]) for k in order.tolist()]
-    assert got == [result_order(r) for r in sorted(results, key=lambda r: (r.t,
-                                                                           result_order(r)))]
+    assert [result_order(results[k]) for k in order.tolist()] == expected
+    if names is not None:  # each row's match, one per name: its names need no ranks
+        match = np.array([NAMES.index(n) for n in names], dtype=np.int64)
+        order = _released(np.array(ends), np.array(starts) if interval else None, names,
+                          [np.array(c) for c in columns], terms, match)
+        assert [result_order(results[k]) for k in order.tolist()] == expected
 
 
 def test_released_ties_by_line_text_worked_out() -> None:

@@ -130,6 +130,8 @@ NUMBER = -9
 """A pseudo slot of a Kleene match: its number in its partition (``m<k>``)."""
 MADE = -10
 """A pseudo slot of a Kleene match: the instant its partition was made (its name)."""
+MATCH = -11
+"""A pseudo slot of a Kleene match's rows (``_expanded``): which match a row is of."""
 SPAN = 1 << 14
 """Elements stepped at once at most (a ``;`` joins a run with its partition's later
 candidates of one span: memory follows this, not the batch)."""
@@ -706,6 +708,7 @@ class PartitionedSequence:
         match = np.repeat(np.arange(done.size), counts)
         rows = done.take(match)
         columns = {**rows.columns, **{k: v[at] for k, v in own.columns.items() if k >= 0}}
+        columns[MATCH] = match
         if self.slot is None:
             names = [f"m{n}" for n in done.columns[NUMBER].tolist()]
         else:
@@ -947,7 +950,8 @@ class PartitionedSequence:
         terms = {i: decode(i) for i in ids.tolist()}
         starts, ends = done.columns[START], done.columns[LAST]
         order = np.arange(done.size) if self.slot is None else _released(
-            ends, starts if interval else None, names, [c for _, c in named], terms)
+            ends, starts if interval else None, names, [c for _, c in named], terms,
+            done.columns.get(MATCH))
         bindings = [_bindings(variable, c[order], terms) for variable, c in named]
         solutions = (list(map(Solution, zip(*bindings, strict=True))) if named
                      else [Solution()] * len(order))
@@ -1276,7 +1280,7 @@ def _spans(times: Ids) -> list[tuple[int, int]]:
 
 def _released(
     ends: Ids, starts: Ids | None, names: list[str] | None, columns: list[Ids],
-    terms: dict[int, Term],
+    terms: dict[int, Term], match: Ids | None = None,
 ) -> Ids:
     """The order results are released in: by time, those of one instant by their jsonl
     text (``partition.result_order``, the row engine's partitions' order), found without
@@ -1285,12 +1289,12 @@ def _released(
     then ``match``, then the binding's values by name (JSON strings: a JSON string is
     never a proper prefix of another), so their order is that of these parts' texts
     compared one after the other: a sort of ranks, each part's asked only of the rows
-    the parts before leave tied."""
+    the parts before leave tied. ``match``: each row's match, whose rows share a name."""
     parts: list[tuple[Ids | None, Callable[[Ids], Ids]]] = []
     if starts is not None:
         parts.append((starts, lambda rows: _number_ranks(starts[rows])))
     if names is not None:
-        parts.append((None, lambda rows: _ranks([names[i] for i in rows.tolist()])))
+        parts.append((match, lambda rows: _ranks([names[i] for i in rows.tolist()])))
     parts += [(c, _term_ranks(c, terms)) for c in columns]
     order = np.argsort(ends, kind="stable")
     keys = [ends[order]]
