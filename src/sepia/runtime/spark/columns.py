@@ -118,7 +118,7 @@ def _term_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple[
     ends = np.cumsum(counts)
     total = int(ends[-1]) if len(ends) else 0
     gather = np.repeat(starts - ends + counts, counts) + np.arange(total)
-    flat = np.concatenate(mapped)[gather] if mapped else np.zeros(0, dtype=np.int64)
+    flat = np.concatenate([np.zeros(0, dtype=np.int64), *mapped])[gather]
     return _columns(flat, (counts // 3).tolist())
 
 
