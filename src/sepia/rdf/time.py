@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 import pyoxigraph as ox
 
@@ -71,5 +72,12 @@ def format_time(value: int, kind: TimeKind) -> int | str:
     """A time as results print it: the integer itself, or ISO 8601 UTC with milliseconds."""
     if kind is TimeKind.ABSTRACT:
         return value
+    return _iso_utc_ms(value)
+
+
+@lru_cache(maxsize=4096)
+def _iso_utc_ms(value: int) -> str:
+    """Cached: a run's results repeat few distinct times (an instant's matches share
+    theirs), and building the text was half of a Spark key's jsonl lines on W7."""
     moment = datetime.fromtimestamp(value / 1000, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
