@@ -118,14 +118,15 @@ class Solutions:
         return found
 
     def taken(
-        self, positions: Iterable[int], before: int, mu: Row, since: int | None
+        self, positions: Iterable[int], before: int, mu: Row | None, since: int | None
     ) -> list[EventMapping]:
         """The mappings at ``positions`` (a range index's) that ``select(before, mu, None,
-        since)`` would return."""
+        since)`` would return (mu None: all of them are known compatible with it)."""
         mappings = self.mappings
         return [
             m for m in map(mappings.__getitem__, positions)
-            if m[2] <= before and (since is None or m[1] > since) and compatible(m[0], mu)
+            if m[2] <= before and (since is None or m[1] > since)
+            and (mu is None or compatible(m[0], mu))
         ]
 
     def _index(self, slot: int) -> None:
