@@ -267,3 +267,26 @@ def mixed_streams(draw) -> dict[str, list[StreamElement]]:
 @given(ranged_queries(), mixed_streams())
 def test_range_indexed_pairs_agree_with_the_reference(text, data):
     assert_agrees(text, data)
+
+
+def test_a_bucket_partner_is_still_tested_on_slots_outside_the_bucket():
+    """The left may bind ?w (one UNION branch), the right always does: the index's bucket
+    is ?x only, so a partner binding another ?w is not compatible. a's 10 pairs with 5
+    (w 2) alone; 10 with w 1 does not."""
+    def graph(t: int, *triples: tuple[str, str, Object]) -> StreamElement:
+        return StreamElement(S1, f"{EX}g{t}", t, t, tuple(
+            ox.Triple(ox.NamedNode(EX + s), ox.NamedNode(EX + p), o) for s, p, o in triples
+        ))
+
+    data = {S1: [
+        graph(0, ("a", "p", lit("10")), ("a", "r", lit("1"))),
+        graph(1, ("a", "q", lit("5")), ("a", "r", lit("2"))),
+    ]}
+    text = query(
+        "{ { ?x :p ?y } UNION { ?x :p ?y . ?x :r ?w } } SEQ { ?x :q ?z . ?x :r ?w }"
+        " FILTER(?z < ?y)"
+    )
+    assert len(pair_tests(text)) == 1  # the index serves this SEQ
+    assert answers(text, data) == [
+        (1, (0, 1), (("w", "2"), ("x", "a"), ("y", "10"), ("z", "5"))),
+    ]

@@ -64,9 +64,6 @@ class Solutions:
 
     mappings: list[EventMapping] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
-    recent: set[EventMapping] = field(default_factory=set)
-    """The mappings ending at the last end: mappings come in end order, so a mapping seen
-    before ends there (a set of them all cost memory, and time to forget ids)."""
     by_value: dict[tuple[int, int], Positions] = field(default_factory=dict)
     """Positions by (slot, value): machine integers, which the dictionary's collection
     need not walk (they are no term ids)."""
@@ -79,12 +76,9 @@ class Solutions:
     ranges: dict[PairTest, RangeIndex] = field(default_factory=dict)
     """The range indexes a SEQ's FILTER has asked for (``ranges``), kept up to date."""
 
-    def add(self, m: EventMapping) -> bool:
-        if self.ends and self.ends[-1] != m[2]:
-            self.recent = set()
-        elif m in self.recent:
-            return False
-        self.recent.add(m)
+    def add(self, m: EventMapping) -> None:
+        """One more mapping, ending no earlier than the last. A mapping added twice (an
+        element repeating a triple) is kept twice: every operator reads them as a set."""
         position = len(self.mappings)
         self.mappings.append(m)
         self.ends.append(m[2])
@@ -101,7 +95,6 @@ class Solutions:
                 self._position(slot, value).append(position)
         for index in self.ranges.values():
             index.add(position, row)
-        return True
 
     def without(self, bound: int) -> Solutions:
         """The mappings starting after ``bound`` (their ``always`` may only be wider: the
@@ -109,7 +102,6 @@ class Solutions:
         kept = Solutions(indexed=set(self.indexed), always=self.always, ever=set(self.ever))
         kept.mappings = [m for m in self.mappings if m[1] > bound]
         kept.ends = [m[2] for m in kept.mappings]
-        kept.recent = {m for m in kept.mappings if m[2] == kept.ends[-1]} if kept.ends else set()
         for slot in kept.indexed:
             kept._index(slot)
         for test in self.ranges:
@@ -126,14 +118,15 @@ class Solutions:
         return found
 
     def taken(
-        self, positions: Iterable[int], before: int, mu: Row, since: int | None
+        self, positions: Iterable[int], before: int, mu: Row | None, since: int | None
     ) -> list[EventMapping]:
         """The mappings at ``positions`` (a range index's) that ``select(before, mu, None,
-        since)`` would return."""
+        since)`` would return (mu None: all of them are known compatible with it)."""
         mappings = self.mappings
         return [
             m for m in map(mappings.__getitem__, positions)
-            if m[2] <= before and (since is None or m[1] > since) and compatible(m[0], mu)
+            if m[2] <= before and (since is None or m[1] > since)
+            and (mu is None or compatible(m[0], mu))
         ]
 
     def _index(self, slot: int) -> None:
@@ -221,9 +214,10 @@ class Occurrences:
         self.elements += elements
         new = self._matched(elements, match)
         for number, patterns in self.per_pattern.items():
-            deltas = [
-                [m for m in new[number, i] if known.add(m)] for i, known in enumerate(patterns)
-            ]
+            deltas = [new[number, i] for i in range(len(patterns))]
+            for delta, known in zip(deltas, patterns, strict=True):
+                for m in delta:
+                    known.add(m)
             if len(patterns) == 1:
                 continue  # its occurrences, just added, are the BGP's solutions
             found = self.solutions[number]
@@ -286,7 +280,7 @@ class AlikePatterns:
     repeats, as ``?x :p ?x``) is a row of every member, its terms in that member's slots.
     These are each member's plan's rows over the element's graph: one pattern, no hidden
     slot, so distinct triples give distinct rows (a repeated one, a repeated mapping,
-    which ``Solutions.add`` keeps once)."""
+    read as one: ``Solutions.add``)."""
 
     constants: tuple[tuple[int, int], ...]
     """(position, id) every matching triple holds."""

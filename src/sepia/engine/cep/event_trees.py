@@ -365,10 +365,16 @@ def _ranged(
     for b in tree_mappings(seq.right, inputs, scope, exact):
         mu = b[0] if scope.mu is None else merge(scope.mu, b[0])
         before = min(b[1] - 1, scope.before)
-        kept, others = index.partners(b[0]) or ([], range(len(lefts.mappings)))
+        found = index.partners(b[0])
+        kept, others = found or ([], range(len(lefts.mappings)))
+        # a bucket agrees with mu on its slots: only other slots both may bind can differ
+        agree = found is not None and not any(
+            mu[s] is not None for s in lefts.ever if s not in pair.slots
+        )
         for positions, into in ((kept, sure if pair.whole else tested), (others, tested)):
             into.update(
-                joined(a, b, a[1], b[2]) for a in lefts.taken(positions, before, mu, scope.since)
+                joined(a, b, a[1], b[2])
+                for a in lefts.taken(positions, before, None if agree else mu, scope.since)
             )
     return sure | inputs.keep(condition, list(tested)) if tested else sure
 

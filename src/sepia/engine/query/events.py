@@ -82,10 +82,12 @@ class TreeQuery(QueryKind):
         by interval, then mapping: the order of results at t does not vary between runs."""
         slots = self.host.physical.slots
         start, end = (slots.index(n) for n in interval_slots(number))
-        return [
-            tuple(m[1] if i == start else m[2] if i == end else v for i, v in enumerate(m[0]))
-            for m in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
-        ]
+        rows = []
+        for m in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0]))):
+            row = list(m[0])
+            row[start], row[end] = m[1], m[2]
+            rows.append(tuple(row))
+        return rows
 
     def admit(
         self, t: int, relevant: Sequence[StreamElement],
@@ -292,4 +294,4 @@ def combined(slots: Slots, count: int, rows: list[Row]) -> list[Row]:
 
 def _row_key(row: Row) -> tuple[int, ...]:
     """A row as a sortable key (unbound first)."""
-    return tuple(-1 if v is None else v for v in row)
+    return tuple([-1 if v is None else v for v in row])
