@@ -142,6 +142,19 @@ def test_a_collection_is_due_quiet_after_results_or_half_a_threshold_late() -> N
     assert seen == [(False, False)] * 3 + [(True, False), (True, False), (True, True)]
 
 
+def test_a_collection_that_does_not_wait_is_due_at_its_threshold() -> None:
+    """A Spark key's dictionary (``waits=False``) bounds its stored terms: due from 4 new
+    terms over the pinned one, settled or not."""
+    c = Codec()
+    c.encode(ox.NamedNode("http://e/pinned"))
+    forgetting = Forgetting(c, min_terms=4, waits=False)
+    seen = []
+    for i in range(5):
+        c.encode(ox.NamedNode(f"http://e/{i}"))
+        seen.append((forgetting.due(settled=True), forgetting.due(settled=False)))
+    assert seen == [(False, False)] * 3 + [(True, True), (True, True)]
+
+
 def test_collections_run_in_the_quiet_advance_after_results() -> None:
     """Two elements per time unit, each with a fresh sensor and reading, through a RANGE 10
     STEP 5 window: an advance reports at every fifth time. With collections from 100 terms

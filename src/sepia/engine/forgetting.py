@@ -123,9 +123,13 @@ class Forgetting:
     """When and what a session's dictionary forgets: everything above ``floor`` (the ids
     of the queries and the background) that nothing reachable from the roots holds."""
 
-    def __init__(self, codec: Codec, min_terms: int = MIN_TERMS) -> None:
+    def __init__(self, codec: Codec, min_terms: int = MIN_TERMS, *, waits: bool = True) -> None:
         self.codec = codec
         self.min_terms = min_terms
+        self.slack = min_terms // 2 if waits else 0
+        """Terms past the threshold a collection may wait for a quiet advance (``due``);
+        none where a bound on the held terms matters more than a pause (a Spark key's
+        stored dictionary)."""
         self.floor = codec.last_id
         self.pinned = len(codec)
         """How many terms are pinned (every id up to ``floor``: none is ever forgotten)."""
@@ -143,9 +147,9 @@ class Forgetting:
         """Whether to collect now: the threshold is reached and the run is ``settled`` (its
         last advance made no results and the one before did: a collection pauses the run,
         and right after results the next ones are furthest off), or it is passed by half of
-        ``min_terms`` anyway (a run that seldom answers still forgets)."""
+        ``slack`` anyway (a run that seldom answers still forgets)."""
         size = len(self.codec)
-        return size >= self.next_at and (settled or size >= self.next_at + self.min_terms // 2)
+        return size >= self.next_at and (settled or size >= self.next_at + self.slack)
 
     def collect(self, roots: Iterable[object]) -> int:
         """Forget the terms the roots no longer hold; how many were forgotten."""

@@ -62,14 +62,16 @@ class Session:
         max_runs: int | None = None,
         on_result: Callable[[Result], None] | None = None,
         forget_terms: int | None = STEP_TERMS,
+        forget_when_quiet: bool = True,
     ) -> None:
         self.dictionary = Codec()
         self.background = Background.encode(background, self.dictionary)
-        self.forgetting = None if forget_terms is None else Forgetting(self.dictionary,
-                                                                       forget_terms)
+        self.forgetting = None if forget_terms is None else Forgetting(
+            self.dictionary, forget_terms, waits=forget_when_quiet)
         """Terms no state holds are forgotten once ``forget_terms`` unpinned ones are held
-        (and half as many again as the last collection left); None keeps every term (a
-        run whose dictionary rows are appended elsewhere)."""
+        (and half as many again as the last collection left), preferably in a quiet advance
+        (``forget_when_quiet``: up to half of ``forget_terms`` late); None keeps every term
+        (a run whose dictionary rows are appended elsewhere)."""
         self.queries: list[Engine] = []
         self.network = Network()
         """The queries, producers of registered streams before the queries reading them."""

@@ -222,7 +222,8 @@ class IncrementalEngine:
         live = None if version is None else _LIVE.pop(version[0], None)
         if live is not None:
             return live
-        session = Session(self.background, rdfs=self.rdfs, forget_terms=self.forget_terms)
+        session = Session(self.background, rdfs=self.rdfs, forget_terms=self.forget_terms,
+                          forget_when_quiet=False)  # a key's stored terms stay bounded
         owns = None
         if key is not None and self.split is None:
             bucket, buckets = parse_bucket_key(key)
