@@ -207,8 +207,11 @@ def test_interval_stamped_events_agree_with_reference(case):
 
 @pytest.mark.slow
 @settings(max_examples=2000, deadline=None, suppress_health_check=CHECKS)
-@given(st.one_of(event_queries(), cqels_queries()), interval_streams())
-def test_interval_stamped_events_agree_with_reference_long(text, data):
+@given(answering(st.one_of(event_queries(), cqels_queries()), interval_streams()))
+def test_interval_stamped_events_agree_with_reference_long(case):
+    """The short test's cases, streams planted from the query as there: drawn apart, a
+    third of the reference's answers were empty (66.8% non-empty, under the 70% floor)."""
+    text, data = case
     assert_agrees(text, data)
 
 
