@@ -178,6 +178,62 @@ def test_big_then_small_by_hand():
     assert canonical(reference) == canonical(got)
 
 
+def _in_batches(query: str, *batches: list[StreamElement]) -> list[Result]:
+    """A session's results with each list of elements pushed as one batch of columns."""
+    session = _session(query)
+    assert isinstance(session.queries[0], PartitionedSequence)
+    got = [r for batch in batches
+           for r in session.push_columns(ColumnBatch.from_elements(batch, session.dictionary))]
+    return got + session.flush()
+
+
+def _lines(results: list[Result]) -> list[tuple]:
+    return [(r.t, r.interval, r.match, r.binding["z"].value) for r in results]
+
+
+def test_kleene_iterations_of_a_batch_in_one_pass(monkeypatch):
+    """One batch, :a's amounts 100, 5, 9, 50, 3 at 1-5 (:b's 1 at 6 another partition's):
+    the run from 100 takes 5 at 2 and 9 at 3, and ends at 50 (50 * 10 > 100), so 3 at 5,
+    small enough, is not its: a chain stops at its first miss. The run from 50 takes 3 at
+    5, the partition's last instant here, and waits: the next batch's 4 at 7 is its second
+    iteration. All of it without a strict step one instant at a time."""
+    first = [_element(0, 1, ("a", "p", 100)), _element(1, 2, ("a", "p", 5)),
+             _element(2, 3, ("a", "p", 9)), _element(3, 4, ("a", "p", 50)),
+             _element(4, 5, ("a", "p", 3)), _element(5, 6, ("b", "p", 1))]
+    then = [_element(6, 7, ("a", "p", 4))]
+    expected = _one_by_one(BIG_THEN_SMALL, [*first, *then], "rows")
+
+    def no_step(*args: object, **kwargs: object) -> None:
+        raise AssertionError("stepped one instant at a time")
+
+    monkeypatch.setattr(PartitionedSequence, "_strict", no_step)
+    got = _in_batches(BIG_THEN_SMALL, first, then)
+    a = f"<{EX}a>"
+    assert _lines(got) == [(2, (1, 2), f"{a}@1.m1", "5"), (3, (1, 3), f"{a}@1.m2", "5"),
+                           (3, (1, 3), f"{a}@1.m2", "9"), (5, (4, 5), f"{a}@1.m3", "3"),
+                           (7, (4, 7), f"{a}@1.m4", "3"), (7, (4, 7), f"{a}@1.m4", "4")]
+    assert got == expected
+
+
+def test_kleene_runs_branching_at_an_instant_step_one_at_a_time():
+    """Two B options at one instant (5 and 6 at 2) split the run from 100 in two, each
+    going on with 7 at 3: four matches, those ending at 3 of two rows each. In one batch
+    the iterations are then stepped an instant at a time (a chain holds one option per
+    instant); the row engine's lines and the reference's matches all the same. (:b's
+    element at 4 lets the session step 3 with the batch: it holds a batch's last instant
+    back until a later one comes.)"""
+    elements = [_element(0, 1, ("a", "p", 100)), _element(1, 2, ("a", "p", 5), ("a", "p", 6)),
+                _element(2, 3, ("a", "p", 7)), _element(3, 4, ("b", "p", 1))]
+    got = _in_batches(BIG_THEN_SMALL, elements)
+    a = f"<{EX}a>@1."
+    assert _lines(got) == [(2, (1, 2), f"{a}m1", "5"), (2, (1, 2), f"{a}m2", "6"),
+                           (3, (1, 3), f"{a}m3", "5"), (3, (1, 3), f"{a}m3", "7"),
+                           (3, (1, 3), f"{a}m4", "6"), (3, (1, 3), f"{a}m4", "7")]
+    assert got == _one_by_one(BIG_THEN_SMALL, elements, "rows")
+    reference = evaluate(parse_query(BIG_THEN_SMALL), {S1: elements}, background(), name="q")
+    assert canonical(reference) == canonical(got)
+
+
 def test_kleene_runs_carry_the_numbers_their_filter_reads():
     """Runs waiting in ``SEQ(A , B+)``'s ``B+`` state carry ?y's numbers (read once, as
     they enter: 100 at 1 is mantissa 100, no digits), and its FILTER reads them: with

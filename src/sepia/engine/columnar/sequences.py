@@ -513,7 +513,12 @@ class PartitionedSequence:
                 done.append(first)
                 runs = _concat([runs, first])
         kept = _Kept()
-        while runs.size:
+        chained = self._chained(runs, found, routing, state, kept)
+        if chained is not None:
+            moved, still = chained
+            done += [moved] if moved.size else []
+            return (_concat(done) if done else None), _concat([*left, *still])
+        while runs.size:  # some run has several options at one instant: one at a time
             taken, waits = self._strict(runs, found, routing, state.check, kept)
             left.append(waits)
             if not taken.size:
@@ -522,11 +527,62 @@ class PartitionedSequence:
             done.append(runs)
         return (_concat(done) if done else None), _concat(left)
 
-    def _iterated(self, taken: Table, own: tuple[int, ...]) -> Table:
-        """Runs that took an iteration: a new id each, their iterations their parent's
-        then the one taken (its own variables, out of the run's mapping)."""
-        ids = np.arange(self.issued, self.issued + taken.size, dtype=np.int64)
+    def _chained(
+        self, runs: Table, found: Table, routing: Routing, state: State, kept: _Kept
+    ) -> tuple[Table, list[Table]] | None:
+        """All of a span's strict ``B+`` iterations in one pass (the runs moved on and
+        the runs left waiting), or None where a run has several options at one of its
+        instants (its runs would branch). A run's mapping does not change across its
+        iterations (their own variables leave it), so whether it takes each later instant
+        of its partition depends only on the run and that instant's candidates: the run
+        is paired with all of them at once, and goes on through the instants with an
+        option up to the first without. Stepping an instant at a time cost a strict
+        step's fixed cost per iteration (W6: 453 of them, about 30 runs each). The runs
+        and ids are those the steps give: moved on by iteration, then run."""
+        at, has = routing.next_index(self._keys(runs), runs.columns[LAST])
+        going = runs.take(np.flatnonzero(has))
+        at = at[has]
+        chain = _block_ends(routing.instant_key)[at] - at  # the partition's instants left
+        step_first = np.cumsum(chain) - chain
+        step_at = _ranges(at, chain)
+        root = np.repeat(np.arange(going.size), chain)
+        run, option = _at_instants(going, step_at, found, routing, kept, self.slot, root)
+        sides = _Sides(going, found, kept.numbers, once=True)
+        run, option = self._decided(sides, run, option, state.check)
+        assert kept.instants is not None
+        instant = np.empty(found.size, dtype=np.int64)
+        instant[kept.instants[1]] = kept.instants[0]
+        depth = instant[option] - at[run]
+        options = np.bincount(step_first[run] + depth, minlength=len(step_at))
+        if (options > 1).any():
+            return None
+        missed = np.cumsum(options == 0)  # a step goes on where none before it missed
+        before = np.concatenate(([0], missed))[step_first]
+        going_on = (missed - np.repeat(before, chain)) == 0
+        keep = going_on[step_first[run] + depth]  # by run, then depth: a run's chain
+        run, option, depth = run[keep], option[keep], depth[keep]  # is contiguous
+        rank = np.empty(len(run), dtype=np.int64)
+        rank[np.lexsort((run, depth))] = np.arange(len(run))  # ids by iteration, then run
+        taken = paired(going, found, run, option)
+        moved = self._iterated(_moved(taken, taken), state.own, rank, np.arange(len(run)) - depth)
+        by_step = moved.take(np.argsort(rank))
+        ends = depth == chain[run] - 1  # the partition's last instant: waits for another
+        waits = by_step.take(np.flatnonzero(ends[np.argsort(rank)]))
+        return by_step, [runs.take(np.flatnonzero(~has)), waits]
+
+    def _iterated(
+        self, taken: Table, own: tuple[int, ...], rank: Ids | None = None,
+        first: Ids | None = None,
+    ) -> Table:
+        """Runs that took an iteration: a new id each (``rank``: in that order, else the
+        rows'), their iterations their parent's then those taken (their own variables,
+        out of the run's mapping): rows ``first`` up to their own of ``taken`` (a chain
+        of iterations taken at once, ``_chained``), else their own alone."""
+        position = np.arange(taken.size, dtype=np.int64)
+        ids = self.issued + (position if rank is None else rank)
         self.issued += taken.size
+        count = np.ones(taken.size, dtype=np.int64) if first is None else position - first + 1
+        chain = position if first is None else _ranges(first, count)
         mine = [k for k in own if k in taken.columns]
         old = self.iterations
         parent = taken.columns[ITER]
@@ -540,8 +596,9 @@ class PartitionedSequence:
             at = _ranges(lo, counts)
             copied = old.take(at)
             copied.columns[OWNER] = np.repeat(ids, counts)
-        new = Table({OWNER: ids, ORDER: counts, **{k: taken.columns[k] for k in mine}},
-                    taken.size)
+        order = np.repeat(counts, count) + _ranges(np.zeros(taken.size, dtype=np.int64), count)
+        new = Table({OWNER: np.repeat(ids, count), ORDER: order,
+                     **{k: taken.columns[k][chain] for k in mine}}, len(chain))
         rows = new if copied is None else _concat([copied, new])
         rows = rows.take(np.lexsort((rows.columns[ORDER], rows.columns[OWNER])))
         self.iterations = rows if old is None or not old.size else _concat([old, rows])
@@ -1131,13 +1188,15 @@ class _PairInputs(Columns):
 
 
 def _at_instants(
-    runs: Table, at: Ids, found: Table, routing: Routing, kept: _Kept, slot: int | None
+    runs: Table, at: Ids, found: Table, routing: Routing, kept: _Kept, slot: int | None,
+    owner: Ids | None = None,
 ) -> tuple[Ids, Ids]:
     """The (run, candidate) pairs at each run's instant (``at``, an index among the
     routing's instants) equal on the slots both bind besides the partition's (``slot``):
     the pairs ``join_pairs`` gives with the instant's time (by run, then candidate), from
     the candidates' instants found once (``kept``), not from a join's keys packed and
-    sorted per call."""
+    sorted per call. ``owner``: the run each instant asked is of (several per run, in
+    order), else one each."""
     if kept.instants is None:
         index, has = routing.next_index(_partition(found, slot), found.columns[TIME] - 1)
         has[has] = routing.instant_time[index[has]] == found.columns[TIME][has]
@@ -1147,7 +1206,7 @@ def _at_instants(
     index, order = kept.instants
     lo = np.searchsorted(index, at, side="left")
     count = np.searchsorted(index, at, side="right") - lo
-    run = np.repeat(np.arange(runs.size), count)
+    run = np.repeat(np.arange(len(at)) if owner is None else owner, count)
     option = order[_ranges(lo, count)]
     compatible = np.ones(len(run), dtype=bool)
     for k in runs.columns.keys() & found.columns.keys():
@@ -1214,6 +1273,12 @@ def _instants(keys: Ids, times: Ids) -> tuple[Ids, Ids, Ids]:
     head[1:] = (keys[1:] != keys[:-1]) | (times[1:] != times[:-1])
     first = np.flatnonzero(head)
     return keys[first], times[first], first
+
+
+def _block_ends(keys: Ids) -> Ids:
+    """For each of sorted ``keys``: the index past the last equal to it."""
+    last = np.flatnonzero(np.append(keys[1:] != keys[:-1], True)) if len(keys) else keys
+    return np.repeat(last + 1, np.diff(last, prepend=-1))
 
 
 def _ranges(first: Ids, count: Ids) -> Ids:
