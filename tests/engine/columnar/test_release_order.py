@@ -134,3 +134,17 @@ def test_number_ranks_are_the_ranks_of_their_texts() -> None:
 def test_number_ranks_agree_with_text_ranks(values: list[int]) -> None:
     column = np.array(values, dtype=np.int64)
     assert _number_ranks(column).tolist() == _text_ranks(column, str).tolist()
+
+
+def test_results_made_at_once_are_those_made_one_by_one():
+    """``Result.of_solutions`` (the sequences' results, each slot set for all rows at
+    once) gives the rows ``Result.of_solution`` gives one at a time, intervals and match
+    names given or not, every field readable."""
+    solutions = [Solution((("x", TERMS[0]),)), Solution((("x", TERMS[3]), ("y", TERMS[4])))]
+    for intervals, matches in (([(1, 2), (0, 3)], ["m1", "m2"]), ([None, None], [None, None])):
+        made = Result.of_solutions("q", "+", [2, 3], solutions, intervals, matches)
+        assert made == [Result.of_solution("q", t, "+", s, i, m) for t, s, i, m in zip(
+            [2, 3], solutions, intervals, matches, strict=True)]
+        assert [(r.query, r.t, r.op, r.binding, r.triples, r.boolean, r.interval, r.match)
+                for r in made] == [("q", t, "+", s, None, None, i, m) for t, s, i, m in zip(
+                    [2, 3], solutions, intervals, matches, strict=True)]

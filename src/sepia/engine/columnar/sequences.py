@@ -1014,11 +1014,8 @@ class PartitionedSequence:
                      else [Solution()] * len(order))
         starts, ends = starts[order].tolist(), ends[order].tolist()
         matches = [None] * len(order) if names is None else [names[k] for k in order.tolist()]
-        op: Literal["+"] = "+"
-        make, name = Result.of_solution, self.name
-        return [make(name, end, op, solution, (start, end) if interval else None, match)
-                for solution, start, end, match in zip(solutions, starts, ends, matches,
-                                                       strict=True)]
+        intervals = list(zip(starts, ends, strict=True)) if interval else [None] * len(order)
+        return Result.of_solutions(self.name, "+", ends, solutions, intervals, matches)
 
     # --- state ------------------------------------------------------------------------
     def state_size(self) -> dict[str, int]:
