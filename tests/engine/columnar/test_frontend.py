@@ -18,10 +18,12 @@ from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.frontend import (
     OutOfShape,
     _canonical_texts,
+    _read_numbers,
     column_chunks,
     read_columns,
     stream_columns,
 )
+from sepia.engine.columnar.groups import DECIMAL, INTEGER, _from_text
 from sepia.io.streams import read_stream
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -94,6 +96,54 @@ def test_what_the_shortcut_takes(term, fast):
     assert (text is not None) is fast
     if fast:
         assert text == held(term)
+
+
+canonical_numbers = st.builds(
+    lambda n, d: f'"{n}"^^<{XSD}{d}>',
+    st.one_of(st.integers(-(10**19), 10**19).map(str),
+              st.decimals(allow_nan=False, allow_infinity=False, places=4).map(str),
+              st.from_regex(r"-?(0|[1-9][0-9]{0,19})\.[0-9]{0,19}[1-9]", fullmatch=True)),
+    st.sampled_from(["integer", "decimal"]),
+)
+
+
+def _numbers_read(terms: list[str]) -> dict[int, tuple[int, int, int]]:
+    """The reader's numbers of ``terms``, by position."""
+    at, kind, digits, mantissa = _read_numbers(_canonical_texts(pl.Series(terms,
+                                                                          dtype=pl.String)))
+    return {a: (k, d, m) for a, k, d, m in zip(at.tolist(), kind.tolist(), digits.tolist(),
+                                                mantissa.tolist(), strict=True)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(iris, literals, canonical_numbers), min_size=1, max_size=40))
+def test_numbers_read_with_the_terms_are_those_filters_learn(terms):
+    """Where the reader works out a term's number, it is what ``groups.NumericIds``
+    learns from the term's canonical text (``_from_text``: kind, digits, mantissa); and
+    it works out every integer and decimal whose digits are at most 18."""
+    texts = _canonical_texts(pl.Series(terms, dtype=pl.String)).to_list()
+    learnt = {n: _from_text(t) for n, t in enumerate(texts) if t is not None}
+    numeric = {n: f for n, f in learnt.items()
+               if f is not None and f[0] in (INTEGER, DECIMAL) and abs(f[2]) < 10**18}
+    assert _numbers_read(terms) == numeric
+
+
+@pytest.mark.parametrize(("term", "number"), [
+    (f'"27.40"^^<{XSD}decimal>', (DECIMAL, 1, 274)),
+    (f'"-0.5"^^<{XSD}decimal>', (DECIMAL, 1, -5)),
+    (f'"-7"^^<{XSD}decimal>', (DECIMAL, 0, -7)),
+    (f'"0"^^<{XSD}integer>', (INTEGER, 0, 0)),
+    (f'"-0"^^<{XSD}integer>', None),  # not its canonical text: pyoxigraph encodes it
+    (f'"123456789012345678"^^<{XSD}integer>', (INTEGER, 0, 123456789012345678)),
+    (f'"1234567890123456789"^^<{XSD}integer>', None),  # 19 digits: learnt by the engine
+    (f'"0.00000000000000001"^^<{XSD}decimal>', (DECIMAL, 17, 1)),
+    (f'"0.000000000000000001"^^<{XSD}decimal>', None),  # 19 digits written
+    (f'"1.5"^^<{XSD}double>', None),
+    ('"15"', None),
+    ("<http://e/15>", None),
+])
+def test_numbers_read_by_hand(term, number):
+    assert _numbers_read([term]) == ({} if number is None else {0: number})
 
 
 def _texts(batch: ColumnBatch, codec: Codec) -> list[tuple]:

@@ -154,6 +154,29 @@ def test_numbers_learnt_ahead_are_those_found_at_evaluation():
     assert by_id[c][0] == NOT_NUMBER
 
 
+def test_numbers_taught_join_those_learnt_and_replace_none():
+    """``taught`` adds the values given for ids not known (-3 at b, 0.25 at d) and leaves
+    those known alone (12.5 at a stays (decimal, 1, 125) though taught otherwise); the
+    cache then gives for a taught id what it would have learnt from its text."""
+    codec = Codec()
+    a, b, c, d = (codec.encode(t) for t in (typed("12.5", "decimal"), typed("-3", "integer"),
+                                            ox.NamedNode(EX + "s"), typed("0.25", "decimal")))
+    numbers = NumericIds(Terms(codec))
+    numbers.learn(np.array([a, c], dtype=np.int64))
+    taught = np.array(sorted([a, b, d]), dtype=np.int64)
+    given = {a: (INTEGER, 0, 7), b: (INTEGER, 0, -3), d: (DECIMAL, 2, 25)}
+    kind, digits, mantissa = (np.array([given[i][k] for i in taught.tolist()], dtype=np.int64)
+                              for k in range(3))
+    numbers.taught(taught, kind, digits, mantissa)
+    assert numbers.ids.tolist() == sorted([a, b, c, d])
+    ids = np.array(sorted([a, b, c, d]), dtype=np.int64)
+    found = dict(zip(ids.tolist(), zip(*(c.tolist() for c in numbers.of(ids)), strict=True),
+                     strict=True))
+    assert (found[a], found[b], found[d]) == ((DECIMAL, 1, 125), (INTEGER, 0, -3),
+                                              (DECIMAL, 2, 25))
+    assert found[c][0] == NOT_NUMBER
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=CHECKS)
 @given(st.sampled_from(FAMILIES).flatmap(grouped), st.lists(st.integers(0, 40), max_size=4))
 def test_group_batches_cut_anywhere_agree_with_the_reference(example, cuts):

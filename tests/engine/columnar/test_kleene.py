@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.carried import carried, carried_slot
+from sepia.engine.columnar.frontend import stream_columns
+from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
+from sepia.io.streams import read_stream
 from sepia.lang import parse_query
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement, StreamSet
@@ -232,6 +235,45 @@ def test_kleene_runs_branching_at_an_instant_step_one_at_a_time():
     assert got == _one_by_one(BIG_THEN_SMALL, elements, "rows")
     reference = evaluate(parse_query(BIG_THEN_SMALL), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
+
+
+BLOCK = 700
+"""Bytes of a block of the file below: three elements."""
+
+
+def test_numbers_read_with_a_file_are_taught_once_and_not_learnt(tmp_path, monkeypatch):
+    """A file read as columns brings its amounts' numbers (``frontend``'s reader works
+    them out): two blocks of three elements, each pushed in slices of two (a session
+    merges the instant it holds back with the next slice), the query is taught each
+    block's once, not per slice, learns none of them itself, and gives the lines it gives from the row
+    reader's elements (100.50 at 1 takes 5.0 at 2 and 9.25 at 3, 50 at 4 ends it; 50
+    takes 3 at 5; :b's 3.0 at 6 is 3's term)."""
+    amounts = ["100.50", "5.0", "9.25", "50", "3", "3.0"]
+    stamps = [f'"2026-01-01T00:00:00.00{n + 1}Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+              for n in range(len(amounts))]
+    path = tmp_path / "s1.trig"
+    path.write_text("".join(
+        f"<{EX}g{n}> <http://www.w3.org/ns/prov#generatedAtTime> {stamps[n]} .\n"
+        f"<{EX}g{n}> {{ <{EX}{'b' if n == 5 else 'a'}> <{EX}p> "
+        f'"{amount}"^^<http://www.w3.org/2001/XMLSchema#decimal> . }}\n'
+        for n, amount in enumerate(amounts)), encoding="utf-8")
+    expected = _in_batches(BIG_THEN_SMALL, list(read_stream(path, S1)))
+    taught, learnt = [], []
+    teach, learn = NumericIds.taught, NumericIds._learn
+    monkeypatch.setattr(NumericIds, "taught", lambda self, *a: (taught.append(a[0]),
+                                                                teach(self, *a)))
+    monkeypatch.setattr(NumericIds, "_learn", lambda self, new: (learnt.extend(new.tolist()),
+                                                                learn(self, new)))
+    session = _session(BIG_THEN_SMALL)
+    blocks = list(stream_columns(path, S1, session.dictionary, session.predicates(), BLOCK))
+    assert [len(b) for b in blocks] == [3, 3]
+    got = [r for batch in blocks for start in range(0, len(batch), 2)
+           for r in session.push_columns(batch.slice(start, start + 2))] + session.flush()
+    assert [len(ids) for ids in taught] == [3, 2]  # 3 and 3.0: one term, one id
+    assert not {session.dictionary.decode_text(i) for i in learnt} & {
+        session.dictionary.decode_text(i) for ids in taught for i in ids.tolist()}
+    assert got == expected
+    assert [r.binding["z"].value for r in got] == ["5", "5", "9.25", "3"]
 
 
 def test_kleene_runs_carry_the_numbers_their_filter_reads():

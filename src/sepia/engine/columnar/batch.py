@@ -26,6 +26,21 @@ from sepia.rdf.time import TimeKind
 _NONE = np.empty(0, dtype=np.int64)
 
 
+@dataclass(frozen=True, slots=True)
+class ReadNumbers:
+    """Numeric values of literals worked out by the reader from their texts: for each id
+    (sorted, distinct), ``groups.NumericIds``' kind, digits and mantissa. A batch's
+    integers and decimals, so that a FILTER does not find them one at a time (W6's
+    ``?amount1 > 0`` learnt 28,325 amounts at about 1.1 us each)."""
+
+    ids: Ids
+    kind: Ids
+    """As ``int64``: the dictionary's collection reads every integer array of a live
+    batch as ids it may hold, by their range."""
+    digits: Ids
+    mantissa: Ids
+
+
 @dataclass(frozen=True, slots=True, weakref_slot=True)
 class ColumnBatch:
     """Elements (``times``, ``stream``, ``graph``) and their triples (``element``, s, p, o);
@@ -46,6 +61,11 @@ class ColumnBatch:
     o: Ids
     kind: TimeKind = TimeKind.ABSTRACT
     """What the times count: abstract units or epoch milliseconds (``xsd:dateTime``)."""
+    numbers: ReadNumbers | None = None
+    """Numeric values of (some of) its literals, if its reader worked them out: a slice
+    keeps all of its batch's, batches merged the last one's (a session merges the
+    instant it held back, whose block's numbers came before, with the next batch: a
+    union there would make new numbers at every call, each taught again)."""
 
     def __post_init__(self) -> None:
         ColumnBatch.alive[id(self)] = self
@@ -102,7 +122,7 @@ class ColumnBatch:
             np.concatenate([stream for _, stream, _ in parts])[order],
             np.concatenate([b.graph for b in batches])[order],
             element[by_element], s, p, o,
-            batches[0].kind,
+            batches[0].kind, batches[-1].numbers,
         )
 
     def select(self, keep: np.ndarray) -> ColumnBatch:
@@ -114,6 +134,7 @@ class ColumnBatch:
         return ColumnBatch(
             self.streams, self.times[keep], self.stream[keep], self.graph[keep],
             renumber[self.element[mine]], self.s[mine], self.p[mine], self.o[mine], self.kind,
+            self.numbers,
         )
 
     def slice(self, start: int, stop: int) -> ColumnBatch:
@@ -124,7 +145,7 @@ class ColumnBatch:
         return ColumnBatch(
             self.streams, self.times[start:stop], self.stream[start:stop],
             self.graph[start:stop], self.element[lo:hi] - start,
-            self.s[lo:hi], self.p[lo:hi], self.o[lo:hi], self.kind,
+            self.s[lo:hi], self.p[lo:hi], self.o[lo:hi], self.kind, self.numbers,
         )
 
     def of_streams(self, names: frozenset[str]) -> ColumnBatch:

@@ -43,10 +43,11 @@ import polars as pl
 import pyoxigraph as ox
 
 from sepia.engine.codec import Codec
-from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.batch import ColumnBatch, ReadNumbers
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream
+from sepia.rdf.numbers import DECIMAL, INTEGER
 from sepia.rdf.terms import CANONICAL_LEXICAL
 from sepia.rdf.time import TimeKind
 from sepia.rdf.vocabulary import XSD
@@ -96,6 +97,9 @@ _CANONICAL_TEXT = "^(?:" + "|".join([
     *(rf'"(?:{form})"\^\^<{re.escape(datatype)}>' for datatype, form in CANONICAL_LEXICAL.items()),
 ]) + ")$"
 """Terms whose text is their canonical N-Triples form (after dropping ``^^xsd:string``)."""
+_NUMBER = rf'^"(-?)(0|[1-9][0-9]*)(?:\.([0-9]*[1-9]))?"\^\^<{re.escape(XSD)}(integer|decimal)>$'
+"""An integer's or decimal's canonical text (``r2r.numbers.NUMERIC_TEXT``): its sign,
+whole part, fraction (none when whole) and datatype."""
 _DECIMAL = f"{XSD}decimal"
 _PADDED_DECIMAL = rf'^"(-?)(0|[1-9][0-9]{{0,17}})\.([0-9]{{0,17}}0)"\^\^<{re.escape(_DECIMAL)}>$'
 """An ``xsd:decimal`` whose only departure from the canonical form is trailing zeros in
@@ -269,14 +273,15 @@ def _block(
 
 
 def _encoded(cut: _Block, stream: str, codec: Codec) -> ColumnBatch | None:
-    """The block as a batch of ids from ``codec``; None if pyoxigraph refuses a term."""
-    spo = cut.terms.encoded(codec)
-    if spo is None:
+    """The block as a batch of ids from ``codec``, with its integers' and decimals'
+    numbers; None if pyoxigraph refuses a term."""
+    ids = cut.terms.ids(codec)
+    if ids is None:
         return None
     count = len(cut.stamps)
     return ColumnBatch(
         (stream,), cut.stamps, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64),
-        cut.element, *spo, TimeKind.DATETIME,
+        cut.element, *cut.terms.spo(ids), TimeKind.DATETIME, cut.terms.read_numbers(ids),
     )
 
 
@@ -402,6 +407,9 @@ class Terms:
     distinct: pl.Series
     at: np.ndarray
     canonical: pl.Series
+    numbers: tuple[np.ndarray, ...]
+    """The distinct terms that are integers or decimals ``groups.NumericIds`` reads from
+    their canonical texts, and their kinds, digits and mantissas (``_read_numbers``)."""
 
     @staticmethod
     def of(triples: pl.DataFrame) -> Terms:
@@ -409,12 +417,33 @@ class Terms:
         distinct = column["term"].unique(maintain_order=True)
         numbered = distinct.to_frame("term").with_row_index("at")
         at = column.join(numbered, on="term", how="left", maintain_order="left")["at"]
-        return Terms(distinct, at.to_numpy().astype(np.int64), _canonical_texts(distinct))
+        canonical = _canonical_texts(distinct)
+        return Terms(distinct, at.to_numpy().astype(np.int64), canonical,
+                     _read_numbers(canonical))
 
     def encoded(self, codec: Codec) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The s, p and o id columns: each distinct term encoded once, by its text where that is its
-        canonical form, else parsed by pyoxigraph (a term it refuses: None, and the file
-        goes to the row reader) and encoded in canonical form."""
+        """The s, p and o id columns (``ids``); None where pyoxigraph refuses a term."""
+        ids = self.ids(codec)
+        return None if ids is None else self.spo(ids)
+
+    def spo(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The s, p and o id columns from the distinct terms' ``ids``."""
+        s, p, o = np.split(ids[self.at], 3)
+        return s, p, o
+
+    def read_numbers(self, ids: np.ndarray) -> ReadNumbers | None:
+        """The numbers of the integers and decimals among the distinct terms (``ids``:
+        theirs), by id; None where there are none."""
+        at, kind, digits, mantissa = self.numbers
+        if not len(at):
+            return None
+        found, first = np.unique(ids[at], return_index=True)  # two texts, one canonical
+        return ReadNumbers(found, kind[first], digits[first], mantissa[first])
+
+    def ids(self, codec: Codec) -> np.ndarray | None:
+        """Each distinct term's id: encoded once, by its text where that is its canonical
+        form, else parsed by pyoxigraph (a term it refuses: None, and the file goes to the
+        row reader) and encoded in canonical form."""
         canonical = self.canonical.is_not_null()
         ids = np.empty(len(self.distinct), dtype=np.int64)
         plain = canonical.to_numpy()
@@ -429,8 +458,24 @@ class Terms:
             if len(parsed) != len(rest):
                 return None
             ids[~plain] = [codec.encode(t) for t in parsed]
-        s, p, o = np.split(ids[self.at], 3)
-        return s, p, o
+        return ids
+
+
+def _read_numbers(canonical: pl.Series) -> tuple[np.ndarray, ...]:
+    """The positions of the canonical texts (``_canonical_texts``: never ``-0``, no
+    integer with a dot) that are integers or decimals of at most 18 digits, and
+    ``groups.NumericIds``' decomposition of each, as its ``_from_text`` finds it: the
+    kind, the fraction's digits and the digits as one integer (under 10^18: it fits).
+    Worked out on the reading thread, on columns."""
+    parts = canonical.str.extract_groups(_NUMBER).struct.unnest()
+    sign, whole, fraction, datatype = (parts[f"{k}"] for k in range(1, 5))
+    fraction = fraction.fill_null("")
+    keep = (whole.str.len_bytes() + fraction.str.len_bytes() <= 18).fill_null(False)
+    at = np.flatnonzero(keep.to_numpy())
+    kind = np.where((datatype.filter(keep) == "integer").to_numpy(), INTEGER, DECIMAL)
+    digits = fraction.filter(keep).str.len_bytes().to_numpy().astype(np.int64)
+    mantissa = (sign + whole + fraction).filter(keep).cast(pl.Int64).to_numpy()
+    return at, kind.astype(np.int64), digits, mantissa.astype(np.int64)
 
 
 def _canonical_texts(terms: pl.Series) -> pl.Series:

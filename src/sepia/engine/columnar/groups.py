@@ -79,6 +79,14 @@ class NumericIds:
         ids = np.unique(ids)
         self._learn(ids[np.invert(self._known(ids)) & (ids != NO_ID)])
 
+    def taught(self, ids: Ids, kind: Ids, digits: Ids, mantissa: Ids) -> None:
+        """Take the values of ``ids`` (sorted, distinct) found elsewhere, exactly as
+        ``_learn`` finds them (the columnar reader works out a block's integers and
+        decimals from their texts on its own thread), for those not known yet."""
+        new = np.flatnonzero(np.invert(self._known(ids)))
+        if len(new):
+            self._added(ids[new], kind[new].astype(np.int8), digits[new], mantissa[new])
+
     def _known(self, ids: Ids) -> np.ndarray:
         at = np.searchsorted(self.ids, ids)
         found = at < len(self.ids)
@@ -98,6 +106,10 @@ class NumericIds:
             found = [f or _decomposed(number(i)) for i, f in zip(listed, found, strict=True)]
         kind, digits, mantissa = (np.array(c, dtype=t) for c, t in zip(
             zip(*found, strict=True), (np.int8, np.int64, np.int64), strict=True))
+        self._added(new, kind, digits, mantissa)
+
+    def _added(self, new: Ids, kind: np.ndarray, digits: Ids, mantissa: Ids) -> None:
+        """The values of ``new`` (ids not known) added to the columns, kept sorted."""
         columns = [np.concatenate(pair) for pair in ((self.ids, new), (self.kind, kind),
                                                        (self.digits, digits),
                                                        (self.mantissa, mantissa))]

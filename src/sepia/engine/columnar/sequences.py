@@ -60,7 +60,7 @@ from sepia.algebra import query as qa
 from sepia.engine.cep.automaton import Bop, Conj, Gpm, State, Strategy
 from sepia.engine.cep.runs import Within
 from sepia.engine.codec import Codec
-from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.batch import ColumnBatch, ReadNumbers
 from sepia.engine.columnar.carried import carried, carried_slot, is_carried, with_numbers
 from sepia.engine.columnar.codes import grouped, ranked
 from sepia.engine.columnar.comparisons import vector_filtered
@@ -331,6 +331,9 @@ class PartitionedSequence:
         self.clock: int | None = None
         self.numbers = NumericIds(Terms(host.dictionary))
         """The numeric values of the terms FILTERs compare (a cache)."""
+        self.read: ReadNumbers | None = None
+        """The last numbers a reader worked out that ``numbers`` was taught (a block's
+        batches come in slices sharing them)."""
         self.kleene = next((k for k, s in enumerate(self.states) if s.kleene), None)
         """The ``B+`` state's position, if any: runs from it on keep their iterations,
         matches are named."""
@@ -387,6 +390,10 @@ class PartitionedSequence:
             return []
         if self.clock is not None and relevant.times[0] <= self.clock:
             raise ValueError(f"time went back: {int(relevant.times[0])} after {self.clock}")
+        read = relevant.numbers
+        if read is not None and read is not self.read:  # a slice of the block taught
+            self.numbers.taught(read.ids, read.kind, read.digits, read.mantissa)
+            self.read = read
         results = []
         for start, stop in _spans(relevant.times):
             results += self._results(self._step(relevant.slice(start, stop)))
