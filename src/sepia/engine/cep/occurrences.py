@@ -22,7 +22,10 @@ from sepia.engine.cep.event_trees import (
     children_of,
     evaluate_tree,
     grows,
+    tree_mappings,
 )
+from sepia.engine.cep.intervals import EventMapping
+from sepia.engine.cep.seq_chains import ChainState, seq_chain
 from sepia.rdf.time import TimeKind
 
 
@@ -36,11 +39,16 @@ class OccurrenceHistory:
 
     def __init__(
         self, tree: EventTree, leaves: Sequence[OccurrenceLeaf], horizon: Horizon | None = None,
-        layout: Layout | None = None,
+        layout: Layout | None = None, on_arrival: bool = True,
     ) -> None:
         self.seen = Occurrences(leaves, layout)
         self.kind: TimeKind | None = None
-        self.lefts = _kept_lefts(tree)
+        chain = seq_chain(tree) if on_arrival else None
+        self.chain = None if chain is None else ChainState(chain)
+        """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
+        where the pattern reports on arrival (``on_arrival``), the scope the chain answers."""
+        owned = set() if chain is None else {id(level) for level in chain.levels}
+        self.lefts = [n for n in _kept_lefts(tree) if id(n) not in owned]
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
         self.horizon = horizon if horizon is not None and grows(tree) else None
         self.forgotten: int | None = None
@@ -59,6 +67,24 @@ class OccurrenceHistory:
             solutions = self.materialized[id(node)]
             for m in found:  # all end at t: the index stays in end order
                 solutions.add(m)
+        if self.chain is not None:
+            self._chained(self.chain, inputs, scope)
+
+    def _chained(self, state: ChainState, inputs: Inputs, scope: Scope) -> None:
+        """The chain's mappings ending at t, from its base's and its right operands'."""
+        t, since = inputs.t, scope.since
+        rights = [
+            tree_mappings(level.inner.right, inputs, scope, t)  # type: ignore[union-attr]
+            for level in state.chain.levels
+        ]
+        state.advance(t, self._ending(state.chain.base, t, since), rights, since,
+                      lambda level, ms: inputs.keep(level.condition, ms))  # type: ignore[misc]
+
+    def _ending(self, tree: EventTree, t: int, since: int | None) -> list[EventMapping]:
+        """A kept tree's mappings ending at t (an occurrence BGP's, or a kept operand's)."""
+        if isinstance(tree, OccurrenceLeaf):
+            return self.seen.select(tree, t, None, t, since)
+        return self.materialized[id(tree)].select(t, None, t, since)
 
     def since(self, t: int) -> int | None:
         """Mappings built from t on hold only occurrences starting after this time (None:
@@ -78,6 +104,8 @@ class OccurrenceHistory:
         self.forgotten = bound
         self.seen.forget(bound)
         self.materialized = {key: found.without(bound) for key, found in self.materialized.items()}
+        if self.chain is not None:
+            self.chain.forget(bound)
 
     def expiry(self) -> int | None:
         """The first time from which every occurrence held is of no use (the horizon's
@@ -98,6 +126,8 @@ class OccurrenceHistory:
         self.seen.clear()
         self.materialized = {id(n): Solutions() for n in self.lefts}
         self.forgotten = None
+        if self.chain is not None:
+            self.chain.clear()
 
 
 def _kept_lefts(tree: EventTree) -> list[EventTree]:

@@ -136,7 +136,9 @@ class EventQuery(TreeQuery):
         """CHRONOLOGICAL / RECENT: the occurrences consumed so far (and EP-SPARQL's)."""
         self.occurrences = (
             None if not leaves or self.consumption is not None
-            else OccurrenceHistory(plan.tree, leaves, plan.horizon, self._layout())
+            else OccurrenceHistory(
+                plan.tree, leaves, plan.horizon, self._layout(), plan.schedule is None
+            )
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
         self.timed = self.occurrences is not None and self.occurrences.horizon is not None
