@@ -3,7 +3,7 @@ growing operands made of them (seed 003, section 4.2)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import (
@@ -45,6 +45,8 @@ class OccurrenceHistory:
         self.kind: TimeKind | None = None
         chain = seq_chain(tree) if on_arrival else None
         self.chain = None if chain is None else ChainState(chain)
+        if chain is not None:
+            self.seen.transient = chain.transient()
         """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
         where the pattern reports on arrival (``on_arrival``), the scope the chain answers."""
         owned = set() if chain is None else {id(level) for level in chain.levels}
@@ -73,12 +75,16 @@ class OccurrenceHistory:
     def _chained(self, state: ChainState, inputs: Inputs, scope: Scope) -> None:
         """The chain's mappings ending at t, from its base's and its right operands'."""
         t, since = inputs.t, scope.since
-        rights = [
-            tree_mappings(level.inner.right, inputs, scope, t)  # type: ignore[union-attr]
-            for level in state.chain.levels
-        ]
+        rights = [self._right(level.inner.right, inputs, scope) for level in state.chain.levels]  # type: ignore[union-attr]
         state.advance(t, self._ending(state.chain.base, t, since), rights, since,
                       lambda level, ms: inputs.keep(level.condition, ms))  # type: ignore[misc]
+
+    def _right(self, tree: EventTree, inputs: Inputs, scope: Scope) -> Iterable[EventMapping]:
+        """A chain level's right operand's mappings ending at t, as the row engine reads
+        them (an occurrence BGP's directly)."""
+        if isinstance(tree, OccurrenceLeaf):
+            return self.seen.select(tree, inputs.t, None, inputs.t, scope.since)
+        return tree_mappings(tree, inputs, scope, inputs.t)
 
     def _ending(self, tree: EventTree, t: int, since: int | None) -> list[EventMapping]:
         """A kept tree's mappings ending at t (an occurrence BGP's, or a kept operand's)."""

@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from sepia.algebra.event import SelectionPolicy
-from sepia.engine.cep.event_trees import EventFilter, EventSeq, EventTree, grows
+from sepia.engine.cep.epsparql import OccurrenceLeaf
+from sepia.engine.cep.event_trees import Combined, EventFilter, EventSeq, EventTree, grows
 from sepia.engine.cep.intervals import EventMapping
 from sepia.engine.cep.ranges import PairTest, exact
-from sepia.engine.rows import compatible, merge
+from sepia.engine.rows import compatible
 
 Tested = Callable[[EventFilter, list[EventMapping]], set[EventMapping]]
 """A level's FILTER applied to the pairs its range index cannot decide."""
@@ -48,6 +49,26 @@ class SeqChain:
     @property
     def top(self) -> EventFilter:
         return self.levels[-1]
+
+    def transient(self) -> frozenset[int]:
+        """The occurrence BGPs of one pattern only the chain reads, each at an arrival (as
+        or within its base or a right operand): no other arrival reads them."""
+        trees = (self.base, *(level.inner.right for level in self.levels))  # type: ignore[union-attr]
+        return frozenset(n for tree in trees for n in _at_arrival(tree))
+
+
+def _at_arrival(tree: EventTree) -> list[int]:
+    """The one-pattern occurrence BGPs a tree read at an arrival reads at that arrival
+    only: through FILTERs over no SEQ, EQUALS and UNION (each reads its operands at the
+    arrival its own mappings end at); none through any other operator."""
+    match tree:
+        case OccurrenceLeaf(patterns, number):
+            return [number] if len(patterns) == 1 else []
+        case EventFilter(inner=inner, pair=None) if not isinstance(inner, EventSeq):
+            return _at_arrival(inner)
+        case Combined("eq-join" | "or", left, right):
+            return _at_arrival(left) + _at_arrival(right)
+    return []
 
 
 def seq_chain(tree: EventTree) -> SeqChain | None:
@@ -95,7 +116,8 @@ class LevelIndex:
 
     def add(self, m: EventMapping) -> None:
         row = m[0]
-        self.ever.update(s for s, v in enumerate(row) if v is not None)
+        if len(self.ever) < len(row):
+            self.ever.update(s for s, v in enumerate(row) if v is not None)
         bucket = tuple([row[s] for s in self.test.slots])
         key = None if None in bucket else exact(self.test.key(row))
         if key is None:
@@ -162,13 +184,18 @@ def _joined(
     lefts: Iterable[EventMapping], b: EventMapping, floor: int, checked: bool
 ) -> list[EventMapping]:
     """b with each left mapping ending before it starts and starting after ``floor``
-    (compatible with it, when ``checked``: else only the bucket's slots are shared)."""
+    (compatible with it, when ``checked``: else only the bucket's slots are shared), merged
+    by writing b's bound slots over the left row (equal where both bind)."""
     row, start, end = b[0], b[1], b[2]
-    return [
-        (merge(a[0], row), a[1], end)
-        for a in lefts
-        if a[2] < start and a[1] > floor and (not checked or compatible(a[0], row))
-    ]
+    bound = [(s, v) for s, v in enumerate(row) if v is not None]
+    found = []
+    for a in lefts:
+        if a[2] < start and a[1] > floor and (not checked or compatible(a[0], row)):
+            values = list(a[0])
+            for s, v in bound:
+                values[s] = v
+            found.append((tuple(values), a[1], end))
+    return found
 
 
 class ChainState:
@@ -181,7 +208,7 @@ class ChainState:
         """(t, the top level's mappings ending at t)."""
 
     def advance(
-        self, t: int, base: Iterable[EventMapping], rights: list[set[EventMapping]],
+        self, t: int, base: Iterable[EventMapping], rights: list[Iterable[EventMapping]],
         since: int | None, tested: Tested,
     ) -> None:
         """The base's mappings ending at t, then each level's: its rights ending at t
