@@ -202,7 +202,28 @@ def completed(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
     horizon, only those built of occurrences it has not passed)."""
     history = inputs.occurrences
     since = None if history is None else history.since(inputs.t)
-    return tree_mappings(tree, inputs, Scope(inputs.t, None, since), exact=inputs.t)
+    scope = Scope(inputs.t, None, since)
+    chained = _chain_answer(tree, inputs, scope)
+    if chained is not None:
+        return chained
+    return tree_mappings(tree, inputs, scope, exact=inputs.t)
+
+
+def _chain_answer(tree: EventTree, inputs: Inputs, scope: Scope) -> set[EventMapping] | None:
+    """The kept chain's answer at t (``seq_chains``), where ``tree`` is its top under
+    FILTERs its horizon implies (none of them then changes it), else None."""
+    history = inputs.occurrences
+    chain = None if history is None else history.chain
+    if chain is None:
+        return None
+    while tree is not chain.chain.top:
+        if not (
+            isinstance(tree, EventFilter) and tree.within is not None
+            and _implied(tree.within, inputs, scope)
+        ):
+            return None
+        tree = tree.inner
+    return chain.answer(inputs.t)
 
 
 def current(tree: EventTree, inputs: Inputs) -> set[EventMapping]:

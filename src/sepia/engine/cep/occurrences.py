@@ -49,7 +49,7 @@ class OccurrenceHistory:
             self.seen.transient = chain.transient()
         """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
         where the pattern reports on arrival (``on_arrival``), the scope the chain answers."""
-        owned = set() if chain is None else {id(level) for level in chain.levels}
+        owned = set() if chain is None else {id(n) for n in (*chain.levels, chain.base)}
         self.lefts = [n for n in _kept_lefts(tree) if id(n) not in owned]
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
         self.horizon = horizon if horizon is not None and grows(tree) else None
@@ -74,23 +74,19 @@ class OccurrenceHistory:
 
     def _chained(self, state: ChainState, inputs: Inputs, scope: Scope) -> None:
         """The chain's mappings ending at t, from its base's and its right operands'."""
-        t, since = inputs.t, scope.since
-        rights = [self._right(level.inner.right, inputs, scope) for level in state.chain.levels]  # type: ignore[union-attr]
-        state.advance(t, self._ending(state.chain.base, t, since), rights, since,
+        chain = state.chain
+        rights = [self._ending(level.inner.right, inputs, scope) for level in chain.levels]  # type: ignore[union-attr]
+        base = self._ending(chain.base, inputs, scope)
+        state.advance(inputs.t, base, rights, scope.since,
                       lambda level, ms: inputs.keep(level.condition, ms))  # type: ignore[misc]
 
-    def _right(self, tree: EventTree, inputs: Inputs, scope: Scope) -> Iterable[EventMapping]:
-        """A chain level's right operand's mappings ending at t, as the row engine reads
-        them (an occurrence BGP's directly)."""
+    def _ending(self, tree: EventTree, inputs: Inputs, scope: Scope) -> Iterable[EventMapping]:
+        """The mappings ending at t of a chain's base or right operand, as the row engine
+        reads them (an occurrence BGP's directly); only the chain reads them, at each
+        arrival, so they are not kept."""
         if isinstance(tree, OccurrenceLeaf):
             return self.seen.select(tree, inputs.t, None, inputs.t, scope.since)
         return tree_mappings(tree, inputs, scope, inputs.t)
-
-    def _ending(self, tree: EventTree, t: int, since: int | None) -> list[EventMapping]:
-        """A kept tree's mappings ending at t (an occurrence BGP's, or a kept operand's)."""
-        if isinstance(tree, OccurrenceLeaf):
-            return self.seen.select(tree, t, None, t, since)
-        return self.materialized[id(tree)].select(t, None, t, since)
 
     def since(self, t: int) -> int | None:
         """Mappings built from t on hold only occurrences starting after this time (None:

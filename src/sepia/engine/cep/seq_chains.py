@@ -24,6 +24,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import repeat
+from operator import is_not
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import OccurrenceLeaf
@@ -45,10 +47,8 @@ class SeqChain:
 
     levels: tuple[EventFilter, ...]
     base: EventTree
-
-    @property
-    def top(self) -> EventFilter:
-        return self.levels[-1]
+    top: EventFilter
+    """The last level, whose mappings are the chain's answer."""
 
     def transient(self) -> frozenset[int]:
         """The occurrence BGPs of one pattern only the chain reads, each at an arrival (as
@@ -84,7 +84,7 @@ def seq_chain(tree: EventTree) -> SeqChain | None:
         tree = tree.inner.left  # type: ignore[union-attr]
     if len(levels) < 2 or not grows(levels[0]):
         return None
-    return SeqChain(tuple(reversed(levels)), tree)
+    return SeqChain(tuple(reversed(levels)), tree, levels[0])
 
 
 def _level(tree: EventFilter) -> bool:
@@ -111,13 +111,18 @@ class LevelIndex:
     test: PairTest
     buckets: dict[tuple, Bucket] = field(default_factory=dict)
     unsure: list[EventMapping] = field(default_factory=list)
+    shapes: set[tuple[bool, ...]] = field(default_factory=set)
+    """Which slots each left mapping binds, once per distinct answer."""
     ever: set[int] = field(default_factory=set)
-    """Slots some left mapping binds (only these can make a pair incompatible)."""
+    """Slots some left mapping binds."""
+    outside: tuple[int, ...] = ()
+    """Those outside the bucket's slots: only these can make a partner incompatible."""
 
     def add(self, m: EventMapping) -> None:
         row = m[0]
-        if len(self.ever) < len(row):
-            self.ever.update(s for s, v in enumerate(row) if v is not None)
+        shape = tuple(map(is_not, row, repeat(None)))
+        if shape not in self.shapes:
+            self._bind(shape)
         bucket = tuple([row[s] for s in self.test.slots])
         key = None if None in bucket else exact(self.test.key(row))
         if key is None:
@@ -130,9 +135,17 @@ class LevelIndex:
         found.keys.insert(at, key)
         found.mappings.insert(at, m)
 
+    def _bind(self, shape: tuple[bool, ...]) -> None:
+        """A mapping binding slots no earlier one did (``shape``: which it binds)."""
+        self.shapes.add(shape)
+        self.ever.update(s for s, bound in enumerate(shape) if bound)
+        self.outside = tuple(s for s in sorted(self.ever) if s not in self.test.slots)
+
     def without(self, bound: int) -> LevelIndex:
         """The left mappings starting after ``bound``."""
-        kept = LevelIndex(self.test, ever=set(self.ever))
+        kept = LevelIndex(
+            self.test, shapes=set(self.shapes), ever=set(self.ever), outside=self.outside
+        )
         for bucket, found in self.buckets.items():
             chosen = [i for i, m in enumerate(found.mappings) if m[1] > bound]
             if chosen:
@@ -149,7 +162,7 @@ class LevelIndex:
         the comparison surely keeps, and those F must test."""
         sure: set[EventMapping] = set()
         tested: list[EventMapping] = []
-        test, slots = self.test, self.test.slots
+        test, slots, outside, unsure = self.test, self.test.slots, self.outside, self.unsure
         floor = -(1 << 62) if since is None else since
         for b in rights:
             row = b[0]
@@ -157,19 +170,19 @@ class LevelIndex:
             probe = None if None in bucket else exact(test.probe(row))
             if probe is None:  # no exact probe (or no bucket): every left mapping is F's
                 others = self.every() if None in bucket else self._bucket(bucket)
-                tested += _joined(others + self.unsure, b, floor, True)
+                tested += _joined(others + unsure, b, floor, True)
                 continue
             found = self.buckets.get(bucket)
             if found is not None:
                 low, high = test.span(found.keys, probe)
-                checked = any(row[s] is not None for s in self.ever if s not in slots)
+                checked = any(row[s] is not None for s in outside)
                 pairs = _joined(found.mappings[low:high], b, floor, checked)
                 if test.whole:
                     sure.update(pairs)
                 else:
                     tested += pairs
-            if self.unsure:
-                tested += _joined(self.unsure, b, floor, True)
+            if unsure:
+                tested += _joined(unsure, b, floor, True)
         return sure, tested
 
     def every(self) -> list[EventMapping]:
