@@ -15,6 +15,8 @@ from sepia.engine.cep.epsparql import (
     Solutions,
 )
 from sepia.engine.cep.event_trees import (
+    OPERATORS,
+    Combined,
     EventSeq,
     EventTree,
     Inputs,
@@ -84,8 +86,12 @@ class OccurrenceHistory:
         """The mappings ending at t of a chain's base or right operand, as the row engine
         reads them (an occurrence BGP's directly); only the chain reads them, at each
         arrival, so they are not kept."""
-        if isinstance(tree, OccurrenceLeaf):
-            return self.seen.select(tree, inputs.t, None, inputs.t, scope.since)
+        match tree:
+            case OccurrenceLeaf():
+                return self.seen.select(tree, inputs.t, None, inputs.t, scope.since)
+            case Combined("eq-join" | "or" as operator, left, right):  # each at t, as they end
+                lefts = list(self._ending(left, inputs, scope))
+                return OPERATORS[operator](lefts, list(self._ending(right, inputs, scope)))
         return tree_mappings(tree, inputs, scope, inputs.t)
 
     def since(self, t: int) -> int | None:

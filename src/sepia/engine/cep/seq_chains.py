@@ -243,5 +243,11 @@ class ChainState:
     def forget(self, bound: int) -> None:
         self.levels = [index.without(bound) for index in self.levels]
 
+    def forget_ids(self, dropped: set[int]) -> None:
+        """Nothing to drop: every id the chain holds is a term of an element the
+        occurrences still hold (a mapping is forgotten with, or before, the elements it
+        was built of: it starts no later than any of them). So the dictionary's
+        collection need not walk the chain (it watches it, as a cache)."""
+
     def clear(self) -> None:
         self.__init__(self.chain)  # type: ignore[misc]

@@ -141,6 +141,8 @@ class EventQuery(TreeQuery):
             )
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
+        if self.occurrences is not None and self.occurrences.chain is not None:
+            host.dictionary.watch(self.occurrences.chain)  # its ids: the occurrences'
         self.timed = self.occurrences is not None and self.occurrences.horizon is not None
         """EP-SPARQL occurrences pass a ``getDURATION()`` horizon."""
 
