@@ -206,6 +206,11 @@ class Occurrences:
             n: ps[0] if len(ps) == 1 else Solutions() for n, ps in self.per_pattern.items()
         }
         """A BGP of one triple pattern shares that pattern's occurrences (not a copy)."""
+        self.transient: frozenset[int] = frozenset()
+        """One-pattern BGPs read only at each arrival, at that arrival (a chain's right
+        operands and base, ``seq_chains``): only their last occurrences are kept
+        (``fresh``)."""
+        self.fresh: dict[int, list[EventMapping]] = {}
 
     def add(
         self, elements: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], match: Matcher
@@ -214,6 +219,9 @@ class Occurrences:
         self.elements += elements
         new = self._matched(elements, match)
         for number, patterns in self.per_pattern.items():
+            if number in self.transient:
+                self.fresh[number] = new[number, 0]
+                continue
             deltas = [new[number, i] for i in range(len(patterns))]
             for delta, known in zip(deltas, patterns, strict=True):
                 for m in delta:
@@ -245,6 +253,12 @@ class Occurrences:
         self, leaf: OccurrenceLeaf, before: int, mu: Row | None, exact: int | None,
         since: int | None = None,
     ) -> list[EventMapping]:
+        if leaf.number in self.transient:  # read at the last arrival only, whole
+            assert exact is not None and mu is None
+            if exact > before:
+                return []
+            fresh = self.fresh.get(leaf.number, ())
+            return [m for m in fresh if m[2] == exact and (since is None or m[1] > since)]
         return self.solutions[leaf.number].select(before, mu, exact, since)
 
     def rows(self) -> list[OccurrenceRow]:
@@ -256,7 +270,9 @@ class Occurrences:
         ]
 
     def clear(self) -> None:
+        transient = self.transient
         self.__init__(list(self.leaves.values()), self.layout)  # type: ignore[misc]
+        self.transient = transient
 
     def forget(self, bound: int) -> None:
         """Drop the elements starting by ``bound`` and every solution built on one."""
@@ -299,6 +315,9 @@ class AlikePatterns:
         if len(constants) == 1 and not repeats:  # a predicate, most often: compared directly
             ((i, v),) = constants
             hits = [t for t in triples if t[i] == v]
+        elif len(constants) == 2 and not repeats:  # a predicate and a class (rdf:type)
+            (i, v), (j, w) = constants
+            hits = [t for t in triples if t[i] == v and t[j] == w]
         else:
             hits = [
                 t for t in triples

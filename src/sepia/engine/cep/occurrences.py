@@ -3,7 +3,7 @@ growing operands made of them (seed 003, section 4.2)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import (
@@ -15,6 +15,8 @@ from sepia.engine.cep.epsparql import (
     Solutions,
 )
 from sepia.engine.cep.event_trees import (
+    OPERATORS,
+    Combined,
     EventSeq,
     EventTree,
     Inputs,
@@ -22,7 +24,10 @@ from sepia.engine.cep.event_trees import (
     children_of,
     evaluate_tree,
     grows,
+    tree_mappings,
 )
+from sepia.engine.cep.intervals import EventMapping
+from sepia.engine.cep.seq_chains import ChainState, seq_chain
 from sepia.rdf.time import TimeKind
 
 
@@ -36,11 +41,18 @@ class OccurrenceHistory:
 
     def __init__(
         self, tree: EventTree, leaves: Sequence[OccurrenceLeaf], horizon: Horizon | None = None,
-        layout: Layout | None = None,
+        layout: Layout | None = None, on_arrival: bool = True,
     ) -> None:
         self.seen = Occurrences(leaves, layout)
         self.kind: TimeKind | None = None
-        self.lefts = _kept_lefts(tree)
+        chain = seq_chain(tree) if on_arrival else None
+        self.chain = None if chain is None else ChainState(chain)
+        if chain is not None:
+            self.seen.transient = chain.transient()
+        """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
+        where the pattern reports on arrival (``on_arrival``), the scope the chain answers."""
+        owned = set() if chain is None else {id(n) for n in (*chain.levels, chain.base)}
+        self.lefts = [n for n in _kept_lefts(tree) if id(n) not in owned]
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
         self.horizon = horizon if horizon is not None and grows(tree) else None
         self.forgotten: int | None = None
@@ -59,6 +71,28 @@ class OccurrenceHistory:
             solutions = self.materialized[id(node)]
             for m in found:  # all end at t: the index stays in end order
                 solutions.add(m)
+        if self.chain is not None:
+            self._chained(self.chain, inputs, scope)
+
+    def _chained(self, state: ChainState, inputs: Inputs, scope: Scope) -> None:
+        """The chain's mappings ending at t, from its base's and its right operands'."""
+        chain = state.chain
+        rights = [self._ending(level.inner.right, inputs, scope) for level in chain.levels]  # type: ignore[union-attr]
+        base = self._ending(chain.base, inputs, scope)
+        state.advance(inputs.t, base, rights, scope.since,
+                      lambda level, ms: inputs.keep(level.condition, ms))  # type: ignore[misc]
+
+    def _ending(self, tree: EventTree, inputs: Inputs, scope: Scope) -> Iterable[EventMapping]:
+        """The mappings ending at t of a chain's base or right operand, as the row engine
+        reads them (an occurrence BGP's directly); only the chain reads them, at each
+        arrival, so they are not kept."""
+        match tree:
+            case OccurrenceLeaf():
+                return self.seen.select(tree, inputs.t, None, inputs.t, scope.since)
+            case Combined("eq-join" | "or" as operator, left, right):  # each at t, as they end
+                lefts = list(self._ending(left, inputs, scope))
+                return OPERATORS[operator](lefts, list(self._ending(right, inputs, scope)))
+        return tree_mappings(tree, inputs, scope, inputs.t)
 
     def since(self, t: int) -> int | None:
         """Mappings built from t on hold only occurrences starting after this time (None:
@@ -78,6 +112,8 @@ class OccurrenceHistory:
         self.forgotten = bound
         self.seen.forget(bound)
         self.materialized = {key: found.without(bound) for key, found in self.materialized.items()}
+        if self.chain is not None:
+            self.chain.forget(bound)
 
     def expiry(self) -> int | None:
         """The first time from which every occurrence held is of no use (the horizon's
@@ -98,6 +134,8 @@ class OccurrenceHistory:
         self.seen.clear()
         self.materialized = {id(n): Solutions() for n in self.lefts}
         self.forgotten = None
+        if self.chain is not None:
+            self.chain.clear()
 
 
 def _kept_lefts(tree: EventTree) -> list[EventTree]:

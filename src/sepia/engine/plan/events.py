@@ -222,7 +222,7 @@ class EventPlanner(PatternPlanner):
                 key, probe, op = c.right, c.left, FLIPPED[ORDERS[c.operator]]
             else:
                 continue
-            values = Values(self.dictionary.decode)
+            values = _shared_values(tree.left) or Values(self.dictionary.decode)
             positions = {n: self.slots.index(n) for n in variables_of(c)}
             keys, probes = operand(key, positions, values), operand(probe, positions, values)
             if keys is None or probes is None:
@@ -285,6 +285,15 @@ def _conjunction(expressions: list) -> ex.Expression:
     for e in expressions[1:]:
         result = ex.Binary(ex.BinaryOperator.AND, result, e)
     return result
+
+
+def _shared_values(left: EventTree) -> Values | None:
+    """The values the range index of a chain's level below reads (``seq_chains``): one
+    cache for both, so that a price the drop's and the rise's comparisons read is decoded
+    and parsed once."""
+    if isinstance(left, EventFilter) and left.pair is not None:
+        return left.pair.values
+    return None
 
 
 def bound_slots(tree: EventTree) -> frozenset[int]:

@@ -19,6 +19,7 @@ from sepia.engine.cep.event_trees import (
     consumes,
     grows,
 )
+from sepia.engine.cep.seq_chains import seq_chain
 from sepia.engine.plan.physical import (
     EventPlan,
     MatchesPlan,
@@ -73,6 +74,15 @@ def explain(
                     f"  horizon getDURATION() {horizon.text()}: every operand reads only the "
                     "mappings that start within it before the arrival; older occurrences "
                     f"are forgotten{alone if implied and horizon.exact else ''}"
+                )
+            chain = None if schedule is not None or consumes(tree) else seq_chain(tree)
+            if chain is not None:
+                lines.append(
+                    f"  sequence chain: the {len(chain.levels)} range-indexed SEQ levels below "
+                    "kept per value of their shared variables, sorted by each index's key "
+                    "(exact numbers; other values tested by the FILTER); each arrival's right "
+                    "mappings find their partners by bisection, the pairs found are the next "
+                    "level's left mappings"
                 )
             lines += _events(tree, physical.slots, dictionary, 1)
         case _:

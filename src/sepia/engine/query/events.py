@@ -136,9 +136,13 @@ class EventQuery(TreeQuery):
         """CHRONOLOGICAL / RECENT: the occurrences consumed so far (and EP-SPARQL's)."""
         self.occurrences = (
             None if not leaves or self.consumption is not None
-            else OccurrenceHistory(plan.tree, leaves, plan.horizon, self._layout())
+            else OccurrenceHistory(
+                plan.tree, leaves, plan.horizon, self._layout(), plan.schedule is None
+            )
         )
         """EP-SPARQL: every element so far, and what the pattern's operands made of them."""
+        if self.occurrences is not None and self.occurrences.chain is not None:
+            host.dictionary.watch(self.occurrences.chain)  # its ids: the occurrences'
         self.timed = self.occurrences is not None and self.occurrences.horizon is not None
         """EP-SPARQL occurrences pass a ``getDURATION()`` horizon."""
 

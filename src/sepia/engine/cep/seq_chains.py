@@ -1,0 +1,253 @@
+"""Chains of EP-SPARQL SeqJoins under range comparisons, kept per bucket between arrivals
+(W8's drop-then-rise: "EP-SPARQL: A Unified Language for Event Processing and Stream
+Reasoning", Anicic, Fodor, Rudolph, Stojanovic).
+
+``((A SEQ B) FILTER(?p2 < ?p1 * 0.7)) SEQ C FILTER(?p3 > ?p1 * 1.05)``: each level is a
+FILTER over an unrestricted SEQ whose right operand is an occurrence BGP and whose FILTER
+has a conjunct comparing a value of the left mapping with one of the right (``PairTest``).
+The row engine answers each level through its kept operands (``Solutions``, a range index
+per kept operand, one scope per right mapping). Here each level keeps only what the next
+arrival reads: its left mappings per value of the shared variables, sorted by the key the
+comparison reads; each arrival's right mappings find their partners by bisection, and the
+pairs found become the next level's left mappings (the last level's are the answers).
+
+Exact as the row engine's range index (``cep.ranges``): only exact numbers are ordered;
+every other left mapping (a key that is no exact number, or a bucket slot unbound) and
+every right one whose probe or bucket is not, is paired by compatibility and interval and
+tested by the level's FILTER. Under a horizon (``epsparql.Horizon``) a mapping starting by
+the bound is skipped, and dropped every half horizon with the occurrences.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from itertools import repeat
+from operator import is_not
+
+from sepia.algebra.event import SelectionPolicy
+from sepia.engine.cep.epsparql import OccurrenceLeaf
+from sepia.engine.cep.event_trees import Combined, EventFilter, EventSeq, EventTree, grows
+from sepia.engine.cep.intervals import EventMapping
+from sepia.engine.cep.ranges import PairTest, exact
+from sepia.engine.rows import compatible
+
+Tested = Callable[[EventFilter, list[EventMapping]], set[EventMapping]]
+"""A level's FILTER applied to the pairs its range index cannot decide."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeqChain:
+    """The levels of a chain, innermost first: ``levels[0]``'s left operand is ``base``
+    (kept by the engine: an occurrence BGP's solutions or a kept operand), each other
+    level's left operand is the level before it. Each level's right operand is read as
+    the row engine reads it, at each arrival."""
+
+    levels: tuple[EventFilter, ...]
+    base: EventTree
+    top: EventFilter
+    """The last level, whose mappings are the chain's answer."""
+
+    def transient(self) -> frozenset[int]:
+        """The occurrence BGPs of one pattern only the chain reads, each at an arrival (as
+        or within its base or a right operand): no other arrival reads them."""
+        trees = (self.base, *(level.inner.right for level in self.levels))  # type: ignore[union-attr]
+        return frozenset(n for tree in trees for n in _at_arrival(tree))
+
+
+def _at_arrival(tree: EventTree) -> list[int]:
+    """The one-pattern occurrence BGPs a tree read at an arrival reads at that arrival
+    only: through FILTERs over no SEQ, EQUALS and UNION (each reads its operands at the
+    arrival its own mappings end at); none through any other operator."""
+    match tree:
+        case OccurrenceLeaf(patterns, number):
+            return [number] if len(patterns) == 1 else []
+        case EventFilter(inner=inner, pair=None) if not isinstance(inner, EventSeq):
+            return _at_arrival(inner)
+        case Combined("eq-join" | "or", left, right):
+            return _at_arrival(left) + _at_arrival(right)
+    return []
+
+
+def seq_chain(tree: EventTree) -> SeqChain | None:
+    """The chain ``tree`` answers, under FILTERs only (they read their operand in the same
+    scope); None when it has none, or a level of one (the row engine's range index then
+    answers it as cheaply), or when it does not only grow (its levels' mappings ending at
+    each arrival are then not all it will ever have)."""
+    while isinstance(tree, EventFilter) and not _level(tree):
+        tree = tree.inner
+    levels: list[EventFilter] = []
+    while isinstance(tree, EventFilter) and _level(tree):
+        levels.append(tree)
+        tree = tree.inner.left  # type: ignore[union-attr]
+    if len(levels) < 2 or not grows(levels[0]):
+        return None
+    return SeqChain(tuple(reversed(levels)), tree, levels[0])
+
+
+def _level(tree: EventFilter) -> bool:
+    """Filter(F, left SEQ right) with a range conjunct (``PairTest``)."""
+    seq = tree.inner
+    return (
+        tree.pair is not None and isinstance(seq, EventSeq)
+        and seq.policy is SelectionPolicy.UNRESTRICTED
+    )
+
+
+@dataclass(slots=True)
+class Bucket:
+    """One value of the shared variables: its left mappings sorted by exact key."""
+
+    keys: list[Decimal] = field(default_factory=list)
+    mappings: list[EventMapping] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class LevelIndex:
+    """One level's left mappings: by bucket and key, or ``unsure`` (tested by F)."""
+
+    test: PairTest
+    buckets: dict[tuple, Bucket] = field(default_factory=dict)
+    unsure: list[EventMapping] = field(default_factory=list)
+    shapes: set[tuple[bool, ...]] = field(default_factory=set)
+    """Which slots each left mapping binds, once per distinct answer."""
+    ever: set[int] = field(default_factory=set)
+    """Slots some left mapping binds."""
+    outside: tuple[int, ...] = ()
+    """Those outside the bucket's slots: only these can make a partner incompatible."""
+
+    def add(self, m: EventMapping) -> None:
+        row = m[0]
+        shape = tuple(map(is_not, row, repeat(None)))
+        if shape not in self.shapes:
+            self._bind(shape)
+        bucket = tuple([row[s] for s in self.test.slots])
+        key = None if None in bucket else exact(self.test.key(row))
+        if key is None:
+            self.unsure.append(m)
+            return
+        found = self.buckets.get(bucket)
+        if found is None:
+            found = self.buckets[bucket] = Bucket()
+        at = bisect_right(found.keys, key)
+        found.keys.insert(at, key)
+        found.mappings.insert(at, m)
+
+    def _bind(self, shape: tuple[bool, ...]) -> None:
+        """A mapping binding slots no earlier one did (``shape``: which it binds)."""
+        self.shapes.add(shape)
+        self.ever.update(s for s, bound in enumerate(shape) if bound)
+        self.outside = tuple(s for s in sorted(self.ever) if s not in self.test.slots)
+
+    def without(self, bound: int) -> LevelIndex:
+        """The left mappings starting after ``bound``."""
+        kept = LevelIndex(
+            self.test, shapes=set(self.shapes), ever=set(self.ever), outside=self.outside
+        )
+        for bucket, found in self.buckets.items():
+            chosen = [i for i, m in enumerate(found.mappings) if m[1] > bound]
+            if chosen:
+                kept.buckets[bucket] = Bucket(
+                    [found.keys[i] for i in chosen], [found.mappings[i] for i in chosen]
+                )
+        kept.unsure = [m for m in self.unsure if m[1] > bound]
+        return kept
+
+    def pairs(
+        self, rights: Iterable[EventMapping], since: int | None
+    ) -> tuple[set[EventMapping], list[EventMapping]]:
+        """The merged pairs (left ending before right starts, starting after ``since``)
+        the comparison surely keeps, and those F must test."""
+        sure: set[EventMapping] = set()
+        tested: list[EventMapping] = []
+        test, slots, outside, unsure = self.test, self.test.slots, self.outside, self.unsure
+        floor = -(1 << 62) if since is None else since
+        for b in rights:
+            row = b[0]
+            bucket = tuple([row[s] for s in slots])
+            probe = None if None in bucket else exact(test.probe(row))
+            if probe is None:  # no exact probe (or no bucket): every left mapping is F's
+                others = self.every() if None in bucket else self._bucket(bucket)
+                tested += _joined(others + unsure, b, floor, True)
+                continue
+            found = self.buckets.get(bucket)
+            if found is not None:
+                low, high = test.span(found.keys, probe)
+                checked = any(row[s] is not None for s in outside)
+                pairs = _joined(found.mappings[low:high], b, floor, checked)
+                if test.whole:
+                    sure.update(pairs)
+                else:
+                    tested += pairs
+            if unsure:
+                tested += _joined(unsure, b, floor, True)
+        return sure, tested
+
+    def every(self) -> list[EventMapping]:
+        return [m for found in self.buckets.values() for m in found.mappings]
+
+    def _bucket(self, bucket: tuple) -> list[EventMapping]:
+        found = self.buckets.get(bucket)
+        return [] if found is None else list(found.mappings)
+
+
+def _joined(
+    lefts: Iterable[EventMapping], b: EventMapping, floor: int, checked: bool
+) -> list[EventMapping]:
+    """b with each left mapping ending before it starts and starting after ``floor``
+    (compatible with it, when ``checked``: else only the bucket's slots are shared), merged
+    by writing b's bound slots over the left row (equal where both bind)."""
+    row, start, end = b[0], b[1], b[2]
+    bound = [(s, v) for s, v in enumerate(row) if v is not None]
+    found = []
+    for a in lefts:
+        if a[2] < start and a[1] > floor and (not checked or compatible(a[0], row)):
+            values = list(a[0])
+            for s, v in bound:
+                values[s] = v
+            found.append((tuple(values), a[1], end))
+    return found
+
+
+class ChainState:
+    """A chain's levels between arrivals, and its answers at the last one."""
+
+    def __init__(self, chain: SeqChain) -> None:
+        self.chain = chain
+        self.levels = [LevelIndex(level.pair) for level in chain.levels]  # type: ignore[arg-type]
+        self.found: tuple[int, set[EventMapping]] | None = None
+        """(t, the top level's mappings ending at t)."""
+
+    def advance(
+        self, t: int, base: Iterable[EventMapping], rights: list[Iterable[EventMapping]],
+        since: int | None, tested: Tested,
+    ) -> None:
+        """The base's mappings ending at t, then each level's: its rights ending at t
+        (``rights[i]``) paired with the left mappings kept so far."""
+        new: Iterable[EventMapping] = base
+        for level, index, right in zip(self.chain.levels, self.levels, rights, strict=True):
+            for m in new:
+                index.add(m)
+            sure, unsure = index.pairs(right, since)
+            new = sure | tested(level, unsure) if unsure else sure
+        self.found = (t, new)  # type: ignore[assignment]
+
+    def answer(self, t: int) -> set[EventMapping] | None:
+        """The top level's mappings ending at t, when computed at t."""
+        if self.found is None or self.found[0] != t:
+            return None
+        return self.found[1]
+
+    def forget(self, bound: int) -> None:
+        self.levels = [index.without(bound) for index in self.levels]
+
+    def forget_ids(self, dropped: set[int]) -> None:
+        """Nothing to drop: every id the chain holds is a term of an element the
+        occurrences still hold (a mapping is forgotten with, or before, the elements it
+        was built of: it starts no later than any of them). So the dictionary's
+        collection need not walk the chain (it watches it, as a cache)."""
+
+    def clear(self) -> None:
+        self.__init__(self.chain)  # type: ignore[misc]
