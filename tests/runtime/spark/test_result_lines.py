@@ -11,8 +11,10 @@ import json
 import pyoxigraph as ox
 import pytest
 
+from sepia.engine.query.partition import result_order
 from sepia.rdf.results import Result, jsonl_line
 from sepia.rdf.time import TimeKind
+from sepia.runtime.spark.incremental_engine import FLUSHED, _orders
 from sepia.runtime.spark.result_lines import jsonl_lines
 
 EX = "http://example.org/"
@@ -43,3 +45,8 @@ def test_a_line_by_hand():
         '"match": "2", "binding": {"v": "\\"29\\""}}'
     ]
     assert json.loads(jsonl_lines([result], TimeKind.ABSTRACT)[0])["t"] == 60_000
+
+
+def test_a_steps_orders_are_its_instants_then_result_order():
+    made = [(n - 3, result) for n, result in enumerate(RESULTS)]
+    assert _orders(made) == [f"{at + FLUSHED:020d} {result_order(r)}" for at, r in made]
