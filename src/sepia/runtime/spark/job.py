@@ -80,6 +80,7 @@ from sepia.runtime.spark.elements import (
     STAND_INS,
     ElementRow,
     TermTexts,
+    as_text,
     element_rows,
     end_row,
     mark_row,
@@ -233,7 +234,7 @@ def packed_rows(routed: Iterable[tuple]) -> Iterator[tuple]:
         else:
             groups.setdefault((unit, key, row[0]), []).append(row)
     for (unit, key, _), rows in groups.items():
-        yield unit, key, rows[0] if len(rows) == 1 else pack(rows)
+        yield unit, key, as_text(rows[0]) if len(rows) == 1 else pack(rows)
 
 
 def mark_rows(spec: JobSpec, chunk: Sequence[ElementRow]) -> Iterator[tuple]:
