@@ -28,7 +28,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.hosts.engine_path import on_columns
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.runtime.spark.columns import element_columns
-from sepia.runtime.spark.elements import ElementRow, is_term_text, term_text
+from sepia.runtime.spark.elements import ElementRow, TermRefs, is_term_text, term_text
 from sepia.runtime.spark.units import bucket_key
 
 
@@ -61,7 +61,7 @@ class ColumnRouter:
         _, routing = self.sequence.routing(batch)
         targets = self._targets(routing, buckets, len(kept))
         texts = [rows[n][7] for n in kept]
-        if not all(is_term_text(text) for text in texts):
+        if not all(isinstance(text, TermRefs) or is_term_text(text) for text in texts):
             texts = self._texts(batch)
         for position, (n, mine) in enumerate(zip(kept, targets, strict=True)):
             if mine:

@@ -108,9 +108,10 @@ def _term_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple[
     offset = 0
     for key, table in tables.items():
         ids = np.array(dictionary.encode_many(table.terms), dtype=np.int64)
-        mapped.append(ids[table.positions] if len(ids) else table.positions)
+        positions = np.asarray(table.positions, dtype=np.int64)
+        mapped.append(ids[positions] if len(ids) else positions)
         base[key] = offset
-        offset += len(table.positions)
+        offset += len(positions)
     starts = np.array([base[id(ref.table)] + ref.start for ref in refs], dtype=np.int64)
     counts = np.array([ref.stop - ref.start for ref in refs], dtype=np.int64)
     if (counts % 3).any():

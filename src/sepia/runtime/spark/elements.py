@@ -139,23 +139,59 @@ def term_row(
 
 TERM_TEXTS = 1 << 16
 """Terms whose text a `TermTexts` keeps before it starts afresh."""
+TABLE_ELEMENTS = 1024
+"""Elements whose terms a `TermTexts` gathers into one `TermTable` (the route stage's chunk)."""
 
 
 class TermTexts:
-    """`term_row` for the elements of one route task, each distinct term's canonical text
-    made once: a stream repeats its predicates, sensors and values, and the text of a term
-    (its canonical form, then its N-Triples) cost more than the rest of the row (W7:
-    12 terms an element, a third to a half of `term_row`'s CPU saved). At most
-    `TERM_TEXTS` terms are kept: then it starts afresh. `predicates`: as `term_row`'s."""
+    """The route stage's element rows of term text (as `term_row`'s), each distinct term's
+    canonical text made once a task: a stream repeats its predicates, sensors and values,
+    and the text of a term (its canonical form, then its N-Triples) cost more than the rest
+    of the row (W7: 12 terms an element, a third to a half of `term_row`'s CPU saved). At
+    most `TERM_TEXTS` terms are kept: then it starts afresh. `predicates`: as `term_row`'s.
+
+    A row's triples are `TermRefs` into a table of the distinct terms of
+    `TABLE_ELEMENTS` elements in turn (a route chunk's), filled as the terms are met: the
+    columnar router encodes the chunk's distinct terms once (`columns.triple_ids`) and
+    `pack` takes a key's terms from the table, where each row's text was joined, then cut
+    into terms again by both (W4 at 300,000 elements: 2.3 s of the route stage's CPU in
+    `pack`, 2.2 s encoding in the router). `str` of a row's refs is `term_row`'s text."""
 
     def __init__(self, predicates: frozenset[str] | None = None) -> None:
         self.known: dict[Term, str] = {}
         self.predicates = predicates
+        self.positions: list[int] = []
+        self.table = TermTable([], self.positions)
+        self.index: dict[Term, int] = {}
+        """Each term of `table` by its position."""
+        self.rows = 0
 
     def __call__(self, file: str, seq: int, element: StreamElement) -> ElementRow:
         if len(self.known) > TERM_TEXTS:
             self.known = {}
-        return term_row(file, seq, element, self.known, self.predicates)
+        if self.rows == TABLE_ELEMENTS:
+            self.positions = []
+            self.table, self.index, self.rows = TermTable([], self.positions), {}, 0
+        self.rows += 1
+        start = len(self.positions)
+        index, positions, terms = self.index, self.positions, self.table.terms
+        for triple in element.triples:
+            if self.predicates is None or triple.predicate.value in self.predicates:
+                for term in triple:
+                    found = index.get(term)
+                    if found is None:
+                        found = index[term] = len(terms)
+                        terms.append(self._text(term))
+                    positions.append(found)
+        refs = TermRefs(self.table, start, len(positions))
+        return (element.stream, file, seq, element.graph, element.start, element.end,
+                element.kind.value, refs)  # type: ignore[return-value]  # fmt: skip
+
+    def _text(self, term: Term) -> str:
+        known = self.known.get(term)
+        if known is None:
+            known = self.known[term] = str(canonical(term))
+        return known
 
 
 def end_row(stream: str, kind: str) -> ElementRow:
@@ -181,10 +217,19 @@ def pack(rows: Sequence[ElementRow]) -> ElementRow:
     key cross as one. Rows of term text cross as a table of their distinct terms and each
     row's positions in it (`PACKED_TERMS`, `TermRefs`)."""
     first, last = rows[0], max(row[END] for row in rows)
-    if all(is_term_text(row[7]) or not row[7] for row in rows):
-        return (first[0], first[1], first[2], PACKED_TERMS, last, last, first[6],
-                json.dumps(_term_table(rows)))  # fmt: skip
-    return (first[0], first[1], first[2], PACKED, last, last, first[6], json.dumps(rows))
+    if all(isinstance(row[7], TermRefs) for row in rows):
+        table = _referenced_table(rows)
+    elif all(isinstance(row[7], str) and (is_term_text(row[7]) or not row[7]) for row in rows):
+        table = _term_table(rows)
+    else:
+        return (first[0], first[1], first[2], PACKED, last, last, first[6],
+                json.dumps([as_text(row) for row in rows]))  # fmt: skip
+    return (first[0], first[1], first[2], PACKED_TERMS, last, last, first[6], json.dumps(table))
+
+
+def as_text(row: ElementRow) -> ElementRow:
+    """The row with its triples as text (`TermRefs` made into their term text)."""
+    return row if isinstance(row[7], str) else (*row[:7], str(row[7]))  # type: ignore[return-value]
 
 
 def _term_table(rows: Sequence[ElementRow]) -> list:
@@ -205,14 +250,36 @@ def _term_table(rows: Sequence[ElementRow]) -> list:
     return [list(index), packed, shapes]
 
 
+def _referenced_table(rows: Sequence[ElementRow]) -> list:
+    """`_term_table` of rows whose triples are `TermRefs` (the route stage's): each row's
+    positions gathered from its table, the distinct ones kept (numpy), no text cut."""
+    terms: list[str] = []
+    starts: dict[int, tuple[np.ndarray, int]] = {}
+    gathered = []
+    for row in rows:
+        refs: TermRefs = row[7]  # type: ignore[assignment]
+        table = refs.table
+        if id(table) not in starts:
+            starts[id(table)] = (np.asarray(table.positions, dtype=np.int64), len(terms))
+            terms = table.terms if not terms else [*terms, *table.terms]
+        positions, offset = starts[id(table)]
+        gathered.append(positions[refs.start : refs.stop] + offset)
+    distinct, inverse = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *gathered]),
+                                  return_inverse=True)  # fmt: skip
+    packed = base64.b64encode(inverse.astype(np.int32).tobytes()).decode("ascii")
+    shapes = [[*row[:7], row[7].stop - row[7].start] for row in rows]  # type: ignore[attr-defined]
+    return [[terms[i] for i in distinct.tolist()], packed, shapes]
+
+
 class TermTable:
     """The distinct terms of a packed row (`pack`) and every row's terms as positions in
     them, read once per packed row; a key's session encodes `terms` once
-    (`columns.triple_ids`)."""
+    (`columns.triple_ids`). The route stage's tables (`TermTexts`) list their positions as
+    they grow."""
 
     __slots__ = ("positions", "terms")
 
-    def __init__(self, terms: list[str], positions: np.ndarray) -> None:
+    def __init__(self, terms: list[str], positions: np.ndarray | list[int]) -> None:
         self.terms = terms
         self.positions = positions
 

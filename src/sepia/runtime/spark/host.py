@@ -400,7 +400,7 @@ class EngineHost(StatefulProcessor):
     def _frame(self, unit: int, partition: str | None, step: Step) -> pd.DataFrame:
         import pandas as pd
 
-        from sepia.rdf.results import jsonl_line
+        from sepia.runtime.spark.result_lines import jsonl_lines
 
         positions = {q.name: q.position for q in reversed(self.spec.units[unit].queries)}
         results = step.results
@@ -411,6 +411,6 @@ class EngineHost(StatefulProcessor):
                 "partition": step.order or [partition] * len(results),
                 "seq": list(range(len(results))),
                 "query": [r.query for r in results],
-                "line": [jsonl_line(r, step.time_kind) for r in results],
+                "line": jsonl_lines(results, step.time_kind),
             }
         )

@@ -66,7 +66,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import MIN_TERMS
 from sepia.engine.hosts.engine_path import Engine
 from sepia.engine.plan.split import Split, split_of
-from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of, result_order
+from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.results import Result
 from sepia.rdf.terms import Term
@@ -75,6 +75,7 @@ from sepia.runtime.local import Session
 from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
+from sepia.runtime.spark.result_lines import jsonl_lines
 from sepia.runtime.spark.units import Unit, parse_bucket_key
 
 VERSION, TERMS, PARTS, HELD = "engine_version", "engine_terms", "engine_parts", "held"
@@ -188,7 +189,7 @@ class IncrementalEngine:
         if key is not None and self.split is not None:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
         results = [r for _, r in made]
-        order = None if key is None else [_order(instant, r) for instant, r in made]
+        order = None if key is None else _orders(made)
         if final:
             empty = {name: [] for name in [*self.tables, *self.maps]}
             return Step(empty, results, None, self._kind(kind), order=order)
@@ -288,10 +289,13 @@ def _value(result: Result, name: str) -> Term | None:
     return dict(pairs).get(name)
 
 
-def _order(instant: int, result: Result) -> str:
-    """A result's `Step.order`: its instant (shifted to a positive number, written to sort
-    as text), then `result_order`."""
-    return f"{instant + FLUSHED:020d} {result_order(result)}"
+def _orders(made: Sequence[tuple[int, Result]]) -> list[str]:
+    """Each result's `Step.order`: its instant (shifted to a positive number, written to
+    sort as text), then `result_order` (its jsonl line with abstract times, here rendered
+    for the whole step at once: `result_lines`)."""
+    lines = jsonl_lines([result for _, result in made], TimeKind.ABSTRACT)
+    instants = [instant for instant, _ in made]
+    return [f"{at + FLUSHED:020d} {line}" for at, line in zip(instants, lines, strict=True)]
 
 
 PART = "\x1f"

@@ -34,15 +34,15 @@ from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.runtime.inputs import NamedQuery, background, query_prefixes
 from sepia.runtime.spark.class_archive import abandon_archive
 from sepia.runtime.spark.errors import one_line, transient
-from sepia.runtime.spark.host import DEFAULT_ENGINE, job_spec
+from sepia.runtime.spark.host import DEFAULT_ENGINE, JobSpec, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
 from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import (
     end_folder,
     ends_by_marker,
-    key_count,
     mark_end,
     results_frame,
+    stateful_partitions,
 )
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
 from sepia.runtime.spark.session import SHORT_INPUT_BYTES, SparkConfig, spark_session
@@ -140,7 +140,7 @@ def run_on_spark(
             batch = _with_dead_letters(sink, letters)
             results = results_frame(frames, spec, files, ingest)
             gone = lambda: sink.reader_gone  # noqa: E731
-            with _partitions_at_most(spark, key_count(spec)):
+            with _stateful_partitions(spark, spec):
                 one_pass = ends_by_marker(spec)
                 _drive(results, batch, home, bindings, ends, options, log, one_pass, gone)
             if sink.reader_gone:  # after the query's last batch, or stopped for it
@@ -272,16 +272,19 @@ def finite_input(bindings: Mapping[str, str], options: SparkRunOptions) -> bool:
 
 
 @contextmanager
-def _partitions_at_most(spark: SparkSession, keys: int | None) -> Iterator[None]:
-    """Within: no more shuffle partitions than the job has keys (`job.key_count`), so the
-    stateful stage runs no task for a partition no key hashes to (a query on one key: one
-    task, not two per core). A restarted run keeps the count its checkpoint recorded."""
+def _stateful_partitions(spark: SparkSession, spec: JobSpec) -> Iterator[None]:
+    """Within: the stateful stage's shuffle partitions as `job.stateful_partitions` counts
+    them, where every key is known up front: no task for a partition no key hashes to (a
+    query on one key: one task, not two per core), and no two keys in one task where the
+    cores could run them side by side. A restarted run keeps the count its checkpoint
+    recorded."""
     conf = "spark.sql.shuffle.partitions"
     before = spark.conf.get(conf, "200")
-    if keys is None or keys >= int(before or "200"):
+    count = stateful_partitions(spark, spec, int(before or "200"))
+    if count is None:
         yield
         return
-    spark.conf.set(conf, str(keys))
+    spark.conf.set(conf, str(count))
     try:
         yield
     finally:

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 
+import pyoxigraph as ox
+
 from sepia.engine.codec import Codec
+from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark import elements
 from sepia.runtime.spark.columns import triple_ids
 from sepia.runtime.spark.elements import (
     END_GRAPH,
@@ -15,10 +19,12 @@ from sepia.runtime.spark.elements import (
     PACKED,
     PACKED_TERMS,
     STAND_INS,
+    TermTexts,
     end_row,
     mark_row,
     pack,
     pack_stand_ins,
+    term_row,
     to_element,
     unpack,
 )
@@ -98,3 +104,29 @@ def test_packed_and_loose_term_text_encode_to_each_element_s_own_terms():
     texts = [*(r[7] for r in TERM_ROWS), *(r[7] for r in other), loose[7]]
     assert decoded == [text.split("\x1f") if text else [] for text in texts]
     assert len({codec.decode_text(i) for i in s.tolist() + p.tolist() + o.tolist()}) == 4
+
+
+def test_the_route_stage_s_term_refs_pack_as_their_distinct_terms(monkeypatch):
+    # TermTexts' rows refer to a table of a chunk's terms; a key's rows of two tables (a
+    # table every 2 elements here) pack to each row's own terms, each distinct term of a
+    # table once; another key's single row crosses as its term text
+    monkeypatch.setattr(elements, "TABLE_ELEMENTS", 2)
+    s1, s2, p = (ox.NamedNode(f"http://e/{n}") for n in ("s1", "s2", "p"))
+    five = ox.Literal("05", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
+    triples = [(ox.Triple(s1, p, five), ox.Triple(s1, p, s2)), (), (ox.Triple(s2, p, five),),
+               (ox.Triple(s1, p, s1),)]  # fmt: skip
+    texts = TermTexts()
+    rows = [texts("f.trig", n, StreamElement(A, f"http://e/g{n}", n, n, t))
+            for n, t in enumerate(triples)]  # fmt: skip
+    assert {id(r[7].table) for r in rows[:2]} != {id(r[7].table) for r in rows[2:]}
+    out = list(packed_rows([(0, None, r) for r in rows[:3]] + [(1, None, rows[3])]))
+    packed, single = out[0][2], out[1][2]
+    assert (
+        packed[3] == PACKED_TERMS and single[7] == "<http://e/s1>\x1f<http://e/p>\x1f<http://e/s1>"
+    )
+    terms, _, _ = json.loads(packed[7])
+    assert sorted(terms) == sorted([S1, P, V, S2, S2, P, V])  # each table's once
+    expected = [term_row("f.trig", n, StreamElement(A, f"http://e/g{n}", n, n, t))[7]
+                for n, t in enumerate(triples)]  # fmt: skip
+    assert [str(r[7]) for r in unpack([packed])[0]] == expected[:3]
+    assert expected[0] == "\x1f".join([S1, P, V, S1, P, S2])

@@ -14,7 +14,14 @@ from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark import elements as element_rows
 from sepia.runtime.spark.columns import triple_ids
-from sepia.runtime.spark.elements import TermTexts, is_term_text, ntriples, term_row, to_element
+from sepia.runtime.spark.elements import (
+    TermTexts,
+    as_text,
+    is_term_text,
+    ntriples,
+    term_row,
+    to_element,
+)
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PLAIN = [
@@ -118,7 +125,9 @@ def test_a_task_s_term_texts_made_once_are_each_element_s_parsed_canonical_terms
     codec = Codec()
     found = triple_ids([row[7] for row in rows], codec)
     assert _decoded(codec, found, len(rows)) == _by_parsing(documents)
-    assert rows == [term_row("f", n, element) for n, element in enumerate(elements)]
+    assert [as_text(row) for row in rows] == [
+        term_row("f", n, element) for n, element in enumerate(elements)
+    ]
 
 
 def _canonical_documents(documents: list[str]) -> list[str]:

@@ -1,0 +1,68 @@
+"""The stateful stage's partitions (`job.stateful_partitions`): Spark puts each key on the
+partition its hash gives, and with as many partitions as keys two buckets often share one
+(buckets 0/4 to 3/4 of unit 0 do on four partitions) while another idles. The count chosen
+spreads the keys so that no partition holds more than its share, checked by Spark's own
+hash partitioning of the keys (`repartition` on the grouping columns), apart from the
+`hash` function the count was chosen by."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from sepia.lang import parse_query
+from sepia.runtime.spark.host import job_spec
+from sepia.runtime.spark.job import all_keys, stateful_partitions
+from sepia.runtime.spark.units import units_of
+
+from .test_route_columns import STRICT
+
+pytestmark = pytest.mark.spark
+
+ONE_KEY = """PREFIX : <http://example.org/>
+SELECT ?s ?p WHERE { STREAM <http://example.org/stocks> [RANGE 10 STEP 10] { ?s :price ?p } }"""
+
+
+def _spec(text: str, buckets: int):
+    units = units_of([("q", parse_query(text))])
+    return job_spec(units, streams=("http://example.org/stocks",), buckets=buckets)
+
+
+def _loads(spark: SparkSession, keys: list, count: int) -> list[int]:
+    """Keys per partition, as Spark's hash partitioning over (unit, partition) puts them."""
+    frame = spark.createDataFrame(keys, "unit int, partition string")
+    placed = frame.repartition(count, "unit", "partition").select(F.spark_partition_id())
+    return sorted(Counter(row[0] for row in placed.collect()).values(), reverse=True)
+
+
+@pytest.fixture(autouse=True)
+def columnar(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", "columnar")
+
+
+def test_four_buckets_collide_on_four_partitions_and_get_one_each(spark: SparkSession) -> None:
+    spec = _spec(STRICT, 4)
+    keys = all_keys(spec)
+    assert keys == [(0, "0/4"), (0, "1/4"), (0, "2/4"), (0, "3/4")]
+    assert _loads(spark, keys, 4)[0] == 2  # why: two buckets share a task
+    count = stateful_partitions(spark, spec, 4)
+    assert count is not None and count > 4
+    assert _loads(spark, keys, count) == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize(("buckets", "asked"), [(4, 2), (8, 4), (5, 8)])
+def test_no_partition_holds_more_than_its_share(spark, buckets: int, asked: int) -> None:
+    spec = _spec(STRICT, buckets)
+    keys = all_keys(spec)
+    count = stateful_partitions(spark, spec, asked)
+    assert count is not None and count >= min(buckets, asked)
+    assert _loads(spark, keys, count)[0] <= -(-buckets // min(buckets, asked))
+
+
+def test_a_query_on_one_key_runs_one_task(spark: SparkSession) -> None:
+    spec = _spec(ONE_KEY, 4)
+    assert all_keys(spec) == [(0, None)]
+    assert stateful_partitions(spark, spec, 4) == 1
