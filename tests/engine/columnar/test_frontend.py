@@ -135,6 +135,7 @@ def test_numbers_read_with_the_terms_are_those_filters_learn(terms):
     (f'"0"^^<{XSD}integer>', (INTEGER, 0, 0)),
     (f'"-0"^^<{XSD}integer>', None),  # not its canonical text: pyoxigraph encodes it
     (f'"123456789012345678"^^<{XSD}integer>', (INTEGER, 0, 123456789012345678)),
+    (f'"-12345678901234567.8"^^<{XSD}decimal>', (DECIMAL, 1, -123456789012345678)),
     (f'"1234567890123456789"^^<{XSD}integer>', None),  # 19 digits: learnt by the engine
     (f'"0.00000000000000001"^^<{XSD}decimal>', (DECIMAL, 17, 1)),
     (f'"0.000000000000000001"^^<{XSD}decimal>', None),  # 19 digits written

@@ -245,9 +245,9 @@ def test_numbers_read_with_a_file_are_taught_once_and_not_learnt(tmp_path, monke
     """A file read as columns brings its amounts' numbers (``frontend``'s reader works
     them out): two blocks of three elements, each pushed in slices of two (a session
     merges the instant it holds back with the next slice), the query is taught each
-    block's once, not per slice, learns none of them itself, and gives the lines it gives from the row
-    reader's elements (100.50 at 1 takes 5.0 at 2 and 9.25 at 3, 50 at 4 ends it; 50
-    takes 3 at 5; :b's 3.0 at 6 is 3's term)."""
+    block's once, not per slice, learns none of them itself, and gives the lines it
+    gives from the row reader's elements (100.50 at 1 takes 5.0 at 2 and 9.25 at 3, 50
+    at 4 ends it; 50 takes 3 at 5; :b's 3.0 at 6 is 3's term)."""
     amounts = ["100.50", "5.0", "9.25", "50", "3", "3.0"]
     stamps = [f'"2026-01-01T00:00:00.00{n + 1}Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
               for n in range(len(amounts))]

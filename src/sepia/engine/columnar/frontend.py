@@ -97,9 +97,6 @@ _CANONICAL_TEXT = "^(?:" + "|".join([
     *(rf'"(?:{form})"\^\^<{re.escape(datatype)}>' for datatype, form in CANONICAL_LEXICAL.items()),
 ]) + ")$"
 """Terms whose text is their canonical N-Triples form (after dropping ``^^xsd:string``)."""
-_NUMBER = rf'^"(-?)(0|[1-9][0-9]*)(?:\.([0-9]*[1-9]))?"\^\^<{re.escape(XSD)}(integer|decimal)>$'
-"""An integer's or decimal's canonical text (``r2r.numbers.NUMERIC_TEXT``): its sign,
-whole part, fraction (none when whole) and datatype."""
 _DECIMAL = f"{XSD}decimal"
 _PADDED_DECIMAL = rf'^"(-?)(0|[1-9][0-9]{{0,17}})\.([0-9]{{0,17}}0)"\^\^<{re.escape(_DECIMAL)}>$'
 """An ``xsd:decimal`` whose only departure from the canonical form is trailing zeros in
@@ -462,20 +459,26 @@ class Terms:
 
 
 def _read_numbers(canonical: pl.Series) -> tuple[np.ndarray, ...]:
-    """The positions of the canonical texts (``_canonical_texts``: never ``-0``, no
-    integer with a dot) that are integers or decimals of at most 18 digits, and
-    ``groups.NumericIds``' decomposition of each, as its ``_from_text`` finds it: the
-    kind, the fraction's digits and the digits as one integer (under 10^18: it fits).
-    Worked out on the reading thread, on columns."""
-    parts = canonical.str.extract_groups(_NUMBER).struct.unnest()
-    sign, whole, fraction, datatype = (parts[f"{k}"] for k in range(1, 5))
-    fraction = fraction.fill_null("")
-    keep = (whole.str.len_bytes() + fraction.str.len_bytes() <= 18).fill_null(False)
-    at = np.flatnonzero(keep.to_numpy())
-    kind = np.where((datatype.filter(keep) == "integer").to_numpy(), INTEGER, DECIMAL)
-    digits = fraction.filter(keep).str.len_bytes().to_numpy().astype(np.int64)
-    mantissa = (sign + whole + fraction).filter(keep).cast(pl.Int64).to_numpy()
-    return at, kind.astype(np.int64), digits, mantissa.astype(np.int64)
+    """The positions of the canonical texts that are integers or decimals of at most 18
+    digits, and ``groups.NumericIds``' decomposition of each, as its ``_from_text`` finds
+    it: the kind, the fraction's digits and the digits as one integer (under 10^18: it
+    fits). Worked out on the reading thread, on columns, by cuts rather than a regular
+    expression: a canonical text (``_canonical_texts``) typed ``xsd:integer`` or
+    ``xsd:decimal`` holds the type's canonical lexical form (never ``-0``, no dot in an
+    integer)."""
+    integer, decimal = (canonical.str.ends_with(f'"^^<{XSD}{t}>').fill_null(False)
+                        for t in ("integer", "decimal"))
+    numeric = integer | decimal
+    lexical = canonical.filter(numeric).str.split_exact('"', 2).struct.field("field_1")
+    parts = lexical.str.split_exact(".", 1).struct.unnest()
+    whole, fraction = parts["field_0"], parts["field_1"].fill_null("")
+    length = whole.str.len_bytes() + fraction.str.len_bytes() - whole.str.starts_with("-")
+    keep = (length <= 18).to_numpy()
+    at = np.flatnonzero(numeric.to_numpy())[keep]
+    kind = np.where(integer.to_numpy()[at], INTEGER, DECIMAL).astype(np.int64)
+    digits = fraction.str.len_bytes().to_numpy()[keep].astype(np.int64)
+    mantissa = (whole + fraction).cast(pl.Int64, strict=False).to_numpy()[keep]
+    return at, kind, digits, mantissa.astype(np.int64)
 
 
 def _canonical_texts(terms: pl.Series) -> pl.Series:
