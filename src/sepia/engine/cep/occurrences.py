@@ -77,7 +77,7 @@ class OccurrenceHistory:
     def _chained(self, state: ChainState, inputs: Inputs, scope: Scope) -> None:
         """The chain's mappings ending at t, from its base's and its right operands'."""
         chain = state.chain
-        rights = [self._ending(level.inner.right, inputs, scope) for level in chain.levels]  # type: ignore[union-attr]
+        rights = [self._ending(right, inputs, scope) for right in chain.rights]
         base = self._ending(chain.base, inputs, scope)
         state.advance(inputs.t, base, rights, scope.since,
                       lambda level, ms: inputs.keep(level.condition, ms))  # type: ignore[misc]
