@@ -22,7 +22,7 @@ from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 
-from ..support import assert_agrees
+from ..support import assert_agrees, assert_resumes
 from .test_epsparql_ranges import EX, OBJECTS, S1, answers, lit, query, stream
 
 W8 = (
@@ -253,3 +253,11 @@ def test_chains_agree_when_forgetting_at_every_advance(case):
     occurrences hold): collecting after every advance changes no answer."""
     with mock.patch.object(Forgetting, "due", lambda self, settled=True: True):
         assert_agrees(*case)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=CHECKS)
+@given(chains(), st.data())
+def test_chains_resume_from_a_snapshot(case, split):
+    """A restored session rebuilds the chain by replaying the occurrences it kept."""
+    text, data = case
+    assert_resumes(text, data, split.draw(st.integers(0, len(data[S1]))))
