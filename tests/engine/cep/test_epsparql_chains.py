@@ -184,7 +184,8 @@ def chains(draw) -> tuple[str, dict[str, list[StreamElement]]]:
         conjuncts.append(f"{names[level]} {op} {names[left]}{key}")
         values.append(KEYS[key](values[left]) + PLANTED[op])
         planted.append([(predicate, values[-1])])
-    conjuncts.append(draw(st.sampled_from(["", "", "getDURATION() < 8", "?x != :b"])))
+    extra = ["", "", "getDURATION() < 8", "?x != :b", "getSTARTTIME() >= 1"]
+    conjuncts.append(draw(st.sampled_from(extra)))
     text = query(f"{pattern} FILTER({' && '.join(c for c in conjuncts if c)})")
     first = draw(st.integers(0, 3))
     plants = [
