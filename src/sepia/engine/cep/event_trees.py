@@ -257,9 +257,7 @@ def tree_mappings(
     passes it on to the operands whose end its result's end is): each compatible with the
     scope's mu, as the leaves select only such mappings and the operators merge them."""
     history = inputs.occurrences
-    if history is None:
-        return evaluate_tree(tree, inputs, scope, exact)
-    kept = history.materialized.get(id(tree))
+    kept = None if history is None else history.materialized.get(id(tree))
     if kept is not None:
         return set(kept.select(scope.before, scope.mu, exact, scope.since))
     return evaluate_tree(tree, inputs, scope, exact)

@@ -47,10 +47,11 @@ class OccurrenceHistory:
         self.kind: TimeKind | None = None
         chain = seq_chain(tree) if on_arrival else None
         self.chain = None if chain is None else ChainState(chain)
+        """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
+        where the pattern reports on arrival (``on_arrival``), the scope the chain answers.
+        Its levels and base are not kept operands, nor its patterns' solutions."""
         if chain is not None:
             self.seen.transient = chain.transient()
-        """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
-        where the pattern reports on arrival (``on_arrival``), the scope the chain answers."""
         owned = set() if chain is None else {id(n) for n in (*chain.levels, chain.base)}
         self.lefts = [n for n in _kept_lefts(tree) if id(n) not in owned]
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
