@@ -40,10 +40,10 @@ Tested = Callable[[EventFilter, list[EventMapping]], set[EventMapping]]
 
 @dataclass(frozen=True, slots=True)
 class SeqChain:
-    """The levels of a chain, innermost first: ``levels[0]``'s left operand is ``base``
-    (kept by the engine: an occurrence BGP's solutions or a kept operand), each other
-    level's left operand is the level before it. Each level's right operand is read as
-    the row engine reads it, at each arrival."""
+    """The levels of a chain, innermost first: ``levels[0]``'s left operand is ``base``,
+    each other level's left operand is the level before it. The base and each level's
+    right operand are read at each arrival as the row engine reads them (their mappings
+    ending then); only the levels' left mappings are kept."""
 
     levels: tuple[EventFilter, ...]
     rights: tuple[EventTree, ...]
@@ -116,7 +116,7 @@ class LevelIndex:
     buckets: dict[tuple, Bucket] = field(default_factory=dict)
     unsure: list[EventMapping] = field(default_factory=list)
     shapes: set[tuple[bool, ...]] = field(default_factory=set)
-    """Which slots each left mapping binds, once per distinct answer."""
+    """Which slots the left mappings bind (each distinct shape once)."""
     ever: set[int] = field(default_factory=set)
     """Slots some left mapping binds."""
     outside: tuple[int, ...] = ()
