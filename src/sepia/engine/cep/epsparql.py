@@ -198,6 +198,8 @@ class Occurrences:
         self.leaves = {leaf.number: leaf for leaf in leaves}
         self.layout = layout
         self.alike, self.planned = alike_patterns(leaves, layout)
+        self.patterns = [(leaf.number, i) for leaf in leaves for i in range(len(leaf.patterns))]
+        """(leaf number, pattern position) of every pattern."""
         self.elements: list[tuple[int, int, tuple[EncodedTriple, ...]]] = []
         self.per_pattern = {
             leaf.number: [Solutions() for _ in leaf.patterns] for leaf in leaves
@@ -238,9 +240,7 @@ class Occurrences:
     ) -> dict[tuple[int, int], list[EventMapping]]:
         """Each (leaf number, pattern position)'s occurrences in ``elements``, in element
         order."""
-        new: dict[tuple[int, int], list[EventMapping]] = {
-            (n, i): [] for n, leaf in self.leaves.items() for i in range(len(leaf.patterns))
-        }
+        new: dict[tuple[int, int], list[EventMapping]] = {key: [] for key in self.patterns}
         for start, end, triples in elements:
             for group in self.alike:  # a repeated triple's mappings: one kept (``add``)
                 group.add_rows(triples, start, end, new)

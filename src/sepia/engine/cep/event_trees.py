@@ -210,20 +210,22 @@ def completed(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
 
 
 def _chain_answer(tree: EventTree, inputs: Inputs, scope: Scope) -> set[EventMapping] | None:
-    """The kept chain's answer at t (``seq_chains``), where ``tree`` is its top under
-    FILTERs its horizon implies (none of them then changes it), else None."""
+    """The mappings of ``tree`` ending at t from the kept chain's answer (``seq_chains``),
+    where it is the chain's top under FILTERs (each applied as ``evaluate_tree`` does, in
+    the same scope), else None."""
     history = inputs.occurrences
     chain = None if history is None else history.chain
     if chain is None:
         return None
-    while tree is not chain.chain.top:
-        if not (
-            isinstance(tree, EventFilter) and tree.within is not None
-            and _implied(tree.within, inputs, scope)
-        ):
-            return None
-        tree = tree.inner
-    return chain.answer(inputs.t)
+    if tree is chain.chain.top:
+        return chain.answer(inputs.t)
+    if not isinstance(tree, EventFilter):
+        return None
+    found = _chain_answer(tree.inner, inputs, scope)
+    if found is None or (tree.within is not None and _implied(tree.within, inputs, scope)):
+        return found
+    assert inputs.keep is not None
+    return inputs.keep(tree.condition, list(found))
 
 
 def current(tree: EventTree, inputs: Inputs) -> set[EventMapping]:
@@ -255,27 +257,10 @@ def tree_mappings(
     passes it on to the operands whose end its result's end is): each compatible with the
     scope's mu, as the leaves select only such mappings and the operators merge them."""
     history = inputs.occurrences
-    if history is None:
-        return evaluate_tree(tree, inputs, scope, exact)
-    kept = history.materialized.get(id(tree))
+    kept = None if history is None else history.materialized.get(id(tree))
     if kept is not None:
         return set(kept.select(scope.before, scope.mu, exact, scope.since))
-    chain = history.chain
-    if chain is not None and tree is chain.chain.top and _whole_arrival(inputs, scope, exact):
-        found = chain.answer(inputs.t)
-        if found is not None:
-            return set(found)
     return evaluate_tree(tree, inputs, scope, exact)
-
-
-def _whole_arrival(inputs: Inputs, scope: Scope, exact: int | None) -> bool:
-    """Whether the scope is every mapping ending at the arrival t within the horizon (the
-    one a kept chain answers, ``seq_chains``)."""
-    history, t = inputs.occurrences, inputs.t
-    return (
-        exact == t and scope.before == t and scope.mu is None and history is not None
-        and scope.since == history.since(t)
-    )
 
 
 def evaluate_tree(

@@ -47,10 +47,11 @@ class OccurrenceHistory:
         self.kind: TimeKind | None = None
         chain = seq_chain(tree) if on_arrival else None
         self.chain = None if chain is None else ChainState(chain)
+        """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
+        where the pattern reports on arrival (``on_arrival``), the scope the chain answers.
+        Its levels and base are not kept operands, nor its patterns' solutions."""
         if chain is not None:
             self.seen.transient = chain.transient()
-        """A chain of SEQs under range comparisons, kept per bucket (``seq_chains``): only
-        where the pattern reports on arrival (``on_arrival``), the scope the chain answers."""
         owned = set() if chain is None else {id(n) for n in (*chain.levels, chain.base)}
         self.lefts = [n for n in _kept_lefts(tree) if id(n) not in owned]
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
@@ -77,7 +78,7 @@ class OccurrenceHistory:
     def _chained(self, state: ChainState, inputs: Inputs, scope: Scope) -> None:
         """The chain's mappings ending at t, from its base's and its right operands'."""
         chain = state.chain
-        rights = [self._ending(level.inner.right, inputs, scope) for level in chain.levels]  # type: ignore[union-attr]
+        rights = [self._ending(right, inputs, scope) for right in chain.rights]
         base = self._ending(chain.base, inputs, scope)
         state.advance(inputs.t, base, rights, scope.since,
                       lambda level, ms: inputs.keep(level.condition, ms))  # type: ignore[misc]

@@ -40,12 +40,14 @@ Tested = Callable[[EventFilter, list[EventMapping]], set[EventMapping]]
 
 @dataclass(frozen=True, slots=True)
 class SeqChain:
-    """The levels of a chain, innermost first: ``levels[0]``'s left operand is ``base``
-    (kept by the engine: an occurrence BGP's solutions or a kept operand), each other
-    level's left operand is the level before it. Each level's right operand is read as
-    the row engine reads it, at each arrival."""
+    """The levels of a chain, innermost first: ``levels[0]``'s left operand is ``base``,
+    each other level's left operand is the level before it. The base and each level's
+    right operand are read at each arrival as the row engine reads them (their mappings
+    ending then); only the levels' left mappings are kept."""
 
     levels: tuple[EventFilter, ...]
+    rights: tuple[EventTree, ...]
+    """Each level's right operand."""
     base: EventTree
     top: EventFilter
     """The last level, whose mappings are the chain's answer."""
@@ -53,8 +55,7 @@ class SeqChain:
     def transient(self) -> frozenset[int]:
         """The occurrence BGPs of one pattern only the chain reads, each at an arrival (as
         or within its base or a right operand): no other arrival reads them."""
-        trees = (self.base, *(level.inner.right for level in self.levels))  # type: ignore[union-attr]
-        return frozenset(n for tree in trees for n in _at_arrival(tree))
+        return frozenset(n for tree in (self.base, *self.rights) for n in _at_arrival(tree))
 
 
 def _at_arrival(tree: EventTree) -> list[int]:
@@ -76,24 +77,27 @@ def seq_chain(tree: EventTree) -> SeqChain | None:
     scope); None when it has none, or a level of one (the row engine's range index then
     answers it as cheaply), or when it does not only grow (its levels' mappings ending at
     each arrival are then not all it will ever have)."""
-    while isinstance(tree, EventFilter) and not _level(tree):
+    while isinstance(tree, EventFilter) and _level(tree) is None:
         tree = tree.inner
-    levels: list[EventFilter] = []
-    while isinstance(tree, EventFilter) and _level(tree):
-        levels.append(tree)
-        tree = tree.inner.left  # type: ignore[union-attr]
-    if len(levels) < 2 or not grows(levels[0]):
+    levels: list[tuple[EventFilter, EventSeq]] = []
+    while isinstance(tree, EventFilter) and (seq := _level(tree)) is not None:
+        levels.append((tree, seq))
+        tree = seq.left
+    if len(levels) < 2 or not grows(levels[0][0]):
         return None
-    return SeqChain(tuple(reversed(levels)), tree, levels[0])
+    levels.reverse()
+    filters = tuple(f for f, _ in levels)
+    return SeqChain(filters, tuple(seq.right for _, seq in levels), tree, filters[-1])
 
 
-def _level(tree: EventFilter) -> bool:
-    """Filter(F, left SEQ right) with a range conjunct (``PairTest``)."""
+def _level(tree: EventFilter) -> EventSeq | None:
+    """The SEQ of Filter(F, left SEQ right) with a range conjunct (``PairTest``)."""
     seq = tree.inner
-    return (
-        tree.pair is not None and isinstance(seq, EventSeq)
-        and seq.policy is SelectionPolicy.UNRESTRICTED
-    )
+    if tree.pair is not None and isinstance(seq, EventSeq) and (
+        seq.policy is SelectionPolicy.UNRESTRICTED
+    ):
+        return seq
+    return None
 
 
 @dataclass(slots=True)
@@ -112,7 +116,7 @@ class LevelIndex:
     buckets: dict[tuple, Bucket] = field(default_factory=dict)
     unsure: list[EventMapping] = field(default_factory=list)
     shapes: set[tuple[bool, ...]] = field(default_factory=set)
-    """Which slots each left mapping binds, once per distinct answer."""
+    """Which slots the left mappings bind (each distinct shape once)."""
     ever: set[int] = field(default_factory=set)
     """Slots some left mapping binds."""
     outside: tuple[int, ...] = ()
@@ -201,7 +205,7 @@ def _joined(
     by writing b's bound slots over the left row (equal where both bind)."""
     row, start, end = b[0], b[1], b[2]
     bound = [(s, v) for s, v in enumerate(row) if v is not None]
-    found = []
+    found: list[EventMapping] = []
     for a in lefts:
         if a[2] < start and a[1] > floor and (not checked or compatible(a[0], row)):
             values = list(a[0])

@@ -75,16 +75,16 @@ def explain(
                     "mappings that start within it before the arrival; older occurrences "
                     f"are forgotten{alone if implied and horizon.exact else ''}"
                 )
+            lines += _events(tree, physical.slots, dictionary, 1)
             chain = None if schedule is not None or consumes(tree) else seq_chain(tree)
             if chain is not None:
                 lines.append(
-                    f"  sequence chain: the {len(chain.levels)} range-indexed SEQ levels below "
+                    f"  sequence chain: the {len(chain.levels)} range-indexed SEQ levels above "
                     "kept per value of their shared variables, sorted by each index's key "
                     "(exact numbers; other values tested by the FILTER); each arrival's right "
                     "mappings find their partners by bisection, the pairs found are the next "
                     "level's left mappings"
                 )
-            lines += _events(tree, physical.slots, dictionary, 1)
         case _:
             assert_never(physical.kind)
     if physical.partition is not None:
