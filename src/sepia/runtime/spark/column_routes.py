@@ -82,7 +82,7 @@ class ColumnRouter:
     def _texts(self, batch: ColumnBatch) -> list[str]:
         """Each element's triples as `term_text`, from the dictionary's texts of its ids
         (each distinct id looked up once), for rows that came as N-Triples (rows the route
-        stage read from files hold the same text already: `elements.term_row`)."""
+        stage read from files hold the same text already: `elements.TermTexts`)."""
         ids = np.stack([batch.s, batch.p, batch.o], axis=1).reshape(-1)
         distinct, inverse = np.unique(ids, return_inverse=True)
         names = np.array(list(map(self.dictionary.decode_text, distinct.tolist())), dtype=object)

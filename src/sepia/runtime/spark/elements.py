@@ -111,32 +111,6 @@ def element_row(file: str, seq: int, element: StreamElement) -> ElementRow:
             element.kind.value, text)  # fmt: skip
 
 
-def term_row(
-    file: str,
-    seq: int,
-    element: StreamElement,
-    known: dict[Term, str] | None = None,
-    predicates: frozenset[str] | None = None,
-) -> ElementRow:
-    """The row of an element with its triples as term text (`term_text`), each term in
-    its canonical form (`terms.canonical`), as the engine's dictionary holds it and the
-    reference evaluator answers with: the route stage's rows, which a columnar router or
-    a key on the columnar core encodes by text (`columns.triple_ids`) where N-Triples
-    lines were cut into terms again (W6: 11.5 s of the route stage's 43 s of CPU at
-    300,000 elements); the row engine and the reference parse either form. `known`: the
-    texts of terms met before (`TermTexts`), filled as terms are met; `predicates`: the
-    only predicates whose triples are kept (None: all)."""
-    known = {} if known is None else known
-    terms = [
-        known.get(term) or known.setdefault(term, str(canonical(term)))
-        for triple in element.triples
-        if predicates is None or triple.predicate.value in predicates
-        for term in triple
-    ]
-    return (element.stream, file, seq, element.graph, element.start, element.end,
-            element.kind.value, term_text(terms))  # fmt: skip
-
-
 TERM_TEXTS = 1 << 16
 """Terms whose text a `TermTexts` keeps before it starts afresh."""
 TABLE_ELEMENTS = 1024
@@ -144,18 +118,23 @@ TABLE_ELEMENTS = 1024
 
 
 class TermTexts:
-    """The route stage's element rows of term text (as `term_row`'s), each distinct term's
-    canonical text made once a task: a stream repeats its predicates, sensors and values,
+    """The route stage's element rows of term text (`term_text`), each term in its
+    canonical form (`terms.canonical`), as the engine's dictionary holds it and the
+    reference evaluator answers with, so that a columnar router or a key on the columnar
+    core encodes by text where N-Triples lines were cut into terms again (W6: 11.5 s of the
+    route stage's 43 s of CPU at 300,000 elements). Each distinct term's canonical text is
+    made once a task: a stream repeats its predicates, sensors and values,
     and the text of a term (its canonical form, then its N-Triples) cost more than the rest
-    of the row (W7: 12 terms an element, a third to a half of `term_row`'s CPU saved). At
-    most `TERM_TEXTS` terms are kept: then it starts afresh. `predicates`: as `term_row`'s.
+    of the row (W7: 12 terms an element, a third to a half of the row's CPU saved). At most
+    `TERM_TEXTS` terms are kept: then it starts afresh. `predicates`: the only predicates
+    whose triples are kept (None: all).
 
     A row's triples are `TermRefs` into a table of the distinct terms of
     `TABLE_ELEMENTS` elements in turn (a route chunk's), filled as the terms are met: the
     columnar router encodes the chunk's distinct terms once (`columns.triple_ids`) and
     `pack` takes a key's terms from the table, where each row's text was joined, then cut
     into terms again by both (W4 at 300,000 elements: 2.3 s of the route stage's CPU in
-    `pack`, 2.2 s encoding in the router). `str` of a row's refs is `term_row`'s text."""
+    `pack`, 2.2 s encoding in the router). `str` of a row's refs is its term text."""
 
     def __init__(self, predicates: frozenset[str] | None = None) -> None:
         self.known: dict[Term, str] = {}

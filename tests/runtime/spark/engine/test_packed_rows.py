@@ -24,13 +24,14 @@ from sepia.runtime.spark.elements import (
     mark_row,
     pack,
     pack_stand_ins,
-    term_row,
     to_element,
     unpack,
 )
 from sepia.runtime.spark.host import packed as packed_state
 from sepia.runtime.spark.host import unpacked
 from sepia.runtime.spark.job import packed_rows
+
+from .term_rows import term_row
 
 A, B = "http://e/a", "http://e/b"
 

@@ -19,9 +19,10 @@ from sepia.runtime.spark.elements import (
     as_text,
     is_term_text,
     ntriples,
-    term_row,
     to_element,
 )
+
+from .term_rows import term_row
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PLAIN = [
@@ -84,7 +85,7 @@ def test_no_triples_at_all() -> None:
 
 
 def test_the_route_stage_s_term_text_is_the_parsed_canonical_terms() -> None:
-    # term_row's text: what a bucket encodes by text, without a parse (elements.term_row)
+    # the route stage's term text: what a bucket encodes by text, without a parse
     documents = [*PLAIN, '_:b0 <http://ex.org/says> "l\\u00e0\\n"@EN .']
     elements = [
         StreamElement("http://s", f"http://g/{n}", n, n,
