@@ -7,6 +7,7 @@ cases; and what stays on the row engine."""
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import pairwise
 
 import pyoxigraph as ox
@@ -216,6 +217,27 @@ def test_kleene_iterations_of_a_batch_in_one_pass(monkeypatch):
                            (3, (1, 3), f"{a}@1.m2", "9"), (5, (4, 5), f"{a}@1.m3", "3"),
                            (7, (4, 7), f"{a}@1.m4", "3"), (7, (4, 7), f"{a}@1.m4", "4")]
     assert got == expected
+
+
+def test_kleene_runs_of_long_partitions_step_one_at_a_time(monkeypatch):
+    """Without PARTITION BY every element is an instant of the one partition: the runs
+    from 100 at 1 and from each small amount after it have 19 to 1 later instants here,
+    10 each on average, more than ``CHAIN``, so the iterations are stepped an instant at
+    a time (each run stops at its first miss) rather than paired with them all; the
+    row engine's lines all the same (as a multiset: one match's rows come in another
+    order there without PARTITION BY, as before)."""
+    query = BIG_THEN_SMALL.replace("PARTITION BY ?x\n", "")
+    assert "PARTITION" not in query
+    elements = [_element(0, 1, ("a", "p", 100))] + [
+        _element(n, n + 1, ("a", "p", 2 + n % 3)) for n in range(1, 20)]
+    steps = []
+    strict = PartitionedSequence._strict
+    monkeypatch.setattr(PartitionedSequence, "_strict",
+                        lambda self, *a, **k: (steps.append(1), strict(self, *a, **k))[1])
+    got = _in_batches(query, elements)
+    assert steps
+    assert len(got) == sum(range(1, 11))  # 100 takes every one up to 10 at 11 (WITHIN)
+    assert Counter(got) == Counter(_one_by_one(query, elements, "rows"))
 
 
 def test_kleene_runs_branching_at_an_instant_step_one_at_a_time():
