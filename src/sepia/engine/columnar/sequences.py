@@ -525,7 +525,9 @@ class PartitionedSequence:
                 done.append(first)
                 runs = _concat([runs, first])
         kept = _Kept()
-        chained = self._chained(runs, found, routing, state, kept)
+        # without PARTITION BY a run's later instants are the span's (W5: ~500 each)
+        chained = None if self.slot is None else self._chained(runs, found, routing, state,
+                                                               kept)
         if chained is not None:
             moved, still = chained
             done += [moved] if moved.size else []
