@@ -218,6 +218,27 @@ def test_kleene_iterations_of_a_batch_in_one_pass(monkeypatch):
     assert got == expected
 
 
+def test_kleene_runs_of_long_partitions_step_one_at_a_time(monkeypatch):
+    """Every element :a's: the runs from 100 at 1 and from each small amount after it
+    have 19 to 1 later instants of their partition here, 10 each on average, more than
+    ``CHAIN``, so the iterations are stepped an instant at a time (each run stops at its
+    first miss) rather than paired with them all; the row engine's lines all the same."""
+    query = BIG_THEN_SMALL
+    elements = [_element(0, 1, ("a", "p", 100))] + [
+        _element(n, n + 1, ("a", "p", 2 + n % 3)) for n in range(1, 20)]
+    steps = []
+    strict = PartitionedSequence._strict
+    monkeypatch.setattr(PartitionedSequence, "_strict",
+                        lambda self, *a, **k: (steps.append(1), strict(self, *a, **k))[1])
+    got = _in_batches(query, elements)
+    assert steps
+    assert len(got) == sum(range(1, 11))  # 100 takes every one up to 10 at 11 (WITHIN)
+    assert got == _one_by_one(query, elements, "rows")
+    monkeypatch.setattr(PartitionedSequence, "_chained", lambda *a: 1 / 0)
+    single = BIG_THEN_SMALL.replace("PARTITION BY ?x\n", "")  # the span's instants all
+    assert len(_in_batches(single, elements)) == len(got)  # the partition's: never tried
+
+
 def test_kleene_runs_branching_at_an_instant_step_one_at_a_time():
     """Two B options at one instant (5 and 6 at 2) split the run from 100 in two, each
     going on with 7 at 3: four matches, those ending at 3 of two rows each. In one batch

@@ -477,7 +477,7 @@ def _read_numbers(canonical: pl.Series) -> tuple[np.ndarray, ...]:
     at = np.flatnonzero(numeric.to_numpy())[keep]
     kind = np.where(integer.to_numpy()[at], INTEGER, DECIMAL).astype(np.int64)
     digits = fraction.str.len_bytes().to_numpy()[keep].astype(np.int64)
-    mantissa = (whole + fraction).cast(pl.Int64, strict=False).to_numpy()[keep]
+    mantissa = (whole + fraction).filter(pl.Series(keep)).cast(pl.Int64).to_numpy()
     return at, kind, digits, mantissa.astype(np.int64)
 
 

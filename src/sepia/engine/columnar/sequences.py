@@ -132,6 +132,11 @@ MADE = -10
 """A pseudo slot of a Kleene match: the instant its partition was made (its name)."""
 MATCH = -11
 """A pseudo slot of a Kleene match's rows (``_expanded``): which match a row is of."""
+CHAIN = 8
+"""Later instants of their partitions per run up to which a span's ``B+`` iterations
+are taken in one pass: each run is paired with all of them, where the steps an instant
+at a time stop at each run's first miss (W6: 1.2-1.5 per run; W5, one partition: about
+500, and a pass cost 1.4x the steps)."""
 SPAN = 1 << 14
 """Elements stepped at once at most (a ``;`` joins a run with its partition's later
 candidates of one span: memory follows this, not the batch)."""
@@ -520,7 +525,9 @@ class PartitionedSequence:
                 done.append(first)
                 runs = _concat([runs, first])
         kept = _Kept()
-        chained = self._chained(runs, found, routing, state, kept)
+        # without PARTITION BY a run's later instants are the span's (W5: ~500 each)
+        chained = None if self.slot is None else self._chained(runs, found, routing, state,
+                                                               kept)
         if chained is not None:
             moved, still = chained
             done += [moved] if moved.size else []
@@ -545,11 +552,14 @@ class PartitionedSequence:
         is paired with all of them at once, and goes on through the instants with an
         option up to the first without. Stepping an instant at a time cost a strict
         step's fixed cost per iteration (W6: 453 of them, about 30 runs each). The runs
-        and ids are those the steps give: moved on by iteration, then run."""
+        and ids are those the steps give: moved on by iteration, then run. Also None
+        where the runs' partitions have more than ``CHAIN`` later instants each."""
         at, has = routing.next_index(self._keys(runs), runs.columns[LAST])
-        going = runs.take(np.flatnonzero(has))
         at = at[has]
         chain = _block_ends(routing.instant_key)[at] - at  # the partition's instants left
+        if chain.sum() > CHAIN * len(at):
+            return None
+        going = runs.take(np.flatnonzero(has))
         step_first = np.cumsum(chain) - chain
         step_at = _ranges(at, chain)
         root = np.repeat(np.arange(going.size), chain)
