@@ -97,6 +97,16 @@ def test_held_integers_reach_closures_caches_and_arrays() -> None:
     assert held.among(sparse).tolist() == [True, True, False, True, True, False, False]
 
 
+def test_held_integers_of_a_narrow_array_among_ids_beyond_its_type() -> None:
+    """An int8 array (a live batch's kinds) held while every asked id is above 127: the
+    range over the ids starts past what int8 holds, and nothing in the array is among them."""
+    import numpy as np
+
+    held = held_integers([np.array([1, 5, 7], dtype=np.int8), 1000])
+    assert held.among(np.array([1000, 1001], dtype=np.int64)).tolist() == [True, False]
+    assert held.among(np.array([5, 300], dtype=np.int64)).tolist() == [True, False]
+
+
 PLAIN = "SELECT ?x ?v", "{ ?x :value ?v }", ""
 GROUPED = ("SELECT ?k (AVG(?v) AS ?a) (MAX(?v) AS ?m)",
            "{ ?x :value ?v BIND(STRLEN(STR(?x)) AS ?k) FILTER(?v > 3) }", "GROUP BY ?k")

@@ -66,7 +66,8 @@ class HeldIntegers:
         if not len(ids):
             return np.zeros(0, dtype=bool)
         lo, hi = int(ids[0]), int(ids[-1])
-        found = [a[(a >= lo) & (a <= hi)] for a in self.arrays]
+        # int64 before any arithmetic: a narrow array's values minus ``lo`` overflow
+        found = [a[(a >= lo) & (a <= hi)].astype(np.int64, copy=False) for a in self.arrays]
         found.append(np.fromiter((i for i in self.ints if lo <= i <= hi), np.int64))
         if hi - lo < DENSE * len(ids):
             table = np.zeros(hi - lo + 1, dtype=bool)
