@@ -161,7 +161,7 @@ def route_files(
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: pieces of stream files in (`ingest.file_pieces`), each read and
     parsed once, one row per element and key out, its triples as canonical term text
-    (`elements.TermTexts`, each distinct term's text made once a task: `TermTexts`), the
+    (`elements.TermTexts`: each distinct term's text made once a task), the
     triples no key reads left out (`read_predicates`)."""
     texts = TermTexts(read_predicates(spec))
     return _routed_batches(spec, piece_elements(batches, options, spec.on_error, texts))
