@@ -17,19 +17,15 @@ from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.incremental_engine import FLUSHED, _orders
 from sepia.runtime.spark.result_lines import jsonl_lines
 
-EX = "http://example.org/"
-TRIPLE = ox.Triple(ox.BlankNode("b1"), ox.NamedNode(EX + "p"), ox.Literal("x\ny", language="en"))
-DECIMAL = ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
+from .ops.test_jsonl_lines import EX
+from .ops.test_jsonl_lines import RESULTS as JSONL_RESULTS
+
 RESULTS = [
-    Result("q", 5, binding={"a": ox.NamedNode(EX + "é"), "b": ox.Literal("1.5", datatype=DECIMAL)}),
-    Result('odd ", "t": 1', 1_700_000_000_123, "-",
-           binding={"z": ox.BlankNode("n0"), "y": ox.Literal('say "hi"\t\u2028')}),
-    Result("c", 7, triples=(TRIPLE,), interval=(3, 7)),
-    Result("ask", 0, boolean=False, match="m1"),
-    Result("seq", 9, binding={"e": ox.Literal("日本", language="ja")}, interval=(1, 9), match="2"),
+    *JSONL_RESULTS,  # each shape of result (test_jsonl_lines), then the batch's own cases
+    Result("q", 5, binding={"y": ox.Literal("line\u2028separator")}),
     Result("empty", 9, binding={}),
     Result("q", 5, binding={"a": ox.NamedNode(EX + "é"), "q": ox.Literal("q")}, interval=(5, 5)),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("kind", [TimeKind.ABSTRACT, TimeKind.DATETIME])
