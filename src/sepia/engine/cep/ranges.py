@@ -22,6 +22,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Generic, TypeVar
 
 from sepia.engine.r2r.numeric import Value, Values
 
@@ -74,12 +75,21 @@ def exact(value: object) -> Decimal | None:
     return Decimal(value) if type(value) is int else None
 
 
+Item = TypeVar("Item")
+
+
 @dataclass(slots=True)
-class Sorted:
-    """One bucket's exact keys in order, and the position of each key's mapping."""
+class Sorted(Generic[Item]):
+    """One bucket's exact keys in order, and the item (a position, a mapping) of each."""
 
     keys: list[Decimal] = field(default_factory=list)
-    positions: list[int] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+
+    def insert(self, key: Decimal, item: Item) -> None:
+        """``item`` after every key not above ``key`` (arrival order among equal keys)."""
+        at = bisect_right(self.keys, key)
+        self.keys.insert(at, key)
+        self.items.insert(at, item)
 
 
 @dataclass(slots=True)
@@ -89,7 +99,7 @@ class RangeIndex:
     those not binding a bucket slot (``loose``, met by every probe)."""
 
     test: PairTest
-    ordered: dict[tuple[int | None, ...], Sorted] = field(default_factory=dict)
+    ordered: dict[tuple[int | None, ...], Sorted[int]] = field(default_factory=dict)
     unsure: dict[tuple[int | None, ...], list[int]] = field(default_factory=dict)
     loose: list[int] = field(default_factory=list)
 
@@ -105,9 +115,7 @@ class RangeIndex:
         found = self.ordered.get(bucket)
         if found is None:
             found = self.ordered[bucket] = Sorted()
-        at = bisect_right(found.keys, key)
-        found.keys.insert(at, key)
-        found.positions.insert(at, position)
+        found.insert(key, position)
 
     def partners(self, row: Row) -> tuple[list[int], list[int]] | None:
         """For a right mapping's row: the positions whose pair the conjunct surely keeps,
@@ -122,6 +130,6 @@ class RangeIndex:
             return [], others
         probe = exact(self.test.probe(row))
         if probe is None:
-            return [], found.positions + others
+            return [], found.items + others
         low, high = self.test.span(found.keys, probe)
-        return found.positions[low:high], others
+        return found.items[low:high], others

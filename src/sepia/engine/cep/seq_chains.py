@@ -20,10 +20,8 @@ the bound is skipped, and dropped every half horizon with the occurrences.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from itertools import repeat
 from operator import is_not
 
@@ -31,7 +29,7 @@ from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import OccurrenceLeaf
 from sepia.engine.cep.event_trees import Combined, EventFilter, EventSeq, EventTree, grows
 from sepia.engine.cep.intervals import EventMapping
-from sepia.engine.cep.ranges import PairTest, exact
+from sepia.engine.cep.ranges import PairTest, Sorted, exact
 from sepia.engine.rows import compatible
 
 Tested = Callable[[EventFilter, list[EventMapping]], set[EventMapping]]
@@ -101,19 +99,11 @@ def _level(tree: EventFilter) -> EventSeq | None:
 
 
 @dataclass(slots=True)
-class Bucket:
-    """One value of the shared variables: its left mappings sorted by exact key."""
-
-    keys: list[Decimal] = field(default_factory=list)
-    mappings: list[EventMapping] = field(default_factory=list)
-
-
-@dataclass(slots=True)
 class LevelIndex:
     """One level's left mappings: by bucket and key, or ``unsure`` (tested by F)."""
 
     test: PairTest
-    buckets: dict[tuple, Bucket] = field(default_factory=dict)
+    buckets: dict[tuple, Sorted[EventMapping]] = field(default_factory=dict)
     unsure: list[EventMapping] = field(default_factory=list)
     shapes: set[tuple[bool, ...]] = field(default_factory=set)
     """Which slots the left mappings bind (each distinct shape once)."""
@@ -134,10 +124,8 @@ class LevelIndex:
             return
         found = self.buckets.get(bucket)
         if found is None:
-            found = self.buckets[bucket] = Bucket()
-        at = bisect_right(found.keys, key)
-        found.keys.insert(at, key)
-        found.mappings.insert(at, m)
+            found = self.buckets[bucket] = Sorted()
+        found.insert(key, m)
 
     def _bind(self, shape: tuple[bool, ...]) -> None:
         """A mapping binding slots no earlier one did (``shape``: which it binds)."""
@@ -151,10 +139,10 @@ class LevelIndex:
             self.test, shapes=set(self.shapes), ever=set(self.ever), outside=self.outside
         )
         for bucket, found in self.buckets.items():
-            chosen = [i for i, m in enumerate(found.mappings) if m[1] > bound]
+            chosen = [i for i, m in enumerate(found.items) if m[1] > bound]
             if chosen:
-                kept.buckets[bucket] = Bucket(
-                    [found.keys[i] for i in chosen], [found.mappings[i] for i in chosen]
+                kept.buckets[bucket] = Sorted(
+                    [found.keys[i] for i in chosen], [found.items[i] for i in chosen]
                 )
         kept.unsure = [m for m in self.unsure if m[1] > bound]
         return kept
@@ -180,7 +168,7 @@ class LevelIndex:
             if found is not None:
                 low, high = test.span(found.keys, probe)
                 checked = any(row[s] is not None for s in outside)
-                pairs = _joined(found.mappings[low:high], b, floor, checked)
+                pairs = _joined(found.items[low:high], b, floor, checked)
                 if test.whole:
                     sure.update(pairs)
                 else:
@@ -190,11 +178,11 @@ class LevelIndex:
         return sure, tested
 
     def every(self) -> list[EventMapping]:
-        return [m for found in self.buckets.values() for m in found.mappings]
+        return [m for found in self.buckets.values() for m in found.items]
 
     def _bucket(self, bucket: tuple) -> list[EventMapping]:
         found = self.buckets.get(bucket)
-        return [] if found is None else list(found.mappings)
+        return [] if found is None else list(found.items)
 
 
 def _joined(
