@@ -10,7 +10,7 @@ natively yet is a ``Fallback`` node, evaluated by pyoxigraph over the same data.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, assert_never
 
@@ -273,6 +273,7 @@ def _multi_join(
     (no cross product while a connected input remains, e.g. W1's two unrelated windows
     joined through the background)."""
     evaluated = {i: run(p, ctx) for i, p in enumerate(inputs) if not isinstance(p, Scan)}
+    certain = [c or _bound_in(evaluated.get(i, ())) for i, c in enumerate(certain)]
     sizes = {
         i: len(evaluated[i]) if i in evaluated else _estimate(p, ctx)  # type: ignore[arg-type]
         for i, p in enumerate(inputs)
@@ -295,6 +296,18 @@ def _multi_join(
             rows = list(_joined(rows, run(inputs[chosen], ctx), keys))
         bound |= certain[chosen]
     return rows if not remaining else []
+
+
+def _bound_in(rows: Sequence[Row]) -> frozenset[int]:
+    """The slots every row binds: of an input whose plan cannot say (a MATCH's rows, whose
+    event pattern may leave slots unbound), so that it is joined on them, and the BGPs
+    connected to it probed with its few rows, rather than crossed with everything."""
+    if not rows:
+        return frozenset()
+    slots = [i for i, v in enumerate(rows[0]) if v is not None]
+    for row in rows:
+        slots = [i for i in slots if row[i] is not None]
+    return frozenset(slots)
 
 
 def _estimate(plan: Scan, ctx: Context) -> int:
