@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from sepia.algebra import dataset as ds
 from sepia.engine.cep.intervals import EventMapping
-from sepia.engine.cep.leaves import LeafMatches
+from sepia.engine.cep.leaves import LeafMatches, Leaves
+from sepia.engine.r2r import operators as po
+from sepia.engine.r2r.scan import Constant, Slot
 from sepia.engine.rows import Row, compatible
 from sepia.engine.s2r.windows import WindowOperator, WindowState
 
@@ -83,3 +85,28 @@ def test_an_evicted_element_leaves_its_index_entry():
     kept.follow(window, None, match)
     assert kept.select(9, (7, 8, None), None) == set()
     assert kept.index == {}
+
+
+def test_leaves_with_one_pattern_over_one_window_match_each_element_once():
+    """``SEQ({?v :delayAt ?s}, {?v :delayAt ?s}, ...)``: both leaves read the same matches;
+    another window's leaf, with the same pattern, keeps its own."""
+    calls: list[int] = []
+
+    def counted(plan: object, time: int, triples: tuple) -> list[Row]:
+        calls.append(time)
+        return match(plan, time, triples)
+
+    scan = po.Scan((po.EventGraph(),), ((Slot(0), Constant(1), Slot(1)),))
+    window = WindowState(WindowOperator(ds.Sliding(5, 1, 0)))
+    window.insert(1, ((7, 1, 8),))
+    window.insert(2, ((7, 1, 9),))
+    leaves, first, second, elsewhere = Leaves(frozenset()), object(), object(), object()
+    a = leaves.of(first, "W", scan, window, None, counted)
+    b = leaves.of(second, "W", po.Scan(scan.graphs, scan.patterns), window, None, counted)
+    assert a is b and calls == [1, 2]
+    assert b.select(9, None, None) == {((7, 8, None), 1, 1), ((7, 9, None), 2, 2)}
+    other = WindowState(WindowOperator(ds.Sliding(5, 1, 0)))
+    other.insert(3, ((7, 1, 8),))
+    c = leaves.of(elsewhere, "V", scan, other, None, counted)
+    assert c is not a and calls == [1, 2, 3]
+    assert c.select(9, None, None) == {((7, 8, None), 3, 3)}

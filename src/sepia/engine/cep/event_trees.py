@@ -271,7 +271,8 @@ def evaluate_tree(
         case EventLeaf(window, plan):
             starts = None if inputs.starts is None else inputs.starts.get(window)
             if inputs.consumption is None and inputs.leaves is not None:
-                kept = inputs.leaves.of(tree, plan, inputs.windows[window], starts, inputs.match)
+                state = inputs.windows[window]
+                kept = inputs.leaves.of(tree, window, plan, state, starts, inputs.match)
                 return kept.select(scope.before, scope.mu, exact)
             shown = _shown(inputs.windows[window], starts, scope.before, exact)
             if inputs.consumption is not None:

@@ -107,21 +107,29 @@ class LeafMatches:
 
 
 class Leaves:
-    """The kept matches of every basic event pattern of one query, by leaf."""
+    """The kept matches of every basic event pattern of one query, by leaf; leaves with
+    the same pattern over the same window share them (CQELS-CEP's ``SEQ({?v :delayAt ?s},
+    {?v :delayAt ?s}, ...)``: each element is matched once, not once per leaf)."""
 
     def __init__(self, hidden: frozenset[int]) -> None:
         self.hidden = hidden
         """Slots ``event_rows`` unbinds: never index keys."""
         self.kept: dict[int, tuple[object, LeafMatches]] = {}
+        self.shared: dict[tuple[object, po.PhysicalPlan], LeafMatches] = {}
+        """The matches by (window name, pattern), which the leaves' entries point to."""
 
     def of(
-        self, leaf: object, plan: po.PhysicalPlan, window: WindowState, starts: deque | None,
-        match: Matcher,
+        self, leaf: object, name: object, plan: po.PhysicalPlan, window: WindowState,
+        starts: deque | None, match: Matcher,
     ) -> LeafMatches:
-        """``leaf``'s matches (``plan`` over ``window``), caught up with the window."""
+        """``leaf``'s matches (``plan`` over ``window``, named ``name``), caught up with
+        the window."""
         found = self.kept.get(id(leaf))
         if found is None or found[0] is not leaf:
-            keys = tuple(sorted(po.certain(plan) - self.hidden))
-            found = self.kept[id(leaf)] = (leaf, LeafMatches(plan, keys))
+            matches = self.shared.get((name, plan))
+            if matches is None:
+                keys = tuple(sorted(po.certain(plan) - self.hidden))
+                matches = self.shared[(name, plan)] = LeafMatches(plan, keys)
+            found = self.kept[id(leaf)] = (leaf, matches)
         found[1].follow(window, starts, match)
         return found[1]
