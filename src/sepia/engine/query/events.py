@@ -80,6 +80,8 @@ class TreeQuery(QueryKind):
     def stamped(self, found: set[EventMapping], number: int) -> list[Row]:
         """Event mappings as rows of the ``number``-th MATCH, the interval in its slots;
         by interval, then mapping: the order of results at t does not vary between runs."""
+        if not found:  # most arrivals complete nothing
+            return []
         slots = self.host.physical.slots
         start, end = (slots.index(n) for n in interval_slots(number))
         rows = []
