@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from sepia.algebra import path as pa
 from sepia.engine import explain, plan
 from sepia.engine.codec import Codec
+from sepia.engine.graph import TripleIndex
+from sepia.engine.r2r.operators import BackgroundGraph, Constant, NestedPath
+from sepia.engine.r2r.paths import PathRelations
+from sepia.engine.r2r.scan import Slot
 from sepia.lang import parse_query
+from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import run
 from sepia.semantics import evaluate
@@ -65,3 +71,18 @@ def test_a_nested_path_in_a_window_reads_the_window_only():
     codec = Codec()
     printed = explain(plan(parse_query(text), codec), codec)
     assert "NestedPath window" in printed and "FALLBACK" not in printed
+
+
+def test_the_cached_rows_are_the_nodes_own():
+    """Rows are cached by the node's identity: an entry left by another node (whose id a
+    new node may take once it is gone) is not read as the new node's."""
+    dictionary = Dictionary()
+    a, b, c, link = (dictionary.encode(ox.NamedNode(f"http://e/{n}")) for n in "abcp")
+    graph = TripleIndex([(a, link, b), (b, link, c)])
+    step = pa.Link(ox.NamedNode("http://e/p"))
+    one = NestedPath((BackgroundGraph(None),), Slot(0), step, Constant(c))
+    more = NestedPath((BackgroundGraph(None),), Slot(0), pa.OneOrMore(step), Constant(c))
+    relations = PathRelations(dictionary, 1)
+    assert relations.rows(one, [graph], 0) == [(b,)]
+    relations._cache[id(more)] = relations._cache[id(one)]  # as if ``more`` took its id
+    assert sorted(relations.rows(more, [graph], 0)) == sorted([(a,), (b,)])

@@ -33,18 +33,20 @@ class PathRelations:
     def __init__(self, dictionary: Dictionary, width: int) -> None:
         self.dictionary = dictionary
         self.width = width
-        self._cache: dict[NestedPath, tuple[Hashable, list[Row]]] = {}
+        self._cache: dict[int, tuple[NestedPath, Hashable, list[Row]]] = {}
+        """By the node's identity (hashing its path tree cost more than the look-up, asked
+        at every evaluation of a CQELS-CEP match), the node kept to check it."""
 
     def rows(self, node: NestedPath, graphs: Sequence[TripleIndex], version: Hashable) -> list[Row]:
         """The node's solutions over ``graphs``, whose contents ``version`` identifies."""
-        cached = self._cache.get(node)
-        if cached is not None and cached[0] == version:
-            return cached[1]
+        cached = self._cache.get(id(node))
+        if cached is not None and cached[0] is node and cached[1] == version:
+            return cached[2]
         lookup = self.dictionary.lookup
         triples = list({t for g in graphs for t in g.match(None, None, None)})
         pairs = relation(node.path, triples, lambda term: lookup(term_to_nt(term)))
         rows = solutions(pairs, node.subject, node.object, self.width)
-        self._cache[node] = (version, rows)
+        self._cache[id(node)] = (node, version, rows)
         return rows
 
 
