@@ -477,8 +477,18 @@ def join(left: Collection[EventMapping], right: Collection[EventMapping]) -> set
     return {covering(a, b) for a, b in pairs(left, right)}
 
 
+FEW_PAIRS = 16
+"""Up to this many candidate pairs, a join tries each: hashing them (``pairs``) cost more
+(W8's RDFS variant joins one price and one typing of one element at each arrival)."""
+
+
 def eq_join(left: Collection[EventMapping], right: Collection[EventMapping]) -> set[EventMapping]:
     """EqJoin(Psi, Psi'): compatible pairs with equal intervals."""
+    if len(left) * len(right) <= FEW_PAIRS:
+        return {
+            covering(a, b) for a in left for b in right
+            if a[1] == b[1] and a[2] == b[2] and compatible(a[0], b[0])
+        }
     return {covering(a, b) for a, b in pairs(left, right) if a[1:3] == b[1:3]}
 
 

@@ -19,7 +19,7 @@ error or a false in one conjunct of && rejects the mapping whatever the others a
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Generic, TypeVar
@@ -54,17 +54,21 @@ class PairTest:
 
     def span(self, keys: list[Decimal], probe: Decimal) -> tuple[int, int]:
         """The positions in sorted ``keys`` of those with ``key op probe``."""
-        match self.operator:
-            case "<":
-                return 0, bisect_left(keys, probe)
-            case "<=":
-                return 0, bisect_right(keys, probe)
-            case ">":
-                return bisect_right(keys, probe), len(keys)
-            case ">=":
-                return bisect_left(keys, probe), len(keys)
-            case _:
-                return bisect_left(keys, probe), bisect_right(keys, probe)
+        return SPANS[self.operator](keys, probe)
+
+    def spanner(self) -> Callable[[list[Decimal], Decimal], tuple[int, int]]:
+        """``span`` for this operator, looked up once for many probes."""
+        return SPANS[self.operator]
+
+
+SPANS: dict[str, Callable[[list[Decimal], Decimal], tuple[int, int]]] = {
+    "<": lambda keys, probe: (0, bisect_left(keys, probe)),
+    "<=": lambda keys, probe: (0, bisect_right(keys, probe)),
+    ">": lambda keys, probe: (bisect_right(keys, probe), len(keys)),
+    ">=": lambda keys, probe: (bisect_left(keys, probe), len(keys)),
+    "=": lambda keys, probe: (bisect_left(keys, probe), bisect_right(keys, probe)),
+}
+"""Where in sorted keys those with ``key op probe`` lie, per operator."""
 
 
 def exact(value: object) -> Decimal | None:

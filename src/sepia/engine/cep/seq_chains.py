@@ -20,7 +20,7 @@ the bound is skipped, and dropped every half horizon with the occurrences.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import is_not
@@ -112,20 +112,22 @@ class LevelIndex:
     outside: tuple[int, ...] = ()
     """Those outside the bucket's slots: only these can make a partner incompatible."""
 
-    def add(self, m: EventMapping) -> None:
-        row = m[0]
-        shape = tuple(map(is_not, row, repeat(None)))
-        if shape not in self.shapes:
+    def add(self, ms: Collection[EventMapping]) -> None:
+        """One arrival's left mappings: by bucket and key, or unsure."""
+        for shape in {tuple(map(is_not, m[0], repeat(None))) for m in ms} - self.shapes:
             self._bind(shape)
-        bucket = tuple([row[s] for s in self.test.slots])
-        key = None if None in bucket else exact(self.test.key(row))
-        if key is None:
-            self.unsure.append(m)
-            return
-        found = self.buckets.get(bucket)
-        if found is None:
-            found = self.buckets[bucket] = Sorted()
-        found.insert(key, m)
+        slots, key, buckets, unsure = self.test.slots, self.test.key, self.buckets, self.unsure
+        for m in ms:
+            row = m[0]
+            bucket = tuple([row[s] for s in slots])
+            value = None if None in bucket else exact(key(row))
+            if value is None:
+                unsure.append(m)
+                continue
+            found = buckets.get(bucket)
+            if found is None:
+                found = buckets[bucket] = Sorted()
+            found.insert(value, m)
 
     def _bind(self, shape: tuple[bool, ...]) -> None:
         """A mapping binding slots no earlier one did (``shape``: which it binds)."""
@@ -155,24 +157,30 @@ class LevelIndex:
         sure: set[EventMapping] = set()
         tested: list[EventMapping] = []
         test, slots, outside, unsure = self.test, self.test.slots, self.outside, self.unsure
+        span, probe_of, whole, buckets = test.spanner(), test.probe, test.whole, self.buckets
         floor = -(1 << 62) if since is None else since
         for b in rights:
             row = b[0]
             bucket = tuple([row[s] for s in slots])
-            probe = None if None in bucket else exact(test.probe(row))
+            probe = None if None in bucket else exact(probe_of(row))
             if probe is None:  # no exact probe (or no bucket): every left mapping is F's
                 others = self.every() if None in bucket else self._bucket(bucket)
                 tested += _joined(others + unsure, b, floor, True)
                 continue
-            found = self.buckets.get(bucket)
+            found = buckets.get(bucket)
             if found is not None:
-                low, high = test.span(found.keys, probe)
-                checked = any(row[s] is not None for s in outside)
-                pairs = _joined(found.items[low:high], b, floor, checked)
-                if test.whole:
-                    sure.update(pairs)
-                else:
-                    tested += pairs
+                low, high = span(found.keys, probe)
+                if low < high:
+                    checked = False
+                    for s in outside:
+                        if row[s] is not None:
+                            checked = True
+                            break
+                    pairs = _joined(found.items[low:high], b, floor, checked)
+                    if whole:
+                        sure.update(pairs)
+                    else:
+                        tested += pairs
             if unsure:
                 tested += _joined(unsure, b, floor, True)
         return sure, tested
@@ -194,12 +202,13 @@ def _joined(
     row, start, end = b[0], b[1], b[2]
     bound = [(s, v) for s, v in enumerate(row) if v is not None]
     found: list[EventMapping] = []
+    append = found.append
     for a in lefts:
         if a[2] < start and a[1] > floor and (not checked or compatible(a[0], row)):
             values = list(a[0])
             for s, v in bound:
                 values[s] = v
-            found.append((tuple(values), a[1], end))
+            append((tuple(values), a[1], end))
     return found
 
 
@@ -218,10 +227,9 @@ class ChainState:
     ) -> None:
         """The base's mappings ending at t, then each level's: its rights ending at t
         (``rights[i]``) paired with the left mappings kept so far."""
-        new: Iterable[EventMapping] = base
+        new: Collection[EventMapping] = list(base)
         for level, index, right in zip(self.chain.levels, self.levels, rights, strict=True):
-            for m in new:
-                index.add(m)
+            index.add(new)
             sure, unsure = index.pairs(right, since)
             new = sure | tested(level, unsure) if unsure else sure
         self.found = (t, new)  # type: ignore[assignment]

@@ -22,8 +22,7 @@ from sepia.engine.rows import FROM, HIDDEN, TO, Row, Slots
 from sepia.rdf.describe import bounded_description
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.order import ordered
-from sepia.rdf.results import Op, Result
-from sepia.rdf.terms import Term
+from sepia.rdf.results import Op, Result, Solution
 
 EncodedTriple = tuple[int, int, int]
 
@@ -142,19 +141,22 @@ class QueryForm:
                            interval=(at[0], at[1]) if at else None)
                     for at, g in sorted(graphs.items(), key=repr)
                 ]
-        names = [self.slots.names[i] for i in self.kept]
-        rows = [_result(self.name, t, op, dict(zip(names, row, strict=True)), decode)
-                for row in bag.elements()]
+        rows = self._selected(t, op, bag)
         return ordered(rows, self.query.order) if self.query.order else rows
 
-
-def _result(
-    name: str, t: int, op: Op, values: dict[str, int | None], decode: Callable[[int], Term]
-) -> Result:
-    """One output row: the bound output variables decoded, an event match's interval and
-    match number from the hidden slots."""
-    start, end, number = (values.pop(h, None) for h in HIDDEN)
-    binding = tuple((n, decode(v)) for n, v in values.items() if v is not None)
-    interval = None if start is None or end is None else (start, end)
-    match = None if number is None else f"m{number}"
-    return Result(name, t, op, binding, interval=interval, match=match)
+    def _selected(self, t: int, op: Op, bag: Counter[tuple]) -> list[Result]:
+        """SELECT rows as results: the bound output variables decoded, an event match's
+        interval and match number from the hidden slots; the variables put in name order
+        once for all rows (``Result.of_solution``) rather than sorted in each."""
+        names = [self.slots.names[i] for i in self.kept]
+        shown = sorted((n, p) for p, n in enumerate(names) if n not in HIDDEN)
+        start, end, number = (names.index(h) if h in names else None for h in HIDDEN)
+        decode, made = self.dictionary.decode, Result.of_solution
+        found = []
+        for row in bag.elements():
+            binding = Solution([(n, decode(row[p])) for n, p in shown if row[p] is not None])
+            first, last = (None, None) if start is None or end is None else (row[start], row[end])
+            interval = None if first is None or last is None else (first, last)
+            match = None if number is None or row[number] is None else f"m{row[number]}"
+            found.append(made(self.name, t, op, binding, interval, match))
+        return found
