@@ -139,6 +139,11 @@ class Background:
         graph = self.varying.get(name)
         return None if graph is None else graph.version_at(t)
 
+    def pinned(self) -> tuple[object, ...]:
+        """The static graphs (columns and indexes): encoded before any query, their ids are
+        all pinned, so a collection of unused terms need not walk them."""
+        return self.columns, self.graphs
+
     def graph(self, name: GraphName, t: int = 0) -> TripleIndex:
         """A background graph as it is at t (an empty one when there is no such graph)."""
         n = self.version(name, t)
