@@ -53,3 +53,13 @@ def test_term_text_round_trips() -> None:
         assert term_to_nt(parse_term(text)) == text
     with pytest.raises(ValueError, match="not an RDF term"):
         parse_term("<unclosed")
+
+
+def test_ids_above_a_floor_are_read_from_the_newest_back() -> None:
+    d = Dictionary()
+    for i in range(10):
+        d.encode_text(f"<http://e/{i}>")
+    d.forget({3, 9})
+    assert d.ids() == [1, 2, 4, 5, 6, 7, 8, 10]
+    assert d.ids(above=5) == [6, 7, 8, 10]
+    assert d.ids(above=8) == [10] and d.ids(above=10) == []

@@ -152,11 +152,11 @@ class Forgetting:
         size = len(self.codec)
         return size >= self.next_at and (settled or size >= self.next_at + self.slack)
 
-    def collect(self, roots: Iterable[object]) -> int:
-        """Forget the terms the roots no longer hold; how many were forgotten."""
-        held = held_integers(roots, skip=(self.codec, *self.codec.caches))
-        ids = np.array(self.codec.ids(), dtype=np.int64)
-        ids = ids[ids > self.floor]
+    def collect(self, roots: Iterable[object], pinned: Iterable[object] = ()) -> int:
+        """Forget the terms the roots no longer hold; how many were forgotten. ``pinned``:
+        state that holds pinned ids only (a background's graphs), not walked."""
+        held = held_integers(roots, skip=(self.codec, *self.codec.caches, *pinned))
+        ids = np.array(self.codec.ids(above=self.floor), dtype=np.int64)
         dropped = set(ids[~held.among(ids)].tolist())
         self.codec.forget(dropped)
         self.forgotten += len(dropped)

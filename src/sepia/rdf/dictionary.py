@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Iterator
+from itertools import takewhile
 from typing import Protocol
 
 from sepia.rdf.terms import Term, canonical, parse_term, term_to_nt
@@ -102,9 +103,11 @@ class Dictionary:
         """The pyoxigraph term of an id."""
         return parse_term(self.decode_text(term_id))
 
-    def ids(self) -> list[int]:
-        """Every id the dictionary holds, in increasing order."""
-        return list(self._texts)
+    def ids(self, above: int = 0) -> list[int]:
+        """The ids the dictionary holds above ``above``, in increasing order: read from the
+        newest back, so a collection above the pinned ids (a large background's) does not
+        pass over them."""
+        return list(takewhile(above.__lt__, reversed(self._texts)))[::-1]
 
     def forget(self, dropped: set[int]) -> None:
         """Drop the terms of these ids (the caller vouches that no state refers to them;

@@ -391,9 +391,7 @@ class ColumnarQuery(ContinuousQuery):
         key = (ref.name, self.background.version(ref.name, self.now))
         found = self._background.get(key)
         if found is None:
-            triples = self.background.graph(ref.name, self.now).triples()
-            spo = np.array(triples, dtype=np.int64).reshape(-1, 3)
-            found = self._background[key] = Triples(spo[:, 0], spo[:, 1], spo[:, 2])
+            found = self._background[key] = Triples(*self.background.triples(ref.name, self.now))
         return found
 
     def _bind(self, table: Table, slot: int, value: ExpressionEvaluator) -> Table:

@@ -493,9 +493,7 @@ class PartitionedSequence:
             parts = []
             for ref in scan.graphs:
                 assert isinstance(ref, po.BackgroundGraph)
-                triples = self.host.background.graph(ref.name).triples()
-                spo = np.array(triples, dtype=np.int64).reshape(-1, 3)
-                parts.append(Triples(spo[:, 0], spo[:, 1], spo[:, 2]))
+                parts.append(Triples(*self.host.background.triples(ref.name)))
             graph = Triples.union(parts)
             found = self.kb[id(scan)] = distinct(join_all([match_pattern(graph, p)
                                                             for p in scan.patterns]))

@@ -277,7 +277,8 @@ class Session:
         preferably in the first quiet advance after results (``Forgetting.due``)."""
         settled, self.reported = self.reported and not made, bool(made)
         if self.forgetting is not None and self.forgetting.due(settled):
-            self.forgetting.collect([self, *ColumnBatch.alive.values()])
+            self.forgetting.collect([self, *ColumnBatch.alive.values()],
+                                    pinned=self.background.pinned())
 
     def state_size(self) -> dict[str, int]:
         """The engine's counters summed over queries, plus the dictionary's size."""

@@ -404,7 +404,7 @@ class ContinuousQuery:
     def _empty_graph(self, ref: po.GraphRef) -> bool:
         """Whether a static background graph is empty (a C-SPARQL window merged with it is
         then the window alone)."""
-        return isinstance(ref, po.BackgroundGraph) and not self.background.graph(ref.name)
+        return isinstance(ref, po.BackgroundGraph) and self.background.empty(ref.name)
 
     def _delta_step(self, reader: Reader) -> tuple[Counter[tuple], Counter[tuple]]:
         """(state, output) of the streaming operator from the maintained answer's change."""
