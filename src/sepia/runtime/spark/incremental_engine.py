@@ -17,7 +17,12 @@ The key's session forgets the terms no state holds any more, as a local one does
 (`sepia.engine.forgetting`); the stored dictionary follows it (`StoredTerms`), so the state
 store holds the live windows' and runs' terms, not every term the key ever saw. A session
 restored from rows takes up the ids where the stored highest id left them (ids are never
-given twice), so it allocates, and labels fresh blank nodes, as the uninterrupted one.
+given twice), so it allocates, and labels fresh blank nodes, as the uninterrupted one. The
+terms a session holds before its first element (the background's, the query's constants)
+are never stored: every session made for the unit gives them the same ids (encoded in the
+same order, or copied from the worker's `PreparedBackground`), so a restored one holds them
+already, and a key's first step with W6's background no longer writes its 100,068 terms
+to the state store, an entry at a time.
 
 Restoring a session from rows on every micro-batch would cost as much as the evaluation,
 so the live session stays in this Python worker after a step, filed under the token it
@@ -236,7 +241,7 @@ class IncrementalEngine:
             owns = lambda value: bucket_of(value, buckets) == bucket  # noqa: E731
         session.register(self.query.query, self.query.name, owns=owns)
         stored = {name: text for name, text in state.get(PARTS, [])} if version else {}
-        last_id = 0 if version is None else version[3]
+        last_id = session.dictionary.last_id if version is None else version[3]
         if version is not None:
             session.restore(
                 {
