@@ -425,6 +425,8 @@ class EngineHost(StatefulProcessor):
                 "partition": step.order or [partition] * len(results),
                 "seq": list(range(len(results))),
                 "query": [r.query for r in results],
-                "line": jsonl_lines(results, step.time_kind),
+                "line": step.lines if step.lines is not None else jsonl_lines(
+                    results, step.time_kind
+                ),
             }
         )

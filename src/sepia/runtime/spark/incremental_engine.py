@@ -81,7 +81,7 @@ from sepia.runtime.local import Session
 from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
-from sepia.runtime.spark.result_lines import jsonl_lines
+from sepia.runtime.spark.result_lines import rendered
 from sepia.runtime.spark.units import Unit, parse_bucket_key
 
 VERSION, TERMS, PARTS, HELD = "engine_version", "engine_terms", "engine_parts", "held"
@@ -199,10 +199,10 @@ class IncrementalEngine:
         if key is not None and self.split is not None:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
         results = [r for _, r in made]
-        order = None if key is None else _orders(made)
+        order, lines = (None, None) if key is None else _orders(made, self._kind(kind))
         if final:
             empty = {name: [] for name in [*self.tables, *self.maps]}
-            return Step(empty, results, None, self._kind(kind), order=order)
+            return Step(empty, results, None, self._kind(kind), order=order, lines=lines)
         token = uuid.uuid4().hex
         query = session.queries[0]
         now, changed = parts(query, written)
@@ -218,6 +218,7 @@ class IncrementalEngine:
             wake_at=_wake_at(query, horizon, kept),
             time_kind=self._kind(kind),
             order=order,
+            lines=lines,
         )
 
     def _kind(self, seen: TimeKind | None) -> TimeKind:
@@ -299,13 +300,14 @@ def _value(result: Result, name: str) -> Term | None:
     return dict(pairs).get(name)
 
 
-def _orders(made: Sequence[tuple[int, Result]]) -> list[str]:
+def _orders(made: Sequence[tuple[int, Result]], kind: TimeKind) -> tuple[list[str], list[str]]:
     """Each result's `Step.order`: its instant (shifted to a positive number, written to
-    sort as text), then `result_order` (its jsonl line with abstract times, here rendered
-    for the whole step at once: `result_lines`)."""
-    lines = jsonl_lines([result for _, result in made], TimeKind.ABSTRACT)
+    sort as text), then `result_order` (its jsonl line with abstract times); and its jsonl
+    line in `kind`, the host's output, rendered in the same pass (`result_lines.rendered`)."""
+    abstract, lines = rendered([result for _, result in made], (TimeKind.ABSTRACT, kind))
     instants = [instant for instant, _ in made]
-    return [f"{at + FLUSHED:020d} {line}" for at, line in zip(instants, lines, strict=True)]
+    orders = [f"{at + FLUSHED:020d} {line}" for at, line in zip(instants, abstract, strict=True)]
+    return orders, lines
 
 
 PART = "\x1f"
