@@ -32,6 +32,16 @@ class Codec(Dictionary):
         """Ids' other keys in ``_encoded`` (``"01"^^xsd:integer`` beside ``"1"``), so that
         forgetting deletes exactly the dropped ids' keys without a pass over all of them."""
 
+    def copy(self) -> Codec:
+        """The same terms under the same ids (allocation goes on from the same id), watched
+        by no cache: a session starts from a background encoded once (`PreparedBackground`)
+        for the cost of copying dicts, not of encoding its triples again."""
+        copied = Codec()
+        copied._ids, copied._texts, copied._next = dict(self._ids), dict(self._texts), self._next
+        copied._encoded, copied._decoded = dict(self._encoded), dict(self._decoded)
+        copied._variants = {term_id: list(terms) for term_id, terms in self._variants.items()}
+        return copied
+
     def encode(self, term: Term) -> int:
         found = self._encoded.get(term)
         if found is None:

@@ -27,6 +27,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import STEP_TERMS, Forgetting
 from sepia.engine.hosts.engine_path import Engine, continuous_query
 from sepia.engine.hosts.network import Network
+from sepia.engine.hosts.prepared import PreparedBackground
 from sepia.engine.query.continuous import Snapshot
 from sepia.engine.query.snapshots import read_snapshot, write_snapshot
 from sepia.lang import parse_query
@@ -38,7 +39,8 @@ from sepia.rdf.time import TimeKind
 
 
 class Session:
-    """Queries registered over one background dataset, fed by ``push`` or by attached
+    """Queries registered over one background dataset (a store, or a
+    ``PreparedBackground`` encoded once for many sessions), fed by ``push`` or by attached
     readers; ``on_result`` (if given) receives every result as it is made.
 
     >>> import pyoxigraph as ox
@@ -56,7 +58,7 @@ class Session:
 
     def __init__(
         self,
-        background: ox.Store | None = None,
+        background: ox.Store | PreparedBackground | None = None,
         *,
         rdfs: bool = False,
         max_runs: int | None = None,
@@ -64,8 +66,11 @@ class Session:
         forget_terms: int | None = STEP_TERMS,
         forget_when_quiet: bool = True,
     ) -> None:
-        self.dictionary = Codec()
-        self.background = Background.encode(background, self.dictionary)
+        if isinstance(background, PreparedBackground):  # encoded once for many sessions
+            self.dictionary, self.background = background.for_session()
+        else:
+            self.dictionary = Codec()
+            self.background = Background.encode(background, self.dictionary)
         self.forgetting = None if forget_terms is None else Forgetting(
             self.dictionary, forget_terms, waits=forget_when_quiet)
         """Terms no state holds are forgotten once ``forget_terms`` unpinned ones are held

@@ -41,6 +41,7 @@ from sepia.runtime.spark.elements import (
     ElementRow,
     TermRefs,
     TermTable,
+    gathered,
     is_term_text,
     ntriples,
 )
@@ -112,15 +113,11 @@ def _term_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple[
         mapped.append(ids[positions] if len(ids) else positions)
         base[key] = offset
         offset += len(positions)
-    starts = np.array([base[id(ref.table)] + ref.start for ref in refs], dtype=np.int64)
+    starts = [base[id(ref.table)] + ref.start for ref in refs]
     counts = np.array([ref.stop - ref.start for ref in refs], dtype=np.int64)
     if (counts % 3).any():
         raise ValueError("element rows whose terms are not whole triples")
-    ends = np.cumsum(counts)
-    total = int(ends[-1]) if len(ends) else 0
-    gather = np.repeat(starts - ends + counts, counts) + np.arange(total)
-    flat = np.concatenate([np.zeros(0, dtype=np.int64), *mapped])[gather]
-    return _columns(flat, (counts // 3).tolist())
+    return _columns(gathered(mapped, starts, counts), (counts // 3).tolist())
 
 
 def _columns(ids: np.ndarray, counts: list[int]) -> tuple[np.ndarray, ...]:

@@ -57,6 +57,9 @@ class Step:
     results of a batch (within one time); None: the key and the results' order give it."""
     changed: dict[str, dict[str, tuple | None]] = field(default_factory=dict)
     """Entries of map tables set to a value row, or removed (None)."""
+    lines: list[str] | None = None
+    """The results' jsonl lines (`time_kind`), where the engine rendered them already
+    (with `order`: `result_lines.rendered`); None: the host renders them."""
 
 
 def stored(before: StoredState, step: Step) -> State:

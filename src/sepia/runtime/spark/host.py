@@ -40,6 +40,7 @@ from sepia.runtime.spark.warm import WarmCache
 if TYPE_CHECKING:
     import pandas as pd
 
+    from sepia.engine.hosts.prepared import PreparedBackground
     from sepia.runtime.spark.elements import ElementRow
     from sepia.runtime.spark.engine_protocol import ContinuousEngine, EngineFactory, Step
 
@@ -81,6 +82,9 @@ RESULT_ORDER = ("t", "query_index", "partition", "seq")
 
 _BACKGROUNDS: WarmCache[str, ox.Store] = WarmCache(4)
 """Background stores loaded in this Python worker, by digest (per-worker warm state: warm.py)."""
+_PREPARED: WarmCache[str, PreparedBackground] = WarmCache(4)
+"""Backgrounds encoded in this Python worker, by digest: each key's session and each route
+stage's router start from a copy (per-worker warm state: warm.py)."""
 _ENGINES: WarmCache[tuple, ContinuousEngine] = WarmCache(64)
 """Unit engines made in this Python worker (each plans its query once), by unit, engine,
 background and entailment: every task and batch of the run in this worker shares them
@@ -128,6 +132,16 @@ class JobSpec:
         if self.background is None:
             return None
         return _BACKGROUNDS.get_or_make(self.background_digest, self._parsed_background)
+
+    def prepared_background(self) -> PreparedBackground:
+        """The background encoded once per Python worker (`sepia.engine.hosts.prepared`),
+        for the incremental engine's sessions and routers (one of no data where the run has
+        none)."""
+        from sepia.engine.hosts.prepared import PreparedBackground
+
+        return _PREPARED.get_or_make(
+            self.background_digest, lambda: PreparedBackground.of(self.background_store())
+        )
 
     def _parsed_background(self) -> ox.Store:
         store = ox.Store()
@@ -316,7 +330,7 @@ class EngineHost(StatefulProcessor):
             found,
             lambda: engines()[name](
                 spec.units[unit],
-                spec.background_store(),
+                spec.prepared_background() if name == "incremental" else spec.background_store(),
                 spec.rdfs,
                 forget_terms=spec.forget_terms,
                 checked=True,
@@ -411,6 +425,8 @@ class EngineHost(StatefulProcessor):
                 "partition": step.order or [partition] * len(results),
                 "seq": list(range(len(results))),
                 "query": [r.query for r in results],
-                "line": jsonl_lines(results, step.time_kind),
+                "line": step.lines if step.lines is not None else jsonl_lines(
+                    results, step.time_kind
+                ),
             }
         )

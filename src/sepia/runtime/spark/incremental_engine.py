@@ -17,7 +17,12 @@ The key's session forgets the terms no state holds any more, as a local one does
 (`sepia.engine.forgetting`); the stored dictionary follows it (`StoredTerms`), so the state
 store holds the live windows' and runs' terms, not every term the key ever saw. A session
 restored from rows takes up the ids where the stored highest id left them (ids are never
-given twice), so it allocates, and labels fresh blank nodes, as the uninterrupted one.
+given twice), so it allocates, and labels fresh blank nodes, as the uninterrupted one. The
+terms a session holds before its first element (the background's, the query's constants)
+are never stored: every session made for the unit gives them the same ids (encoded in the
+same order, or copied from the worker's `PreparedBackground`), so a restored one holds them
+already, and a key's first step with W6's background no longer writes its 100,068 terms
+to the state store, an entry at a time.
 
 Restoring a session from rows on every micro-batch would cost as much as the evaluation,
 so the live session stays in this Python worker after a step, filed under the token it
@@ -65,6 +70,7 @@ from sepia.engine import ContinuousQuery
 from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import MIN_TERMS
 from sepia.engine.hosts.engine_path import Engine
+from sepia.engine.hosts.prepared import PreparedBackground
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of
 from sepia.rdf.dictionary import Dictionary
@@ -75,7 +81,7 @@ from sepia.runtime.local import Session
 from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
-from sepia.runtime.spark.result_lines import jsonl_lines
+from sepia.runtime.spark.result_lines import rendered
 from sepia.runtime.spark.units import Unit, parse_bucket_key
 
 VERSION, TERMS, PARTS, HELD = "engine_version", "engine_terms", "engine_parts", "held"
@@ -89,7 +95,7 @@ _LIVE: OrderedDict[str, tuple[Session, dict[str, str], StoredTerms]] = OrderedDi
 with the snapshot parts and the terms its state holds (to write only what a step changes)."""
 
 
-def refusal(unit: Unit, background: ox.Store | None, rdfs: bool) -> str | None:
+def refusal(unit: Unit, background: ox.Store | PreparedBackground | None, rdfs: bool) -> str | None:
     """Why the incremental engine cannot run `unit` (None: it can)."""
     if len(unit.queries) > 1:
         names = ", ".join(q.name for q in unit.queries)
@@ -136,14 +142,17 @@ class IncrementalEngine:
     def __init__(
         self,
         unit: Unit,
-        background: ox.Store | None,
+        background: ox.Store | PreparedBackground | None,
         rdfs: bool,
         forget_terms: int | None = MIN_TERMS,
         checked: bool = False,
     ) -> None:
-        """`checked`: the driver found that the engine runs the unit (`host.job_spec`);
-        else `refusal` is asked here (a background encoded and the query planned: 0.15 s
-        for W6's 40,000 background triples, on each worker that makes the engine)."""
+        """`background`: a store, or one encoded once per worker that each key's session
+        copies (`JobSpec.prepared_background`: W6's 133,000 triples took 0.5 s to encode in
+        every bucket). `checked`: the driver found that the engine runs the unit
+        (`host.job_spec`); else `refusal` is asked here (a background encoded and the query
+        planned: 0.15 s for W6's 40,000 background triples, on each worker that makes the
+        engine)."""
         reason = None if checked else refusal(unit, background, rdfs)
         if reason is not None:
             raise Unsupported(reason)
@@ -151,7 +160,8 @@ class IncrementalEngine:
         self.query = unit.queries[0]
         self.background = background
         self.rdfs = rdfs
-        data = background is not None and len(background) > 0
+        store = background.store if isinstance(background, PreparedBackground) else background
+        data = store is not None and len(store) > 0
         found = split_of(self.query.query, background=data, rdfs=rdfs)
         self.split = found.variable.value if isinstance(found, Split) else None
         """A unit split by this variable without PARTITION BY (`sepia.engine.plan.split`):
@@ -189,10 +199,10 @@ class IncrementalEngine:
         if key is not None and self.split is not None:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
         results = [r for _, r in made]
-        order = None if key is None else _orders(made)
+        order, lines = (None, None) if key is None else _orders(made, self._kind(kind))
         if final:
             empty = {name: [] for name in [*self.tables, *self.maps]}
-            return Step(empty, results, None, self._kind(kind), order=order)
+            return Step(empty, results, None, self._kind(kind), order=order, lines=lines)
         token = uuid.uuid4().hex
         query = session.queries[0]
         now, changed = parts(query, written)
@@ -208,6 +218,7 @@ class IncrementalEngine:
             wake_at=_wake_at(query, horizon, kept),
             time_kind=self._kind(kind),
             order=order,
+            lines=lines,
         )
 
     def _kind(self, seen: TimeKind | None) -> TimeKind:
@@ -231,7 +242,7 @@ class IncrementalEngine:
             owns = lambda value: bucket_of(value, buckets) == bucket  # noqa: E731
         session.register(self.query.query, self.query.name, owns=owns)
         stored = {name: text for name, text in state.get(PARTS, [])} if version else {}
-        last_id = 0 if version is None else version[3]
+        last_id = session.dictionary.last_id if version is None else version[3]
         if version is not None:
             session.restore(
                 {
@@ -289,13 +300,14 @@ def _value(result: Result, name: str) -> Term | None:
     return dict(pairs).get(name)
 
 
-def _orders(made: Sequence[tuple[int, Result]]) -> list[str]:
+def _orders(made: Sequence[tuple[int, Result]], kind: TimeKind) -> tuple[list[str], list[str]]:
     """Each result's `Step.order`: its instant (shifted to a positive number, written to
-    sort as text), then `result_order` (its jsonl line with abstract times, here rendered
-    for the whole step at once: `result_lines`)."""
-    lines = jsonl_lines([result for _, result in made], TimeKind.ABSTRACT)
+    sort as text), then `result_order` (its jsonl line with abstract times); and its jsonl
+    line in `kind`, the host's output, rendered in the same pass (`result_lines.rendered`)."""
+    abstract, lines = rendered([result for _, result in made], (TimeKind.ABSTRACT, kind))
     instants = [instant for instant, _ in made]
-    return [f"{at + FLUSHED:020d} {line}" for at, line in zip(instants, lines, strict=True)]
+    orders = [f"{at + FLUSHED:020d} {line}" for at, line in zip(instants, abstract, strict=True)]
+    return orders, lines
 
 
 PART = "\x1f"

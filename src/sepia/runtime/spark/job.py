@@ -58,8 +58,6 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sepia.engine.background import Background
-from sepia.engine.codec import Codec
 from sepia.engine.hosts.engine_path import engine_path
 from sepia.engine.hosts.session import Session
 from sepia.engine.plan.split import Split, split_of
@@ -187,7 +185,7 @@ def _read_predicates(spec: JobSpec) -> frozenset[str] | None:
         query = unit.queries[0]
         if labels_by_ids(query.query):
             return None
-        session = Session(spec.background_store(), rdfs=spec.rdfs)
+        session = Session(spec.prepared_background(), rdfs=spec.rdfs)
         session.register(query.query, query.name)
         read = session.predicates() if session.columnar else None
         if read is None:
@@ -382,8 +380,7 @@ def _routers(spec: JobSpec, unit: Unit) -> tuple[PartitionedQuery, ColumnRouter 
     key = (unit, spec.background_digest, spec.rdfs, engine_path())
     found = _ROUTERS.get(key)
     if found is None or len(found[0].router.dictionary) > ROUTER_TERMS:
-        codec = Codec()
-        background = Background.encode(spec.background_store(), codec)
+        codec, background = spec.prepared_background().for_session()
         query = unit.queries[0]
         router = PartitionedQuery(query.query, query.name, codec, background, rdfs=spec.rdfs)
         found = _ROUTERS.put(key, (router, ColumnRouter.of(router)))

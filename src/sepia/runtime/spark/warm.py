@@ -9,6 +9,8 @@ seen. Losing an entry costs only time (a plan is made again); no answer depends 
 since the state itself lives in Spark's state store.
 
 - ``host._BACKGROUNDS``: background stores, by the digest of their N-Quads.
+- ``host._PREPARED``: those backgrounds encoded (``sepia.engine.hosts.prepared``), by the
+  same digest: each key's session and each router starts from a copy of one.
 - ``host._ENGINES``: each unit's engine (its query planned once), by unit, engine name,
   background digest and entailment.
 - ``job._ROUTERS``: the route stage's engines of a bucketed PARTITION BY unit (find the

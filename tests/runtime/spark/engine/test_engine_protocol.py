@@ -27,7 +27,7 @@ from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import to_element
 from sepia.runtime.spark.engine_protocol import stored
 from sepia.runtime.spark.host import packed, unpacked
-from sepia.runtime.spark.incremental_engine import HELD, VERSION, IncrementalEngine
+from sepia.runtime.spark.incremental_engine import HELD, TERMS, VERSION, IncrementalEngine
 from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import units_of
 
@@ -270,3 +270,31 @@ def test_list_tables_cross_the_state_store_packed_and_come_back_equal():
     assert unpacked(stored_rows) == rows
     assert unpacked(packed(version)) == version
     assert packed([]) == [] and unpacked([]) == []
+
+
+def test_a_key_stores_no_term_every_session_of_its_unit_holds_already():
+    """E1 (README), its :nearby stream alone: the background's terms (its owners and shops,
+    `:owns`) and the query's constants get the same ids in every session made for the unit,
+    so a key's stored dictionary holds only the other terms its elements brought (the
+    shoppers, and each element's graph name); a session restored from those rows answers as
+    the live one."""
+    ex = example("e1-shops-coupons")
+    unit = units_of([(q.name, q.query) for q in ex.queries])[0]
+    store = load_background(ex.data)
+    stream = next(iter(ex.bindings.items()))
+    elements = list(read_stream(stream[1], stream[0]))
+    rows = [element_row(e, n) for n, e in enumerate(elements)]
+    engine = IncrementalEngine(unit, store, False)
+    first = engine.step(None, {}, rows[:4], horizon=rows[3][5], final=False)
+    texts = {value[0] for value in first.changed[TERMS].values() if value is not None}
+    background = {str(term) for quad in store for term in quad.triple}
+    shoppers = {str(t.subject) for e in elements[:4] for t in e.triples}
+    assert shoppers <= texts and not texts & background
+    assert not texts & {str(t.predicate) for e in elements for t in e.triples}  # a constant
+    state = stored({}, first)
+    live = engine.step(None, state, rows[4:], horizon=10**12, final=True)
+    incremental_engine._LIVE.clear()
+    restored = engine.step(None, state, rows[4:], horizon=10**12, final=True)
+    assert [jsonl_line(r, TimeKind.ABSTRACT) for r in restored.results] == [
+        jsonl_line(r, TimeKind.ABSTRACT) for r in live.results
+    ]
