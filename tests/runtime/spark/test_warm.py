@@ -56,6 +56,8 @@ def test_a_background_is_encoded_once_per_worker_for_every_key():
     assert spec.prepared_background() is prepared  # found again, not encoded again
     engine = IncrementalEngine(spec.units[0], prepared, False, checked=True)
     sessions = [engine._session(bucket_key(b, 2), None, {})[0] for b in range(2)]
-    indexes = [session.background.graphs[db] for session in sessions]
+    columns = [session.background.columns[db] for session in sessions]
+    assert columns[0] is columns[1] is prepared.background.columns[db]
+    indexes = [session.background.graph(db) for session in sessions]  # built on first read
     assert indexes[0] is indexes[1] is prepared.background.graphs[db]
     assert sessions[0].dictionary is not sessions[1].dictionary

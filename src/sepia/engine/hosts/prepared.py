@@ -39,9 +39,9 @@ class PreparedBackground:
 
     def for_session(self) -> tuple[Codec, Background]:
         """A dictionary of a session's own, holding the background's terms under their ids,
-        and the background over it, sharing the static graphs' indexes."""
+        and the background over it, sharing the static graphs' columns and indexes (an
+        index one session builds on its first read serves the next)."""
         codec = self.codec.copy()
         shared = self.background
-        return codec, Background(
-            shared.store, codec, graphs=dict(shared.graphs), varying=dict(shared.varying)
-        )
+        return codec, Background(shared.store, codec, columns=shared.columns,
+                                 graphs=shared.graphs, varying=dict(shared.varying))
