@@ -9,6 +9,7 @@ import pytest
 from sepia.engine import background as module
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
+from sepia.engine.hosts.prepared import ntriples_ids
 
 E = "http://example.org/"
 G = ox.NamedNode(E + "g")
@@ -49,7 +50,7 @@ def test_bulk_encoded_graphs_hold_the_stores_triples(
     monkeypatch.setattr(Background, "encode_triples", None)  # no term objects on this path
     store = _store(TURTLE, G)
     store.add(ox.Quad(ox.NamedNode(E + "x"), ox.NamedNode(E + "p"), ox.Literal("default")))
-    background = Background.encode(store, Codec())
+    background = Background.encode(store, Codec(), ntriples_ids)
     assert set(background.columns) == {G, None}
     expected, codec = _one_by_one(store, G)
     assert len(background.triples(G)[0]) == len(expected) == 11
@@ -68,14 +69,14 @@ def test_bulk_encoded_graphs_hold_the_stores_triples(
 ])
 def test_blank_nodes_and_escapes_are_encoded_from_pyoxigraphs_terms(turtle: str) -> None:
     store = _store(turtle, G)
-    background = Background.encode(store, Codec())
+    background = Background.encode(store, Codec(), ntriples_ids)
     expected, codec = _one_by_one(store, G)
     assert _decoded(background, G) == {tuple(codec.decode(i) for i in t) for t in expected}
     assert len(background.graph(G)) == 3 == len(expected)
 
 
 def test_empty_and_missing_graphs() -> None:
-    background = Background.encode(_store(f"<{E}a> <{E}p> <{E}b> .", G), Codec())
+    background = Background.encode(_store(f"<{E}a> <{E}p> <{E}b> .", G), Codec(), ntriples_ids)
     assert not background.empty(G)
     assert background.empty(None) and background.empty(ox.NamedNode(E + "other"))
     assert background.names == (G,)

@@ -5,10 +5,11 @@ RDFS entailment (semantics.md) every graph is read as its own closure under the 
 schema: ``entailed()`` gives that view once, with the schema for closing stream elements.
 
 Static graphs are encoded in bulk: pyoxigraph writes each graph as N-Triples text and the
-columnar reader's term cutter encodes its distinct terms (``ntriples_ids``), with no term
-object per triple; the graph is kept as id columns, which the columnar core joins as they
-are, and indexed (``TripleIndex``) only when a row-engine operator first reads it. On
-W10's 1,000,000-triple background that took the encoding from 5.1 to 2.4 s of CPU.
+columnar reader's term cutter (``columnar.frontend.ntriples_ids``, handed down by the
+session, which sits above both) encodes its distinct terms, with no term object per
+triple. A graph is kept as id columns, which the columnar core joins as they are, and
+indexed (``TripleIndex``) only when a row-engine operator first reads it. On W10's
+1,000,000-triple background that took the encoding from 5.1 to 2.4 s of CPU.
 
 Time-varying graphs (RSP-QL Definition 10, ``prov:generatedAtTime`` versions, read by
 :class:`sepia.rdf.background.Background` exactly as the reference reads them) are
@@ -19,7 +20,7 @@ so ``graph(name, t)`` is a lookup; ``state(t)`` names the versions in force (cac
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,9 @@ from sepia.reasoning.entailment import rdfs_closure, schema_of
 GraphName = ox.NamedNode | None
 Columns = tuple[np.ndarray, np.ndarray, np.ndarray]
 """A graph's triples as s, p and o id columns (int64, one row per distinct triple)."""
+TextIds = Callable[..., tuple[np.ndarray, ...] | None]
+"""N-Triples lines and a dictionary -> s, p and o id columns (and more), or None where the
+cutter does not take the lines (``columnar.frontend.ntriples_ids``)."""
 TEXT_BLOCK = 1 << 22
 """Bytes of a graph's N-Triples text encoded at once (whole lines)."""
 
@@ -56,36 +60,37 @@ class Background:
     _entailed: Background | None = None
 
     @classmethod
-    def encode(cls, store: ox.Store | None, dictionary: Dictionary) -> Background:
-        """Encode every graph of ``store`` (none when there is no background data); the
-        versions of time-varying graphs are encoded when first read."""
+    def encode(
+        cls, store: ox.Store | None, dictionary: Dictionary, cut: TextIds | None = None
+    ) -> Background:
+        """Encode every graph of ``store`` (none when there is no background data), by
+        ``cut`` in bulk where no graph has versions; the versions of time-varying graphs are
+        encoded when first read."""
         store = store if store is not None else ox.Store()
-        if not any(True for _ in store.quads_for_pattern(None, GENERATED_AT, None)):
+        if cut is not None and not any(store.quads_for_pattern(None, GENERATED_AT, None)):
             background = cls(store, dictionary)  # no versions: every graph is static
             for graph in [ox.DefaultGraph(), *store.named_graphs()]:
-                background._read(graph)
+                background._read(graph, cut)
             return background
         split = Versions.of(store)
         background = cls(store, dictionary, varying={_name(g): v for g, v in split.varying.items()})
         background._index({_name(g): ts for g, ts in split.static.items()})
         return background
 
-    def _read(self, graph: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> None:
+    def _read(self, graph: ox.NamedNode | ox.BlankNode | ox.DefaultGraph, cut: TextIds) -> None:
         """Encode a static graph of the store from its N-Triples text, block by block; from
-        pyoxigraph's terms when the term cutter does not take a block (blank nodes)."""
-        from sepia.engine.columnar.frontend import ntriples_ids  # polars: only with data
-
+        pyoxigraph's terms when ``cut`` does not take a block (blank nodes, escapes)."""
         text = self.store.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=graph) or b""
         parts: list[Columns] = []
         start = 0
         while start < len(text):
             end = text.find(b"\n", start + TEXT_BLOCK) + 1 or len(text)
-            found = ntriples_ids(text[start:end].decode().splitlines(), self.dictionary)  # type: ignore[arg-type]  # any Dictionary
+            found = cut(text[start:end].decode().splitlines(), self.dictionary)
             if found is None:
                 quads = self.store.quads_for_pattern(None, None, None, graph)
                 parts = [_columns(self.encode_triples(q.triple for q in quads))]
                 break
-            parts.append(found[:3])
+            parts.append((found[0], found[1], found[2]))
             start = end
         if parts:
             s, p, o = (np.concatenate(column) for column in zip(*parts, strict=True))

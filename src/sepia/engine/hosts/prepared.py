@@ -15,10 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pyoxigraph as ox
 
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
+
+
+def ntriples_ids(lines: list[str], codec: Codec) -> tuple[np.ndarray, ...] | None:
+    """The columnar reader's term cutter (``columnar.frontend.ntriples_ids``) for encoding a
+    background in bulk, imported (with polars) only when there is background data."""
+    from sepia.engine.columnar.frontend import ntriples_ids as cut
+
+    return cut(lines, codec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +43,7 @@ class PreparedBackground:
     def of(cls, store: ox.Store | None) -> PreparedBackground:
         """Encode `store`'s graphs (none: no background data)."""
         codec = Codec()
-        background = Background.encode(store, codec)
+        background = Background.encode(store, codec, ntriples_ids)
         return cls(background.store, codec, background)
 
     def for_session(self) -> tuple[Codec, Background]:

@@ -27,7 +27,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import STEP_TERMS, Forgetting
 from sepia.engine.hosts.engine_path import Engine, continuous_query
 from sepia.engine.hosts.network import Network
-from sepia.engine.hosts.prepared import PreparedBackground
+from sepia.engine.hosts.prepared import PreparedBackground, ntriples_ids
 from sepia.engine.query.continuous import Snapshot
 from sepia.engine.query.snapshots import read_snapshot, write_snapshot
 from sepia.lang import parse_query
@@ -70,7 +70,7 @@ class Session:
             self.dictionary, self.background = background.for_session()
         else:
             self.dictionary = Codec()
-            self.background = Background.encode(background, self.dictionary)
+            self.background = Background.encode(background, self.dictionary, ntriples_ids)
         self.forgetting = None if forget_terms is None else Forgetting(
             self.dictionary, forget_terms, waits=forget_when_quiet)
         """Terms no state holds are forgotten once ``forget_terms`` unpinned ones are held
