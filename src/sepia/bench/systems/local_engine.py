@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from sepia.bench.systems.base import ResultCount, RunOutcome
 from sepia.rdf.stream import StreamElement
+from sepia.runtime.local.collector import sparse_collections
 from sepia.workloads import Kind, Workload
 from sepia.workloads.manifest import Manifest, Variant
 
@@ -86,13 +87,15 @@ class LocalEngine:
         loading = _load_reader()
         deadline += loading
         session = _session(data, manifest, variant)
-        if session.columnar:
-            streams = manifest.streams_of(variant)
-            elements, triples = sum(s.elements for s in streams), sum(s.triples for s in streams)
-            batches = _columns(session, data, manifest, variant)
-            outcome = replay_columns(session, batches, elements, triples, deadline)
-        else:
-            outcome = replay(session, _elements(data, manifest, variant), deadline)
+        with sparse_collections():  # as `sepia run` replays a file (runtime.local.collector)
+            if session.columnar:
+                streams = manifest.streams_of(variant)
+                elements = sum(s.elements for s in streams)
+                triples = sum(s.triples for s in streams)
+                batches = _columns(session, data, manifest, variant)
+                outcome = replay_columns(session, batches, elements, triples, deadline)
+            else:
+                outcome = replay(session, _elements(data, manifest, variant), deadline)
         return replace(outcome, startup_s=loading)
 
 

@@ -64,6 +64,7 @@ from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
+from sepia.runtime.local.collector import sparse_collections
 
 if TYPE_CHECKING:
     from sepia.engine.columnar import ColumnBatch
@@ -224,7 +225,7 @@ class Driver:
     def replay(self, inputs: Mapping[str, Iterable[Sourced]]) -> None:
         """Every input to its end at full speed, merged in time order."""
         merged = heapq.merge(*inputs.values(), key=lambda item: (item[0].end, item[0].start))
-        with _Interrupts(self.stopping):
+        with _Interrupts(self.stopping), sparse_collections():
             chunk: list[Sourced] = []
             for item in merged:
                 if self.stopping.is_set() or self._past_until(item[0]):
@@ -239,7 +240,7 @@ class Driver:
 
     def replay_columns(self, batches: Iterable[ColumnBatch]) -> None:
         """``replay`` for inputs read as columns (``column_batches``), a batch at a time."""
-        with _Interrupts(self.stopping):
+        with _Interrupts(self.stopping), sparse_collections():
             for batch in batches:
                 if self.stopping.is_set():
                     break
