@@ -56,10 +56,6 @@ class PairTest:
         """The positions in sorted ``keys`` of those with ``key op probe``."""
         return SPANS[self.operator](keys, probe)
 
-    def spanner(self) -> Callable[[list[Decimal], Decimal], tuple[int, int]]:
-        """``span`` for this operator, looked up once for many probes."""
-        return SPANS[self.operator]
-
 
 SPANS: dict[str, Callable[[list[Decimal], Decimal], tuple[int, int]]] = {
     "<": lambda keys, probe: (0, bisect_left(keys, probe)),

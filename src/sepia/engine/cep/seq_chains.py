@@ -29,7 +29,7 @@ from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import OccurrenceLeaf
 from sepia.engine.cep.event_trees import Combined, EventFilter, EventSeq, EventTree, grows
 from sepia.engine.cep.intervals import EventMapping
-from sepia.engine.cep.ranges import PairTest, Sorted, exact
+from sepia.engine.cep.ranges import SPANS, PairTest, Sorted, exact
 from sepia.engine.rows import compatible
 
 Tested = Callable[[EventFilter, list[EventMapping]], set[EventMapping]]
@@ -157,7 +157,7 @@ class LevelIndex:
         sure: set[EventMapping] = set()
         tested: list[EventMapping] = []
         test, slots, outside, unsure = self.test, self.test.slots, self.outside, self.unsure
-        span, probe_of, whole, buckets = test.spanner(), test.probe, test.whole, self.buckets
+        span, probe_of, whole, buckets = SPANS[test.operator], test.probe, test.whole, self.buckets
         floor = -(1 << 62) if since is None else since
         for b in rights:
             row = b[0]
