@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -27,18 +27,10 @@ from sepia.cli.timeline import TimelineOption, TimelineRangeOption, check_timeli
 from sepia.rdf.results import Result, result_to_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import ReadOptions
-from sepia.timeline.compare import (
-    Row,
-    SettingError,
-    differing,
-    key,
-    run_setting,
-    settings,
-)
-from sepia.timeline.compare import compare as compare_rows
-from sepia.timeline.model import Run
-from sepia.timeline.spark import SparkFailed
-from sepia.timeline.text import Shortener
+
+if TYPE_CHECKING:
+    from sepia.timeline.compare import Row
+    from sepia.timeline.text import Shortener
 
 
 def _list(help_text: str) -> object:
@@ -88,6 +80,13 @@ def compare(
     """  # fmt: skip
     if format not in ("table", "jsonl"):
         fail(f"--format {format}: table or jsonl")
+    # the settings run on the engines and the reference evaluator: loaded only here
+    from sepia.timeline.compare import SettingError, differing, key, run_setting, settings
+    from sepia.timeline.compare import compare as compare_rows
+    from sepia.timeline.model import Run
+    from sepia.timeline.spark import SparkFailed
+    from sepia.timeline.text import Shortener
+
     span = check_timeline(timeline, timeline_range)
     try:
         axes = (report, operator, event_policy, contiguity, engine, dialect)

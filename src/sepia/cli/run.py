@@ -16,7 +16,6 @@ import typer
 from sepia.algebra.query import Entailment, Unsupported
 from sepia.cli.app import app, fail
 from sepia.cli.described import described_run
-from sepia.cli.local import LocalRun, run_local
 from sepia.cli.options import (
     DataOption,
     DeadLetterOption,
@@ -55,7 +54,6 @@ from sepia.runtime.inputs import (
     projected_variables,
     query_prefixes,
 )
-from sepia.runtime.local.feed import Feed
 
 if TYPE_CHECKING:
     from sepia.runtime.spark.run import SparkRunOptions
@@ -212,6 +210,9 @@ def run(
         return
     read = ReadOptions(on_error.value, dead_letter, allowed_lateness, max_element_size)
     if engine is Engine.local:
+        from sepia.cli.local import LocalRun, run_local  # the engine: only for local runs
+        from sepia.runtime.local.feed import Feed
+
         feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until, idle_timeout)
         made: list[Result] = []
         local = LocalRun(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import pyoxigraph as ox
 import typer
@@ -14,8 +14,9 @@ from sepia.cli.app import err_console, fail
 from sepia.cli.options import RunInputs, split_binding
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
-from sepia.timeline import FORMATS, Run, parse_range, picture
-from sepia.timeline.drawing import HINT
+
+if TYPE_CHECKING:
+    from sepia.timeline import Run
 
 TimelineOption = Annotated[
     Path | None,
@@ -36,6 +37,11 @@ def check_timeline(
 ) -> tuple[int, int] | None:
     """Refuse a bad file suffix or range, or a stream the picture cannot read again
     (standard input), before anything runs; the range as a span."""
+    if path is None and span is None:
+        return None
+    # sepia.timeline replays the run on the reference evaluator: loaded only for a picture
+    from sepia.timeline import FORMATS, parse_range
+
     if path is not None and path.suffix.lower() not in FORMATS:
         fail(
             f"--timeline {path}: the file must end in {', '.join(FORMATS)}",
@@ -62,6 +68,8 @@ def draw_run(
     until: int | None,
 ) -> None:
     """`sepia run --timeline`: one result lane per query of the run."""
+    from sepia.timeline import Run
+
     runs = [Run(q.name, q.query, results) for q in inputs.queries]
     title = " ".join(q.source.name for q in inputs.queries)
     draw_timeline(path, runs, inputs.streams, inputs.background, span, until=until, title=title)
@@ -79,7 +87,8 @@ def draw_timeline(
     windows: bool = True,
 ) -> None:
     """Draw the picture; a missing matplotlib or an unwritable file is one error line."""
-    from sepia.timeline.drawing import MissingMatplotlib
+    from sepia.timeline import picture
+    from sepia.timeline.drawing import HINT, MissingMatplotlib
 
     try:
         _, note = picture(
