@@ -86,3 +86,21 @@ def test_queries_parse_with_the_project_grammar(tmp_path: Path, workload_id: str
     for variant in manifest.variants:
         assert variant.query is not None
         parser.parse_tree((tmp_path / variant.query).read_text(), source=variant.query)
+
+
+def test_w12_prices_every_company_once_a_minute(tmp_path: Path) -> None:
+    """W12's feed: minute k holds each of the 110 companies' prices once, at distinct
+    instants, so a 60-minute WITHIN spans 6,600 trades whatever the input's length (W4's
+    dense stream puts 10,000 trades in about 3 minutes)."""
+    manifest = generate("W12", 110 * 3 + 5, 2, tmp_path)
+    (stream,) = manifest.streams
+    elements = list(read_stream(tmp_path / stream.path, stream.name))
+    epoch = elements[0].time - elements[0].time % 60_000
+    by_minute: dict[int, list[str]] = {}
+    for element in elements:
+        (subject,) = {t.subject.value for t in element.triples}
+        by_minute.setdefault((element.time - epoch) // 60_000, []).append(subject)
+    assert [len(by_minute[k]) for k in sorted(by_minute)] == [110, 110, 110, 5]
+    assert all(len(set(subjects)) == len(subjects) for subjects in by_minute.values())
+    times = [e.time for e in elements]
+    assert len(set(times)) == len(times) and times == sorted(times)

@@ -1,20 +1,23 @@
 """Stock market (SPAseq section 8's SMD, C-SPARQL and EP-SPARQL's price examples):
-W3, W4, W8 and W11.
+W3, W4, W8, W11 and W12.
 
 SMD: trades of 110 companies in 11 sectors (the paper's 10 companies replicated 10 times plus
 the originals), ~52 trades/s, each event graph holding the company's price, volume, sector,
 type and transaction id with the company as subject, as the paper's queries read them.
-Prices follow a per-company random walk. W3 reads a trade-centred variant (one node per trade)
-so that an average over a window merged into one graph counts every trade. W8 is EP-SPARQL's
-triple stream of daily closing prices with crashes and recoveries; each close comes with the
-company's type, a leaf of a class hierarchy (EP-SPARQL's stream-reasoning test) whose
-``rdfs:subClassOf`` schema is the background of the RDFS variant of the query.
+Prices follow a per-company random walk. W12 spaces the same trades as a market feed of one
+price per company per minute, so that `WITHIN 60 MINUTES` ends runs (state bounded) where
+W4's dense stream (10,000 trades in about 3 minutes) ends none. W3 reads a trade-centred
+variant (one node per trade) so that an average over a window merged into one graph counts
+every trade. W8 is EP-SPARQL's triple stream of daily closing prices with crashes and
+recoveries; each close comes with the company's type, a leaf of a class hierarchy
+(EP-SPARQL's stream-reasoning test) whose ``rdfs:subClassOf`` schema is the background of the
+RDFS variant of the query.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from sepia.workloads.rdfout import (
     EPOCH_MS,
@@ -121,15 +124,38 @@ def _company_kb() -> Iterator[Triple]:
         yield subject, iri(kb + "ceo"), string(f"CEO of company {index}")
 
 
-def write_trades(stream: StreamWriter, scale: int, rng: random.Random) -> None:
+Schedule = Callable[[random.Random], Iterator[tuple[int, int]]]
+"""When and by which company each trade is made: (time, company index), in time order."""
+
+
+def dense_trades(rng: random.Random) -> Iterator[tuple[int, int]]:
+    """SMD's rate: ~52 trades/s, each by a company drawn at random."""
+    time = EPOCH_MS
+    while True:
+        time += rng.randint(1, 37)
+        yield time, rng.randrange(COMPANIES)
+
+
+def trades_per_minute(rng: random.Random) -> Iterator[tuple[int, int]]:
+    """A market feed's rate: every company's price once a minute, at distinct random
+    instants of the minute."""
+    minute = EPOCH_MS
+    while True:
+        offsets = sorted(rng.sample(range(MINUTE_MS), COMPANIES))
+        order = rng.sample(range(COMPANIES), COMPANIES)
+        yield from ((minute + offset, index) for offset, index in zip(offsets, order, strict=True))
+        minute += MINUTE_MS
+
+
+def write_trades(stream: StreamWriter, scale: int, rng: random.Random,
+                 schedule: Schedule = dense_trades) -> None:
     """SMD-like trades, company as subject (the graph shape SPAseq Q3/Q4 match)."""
     prices = [rng.uniform(10, 200) for _ in range(COMPANIES)]
     price_p, volume_p, sector_p = iri(PRED + "price"), iri(PRED + "volume"), iri(PRED + "sector")
     type_p, id_p = iri(PRED + "type"), iri(PRED + "transaction")
-    time = EPOCH_MS
+    trades = schedule(rng)
     for n in range(scale):
-        time += rng.randint(1, 37)
-        index = rng.randrange(COMPANIES)
+        time, index = next(trades)
         subject = company(index)
         stream.element(iri(f"{NS}event/e{n}"), [
             (subject, price_p, decimal(_walk(rng, prices, index, 0.002))),
@@ -155,6 +181,14 @@ def _pattern_variants(data: DatasetWriter, kb: str, patterns: tuple[str, ...],
 def generate_w4(data: DatasetWriter, scale: int, rng: random.Random) -> None:
     kb = data.background("companies.ttl", _company_kb(), graph=f"{NS}db")
     write_trades(data.stream("S1", NS + "stocks", "stocks.trig"), scale, rng)
+    _pattern_variants(data, kb, ("v-shape", "head-shoulders"), (60,))
+
+
+def generate_w12(data: DatasetWriter, scale: int, rng: random.Random) -> None:
+    """W4's queries on a price per company per minute: WITHIN 60 MINUTES holds about 6,600
+    trades, so runs end and the state stays bounded as the input grows."""
+    kb = data.background("companies.ttl", _company_kb(), graph=f"{NS}db")
+    write_trades(data.stream("S1", NS + "stocks", "stocks.trig"), scale, rng, trades_per_minute)
     _pattern_variants(data, kb, ("v-shape", "head-shoulders"), (60,))
 
 

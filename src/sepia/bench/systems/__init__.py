@@ -24,6 +24,7 @@ Matcher = Callable[[Path, Manifest, Variant, float], RunOutcome]
 EVENT_MATCHERS: dict[str, Matcher] = {
     "W4": naive_events.stocks,
     "W11": naive_events.stocks,
+    "W12": naive_events.stocks,
     "W5": naive_events.smart_grid,
     "W6": naive_events.credit_card,
     "W10": naive_events.credit_card,
