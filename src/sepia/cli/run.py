@@ -214,9 +214,10 @@ def run(
         from sepia.runtime.local.feed import Feed
 
         feed = Feed(read, follow, wall_clock, snapshot, snapshot_every, until, idle_timeout)
-        made: list[Result] = []
+        made: list[Result] = []  # kept only for --timeline: memory follows the live state
+        keep = made.extend if timeline is not None else None
         local = LocalRun(
-            queries, stream, data, feed, max_runs, restore, event_policy, entailment, made.extend
+            queries, stream, data, feed, max_runs, restore, event_policy, entailment, keep
         )
         run_local(local, output, format)
         if timeline is not None:
