@@ -6,10 +6,16 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
+from sepia.algebra.query import Entailment
 from sepia.engine import background as module
 from sepia.engine.background import Background
 from sepia.engine.codec import Codec
 from sepia.engine.hosts.prepared import ntriples_ids
+from sepia.engine.hosts.session import Session
+from sepia.lang import parse_query
+from sepia.rdf.results import Result
+from sepia.rdf.stream import StreamElement
+from sepia.semantics.evaluator import evaluate
 
 E = "http://example.org/"
 G = ox.NamedNode(E + "g")
@@ -81,3 +87,82 @@ def test_empty_and_missing_graphs() -> None:
     assert background.empty(None) and background.empty(ox.NamedNode(E + "other"))
     assert background.names == (G,)
     assert len(background.triples(None)[0]) == 0 and len(background.graph(None)) == 0
+
+
+NAME, NOTE, P = E + "name", E + "note", E + "p"
+
+
+def test_unread_predicates_are_not_encoded() -> None:
+    store = _store(TURTLE, G)
+    background = Background.encode(store, Codec(), ntriples_ids, frozenset({NAME}))
+    assert _decoded(background, G) == {
+        (ox.NamedNode(E + "a"), ox.NamedNode(NAME), ox.Literal("Anna Smith")),
+        (ox.NamedNode(E + "c"), ox.NamedNode(NAME), ox.Literal("café"))}
+    lookup = background.dictionary.lookup
+    assert lookup('"two words"') is None and lookup(f"<{NOTE}>") is None
+    assert lookup(f"<{E}b>") is None  # a subject of unread triples only
+    assert background.names == (G,) and not background.empty(G)
+    background.select(frozenset({NAME, NOTE}))  # a later query reads one more
+    assert len(background.triples(G)[0]) == 3
+    assert lookup('"two words"') is not None and lookup(f"<{P}>") is None
+    background.select(None)  # one reads every predicate
+    expected, codec = _one_by_one(store, G)
+    assert _decoded(background, G) == {tuple(codec.decode(i) for i in t) for t in expected}
+
+
+def test_a_graph_without_read_triples_is_still_named() -> None:
+    background = Background.encode(_store(TURTLE, G), Codec(), ntriples_ids, frozenset())
+    assert background.names == (G,) and not background.empty(G)
+    assert len(background.triples(G)[0]) == 0 and len(background.dictionary) == 0
+
+
+@pytest.mark.parametrize(("pattern", "read"), [
+    ("?x :p ?y . ?y :name ?n", {P, NAME}),
+    ("?x :p/:name|^:note ?n", {P, NAME, NOTE}),
+    ("?x :p* ?y FILTER EXISTS { ?y :name ?n }", {P, NAME}),
+    ("?x ?pred ?y", None),
+    ("?x !:p ?y", None),
+])
+def test_the_predicates_a_query_reads(pattern: str, read: set[str] | None) -> None:
+    text = f"PREFIX : <{E}> SELECT * WHERE {{ {pattern} }}"
+    assert module.read_predicates(parse_query(text)) == (None if read is None else frozenset(read))
+    assert module.read_predicates(parse_query(text, entailment=Entailment.RDFS)) is None
+
+
+WINDOWED = (f"PREFIX : <{E}> SELECT ?x ?v FROM NAMED WINDOW :w ON :s [RANGE 10 STEP 5] "
+            "WHERE {{ WINDOW :w {{ ?x :in :o }} GRAPH <{g}> {{ {pattern} }} }}")
+
+
+ELEMENTS = [StreamElement(E + "s", f"{E}e{t}", t, t, (ox.Triple(
+    ox.NamedNode(E + x), ox.NamedNode(E + "in"), ox.NamedNode(E + "o")),)) for t, x in
+    [(1, "a"), (2, "b"), (7, "c"), (12, "a")]]
+
+
+def _answers(results: list[Result], name: str) -> list[tuple[int, str, str]]:
+    return sorted((r.t, r.binding["x"].value, str(r.binding["v"])) for r in results
+                  if r.query == name)
+
+
+def _reference(pattern: str, name: str) -> list[tuple[int, str, str]]:
+    """The reference evaluator's answers to the query over the whole store."""
+    query = parse_query(WINDOWED.format(g=G.value, pattern=pattern))
+    return _answers(evaluate(query, {E + "s": ELEMENTS}, _store(TURTLE, G), name=name), name)
+
+
+@pytest.mark.parametrize("forget", [None, 1])
+def test_queries_reading_more_predicates_than_the_first_answer_exactly(
+    forget: int | None,
+) -> None:
+    session = Session(_store(TURTLE, G), forget_terms=forget)
+    queries = {"names": "?x :name ?v", "notes": "?x :note ?v", "any": "?x ?p ?v"}
+    session.register(WINDOWED.format(g=G.value, pattern=queries["names"]), "names")
+    assert session.dictionary.lookup('"two words"') is None  # :note not read yet
+    for name in ("notes", "any"):
+        session.register(WINDOWED.format(g=G.value, pattern=queries[name]), name)
+    if session.forgetting is not None:  # the terms encoded at each register are pinned
+        session.forgetting.collect([session], pinned=session.background.pinned())
+    results = [r for e in ELEMENTS for r in session.push(e)] + session.flush()
+    for name, pattern in queries.items():
+        assert _answers(results, name) == _reference(pattern, name)
+    assert {(x, v) for _, x, v in _answers(results, "notes")} == {(E + "b", '"two words"')}
+    assert '"chat"@fr' in {v for _, _, v in _answers(results, "any")}  # :label: no query's

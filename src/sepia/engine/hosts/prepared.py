@@ -53,4 +53,5 @@ class PreparedBackground:
         codec = self.codec.copy()
         shared = self.background
         return codec, Background(shared.store, codec, columns=shared.columns,
-                                 graphs=shared.graphs, varying=dict(shared.varying))
+                                 static=shared.static, graphs=shared.graphs,
+                                 varying=dict(shared.varying))

@@ -20,7 +20,7 @@ import numpy as np
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
-from sepia.engine.background import Background
+from sepia.engine.background import Background, read_predicates
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.columnar.sequences import PartitionedSequence
@@ -69,8 +69,9 @@ class Session:
         if isinstance(background, PreparedBackground):  # encoded once for many sessions
             self.dictionary, self.background = background.for_session()
         else:
-            self.dictionary = Codec()
-            self.background = Background.encode(background, self.dictionary, ntriples_ids)
+            self.dictionary = Codec()  # the background's triples are encoded as queries come
+            self.background = Background.encode(background, self.dictionary, ntriples_ids,
+                                                frozenset())
         self.forgetting = None if forget_terms is None else Forgetting(
             self.dictionary, forget_terms, waits=forget_when_quiet)
         """Terms no state holds are forgotten once ``forget_terms`` unpinned ones are held
@@ -104,6 +105,7 @@ class Session:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements;
         ``owns``: the PARTITION BY values it keeps (a bucket of a spread query's values)."""
         compiled = parse_query(query) if isinstance(query, str) else query
+        self.background.select(None if self.rdfs else read_predicates(compiled))
         engine = continuous_query(
             compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs, owns
         )
