@@ -10,7 +10,8 @@ import pyoxigraph as ox
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sepia.engine.columnar.expressions import Columns
+from sepia.engine.columnar.expressions import SURE as SURE_STATE
+from sepia.engine.columnar.expressions import Columns, Numbers
 from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.orderings import (
     ordering,
@@ -18,6 +19,7 @@ from sepia.engine.columnar.orderings import (
     possible,
     read_numbers,
     runs_possible,
+    scaled,
 )
 from sepia.engine.columnar.sequences import _Sides
 from sepia.engine.columnar.tables import NO_ID, Table, filtered
@@ -332,3 +334,21 @@ def test_big_after_small_by_hand():
     assert compiled is not None
     assert kept([zero], [xsd("4150517416584649000", "integer")]) == [0]  # 2^62 - 114
     assert kept([zero], [xsd("4150517416584649200", "integer")]) is None  # 2^62 + 86
+
+
+def test_values_at_one_scale_already_are_their_mantissas():
+    """Prices of 2 digits beside 2 digits: 25.39 and -1.07 are 2539 and -107 at 2 digits,
+    as they are; 2^62 - 1 (2^62 in floating point) does not fit, at any digits."""
+
+    def numbers(mantissas: list[int], digits: list[int]) -> Numbers:
+        return Numbers(np.full(len(mantissas), SURE_STATE, dtype=np.int8),
+                       np.array(digits, dtype=np.int64), np.array(mantissas, dtype=np.int64))
+
+    found = scaled([numbers([2539, -107], [2, 2]), numbers([990], [2])])
+    assert found is not None
+    assert [v.tolist() for v in found[0]] == [[2539, -107], [990]] and found[1] == 2
+    mixed = scaled([numbers([2539], [2]), numbers([99, 7], [1, 0])])
+    assert mixed is not None
+    assert [v.tolist() for v in mixed[0]] == [[2539], [990, 700]]
+    assert scaled([numbers([2**62 - 1], [0]), numbers([7], [0])]) is None
+    assert scaled([numbers([-(2**62) + 1], [2]), numbers([7], [2])]) is None

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sepia.algebra import dataset as ds
 from sepia.engine.columnar import windows
 from sepia.engine.columnar.partitions import Routing
+from sepia.engine.columnar.sequences import _segments
 from sepia.engine.columnar.tables import packed, unique_rows
 from sepia.engine.columnar.windows import ColumnWindow
 from sepia.engine.s2r.windows import WindowOperator, WindowState
@@ -96,11 +97,28 @@ def test_routing_searches_are_the_brute_force_answers(routed, asked, spread):
     ask_key = np.array([k for k, _, _ in asked], dtype=np.int64)
     ask_element = np.array([e for _, e, _ in asked], dtype=np.int64)
     after = np.array([10 * a for _, _, a in asked], dtype=np.int64)
-    assert routing.members(ask_element, ask_key).tolist() == [
-        (k, e) in set(routed) for k, e, _ in asked]
+    expected = [(k, e) in set(routed) for k, e, _ in asked]
+    assert routing.members(ask_element, ask_key).tolist() == expected
+    assert routing.members(ask_element, ask_key).tolist() == expected  # its kept answer
+    flipped = [(k, e) in set(routed) for k, e, _ in asked[::-1]]
+    assert routing.members(ask_element[::-1].copy(), ask_key[::-1].copy()).tolist() == flipped
+    assert routing.members(ask_element, ask_key).tolist() == expected  # not the last one's
     found_time, found = routing.next_instant(ask_key, after)
     for (k, _, a), when, has in zip(asked, found_time.tolist(), found.tolist(), strict=True):
         later = sorted(10 * e + 3 for rk, e in set(routed) if rk == k and 10 * e + 3 > 10 * a)
         assert has == bool(later)
         if later:
             assert when == later[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(-5, 40)), st.lists(st.integers(-10, 50), max_size=30),
+       st.sampled_from([1, 10**7]))
+def test_segments_are_each_keys_index_or_absent(among, keys, spread):
+    """A key's index among a state's sorted distinct partitions, -1 where it has none:
+    by a table over a small range, or (keys ``spread`` wide) by a binary search."""
+    among_sorted = sorted(k * spread for k in among)
+    keys = [k * spread for k in keys]
+    found = _segments(np.array(among_sorted, dtype=np.int64), np.array(keys, dtype=np.int64))
+    assert found.tolist() == [among_sorted.index(k) if k in among_sorted else -1
+                              for k in keys]

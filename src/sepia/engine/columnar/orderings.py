@@ -219,6 +219,11 @@ def scaled(numbers: list[Numbers]) -> tuple[list[Ids], int] | None:
     top = max((int(n.digits.max()) for n in numbers if len(n.digits)), default=0)
     out = []
     for n in numbers:
+        if not len(n.digits) or int(n.digits.min()) == top:  # all at the scale already
+            if len(n.digits) and float(max(int(n.mantissa.max()), -int(n.mantissa.min()))) >= LIMIT:
+                return None
+            out.append(n.mantissa)
+            continue
         power = _POWERS[top - n.digits]
         if (np.abs(n.mantissa) * power.astype(float) >= LIMIT).any():
             return None

@@ -175,6 +175,10 @@ class Routing:
     _codes: dict[str, Ids] = field(default_factory=dict, compare=False, repr=False)
     """The instants' codes ``next_instant`` searches and their first and last times, found
     at its first call (a ``B+`` state asks it once per iteration of one span)."""
+    _members: list[tuple[Ids, Ids, np.ndarray]] = field(
+        default_factory=list, compare=False, repr=False)
+    """``members``' last question and answer: every state whose GPM is the same BGP
+    (W4's head and shoulders: seven) asks it of the same shared columns."""
 
     @classmethod
     def of(cls, matches: EventMatches, leaves: tuple[po.PhysicalPlan, ...], slot: int) -> Routing:
@@ -207,7 +211,15 @@ class Routing:
                        self.instant_time[instants])
 
     def members(self, element: Ids, key: Ids) -> np.ndarray:
-        """Whether each (element, key) is routed: the element joined that partition."""
+        """Whether each (element, key) is routed: the element joined that partition (the
+        answer is shared: not to be written to)."""
+        if self._members and self._members[0][0] is element and self._members[0][1] is key:
+            return self._members[0][2]
+        found = self._routed(element, key)
+        self._members[:] = [(element, key, found)]
+        return found
+
+    def _routed(self, element: Ids, key: Ids) -> np.ndarray:
         width = int(max(element.max(initial=0), self.element.max(initial=0))) + 1
         top = int(max(key.max(initial=0), self.key.max(initial=0)))
         if not len(self.key) or min(key.min(initial=0), self.key.min(initial=0)) < 0 or (

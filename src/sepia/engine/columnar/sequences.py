@@ -817,31 +817,54 @@ class PartitionedSequence:
         waited: list[Waited] | None = None,
     ) -> tuple[Table | None, Table]:
         """``;``: the options of the earliest later instant of the run's partition that
-        has any are taken, runs without any wait on. Runs alike (``_alike``) are asked
-        once, as one: W4's head and shoulders had 1.7 runs per distinct one. Each run's
-        wait, up to the time it took (``Waited``), is added to ``waited``."""
+        has any are taken, runs without any wait on. Only the runs that could keep some
+        candidate of their partition (``_possible``) are asked, and of those, runs alike
+        (``_alike``) once, as one: W4's head and shoulders had 1.7 runs per distinct
+        one, and 80% of its waiting runs none possible (tested per run before grouping,
+        they are neither grouped nor copied). Each run's wait, up to the time it took
+        (``Waited``), is added to ``waited``."""
         until = np.full(runs.size, NEVER, dtype=np.int64)
         if waited is not None:
             waited.append((self._keys(runs), runs.columns[START], runs.columns[LAST], until))
         if not found.size:
             return None, runs
         found = found.take(np.lexsort((found.columns[TIME], self._keys(found))))
-        group, alike = self._alike(runs, found, check)
-        one, option, time = self._earliest(alike, found, check)
+        kept: dict[int, Numbers] = {}
+        ask = self._read(runs, found, check)
+        asked = np.flatnonzero(self._possible(_Sides(ask, found, kept), found, ask, check))
+        if not len(asked):
+            return None, runs
+        if len(asked) < runs.size:
+            ask = ask.take(asked)
+        group, alike = self._alike(ask, found, check)
+        one, option, time = self._earliest(alike, found, check, kept)
         took = time[group] != NEVER
         if self.within is not None:  # the latest start's options, cut at each run's
-            took[took] = _admits(self.within, runs.columns[START][took], time[group[took]])
-        until[took] = time[group[took]]
+            took[took] = _admits(self.within, ask.columns[START][took], time[group[took]])
         order = np.argsort(one, kind="stable")
         one, option = one[order], option[order]
         count = np.bincount(one, minlength=alike.size)
         first = np.cumsum(count) - count
         members = np.flatnonzero(took)
         count = count[group[members]]
-        pairs = paired(runs, found, np.repeat(members, count),
+        until[asked[members]] = time[group[members]]
+        pairs = paired(runs, found, np.repeat(asked[members], count),
                        option[_ranges(first[group[members]], count)])
+        took = np.zeros(runs.size, dtype=bool)
+        took[asked[members]] = True
         left = runs.take(np.flatnonzero(~took)) if took.any() else runs
         return (_moved(pairs, pairs) if pairs.size else None), left
+
+    def _read(self, runs: Table, found: Table, check: ExpressionEvaluator | None) -> Table:
+        """The runs' columns a ``;`` state's test, grouping and rounds read (START,
+        LAST, the partition, the slots the candidates join and the FILTERs read, and
+        their carried numbers): taking the runs worth asking copies these, not the
+        runs' whole mappings (W4's head and shoulders: 20 columns)."""
+        read = set() if check is None else set(check.positions)
+        slots = [k for k in runs.columns if k >= 0 and (k in found.columns or k in read)]
+        asked = [START, LAST, *slots, *map(carried_slot, slots)]
+        asked += [] if self.slot is None else [self.slot]
+        return Table({k: runs.columns[k] for k in asked if k in runs.columns}, runs.size)
 
     def _alike(
         self, runs: Table, found: Table, check: ExpressionEvaluator | None
@@ -864,10 +887,7 @@ class PartitionedSequence:
         first, group = grouped(columns)
         if len(first) == runs.size:
             return np.arange(runs.size), runs
-        asked = [START, LAST, *slots, *map(carried_slot, slots)]
-        asked += [] if self.slot is None else [self.slot]
-        alike = Table({k: runs.columns[k][first] for k in asked if k in runs.columns},
-                      len(first))  # what ``_earliest`` reads of a run, not the whole run
+        alike = runs.take(first)  # ``_read``'s columns only
         if self.within is not None and not self.within.tumbling:
             start = np.full(len(first), np.iinfo(np.int64).min, dtype=np.int64)
             np.maximum.at(start, group, runs.columns[START])
@@ -876,7 +896,8 @@ class PartitionedSequence:
         return group, alike
 
     def _earliest(
-        self, runs: Table, found: Table, check: ExpressionEvaluator | None
+        self, runs: Table, found: Table, check: ExpressionEvaluator | None,
+        kept: dict[int, Numbers],
     ) -> tuple[Ids, Ids, Ids]:
         """The (run, candidate) pairs of each run's earliest instant with options, and
         each run's time then (``NEVER``: none); ``found`` sorted by (key, time). A run
@@ -890,8 +911,8 @@ class PartitionedSequence:
         stop = np.searchsorted(keys, self._keys(runs), side="right")
         shared = [k for k in runs.columns.keys() & found.columns.keys()
                   if k >= 0 and k != self.slot]
-        sides = _Sides(runs, found)
-        pending = np.flatnonzero(self._possible(sides, found, runs, check))
+        sides = _Sides(runs, found, kept)
+        pending = np.arange(runs.size)
         earliest = np.full(runs.size, NEVER, dtype=np.int64)
         chosen_run: list[Ids] = []
         chosen_option: list[Ids] = []
@@ -981,8 +1002,9 @@ class PartitionedSequence:
             return np.ones(runs.size, dtype=bool)
         keys = self._keys(found)
         starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-        segment = np.minimum(np.searchsorted(keys[starts], self._keys(runs)), len(starts) - 1)
-        return runs_possible(test, values.values, segment, starts)
+        segment = _segments(keys[starts], self._keys(runs))
+        present = segment >= 0  # a partition without candidates here: nothing to take
+        return runs_possible(test, values.values, np.maximum(segment, 0), starts) & present
 
     def _keys(self, runs: Table) -> Ids:
         """The runs' partition values (0 for all without PARTITION BY)."""
@@ -1276,6 +1298,22 @@ def _positions(
         rank = ranked(both_times)
         codes = ranked(both_keys) * (int(rank.max()) + 1) + rank
     return np.searchsorted(codes[: len(keys)], codes[len(keys) :], side=side)
+
+
+def _segments(among: Ids, keys: Ids) -> Ids:
+    """Each key's index among the sorted distinct ``among``, -1 where absent: a lookup
+    table over their range where it is small (a binary search of each of a state's
+    thousands of runs among its partitions, in no order, cost more than its test)."""
+    if not len(among):
+        return np.full(len(keys), -1, dtype=np.int64)
+    low, high = int(among[0]), int(among[-1])
+    if high - low < 4 * (len(keys) + len(among)) + 4096:
+        table = np.full(high - low + 1, -1, dtype=np.int64)
+        table[among - low] = np.arange(len(among))
+        inside = (keys >= low) & (keys <= high)
+        return np.where(inside, table[np.clip(keys - low, 0, high - low)], -1)
+    at = np.minimum(np.searchsorted(among, keys), len(among) - 1)
+    return np.where(among[at] == keys, at, -1)
 
 
 def _instants(keys: Ids, times: Ids) -> tuple[Ids, Ids, Ids]:
