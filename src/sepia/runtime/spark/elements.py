@@ -214,19 +214,19 @@ def as_text(row: ElementRow) -> ElementRow:
 def _term_table(rows: Sequence[ElementRow]) -> list:
     """[terms, positions, rows]: the rows' distinct terms, each term of each row as its
     position among them (row after row, 32-bit integers in base64: read without parsing
-    a number each), and each row without its text but with its number of terms. A chunk's
+    a number each), and the rows without their text but with their numbers of terms
+    (`_shapes`). A chunk's
     elements repeat their predicates, sensors, values and (W7) subjects: W7's routed rows
     fall to 0.42 of their size, and a key encodes each distinct term of a chunk once
     instead of every term met."""
     index: dict[str, int] = {}
     positions: list[int] = []
-    shapes = []
+    counts: list[int] = []
     for row in rows:
         terms = row[7].split(TERM_SEPARATOR) if row[7] else []
         positions += [index.setdefault(term, len(index)) for term in terms]
-        shapes.append([*row[:7], len(terms)])
-    packed = base64.b64encode(np.array(positions, dtype=np.int32).tobytes()).decode("ascii")
-    return [list(index), packed, shapes]
+        counts.append(len(terms))
+    return [list(index), _base64(np.array(positions, dtype=np.int32)), _shapes(rows, counts)]
 
 
 def _referenced_table(rows: Sequence[ElementRow]) -> list:
@@ -253,9 +253,42 @@ def _referenced_table(rows: Sequence[ElementRow]) -> list:
         starts.append(first + refs.start)
         counts.append(refs.stop - refs.start)
     distinct, inverse = np.unique(gathered(arrays, starts, counts), return_inverse=True)
-    packed = base64.b64encode(inverse.astype(np.int32).tobytes()).decode("ascii")
-    shapes = [[*row[:7], count] for row, count in zip(rows, counts, strict=True)]
-    return [[terms[i] for i in distinct.tolist()], packed, shapes]
+    packed = _base64(inverse.astype(np.int32))
+    return [[terms[i] for i in distinct.tolist()], packed, _shapes(rows, counts)]
+
+
+def _base64(array: np.ndarray) -> str:
+    return base64.b64encode(array.tobytes()).decode("ascii")
+
+
+def _shapes(rows: Sequence[ElementRow], counts: Sequence[int]) -> list:
+    """The rows without their text, as columns: [stream, file, kind] each as its distinct
+    values and every row's position among them (a key's rows of a chunk share them), the
+    graphs, then seq, start, end and the number of terms as 64-bit integers in base64.
+    Listed row by row, with the stream's IRI and the file's path in each, they were half
+    of W4's packed rows' JSON (186 of 359 bytes an element), written by the route stage
+    and parsed again by the key."""
+    shared = []
+    for field in (0, 1, 6):
+        index: dict[str | int, int] = {}
+        at = [index.setdefault(row[field], len(index)) for row in rows]
+        shared.append([list(index), _base64(np.array(at, dtype=np.int32))])
+    numbers = [[row[2] for row in rows], [row[4] for row in rows], [row[END] for row in rows]]
+    graphs = [row[GRAPH] for row in rows]
+    return [shared, graphs, _base64(np.array([*numbers, counts], dtype=np.int64))]
+
+
+def _unshaped(shapes: list) -> Iterator[tuple]:
+    """`_shapes`' rows: (stream, file, seq, graph, start, end, kind, number of terms)."""
+    shared, graphs, numbers = shapes
+    stream, file, kind = (
+        [values[i] for i in np.frombuffer(base64.b64decode(at), dtype=np.int32).tolist()]
+        for values, at in shared
+    )
+    seq, start, end, count = (
+        np.frombuffer(base64.b64decode(numbers), dtype=np.int64).reshape(4, -1).tolist()
+    )
+    return zip(stream, file, seq, graphs, start, end, kind, count, strict=True)
 
 
 def gathered(
@@ -304,10 +337,10 @@ class TermRefs:
 def _unpack_terms(text: str) -> Iterator[ElementRow]:
     terms, positions, shapes = json.loads(text)
     table = TermTable(terms, np.frombuffer(base64.b64decode(positions), dtype=np.int32))
-    stops = list(accumulate(shape[7] for shape in shapes))
-    for shape, start, stop in zip(shapes, [0, *stops], stops, strict=False):
-        shape[7] = TermRefs(table, start, stop)
-        yield tuple(shape)  # type: ignore[misc]
+    rows = list(_unshaped(shapes))
+    stops = list(accumulate(row[7] for row in rows))
+    for row, first, stop in zip(rows, [0, *stops], stops, strict=False):
+        yield (*row[:7], TermRefs(table, first, stop))  # type: ignore[misc]
 
 
 def mark_row(stream: str, end: int, kind: str) -> ElementRow:

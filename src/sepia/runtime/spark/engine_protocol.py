@@ -54,12 +54,13 @@ class Step:
     """How the results' times print (the kind of the elements the key has seen)."""
     order: list[str] | None = None
     """For a unit spread over several keys, each result's place among all its keys'
-    results of a batch (within one time); None: the key and the results' order give it."""
+    results of a batch (within one time), then its line where places are equal
+    (`result_lines.ordered_lines`); None: the key and the results' order give it."""
     changed: dict[str, dict[str, tuple | None]] = field(default_factory=dict)
     """Entries of map tables set to a value row, or removed (None)."""
     lines: list[str] | None = None
     """The results' jsonl lines (`time_kind`), where the engine rendered them already
-    (with `order`: `result_lines.rendered`); None: the host renders them."""
+    (with `order`: `result_lines.ordered_lines`); None: the host renders them."""
 
 
 def stored(before: StoredState, step: Step) -> State:

@@ -76,9 +76,11 @@ FLUSH_TIMER = 4_102_444_800_000
 the watermark past it."""
 
 RESULT_DDL = "t bigint, query_index int, partition string, seq int, query string, line string"
-RESULT_ORDER = ("t", "query_index", "partition", "seq")
+RESULT_ORDER = ("t", "query_index", "partition", "seq", "line")
 """Sorting a batch's results by these columns gives the reference evaluator's order
-(`partition`: the key, or for a unit spread over buckets, each result's `Step.order`)."""
+(`partition`: the key, or for a unit spread over buckets, each result's `Step.order`;
+`seq`: the engine's order within a key, 0 where `Step.order` places the results, whose
+ties the line breaks: `result_lines.ordered_lines`)."""
 
 _BACKGROUNDS: WarmCache[str, ox.Store] = WarmCache(4)
 """Background stores loaded in this Python worker, by digest (per-worker warm state: warm.py)."""
@@ -423,7 +425,7 @@ class EngineHost(StatefulProcessor):
                 "t": [r.t for r in results],
                 "query_index": [positions[r.query] for r in results],
                 "partition": step.order or [partition] * len(results),
-                "seq": list(range(len(results))),
+                "seq": [0] * len(results) if step.order else list(range(len(results))),
                 "query": [r.query for r in results],
                 "line": step.lines if step.lines is not None else jsonl_lines(
                     results, step.time_kind

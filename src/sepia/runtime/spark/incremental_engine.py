@@ -81,7 +81,7 @@ from sepia.runtime.local import Session
 from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
-from sepia.runtime.spark.result_lines import rendered
+from sepia.runtime.spark.result_lines import ordered_lines
 from sepia.runtime.spark.units import Unit, parse_bucket_key
 
 VERSION, TERMS, PARTS, HELD = "engine_version", "engine_terms", "engine_parts", "held"
@@ -302,11 +302,12 @@ def _value(result: Result, name: str) -> Term | None:
 
 def _orders(made: Sequence[tuple[int, Result]], kind: TimeKind) -> tuple[list[str], list[str]]:
     """Each result's `Step.order`: its instant (shifted to a positive number, written to
-    sort as text), then `result_order` (its jsonl line with abstract times); and its jsonl
-    line in `kind`, the host's output, rendered in the same pass (`result_lines.rendered`)."""
-    abstract, lines = rendered([result for _, result in made], (TimeKind.ABSTRACT, kind))
+    sort as text), then the head of `result_order` (its jsonl line with abstract times, up
+    to its match or binding: `result_lines.ordered_lines`, whose tails the output lines
+    order); and its jsonl line in `kind`, the host's output, rendered in the same pass."""
+    heads, lines = ordered_lines([result for _, result in made], kind)
     instants = [instant for instant, _ in made]
-    orders = [f"{at + FLUSHED:020d} {line}" for at, line in zip(instants, abstract, strict=True)]
+    orders = [f"{at + FLUSHED:020d} {head}" for at, head in zip(instants, heads, strict=True)]
     return orders, lines
 
 

@@ -44,10 +44,11 @@ from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX
 
 def sorted_lines(frame: DataFrame) -> list[str]:
     """A batch's jsonl lines, ordered by t, then query, partition (null first: a unit
-    without PARTITION BY), and the engine's order. Collected as Arrow and sorted there
-    (a stable sort, as Python's): collected as pickled Rows and sorted by a Python key,
-    W1's 87,115 results at 300,000 elements took 1.6 s of the driver's CPU."""
-    table = frame.select(*RESULT_ORDER, "line").toArrow()
+    without PARTITION BY), the engine's order, and the line (`host.RESULT_ORDER`).
+    Collected as Arrow and sorted there (a stable sort, as Python's): collected as pickled
+    Rows and sorted by a Python key, W1's 87,115 results at 300,000 elements took 1.6 s of
+    the driver's CPU."""
+    table = frame.select(*RESULT_ORDER).toArrow()
     table = table.append_column("keyed", pc.is_valid(table.column("partition")))
     names = [*RESULT_ORDER[:2], "keyed", *RESULT_ORDER[2:]]
     order = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in names])

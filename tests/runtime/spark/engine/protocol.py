@@ -74,7 +74,7 @@ def drive(
         position = {q.name: q.position for q in units[unit].queries}
         order = done.order or [partition or ""] * len(done.results)
         return [
-            (r.t, position[r.query], place, n, jsonl_line(r, done.time_kind))
+            (r.t, position[r.query], place, 0 if done.order else n, jsonl_line(r, done.time_kind))
             for n, (r, place) in enumerate(zip(done.results, order, strict=True))
         ]
 

@@ -78,10 +78,12 @@ triples: 9 terms met, 4 distinct (S1, P, V, S2)."""
 def test_term_text_rows_pack_as_their_distinct_terms_and_unpack_to_the_same_rows():
     packed = pack(TERM_ROWS)
     assert packed[3] == PACKED_TERMS and packed[4:6] == (8, 8)
-    terms, _, shapes = json.loads(packed[7])
+    terms, _, (shared, graphs, _) = json.loads(packed[7])
     assert terms == [S1, P, V, S2]  # each once, in order of first use
-    assert [shape[7] for shape in shapes] == [6, 0, 3]
+    assert [values for values, _ in shared] == [[A], ["f.trig"], ["abstract"]]  # once each
+    assert graphs == [r[3] for r in TERM_ROWS]
     rows = unpack([packed])[0]
+    assert [r[7].stop - r[7].start for r in rows] == [6, 0, 3]
     assert [r[:7] for r in rows] == [r[:7] for r in TERM_ROWS]
     assert [str(r[7]) for r in rows] == [r[7] for r in TERM_ROWS]
     assert [bool(r[7]) for r in rows] == [True, False, True]
@@ -131,3 +133,16 @@ def test_the_route_stage_s_term_refs_pack_as_their_distinct_terms(monkeypatch):
                 for n, t in enumerate(triples)]  # fmt: skip
     assert [str(r[7]) for r in unpack([packed])[0]] == expected[:3]
     assert expected[0] == "\x1f".join([S1, P, V, S1, P, S2])
+
+
+def test_rows_of_several_files_and_kinds_unpack_to_their_own():
+    # a key's packed rows may come from several files (and, in principle, kinds): each
+    # row's stream, file and kind are its own again, with its seq, times and graph
+    mixed = [
+        ("http://e/a", "one.trig", 7, "http://e/g7", 1, 2, "abstract", "\x1f".join([S1, P, V])),
+        ("http://e/a", "two.trig", 1 << 33, "http://e/x", 3, 4, "dateTime", ""),
+        ("http://e/a", "one.trig", 8, "http://e/g8", 5, 5, "abstract", "\x1f".join([S2, P, S1])),
+    ]
+    rows = unpack([pack(mixed)])[0]
+    assert [r[:7] for r in rows] == [r[:7] for r in mixed]
+    assert [str(r[7]) for r in rows] == [r[7] for r in mixed]
