@@ -15,7 +15,7 @@ when full, as the expansion is a pure function of the triple).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import pyoxigraph as ox
 
@@ -34,7 +34,11 @@ class ElementClosure:
         encode = dictionary.encode
         ids = [(encode(t.subject), encode(t.predicate), encode(t.object)) for t in schema]
         self.schema: Schema[int] = Schema.of(ids, Vocabulary.encoded(dictionary))
-        self._expansions: dict[Triple[int], frozenset[Triple[int]]] = {}
+        self._expansions: dict[Triple[int], Collection[Triple[int]]] = {}
+        v = self.schema.vocabulary
+        self.ruled = self.schema.expanding | {v.type, v.sub_class, v.sub_property}
+        """Predicates some rule reads: a triple with any other entails only itself (a
+        price, most often: new at nearly every element, so it is seldom in the cache)."""
 
     def foreign_schema(self, triples: Iterable[Triple[int]]) -> list[Triple[int]]:
         """The schema triples among ``triples`` that the background's schema lacks: they
@@ -45,15 +49,20 @@ class ElementClosure:
     def close(self, triples: Iterable[Triple[int]]) -> tuple[Triple[int], ...]:
         """The triples and everything they entail, each triple once."""
         closed: set[Triple[int]] = set()
+        expansions = self._expansions
         for triple in triples:
-            closed |= self.expansion(triple)
+            found = expansions.get(triple)
+            closed.update(self.expansion(triple) if found is None else found)
         return tuple(closed)
 
-    def expansion(self, triple: Triple[int]) -> frozenset[Triple[int]]:
-        """What one triple entails (itself included), computed on its first arrival."""
+    def expansion(self, triple: Triple[int]) -> Collection[Triple[int]]:
+        """What one triple entails (itself included), computed on its first arrival (by
+        the rules only where its predicate has some: ``ruled``)."""
         found = self._expansions.get(triple)
         if found is None:
             if len(self._expansions) >= EXPANSION_CACHE:
                 self._expansions.clear()
-            found = self._expansions[triple] = entailed(triple, self.schema)
+            found = self._expansions[triple] = (
+                entailed(triple, self.schema) if triple[1] in self.ruled else (triple,)
+            )
         return found

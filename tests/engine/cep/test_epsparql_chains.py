@@ -262,3 +262,19 @@ def test_chains_resume_from_a_snapshot(case, split):
     """A restored session rebuilds the chain by replaying the occurrences it kept."""
     text, data = case
     assert_resumes(text, data, split.draw(st.integers(0, len(data[S1]))))
+
+
+def test_a_left_mapping_binding_a_new_slot_widens_what_partners_are_checked_on():
+    """A level's index learns which slots its left mappings bind as they come: after
+    rows binding slots 0 and 1 (0 the bucket), only slot 1 can make a partner
+    incompatible; a later row binding slot 3 too adds it."""
+    test = mock.Mock(slots=(0,), key=lambda row: row[1])
+    index = seq_chains.LevelIndex(test)
+    index.add([((7, 10, None, None), 0, 0)])
+    assert index.outside == (1,)
+    index.add([((7, 11, None, None), 1, 1), ((7, 12, None, None), 1, 1)])
+    assert index.outside == (1,)
+    index.add([((7, 13, None, 5), 2, 2)])
+    assert index.outside == (1, 3)
+    assert index.without(0).outside == (1, 3)
+    assert [m[0][1] for m in index.buckets[(7,)].items] == [10, 11, 12, 13]

@@ -243,3 +243,23 @@ def test_a_forgotten_id_leaves_the_python_path_caches():
     assert row[2] not in test._values.known
     assert all(row[2] not in memo for memo in test._values.memos)
     assert test.truths([row]) == [True]
+
+
+def test_a_term_met_again_under_a_new_id_reuses_its_operand():
+    """A price forgotten with its element and met again gets a new id: ``?a * 0.7`` is
+    not worked out again for it (its value, 10 * 0.7 = 7.0, comes from the first id's
+    term), while another term is (20 * 0.7 = 14.0 > 13, 10 * 0.7 = 7.0 > 6)."""
+    dictionary = Dictionary()
+    test = interval_filter("?a * 0.7 > ?b", dictionary)
+    price = literal("10", "integer")
+    first = encoded(dictionary, None, None, price, literal("6", "integer"))
+    assert test.truths([first]) == [True]
+    dictionary.forget({first[2]})  # type: ignore[arg-type]
+    test.forget_ids({first[2]})  # type: ignore[arg-type]
+    again = encoded(dictionary, None, None, price, literal("7", "integer"))
+    assert again[2] != first[2]
+    assert test.truths([again]) == [False]  # 7.0 > 7 is false
+    assert again[2] not in test._values.known  # ?a alone was never read for the new id
+    other = encoded(dictionary, None, None, literal("20", "integer"), literal("13", "integer"))
+    assert test.truths([other]) == [True]
+    assert other[2] in test._values.known

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import is_not
+from operator import itemgetter
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import OccurrenceLeaf
 from sepia.engine.cep.event_trees import Combined, EventFilter, EventSeq, EventTree, grows
 from sepia.engine.cep.intervals import EventMapping
-from sepia.engine.cep.ranges import SPANS, PairTest, Sorted, exact
+from sepia.engine.cep.ranges import SPANS, PairTest, Row, Sorted, exact
 from sepia.engine.rows import compatible
 
 Tested = Callable[[EventFilter, list[EventMapping]], set[EventMapping]]
@@ -105,20 +104,22 @@ class LevelIndex:
     test: PairTest
     buckets: dict[tuple, Sorted[EventMapping]] = field(default_factory=dict)
     unsure: list[EventMapping] = field(default_factory=list)
-    shapes: set[tuple[bool, ...]] = field(default_factory=set)
-    """Which slots the left mappings bind (each distinct shape once)."""
     ever: set[int] = field(default_factory=set)
     """Slots some left mapping binds."""
     outside: tuple[int, ...] = ()
     """Those outside the bucket's slots: only these can make a partner incompatible."""
+    unseen: Callable[[Row], tuple] | None = None
+    """A row's values in the slots no left mapping binds yet (None: no mapping yet)."""
+    unbound: tuple = ()
+    """What ``unseen`` gives for a row binding none of them."""
 
     def add(self, ms: Collection[EventMapping]) -> None:
         """One arrival's left mappings: by bucket and key, or unsure."""
-        for shape in {tuple(map(is_not, m[0], repeat(None))) for m in ms} - self.shapes:
-            self._bind(shape)
         slots, key, buckets, unsure = self.test.slots, self.test.key, self.buckets, self.unsure
         for m in ms:
             row = m[0]
+            if self.unseen is None or self.unseen(row) != self.unbound:
+                self._bind(row)
             bucket = tuple([row[s] for s in slots])
             value = None if None in bucket else exact(key(row))
             if value is None:
@@ -129,16 +130,19 @@ class LevelIndex:
                 found = buckets[bucket] = Sorted()
             found.insert(value, m)
 
-    def _bind(self, shape: tuple[bool, ...]) -> None:
-        """A mapping binding slots no earlier one did (``shape``: which it binds)."""
-        self.shapes.add(shape)
-        self.ever.update(s for s, bound in enumerate(shape) if bound)
+    def _bind(self, row: Row) -> None:
+        """A mapping binding slots no earlier one did."""
+        self.ever.update(s for s, v in enumerate(row) if v is not None)
         self.outside = tuple(s for s in sorted(self.ever) if s not in self.test.slots)
+        rest = [s for s in range(len(row)) if s not in self.ever]
+        self.unseen = itemgetter(*rest, *rest) if rest else _nothing  # a tuple, even of one
+        self.unbound = (None,) * (2 * len(rest))
 
     def without(self, bound: int) -> LevelIndex:
         """The left mappings starting after ``bound``."""
         kept = LevelIndex(
-            self.test, shapes=set(self.shapes), ever=set(self.ever), outside=self.outside
+            self.test, ever=set(self.ever), outside=self.outside, unseen=self.unseen,
+            unbound=self.unbound,
         )
         for bucket, found in self.buckets.items():
             chosen = [i for i, m in enumerate(found.items) if m[1] > bound]
@@ -191,6 +195,11 @@ class LevelIndex:
     def _bucket(self, bucket: tuple) -> list[EventMapping]:
         found = self.buckets.get(bucket)
         return [] if found is None else list(found.items)
+
+
+def _nothing(row: Row) -> tuple:
+    """No slot is left unbound by every left mapping."""
+    return ()
 
 
 def _joined(

@@ -219,8 +219,10 @@ def _variable(position: int, values: Values) -> Value:
 
 def _memoized(inner: Value, position: int, values: Values) -> Value:
     """An operand of the variable at ``position`` alone, computed once per id (the same
-    price meets every later price of its company)."""
-    memo = values.memo()
+    price meets every later price of its company) and once per term (``by_term``)."""
+    memo, decode = values.memo(), values.decode
+    by_term: dict[Term, object] = {}  # a price forgotten with its element and met again
+    # gets a new id, not a new value: by term, bounded, never told of ids (pure function)
 
     def memoized(row: Row) -> object:
         i = row[position]
@@ -228,7 +230,16 @@ def _memoized(inner: Value, position: int, values: Values) -> Value:
         if found is _MISSING:
             if len(memo) >= CACHE_LIMIT:
                 memo.clear()
-            found = memo[i] = inner(row)
+            if i is None:
+                found = memo[i] = inner(row)
+                return found
+            term = decode(i)
+            found = by_term.get(term, _MISSING)
+            if found is _MISSING:
+                if len(by_term) >= CACHE_LIMIT:
+                    by_term.clear()
+                found = by_term[term] = inner(row)
+            memo[i] = found
         return found
 
     return memoized
