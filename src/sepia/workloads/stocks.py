@@ -166,9 +166,13 @@ def write_trades(stream: StreamWriter, scale: int, rng: random.Random,
         ], time)
 
 
-def _pattern_variants(data: DatasetWriter, kb: str, patterns: tuple[str, ...],
-                      windows: tuple[int, ...]) -> None:
-    for pattern in patterns:
+def _trade_patterns(data: DatasetWriter, scale: int, rng: random.Random, schedule: Schedule,
+                    windows: tuple[int, ...]) -> None:
+    """W4, W11 and W12: one trade stream, the companies' background, and SPAseq's V-shape and
+    head-and-shoulders under each selection strategy and WITHIN bound."""
+    kb = data.background("companies.ttl", _company_kb(), graph=f"{NS}db")
+    write_trades(data.stream("S1", NS + "stocks", "stocks.trig"), scale, rng, schedule)
+    for pattern in ("v-shape", "head-shoulders"):
         for minutes in windows:
             for operator, short in STRATEGIES.items():
                 name = f"{pattern}-{short}" + (f"-{minutes}m" if len(windows) > 1 else "")
@@ -179,23 +183,17 @@ def _pattern_variants(data: DatasetWriter, kb: str, patterns: tuple[str, ...],
 
 
 def generate_w4(data: DatasetWriter, scale: int, rng: random.Random) -> None:
-    kb = data.background("companies.ttl", _company_kb(), graph=f"{NS}db")
-    write_trades(data.stream("S1", NS + "stocks", "stocks.trig"), scale, rng)
-    _pattern_variants(data, kb, ("v-shape", "head-shoulders"), (60,))
+    _trade_patterns(data, scale, rng, dense_trades, (60,))
 
 
 def generate_w12(data: DatasetWriter, scale: int, rng: random.Random) -> None:
     """W4's queries on a price per company per minute: WITHIN 60 MINUTES holds about 6,600
     trades, so runs end and the state stays bounded as the input grows."""
-    kb = data.background("companies.ttl", _company_kb(), graph=f"{NS}db")
-    write_trades(data.stream("S1", NS + "stocks", "stocks.trig"), scale, rng, trades_per_minute)
-    _pattern_variants(data, kb, ("v-shape", "head-shoulders"), (60,))
+    _trade_patterns(data, scale, rng, trades_per_minute, (60,))
 
 
 def generate_w11(data: DatasetWriter, scale: int, rng: random.Random) -> None:
-    kb = data.background("companies.ttl", _company_kb(), graph=f"{NS}db")
-    write_trades(data.stream("S1", NS + "stocks", "stocks.trig"), scale, rng)
-    _pattern_variants(data, kb, ("v-shape", "head-shoulders"), (6, 60, 600))
+    _trade_patterns(data, scale, rng, dense_trades, (6, 60, 600))
 
 
 def generate_w3(data: DatasetWriter, scale: int, rng: random.Random) -> None:
