@@ -437,17 +437,8 @@ class PartitionedSequence:
         if self.owned is not None:
             routing = routing.owned(self.owned)
         numbers = {iri: n for n, iri in enumerate(batch.streams)}
-
-        def found_of(bop: Bop) -> Table:
-            """A state's candidates; a conjunction's: its sides' joined on their shared
-            variables and time (SPAseq's & : compatible matches at one instant)."""
-            if isinstance(bop, Conj):
-                return distinct(join(found_of(bop.left), found_of(bop.right)))
-            assert isinstance(bop, Gpm)
-            of_stream = batch.stream == numbers.get(bop.stream, -1)
-            return candidates(matches, routing, bop.plan, self.slot, of_stream)
-
-        found = [found_of(state.bop) for state in self.states]
+        found = [self._found(state.bop, batch, numbers, matches, routing)
+                 for state in self.states]
         first = found[0]
         if self.states[0].check is not None:
             first = self._filtered(first, self.states[0].check)
@@ -477,6 +468,22 @@ class PartitionedSequence:
         if self.kleene is not None and self.slot is not None:
             made = self._named(made, routing, born, waited, instants_of(batch.times))
         return None if made is None else distinct(made)
+
+    def _found(
+        self, bop: Bop, batch: ColumnBatch, numbers: dict[str, int], matches: EventMatches,
+        routing: Routing,
+    ) -> Table:
+        """A state's candidates; a conjunction's: its sides' joined on their shared
+        variables and time (SPAseq's & : compatible matches at one instant). A method, not
+        a closure that calls itself: such a closure is a reference cycle holding the whole
+        batch until the cyclic collector runs, which a replay runs rarely
+        (``runtime.local.collector``), so a 1M-element run's memory grew with its input."""
+        if isinstance(bop, Conj):
+            return distinct(join(self._found(bop.left, batch, numbers, matches, routing),
+                                 self._found(bop.right, batch, numbers, matches, routing)))
+        assert isinstance(bop, Gpm)
+        of_stream = batch.stream == numbers.get(bop.stream, -1)
+        return candidates(matches, routing, bop.plan, self.slot, of_stream)
 
     def _carrying(self, runs: Table | None, state: State) -> Table | None:
         """Runs entering a ``;`` or ``B+`` state with the numbers its FILTER reads from
