@@ -6,7 +6,6 @@ batches; and what stays on the row engine."""
 
 from __future__ import annotations
 
-import gc
 import re
 from collections import Counter
 from itertools import pairwise
@@ -456,22 +455,3 @@ def test_runs_alike_take_their_instant_each_within_their_own_start():
     reference = evaluate(parse_query(ALIKE), {S1: elements}, background(), name="q")
     assert sorted((r.t, r.interval) for r in reference) == [(13, (5, 13)), (13, (8, 13))]
 
-
-def test_a_step_leaves_no_cycle_holding_its_batch():
-    """With the cyclic collector off, 200 one-element batches leave only a few batches
-    alive: a step's garbage is freed by reference counting. A replay runs the collector
-    rarely (``runtime.local.collector``), and each batch held by a cycle until then made
-    a 1,000,000-element W4 run's memory grow with its input (196 -> 408 MiB)."""
-    elements = [_element(n, n + 1, ("a", "p" if n % 2 else "q", n)) for n in range(200)]
-    session = _session(STRICT)
-    gc.collect()
-    gc.disable()
-    try:
-        results = []
-        for e in elements:
-            results += session.push_columns(ColumnBatch.from_elements([e], session.dictionary))
-        alive = sum(1 for o in gc.get_objects() if isinstance(o, ColumnBatch))
-    finally:
-        gc.enable()
-    assert len(results) == 99  # each :p (odd n, 1-197) then the :q of the next element
-    assert alive < 10
