@@ -34,9 +34,10 @@ import re
 import threading
 from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import TypeVar
+from typing import TextIO, TypeVar
 
 import numpy as np
 import polars as pl
@@ -166,13 +167,25 @@ def column_chunks(
     path = Path(path)
     if path.suffix != ".trig":
         raise OutOfShape(0)
+    opened = partial(path.open, encoding="utf-8")
+    yield from (batch for batch, _ in named_chunks(opened, stream, codec, predicates, block))
+
+
+def named_chunks(
+    opened: Callable[[], TextIO], stream: str, codec: Codec,
+    predicates: Collection[str] | None = None, block: int = BLOCK,
+) -> Iterator[tuple[ColumnBatch, pl.Series]]:
+    """``column_chunks`` of the TriG text ``opened`` gives (opened and closed on the
+    reading thread), each batch with its elements' graph names (as N-Triples IRIs): for a
+    reader that keeps the element's name (the Spark job's route stage reads a piece of a
+    file this way)."""
     done = 0
-    for cut in _read_ahead(_blocks(path, predicates, block)):
+    for cut in _read_ahead(_blocks(opened, predicates, block)):
         batch = _encoded(cut, stream, codec)
         if batch is None:
             raise OutOfShape(done)
         done += len(batch)
-        yield batch
+        yield batch, cut.graphs
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,17 +197,19 @@ class _Block:
     element: np.ndarray
     """Each triple's element (an offset into ``stamps``)."""
     terms: Terms
+    graphs: pl.Series
+    """Each element's graph name, as written (an IRI in angle brackets)."""
 
 
 def _blocks(
-    path: Path, predicates: Collection[str] | None, block: int
+    opened: Callable[[], TextIO], predicates: Collection[str] | None, block: int
 ) -> Generator[_Block, None, None]:
     """The file's blocks of (time line, graph line) pairs, cut into terms; raises
     ``OutOfShape`` at the first block out of shape."""
     done, last, name = 0, None, None
     prefixes: dict[str, str] | None = None
     carried: list[str] = []
-    with path.open(encoding="utf-8") as file:
+    with opened() as file:
         while (read := file.readlines(block)) or carried:  # lines read in C, no loop
             if not read:
                 raise OutOfShape(done)  # a time line with no graph line after it
@@ -261,12 +276,12 @@ def _block(
     elements = _elements(times, graphs, prefixes, before)
     if elements is None:
         return None, None
-    stamps, contents, last = elements
+    stamps, contents, names = elements
     triples = _triples(contents, predicates)
     if triples is None:
         return None, None
     element = triples["element"].to_numpy().astype(np.int64)
-    return _Block(stamps, element, Terms.of(triples)), last
+    return _Block(stamps, element, Terms.of(triples), names), names[-1]
 
 
 def _encoded(cut: _Block, stream: str, codec: Codec) -> ColumnBatch | None:
@@ -314,8 +329,8 @@ def _expand(term: str, prefixes: dict[str, str]) -> str | None:
 
 def _elements(
     times: pl.Series, graphs: pl.Series, prefixes: dict[str, str], before: str | None
-) -> tuple[np.ndarray, pl.Series, str] | None:
-    """(epoch ms per element, each element's triples text, the last graph name), when
+) -> tuple[np.ndarray, pl.Series, pl.Series] | None:
+    """(epoch ms per element, each element's triples text, their graph names), when
     every element is a time line (prov:generatedAtTime, an xsd:dateTime in UTC) right
     before its graph line, times never go back, and no graph name follows itself (the row
     reader would make one element of both)."""
@@ -349,7 +364,7 @@ def _elements(
     stamps = moments.dt.epoch("ms").to_numpy().astype(np.int64)
     if (np.diff(stamps) < 0).any():
         return None
-    return stamps, contents, names[-1]
+    return stamps, contents, names
 
 
 def ntriples_ids(

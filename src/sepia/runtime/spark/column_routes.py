@@ -28,7 +28,13 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.hosts.engine_path import on_columns
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.runtime.spark.columns import element_columns
-from sepia.runtime.spark.elements import ElementRow, TermRefs, is_term_text, term_text
+from sepia.runtime.spark.elements import (
+    ElementRow,
+    TermRefs,
+    is_term_text,
+    packed_columns,
+    term_text,
+)
 from sepia.runtime.spark.units import bucket_key
 
 
@@ -68,15 +74,54 @@ class ColumnRouter:
                 row = (*rows[n][:7], texts[position])
                 yield from ((bucket_key(b, buckets), row) for b in sorted(mine))
 
+    def packed(
+        self, batch: ColumnBatch, graphs: Sequence[str], first: int, file: str, buckets: int
+    ) -> Iterator[tuple[str, ElementRow]]:
+        """A batch read as columns over this router's dictionary (`ingest.piece_columns`:
+        elements `first`, `first` + 1 ... of `file`, named `graphs`) as one packed row per
+        bucket (`elements.packed_columns`): the elements of the values it binds, their terms
+        as the dictionary's texts. The reader's ids, numbers and graph names are used as
+        they are: no term text is made, cut or encoded again, no row per element."""
+        if not len(batch) or batch.streams[0] not in self.sequence.declared:
+            return
+        read = batch.numbers
+        if read is not None:  # as the sequence's own step is taught a block's numbers
+            self.sequence.numbers.taught(read.ids, read.kind, read.digits, read.mantissa)
+        _, routing = self.sequence.routing(batch)
+        keys, inverse = np.unique(routing.key, return_inverse=True)
+        to = np.array([self._bucket(key, buckets) for key in keys.tolist()], dtype=np.int64)
+        pairs = np.unique(to[inverse.reshape(-1)] * len(batch) + routing.element)
+        triples = np.bincount(batch.element, minlength=len(batch))
+        shared = (batch.streams[0], file, batch.kind.value)
+        decode = self.dictionary.decode_text
+        for bucket in np.unique(pairs // len(batch)).tolist():
+            chosen = pairs[pairs // len(batch) == bucket] % len(batch)
+            mine = np.zeros(len(batch), dtype=bool)
+            mine[chosen] = True
+            kept = mine[batch.element]
+            ids = np.stack([batch.s[kept], batch.p[kept], batch.o[kept]], axis=1).reshape(-1)
+            distinct, positions = np.unique(ids, return_inverse=True)
+            row = packed_columns(
+                shared, [graphs[n] for n in chosen.tolist()], chosen + first,
+                batch.times[chosen], list(map(decode, distinct.tolist())),
+                positions.reshape(-1), triples[chosen] * 3,
+            )  # fmt: skip
+            yield bucket_key(bucket, buckets), row
+
+    def _bucket(self, key: int, buckets: int) -> int:
+        """The bucket of a key id (each id's asked once: ids are never given twice)."""
+        bucket = self.buckets.get((key, buckets))
+        if bucket is None:
+            bucket = self.buckets[(key, buckets)] = bucket_of(self.dictionary.decode(key), buckets)
+        return bucket
+
     def _targets(self, routing: Routing, buckets: int, count: int) -> list[set[int]]:
         """The buckets of each element: those of the keys it joins."""
         found: list[set[int]] = [set() for _ in range(count)]
-        known, decode = self.buckets, self.dictionary.decode
+        known = self.buckets
         for element, key in zip(routing.element.tolist(), routing.key.tolist(), strict=True):
             bucket = known.get((key, buckets))
-            if bucket is None:
-                bucket = known[(key, buckets)] = bucket_of(decode(key), buckets)
-            found[element].add(bucket)
+            found[element].add(self._bucket(key, buckets) if bucket is None else bucket)
         return found
 
     def _texts(self, batch: ColumnBatch) -> list[str]:

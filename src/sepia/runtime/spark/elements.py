@@ -278,6 +278,23 @@ def _shapes(rows: Sequence[ElementRow], counts: Sequence[int]) -> list:
     return [shared, graphs, _base64(np.array([*numbers, counts], dtype=np.int64))]
 
 
+def packed_columns(
+    shared: tuple[str, str, str], graphs: list[str], seq: np.ndarray, times: np.ndarray,
+    terms: list[str], positions: np.ndarray, counts: np.ndarray,
+) -> ElementRow:
+    """`pack`'s row (`PACKED_TERMS`) of elements read as columns (`column_routes`): their
+    (stream, file, kind), which they share, each one's graph, seq, time (start and end
+    alike: a point in time) and number of terms, and their terms as positions among
+    `terms`; made from arrays, no row made first."""
+    stream, file, kind = shared
+    at = _base64(np.zeros(len(graphs), dtype=np.int32))
+    numbers = _base64(np.array([seq, times, times, counts], dtype=np.int64))
+    shapes = [[[[value], at] for value in shared], graphs, numbers]
+    last = int(times.max())
+    table = [terms, _base64(positions.astype(np.int32)), shapes]
+    return (stream, file, int(seq[0]), PACKED_TERMS, last, last, kind, json.dumps(table))
+
+
 def _unshaped(shapes: list) -> Iterator[tuple]:
     """`_shapes`' rows: (stream, file, seq, graph, start, end, kind, number of terms)."""
     shared, graphs, numbers = shapes

@@ -18,18 +18,21 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepia.engine.codec import Codec
+from sepia.engine.columnar import ColumnBatch
+from sepia.engine.columnar.frontend import OutOfShape, named_chunks
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.streams import StreamError, read_stream
 from sepia.rdf.stream import StreamElement
@@ -179,6 +182,25 @@ def piece_elements(
                 yield from file_elements(
                     found["stream"], found["path"], options, on_error, piece, row
                 )
+
+
+def piece_columns(
+    uri: str, stream: str, piece: Piece, codec: Codec, predicates: Collection[str] | None
+) -> Iterator[tuple[ColumnBatch, list[str]]]:
+    """A piece of a TriG stream file read by the columnar reader (`frontend.named_chunks`,
+    as a local run reads its files: text cut into terms by polars, the triples of
+    `predicates` only, each distinct term encoded once into `codec`), each batch with its
+    elements' graph names; raises `OutOfShape` (how many elements it gave) where the file
+    leaves the shape that reader takes: the row reader (`file_elements`) reads the rest."""
+    path = local_path(uri)
+    if path.suffix != ".trig":
+        raise OutOfShape(0)
+
+    def opened() -> TextIO:
+        return io.TextIOWrapper(io.BufferedReader(PieceReader(path, piece)), encoding="utf-8")
+
+    for batch, names in named_chunks(opened, stream, codec, predicates):
+        yield batch, names.str.slice(1, names.str.len_chars() - 2).to_list()
 
 
 def read_files(

@@ -58,11 +58,14 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepia.engine.columnar.frontend import OutOfShape
 from sepia.engine.hosts.engine_path import engine_path
 from sepia.engine.hosts.session import Session
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
+from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.rdf.stream import StreamElement
+from sepia.runtime.spark.collection import paused_gc
 from sepia.runtime.spark.column_routes import ColumnRouter
 from sepia.runtime.spark.columns import labels_by_ids
 from sepia.runtime.spark.elements import (
@@ -89,10 +92,14 @@ from sepia.runtime.spark.elements import (
 from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec
 from sepia.runtime.spark.ingest import (
     IngestOptions,
+    file_elements,
+    file_name,
     file_pieces,
+    piece_columns,
     piece_elements,
     with_event_time,
 )
+from sepia.runtime.spark.splits import SEQ_STRIDE, Piece, local_path
 from sepia.runtime.spark.units import Unit, bucket_key
 from sepia.runtime.spark.warm import WarmCache
 
@@ -162,32 +169,96 @@ def route_files(
     (`elements.TermTexts`: each distinct term's text made once a task), the
     triples no key reads left out (`read_predicates`)."""
     texts = TermTexts(read_predicates(spec))
-    return _routed_batches(spec, piece_elements(batches, options, spec.on_error, texts))
+    if not _reads_columns(spec, options):
+        return _routed_batches(spec, piece_elements(batches, options, spec.on_error, texts))
+    return _column_batches(batches, spec, options, texts)
+
+
+def _reads_columns(spec: JobSpec, options: IngestOptions) -> bool:
+    """Whether the route stage reads its files as columns (`_column_batches`): one unit,
+    spread over buckets on the columnar core (`column_routes`), its keys stepping
+    columns (no blank nodes labelled by ids), no entailment; no dead letters kept and the
+    reader's own element size (the columnar reader rejects nothing: it hands the rest of
+    a file it does not take to the row reader)."""
+    if len(spec.units) != 1 or spec.unit_engines[0] != "incremental" or spec.rdfs:
+        return False
+    unit = spec.units[0]
+    if options.dead_letters is not None or options.max_element_size != MAX_ELEMENT_SIZE:
+        return False
+    if unit_split(spec, 0) is not None or labels_by_ids(unit.queries[0].query):
+        return False
+    return _column_router(spec, unit) is not None
+
+
+def _column_batches(
+    batches: Iterable[pa.RecordBatch], spec: JobSpec, options: IngestOptions, texts: TermTexts
+) -> Iterator[pa.RecordBatch]:
+    """The route stage of a unit whose buckets run on the columnar core (`_reads_columns`):
+    each piece read by the columnar reader into its router's dictionary, as a local run
+    reads (W6 at 100,000 elements: the row reader's parse, each term's text and the
+    router encoding the text again were most of the stage), each block routed as one batch
+    and each bucket's share packed from the columns (`ColumnRouter.packed`); a file, or the
+    rest of one, that reader does not take goes the row reader's way (`route_files`)."""
+    unit = spec.units[0]
+    assert spec.buckets is not None
+    with paused_gc():
+        for batch in batches:
+            for found in batch.to_pylist():
+                piece = Piece(found["piece"], found["begin"], found["end"], found["header"])
+                stream, uri = found["stream"], found["path"]
+                router = _column_router(spec, unit)
+                assert router is not None
+                first, done = piece.index * SEQ_STRIDE, 0
+                predicates = read_predicates(spec)
+                name = file_name(local_path(uri))
+                try:
+                    for columns, graphs in piece_columns(
+                        uri, stream, piece, router.dictionary, predicates
+                    ):
+                        rows = [(0, key, row) for key, row in router.packed(
+                            columns, graphs, first + done, name, spec.buckets)]  # fmt: skip
+                        if spec.stream_horizon is not None:
+                            latest = int(columns.times[-1])
+                            shown = (stream, name, 0, "", latest, latest, columns.kind.value, "")
+                            rows += mark_rows(spec, [shown])
+                        done += len(columns)
+                        if rows:
+                            yield _arrow(rows)
+                except OutOfShape as error:
+                    read = file_elements(stream, uri, options, spec.on_error, piece, texts)
+                    yield from _routed_batches(spec, islice(read, error.done, None))
 
 
 def read_predicates(spec: JobSpec) -> frozenset[str] | None:
     """The predicates of the only triples the run's keys read, where every unit is one
-    query stepped as columns on one key (`IncrementalEngine.columns`, its session on the
-    columnar core) whose plan names every predicate it scans (`Session.predicates`); None:
-    every triple is read. The route stage drops the other triples of the elements it reads
+    query stepped as columns (`IncrementalEngine.columns`) on one key (its session on the
+    columnar core) or on buckets on the columnar core (`column_routes`), whose plan names
+    every predicate it scans (`Session.predicates`, `PartitionedSequence.predicates`);
+    None: every triple is read. The route stage drops the other triples of the elements it reads
     from files, as a local run's columnar reader does: W7 reads 6 of an element's 12
     triples. Made once per Python worker (`_READS`: the engine path is the worker's)."""
-    key = (spec.units, spec.unit_engines, spec.background_digest, spec.rdfs, engine_path())
+    key = (spec.units, spec.unit_engines, spec.background_digest, spec.rdfs, spec.buckets,
+           engine_path())  # fmt: skip
     return _READS.get_or_make(key, lambda: (_read_predicates(spec),))[0]
 
 
 def _read_predicates(spec: JobSpec) -> frozenset[str] | None:
     found: set[str] = set()
     for n, (unit, engine) in enumerate(zip(spec.units, spec.unit_engines, strict=True)):
-        plain = unit.partition_by is None and unit_split(spec, n) is None
-        if engine != "incremental" or len(unit.queries) != 1 or spec.rdfs or not plain:
+        if engine != "incremental" or len(unit.queries) != 1 or spec.rdfs:
             return None
         query = unit.queries[0]
-        if labels_by_ids(query.query):
+        if labels_by_ids(query.query) or unit_split(spec, n) is not None:
             return None
-        session = Session(spec.prepared_background(), rdfs=spec.rdfs)
-        session.register(query.query, query.name)
-        read = session.predicates() if session.columnar else None
+        columns = _column_router(spec, unit)
+        if columns is not None:  # buckets on the columnar core
+            read = columns.sequence.predicates()
+        elif unit.partition_by is None:
+            session = Session(spec.prepared_background(), rdfs=spec.rdfs)
+            session.register(query.query, query.name)
+            read = session.predicates() if session.columnar else None
+        else:
+            return None
         if read is None:
             return None
         found |= read
@@ -196,13 +267,18 @@ def _read_predicates(spec: JobSpec) -> frozenset[str] | None:
 
 def _routed_batches(spec: JobSpec, read: Iterator[Read]) -> Iterator[pa.RecordBatch]:
     while chunk := list(islice(read, CHUNK)):
-        routed = [(unit, key, *row) for unit, key, row in packed_rows(_chunk_rows(spec, chunk))]
+        routed = list(packed_rows(_chunk_rows(spec, chunk)))
         if routed:
-            columns = list(zip(*routed, strict=True))
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(c, f.type) for c, f in zip(columns, ROUTED_SCHEMA, strict=True)],
-                schema=ROUTED_SCHEMA,
-            )
+            yield _arrow(routed)
+
+
+def _arrow(routed: list[tuple]) -> pa.RecordBatch:
+    """(unit, key, element row) rows as a batch of `ROUTED_SCHEMA`."""
+    columns = list(zip(*[(unit, key, *row) for unit, key, row in routed], strict=True))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(c, f.type) for c, f in zip(columns, ROUTED_SCHEMA, strict=True)],
+        schema=ROUTED_SCHEMA,
+    )
 
 
 def _chunk_rows(spec: JobSpec, chunk: list[Read]) -> Iterator[tuple]:

@@ -17,7 +17,7 @@ since the state itself lives in Spark's state store.
   values an element binds: the row engine's, and the columnar core's where the unit's
   buckets run there), by unit, background digest, entailment and engine path.
 - ``job._READS``: the predicates of the only triples a run's keys read, by units, engines,
-  background digest, entailment and engine path.
+  background digest, entailment, buckets and engine path.
 - ``job._SPLITS``: each unit's split without PARTITION BY, or why it has none, by unit,
   whether the run has background data, and entailment.
 - ``incremental_engine._LIVE``: the live session of each key after a step, by the token its

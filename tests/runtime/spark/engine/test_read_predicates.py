@@ -1,6 +1,7 @@
 """The route stage leaves out the triples no key reads (`job.read_predicates`): where every
-unit is one query stepped as columns on one key, the predicates its plan scans; else
-(PARTITION BY buckets, a variable predicate, the reference adapter) every triple. The
+unit is one query stepped as columns on one key or on buckets on the columnar core, the
+predicates its plan scans; else (a PARTITION BY query on one key, a variable predicate,
+the reference adapter) every triple. The
 answers stay the local engine's: the protocol tests' rows drop the same triples
 (`protocol.element_row`), and the job's own runs are the example tests'."""
 
@@ -42,11 +43,17 @@ def test_a_sequence_on_one_key_reads_the_predicates_its_patterns_name():
     assert read_predicates(spec_of(SEQUENCE)) == {EX + "observed", EX + "value"}
 
 
+@pytest.mark.skipif(engine_path() == "rows", reason="keys on the row engine read every triple")
+def test_buckets_on_the_columnar_core_read_the_predicates_their_patterns_name():
+    partitioned = SEQUENCE.replace("WHERE {", "PARTITION BY ?p\nWHERE {", 1)
+    assert read_predicates(spec_of(partitioned, buckets=4)) == {EX + "observed", EX + "value"}
+
+
 def test_every_triple_is_read_where_a_key_may_read_it():
     assert read_predicates(spec_of(WINDOW)) is None  # a variable predicate
     assert read_predicates(spec_of(SEQUENCE, engine="reference")) is None
     partitioned = SEQUENCE.replace("WHERE {", "PARTITION BY ?p\nWHERE {", 1)
-    assert read_predicates(spec_of(partitioned, buckets=4)) is None
+    assert read_predicates(spec_of(partitioned, buckets=1)) is None  # one key: not asked
 
 
 def test_a_row_keeps_the_triples_of_the_predicates_read_only():
