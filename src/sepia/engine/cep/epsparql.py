@@ -24,7 +24,7 @@ from datetime import timedelta
 
 import pyoxigraph as ox
 
-from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs
+from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs, values_at
 from sepia.engine.cep.ranges import PairTest, RangeIndex
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.numeric import value_of
@@ -302,9 +302,8 @@ class AlikePatterns:
     """(position, id) every matching triple holds."""
     repeats: tuple[tuple[int, int], ...]
     """(position, earlier position) holding the same term."""
-    members: tuple[tuple[int, int, Binds], ...]
-    """(leaf number, pattern position, binds) of each pattern of this shape."""
-    width: int
+    members: tuple[tuple[int, int, Callable[[tuple], Row]], ...]
+    """(leaf number, pattern position, row of a triple) of each pattern of this shape."""
 
     def add_rows(
         self, triples: Sequence[EncodedTriple], start: int, end: int,
@@ -325,14 +324,9 @@ class AlikePatterns:
             ]
         if not hits:
             return
-        empty: list[int | None] = [None] * self.width
-        for number, i, binds in self.members:
-            found = into[number, i]
-            for t in hits:
-                values = empty.copy()
-                for slot, position in binds:
-                    values[slot] = t[position]
-                found.append((tuple(values), start, end))
+        extended = [t + UNBOUND for t in hits]
+        for number, i, row_of in self.members:
+            into[number, i].extend([(row_of(t), start, end) for t in extended])
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,10 +355,26 @@ def alike_patterns(
             shapes.setdefault(shape, []).append((leaf.number, i, binds))
     width = 0 if layout is None else layout.width
     groups = [
-        AlikePatterns(constants, repeats, tuple(members), width)
+        AlikePatterns(
+            constants, repeats,
+            tuple((number, i, _row_of(binds, width)) for number, i, binds in members),
+        )
         for (constants, repeats, _), members in shapes.items()
     ]
     return groups, planned
+
+
+UNBOUND = (None,)
+"""Put after a triple's terms: the value a row takes in the slots the pattern binds not."""
+
+
+def _row_of(binds: Binds, width: int) -> Callable[[tuple], Row]:
+    """A member's row of a matched triple (``UNBOUND`` after its terms), its terms in their
+    slots, in one call."""
+    at = [3] * width  # UNBOUND's None, after the triple's s, p, o
+    for slot, position in binds:
+        at[slot] = position
+    return values_at(at)
 
 
 def _shape(plan: po.PhysicalPlan, hidden: frozenset[int]) -> tuple[tuple, Binds] | None:
