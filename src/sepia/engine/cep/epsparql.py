@@ -324,9 +324,10 @@ class AlikePatterns:
             ]
         if not hits:
             return
-        extended = [t + UNBOUND for t in hits]
         for number, i, row_of in self.members:
-            into[number, i].extend([(row_of(t), start, end) for t in extended])
+            found = into[number, i]
+            for t in hits:
+                found.append((row_of(t + UNBOUND), start, end))
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,8 @@ exact as a double); equal kinds compare too (numbers, datetimes, timedeltas)."""
 _TEMPORAL = (datetime, timedelta)
 _EXACT = decimal.Context(prec=60, traps=[decimal.Inexact, decimal.InvalidOperation])
 _LIMIT = Decimal(10) ** 15
+_SHORT = 15
+"""Characters a number's lexical form may have to be surely within ``_LIMIT``."""
 
 
 class Values:
@@ -337,11 +339,13 @@ def _number_of_text(text: str) -> object:
 
 
 def _number(kind: str, text: str) -> object:
-    """``_literal_number`` of the literal ``text``^^``kind``."""
+    """``_literal_number`` of the literal ``text``^^``kind``. A number of at most 15
+    characters is within ``_bounded``'s limits (under 10^15, at most 14 fractional
+    digits), which are then not worked out."""
     if kind == XSD + "integer" and _INTEGER.fullmatch(text):
-        return _bounded(Decimal(text), int(text))
+        return int(text) if len(text) <= _SHORT else _bounded(Decimal(text), int(text))
     if kind == XSD + "decimal" and _DECIMAL.fullmatch(text):
-        return _bounded(Decimal(text))
+        return Decimal(text) if len(text) <= _SHORT else _bounded(Decimal(text))
     if kind == XSD + "double" and _DOUBLE.fullmatch(text):
         return float(text)
     return UNSURE
