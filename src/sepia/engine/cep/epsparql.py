@@ -302,8 +302,10 @@ class AlikePatterns:
     """(position, id) every matching triple holds."""
     repeats: tuple[tuple[int, int], ...]
     """(position, earlier position) holding the same term."""
-    members: tuple[tuple[int, int, Callable[[tuple], Row]], ...]
-    """(leaf number, pattern position, row of a triple) of each pattern of this shape."""
+    members: tuple[tuple[int, int, Binds], ...]
+    """(leaf number, pattern position, binds) of each pattern of this shape."""
+    rows: tuple[Callable[[tuple], Row], ...]
+    """Each member's row of a matched triple (``UNBOUND`` after its terms), in one call."""
 
     def add_rows(
         self, triples: Sequence[EncodedTriple], start: int, end: int,
@@ -324,7 +326,7 @@ class AlikePatterns:
             ]
         if not hits:
             return
-        for number, i, row_of in self.members:
+        for (number, i, _), row_of in zip(self.members, self.rows, strict=True):
             found = into[number, i]
             for t in hits:
                 found.append((row_of(t + UNBOUND), start, end))
@@ -357,8 +359,8 @@ def alike_patterns(
     width = 0 if layout is None else layout.width
     groups = [
         AlikePatterns(
-            constants, repeats,
-            tuple((number, i, _row_of(binds, width)) for number, i, binds in members),
+            constants, repeats, tuple(members),
+            tuple(_row_of(binds, width) for _, _, binds in members),
         )
         for (constants, repeats, _), members in shapes.items()
     ]
@@ -370,8 +372,8 @@ UNBOUND = (None,)
 
 
 def _row_of(binds: Binds, width: int) -> Callable[[tuple], Row]:
-    """A member's row of a matched triple (``UNBOUND`` after its terms), its terms in their
-    slots, in one call."""
+    """A member's row of a matched triple (``UNBOUND`` after its terms): its terms in their
+    slots, None in the others."""
     at = [3] * width  # UNBOUND's None, after the triple's s, p, o
     for slot, position in binds:
         at[slot] = position
