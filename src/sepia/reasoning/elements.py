@@ -39,11 +39,13 @@ class ElementClosure:
         self.ruled = self.schema.expanding | {v.type, v.sub_class, v.sub_property}
         """Predicates some rule reads: a triple with any other entails only itself (a
         price, most often: new at nearly every element, so it is seldom in the cache)."""
+        self.schema_predicates = v.schema_predicates
+        """rdfs:subClassOf and the like (made once, not per element)."""
 
     def foreign_schema(self, triples: Iterable[Triple[int]]) -> list[Triple[int]]:
         """The schema triples among ``triples`` that the background's schema lacks: they
         would change the rules for every graph they enter (semantics.md)."""
-        predicates, known = self.schema.vocabulary.schema_predicates, self.schema.triples
+        predicates, known = self.schema_predicates, self.schema.triples
         return [t for t in triples if t[1] in predicates and t not in known]
 
     def close(self, triples: Iterable[Triple[int]]) -> tuple[Triple[int], ...]:

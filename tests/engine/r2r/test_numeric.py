@@ -7,6 +7,7 @@ elsewhere it leaves the row to pyoxigraph."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
 
 import pyoxigraph as ox
 from hypothesis import given, settings
@@ -16,7 +17,7 @@ from sepia.algebra import event as ev
 from sepia.algebra.scope import nodes
 from sepia.algebra.sparql import FROM, TO
 from sepia.engine.r2r.expressions import ExpressionEvaluator
-from sepia.engine.r2r.numeric import UNSURE
+from sepia.engine.r2r.numeric import UNSURE, Values, value_of
 from sepia.engine.rows import Slots
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
@@ -263,3 +264,36 @@ def test_a_term_met_again_under_a_new_id_reuses_its_operand():
     other = encoded(dictionary, None, None, literal("20", "integer"), literal("13", "integer"))
     assert test.truths([other]) == [True]
     assert other[2] in test._values.known
+
+
+@settings(max_examples=300, deadline=None)
+@given(TERMS)
+def test_a_value_read_from_the_text_is_the_terms(term):
+    """With the dictionary's texts, a number is read from its N-Triples text (no term
+    decoded) and any other term is decoded: the value is ``value_of``'s either way."""
+    if term is None:
+        return
+    dictionary = Dictionary()
+    i = dictionary.encode(term)
+    values = Values(dictionary.decode, dictionary.decode_text)
+    expected = value_of(dictionary.decode(i))
+    found = values.fill(i)
+    assert found == expected or (found is UNSURE and expected is UNSURE) or (
+        found != found and expected != expected  # NaN
+    )
+    assert type(found) is type(expected)
+
+
+def test_a_number_is_read_from_its_text_without_decoding_the_term():
+    """ "10.50"^^xsd:decimal is 10.5 from its text alone; a second id of the same text
+    (a term forgotten and met again) takes the kept value."""
+    dictionary = Dictionary()
+    decimal = ox.Literal("10.50", datatype=ox.NamedNode(XSD + "decimal"))
+    first = dictionary.encode(decimal)
+
+    def no_decoding(i: int) -> Term:
+        raise AssertionError("decoded")
+
+    values = Values(no_decoding, dictionary.decode_text)
+    assert values.fill(first) == Decimal("10.5")
+    assert values.by_text == {dictionary.decode_text(first): Decimal("10.5")}

@@ -24,7 +24,7 @@ from datetime import timedelta
 
 import pyoxigraph as ox
 
-from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs
+from sepia.engine.cep.intervals import EventMapping, Keep, covering, pairs, values_at
 from sepia.engine.cep.ranges import PairTest, RangeIndex
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.numeric import value_of
@@ -304,7 +304,8 @@ class AlikePatterns:
     """(position, earlier position) holding the same term."""
     members: tuple[tuple[int, int, Binds], ...]
     """(leaf number, pattern position, binds) of each pattern of this shape."""
-    width: int
+    rows: tuple[Callable[[tuple], Row], ...]
+    """Each member's row of a matched triple (``UNBOUND`` after its terms), in one call."""
 
     def add_rows(
         self, triples: Sequence[EncodedTriple], start: int, end: int,
@@ -325,14 +326,10 @@ class AlikePatterns:
             ]
         if not hits:
             return
-        empty: list[int | None] = [None] * self.width
-        for number, i, binds in self.members:
+        for (number, i, _), row_of in zip(self.members, self.rows, strict=True):
             found = into[number, i]
             for t in hits:
-                values = empty.copy()
-                for slot, position in binds:
-                    values[slot] = t[position]
-                found.append((tuple(values), start, end))
+                found.append((row_of(t + UNBOUND), start, end))
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,10 +358,26 @@ def alike_patterns(
             shapes.setdefault(shape, []).append((leaf.number, i, binds))
     width = 0 if layout is None else layout.width
     groups = [
-        AlikePatterns(constants, repeats, tuple(members), width)
+        AlikePatterns(
+            constants, repeats, tuple(members),
+            tuple(_row_of(binds, width) for _, _, binds in members),
+        )
         for (constants, repeats, _), members in shapes.items()
     ]
     return groups, planned
+
+
+UNBOUND = (None,)
+"""Put after a triple's terms: the value a row takes in the slots the pattern binds not."""
+
+
+def _row_of(binds: Binds, width: int) -> Callable[[tuple], Row]:
+    """A member's row of a matched triple (``UNBOUND`` after its terms): its terms in their
+    slots, None in the others."""
+    at = [3] * width  # UNBOUND's None, after the triple's s, p, o
+    for slot, position in binds:
+        at[slot] = position
+    return values_at(at)
 
 
 def _shape(plan: po.PhysicalPlan, hidden: frozenset[int]) -> tuple[tuple, Binds] | None:

@@ -222,8 +222,8 @@ def _chain_answer(tree: EventTree, inputs: Inputs, scope: Scope) -> set[EventMap
     if not isinstance(tree, EventFilter):
         return None
     found = _chain_answer(tree.inner, inputs, scope)
-    if found is None or (tree.within is not None and _implied(tree.within, inputs, scope)):
-        return found
+    if not found or (tree.within is not None and _implied(tree.within, inputs, scope)):
+        return found  # none (most arrivals complete nothing): no FILTER to apply
     assert inputs.keep is not None
     return inputs.keep(tree.condition, list(found))
 

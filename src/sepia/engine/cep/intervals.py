@@ -10,7 +10,8 @@ its support (the occurrences it was made of, part of its identity); ``joined`` c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
+from operator import itemgetter
 
 from sepia.engine.rows import Row, compatible, merge
 
@@ -70,3 +71,18 @@ def covering(a: EventMapping, b: EventMapping) -> EventMapping:
 def ending(mappings: Collection[EventMapping], exact: int | None) -> list[EventMapping]:
     """The mappings that end at ``exact`` (all of them when it is None)."""
     return list(mappings) if exact is None else [m for m in mappings if m[2] == exact]
+
+
+def values_at(slots: Sequence[int]) -> Callable[[Sequence], tuple]:
+    """A row's values at ``slots``, always as a tuple (``itemgetter`` of one slot gives the
+    bare value; of none, it cannot be made)."""
+    if not slots:
+        return _nothing
+    if len(slots) == 1:
+        (slot,) = slots
+        return lambda row: (row[slot],)
+    return itemgetter(*slots)
+
+
+def _nothing(row: Sequence) -> tuple:
+    return ()

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import OccurrenceLeaf
 from sepia.engine.cep.event_trees import Combined, EventFilter, EventSeq, EventTree, grows
-from sepia.engine.cep.intervals import EventMapping
+from sepia.engine.cep.intervals import EventMapping, values_at
 from sepia.engine.cep.ranges import SPANS, PairTest, Row, Sorted, exact
 from sepia.engine.rows import compatible
 
@@ -112,15 +111,20 @@ class LevelIndex:
     """A row's values in the slots no left mapping binds yet (None: no mapping yet)."""
     unbound: tuple = ()
     """What ``unseen`` gives for a row binding none of them."""
+    bucket_of: Callable[[Row], tuple] = field(init=False)
+    """A row's values in the bucket's slots."""
+
+    def __post_init__(self) -> None:
+        self.bucket_of = values_at(self.test.slots)
 
     def add(self, ms: Collection[EventMapping]) -> None:
         """One arrival's left mappings: by bucket and key, or unsure."""
-        slots, key, buckets, unsure = self.test.slots, self.test.key, self.buckets, self.unsure
+        bucket_of, key, buckets, unsure = self.bucket_of, self.test.key, self.buckets, self.unsure
         for m in ms:
             row = m[0]
             if self.unseen is None or self.unseen(row) != self.unbound:
                 self._bind(row)
-            bucket = tuple([row[s] for s in slots])
+            bucket = bucket_of(row)
             value = None if None in bucket else exact(key(row))
             if value is None:
                 unsure.append(m)
@@ -135,8 +139,8 @@ class LevelIndex:
         self.ever.update(s for s, v in enumerate(row) if v is not None)
         self.outside = tuple(s for s in sorted(self.ever) if s not in self.test.slots)
         rest = [s for s in range(len(row)) if s not in self.ever]
-        self.unseen = itemgetter(*rest, *rest) if rest else _nothing  # a tuple, even of one
-        self.unbound = (None,) * (2 * len(rest))
+        self.unseen = values_at(rest)
+        self.unbound = (None,) * len(rest)
 
     def without(self, bound: int) -> LevelIndex:
         """The left mappings starting after ``bound``."""
@@ -160,12 +164,12 @@ class LevelIndex:
         the comparison surely keeps, and those F must test."""
         sure: set[EventMapping] = set()
         tested: list[EventMapping] = []
-        test, slots, outside, unsure = self.test, self.test.slots, self.outside, self.unsure
+        test, bucket_of, outside, unsure = self.test, self.bucket_of, self.outside, self.unsure
         span, probe_of, whole, buckets = SPANS[test.operator], test.probe, test.whole, self.buckets
         floor = -(1 << 62) if since is None else since
         for b in rights:
             row = b[0]
-            bucket = tuple([row[s] for s in slots])
+            bucket = bucket_of(row)
             probe = None if None in bucket else exact(probe_of(row))
             if probe is None:  # no exact probe (or no bucket): every left mapping is F's
                 others = self.every() if None in bucket else self._bucket(bucket)
@@ -195,11 +199,6 @@ class LevelIndex:
     def _bucket(self, bucket: tuple) -> list[EventMapping]:
         found = self.buckets.get(bucket)
         return [] if found is None else list(found.items)
-
-
-def _nothing(row: Row) -> tuple:
-    """No slot is left unbound by every left mapping."""
-    return ()
 
 
 def _joined(

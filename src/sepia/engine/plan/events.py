@@ -222,7 +222,8 @@ class EventPlanner(PatternPlanner):
                 key, probe, op = c.right, c.left, FLIPPED[ORDERS[c.operator]]
             else:
                 continue
-            values = _shared_values(tree.left) or Values(self.dictionary.decode)
+            dictionary = self.dictionary
+            values = _shared_values(tree.left) or Values(dictionary.decode, dictionary.decode_text)
             positions = {n: self.slots.index(n) for n in variables_of(c)}
             keys, probes = operand(key, positions, values), operand(probe, positions, values)
             if keys is None or probes is None:

@@ -103,7 +103,7 @@ class ExpressionEvaluator:
         self.falsity = dictionary.encode(FALSE)
         self.names = sorted(variables_of(expression) & set(slots.names))
         self.positions = [slots.index(n) for n in self.names]
-        self._values = Values(dictionary.decode)
+        self._values = Values(dictionary.decode, dictionary.decode_text)
         positions = {n: slots.index(n) for n in self.names}
         self.native = comparison(expression, positions, self._values) if boolean else None
         """A comparison answered in Python on the encoded row where it is sure

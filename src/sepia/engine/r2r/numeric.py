@@ -34,7 +34,7 @@ import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
 from sepia.algebra.sparql import FROM, TO
-from sepia.rdf.terms import Term
+from sepia.rdf.terms import Term, literal_parts
 from sepia.rdf.vocabulary import XSD
 
 UNSURE = object()
@@ -79,24 +79,46 @@ exact as a double); equal kinds compare too (numbers, datetimes, timedeltas)."""
 _TEMPORAL = (datetime, timedelta)
 _EXACT = decimal.Context(prec=60, traps=[decimal.Inexact, decimal.InvalidOperation])
 _LIMIT = Decimal(10) ** 15
+_SHORT = 15
+"""Characters a number's lexical form may have to be surely within ``_LIMIT``."""
 
 
 class Values:
     """Each term id's value for the Python path, decoded and parsed once, and the memos of
     one-variable operands: caches keyed by term ids (bounded, told of forgotten ids by the
-    evaluator that owns them), holding no engine state."""
+    evaluator that owns them), holding no engine state. With ``text`` (the dictionary's
+    N-Triples text of an id), a number is read from its text, and values are also kept by
+    text (a term forgotten and met again under a new id is not parsed again): no term is
+    decoded, and a text, unlike a term, hashes once."""
 
-    def __init__(self, decode: Callable[[int], Term]) -> None:
+    def __init__(
+        self, decode: Callable[[int], Term], text: Callable[[int], str] | None = None
+    ) -> None:
         self.decode = decode
+        self.text = text
         self.known: dict[int | None, object] = {None: UNSURE}
         self.memos: list[dict[int | None, object]] = []
+        self.by_text: dict[str, object] = {}
+        """Values by term text: a pure function of the text, bounded, never told of ids."""
 
     def fill(self, i: int) -> object:
         """The value of an id not yet known (kept)."""
         if len(self.known) >= CACHE_LIMIT:
             self.known.clear()
             self.known[None] = UNSURE
-        found = self.known[i] = value_of(self.decode(i))
+        if self.text is None:
+            found = self.known[i] = value_of(self.decode(i))
+            return found
+        text = self.text(i)
+        found = self.by_text.get(text, _MISSING)
+        if found is _MISSING:
+            if len(self.by_text) >= CACHE_LIMIT:
+                self.by_text.clear()
+            found = _number_of_text(text)
+            if found is _MISSING:
+                found = value_of(self.decode(i))
+            self.by_text[text] = found
+        self.known[i] = found
         return found
 
     def memo(self) -> dict[int | None, object]:
@@ -220,9 +242,10 @@ def _variable(position: int, values: Values) -> Value:
 def _memoized(inner: Value, position: int, values: Values) -> Value:
     """An operand of the variable at ``position`` alone, computed once per id (the same
     price meets every later price of its company) and once per term (``by_term``)."""
-    memo, decode = values.memo(), values.decode
-    by_term: dict[Term, object] = {}  # a price forgotten with its element and met again
-    # gets a new id, not a new value: by term, bounded, never told of ids (pure function)
+    memo = values.memo()
+    term_key: Callable[[int], object] = values.decode if values.text is None else values.text
+    by_term: dict[object, object] = {}  # a price forgotten with its element and met again
+    # gets a new id, not a new value: by term (or its text), bounded, never told of ids
 
     def memoized(row: Row) -> object:
         i = row[position]
@@ -233,7 +256,7 @@ def _memoized(inner: Value, position: int, values: Values) -> Value:
             if i is None:
                 found = memo[i] = inner(row)
                 return found
-            term = decode(i)
+            term = term_key(i)
             found = by_term.get(term, _MISSING)
             if found is _MISSING:
                 if len(by_term) >= CACHE_LIMIT:
@@ -298,11 +321,31 @@ def _literal_number(term: ox.Literal) -> object:
     (xsd:double, not NaN); ``UNSURE`` for anything else. Remembered: the same prices meet
     many queries' FILTERs (a pure function of the literal: a bounded process-wide cache
     keyed by value, holding no query)."""
-    kind, text = term.datatype.value, term.value
+    return _number(term.datatype.value, term.value)
+
+
+_NUMBER_TYPES = {f"^^<{XSD}{name}>": XSD + name for name in ("integer", "decimal", "double")}
+"""What follows the lexical form in the N-Triples text of a number, and its datatype."""
+
+
+def _number_of_text(text: str) -> object:
+    """``value_of`` of the term a canonical N-Triples text names, where that is a typed
+    literal of a numeric datatype with no escape (``_MISSING``: any other text)."""
+    if text[0] != '"' or "\\" in text:
+        return _MISSING
+    lexical, rest = literal_parts(text)
+    kind = _NUMBER_TYPES.get(rest)
+    return _MISSING if kind is None else _number(kind, lexical)
+
+
+def _number(kind: str, text: str) -> object:
+    """``_literal_number`` of the literal ``text``^^``kind``. A number of at most 15
+    characters is within ``_bounded``'s limits (under 10^15, at most 14 fractional
+    digits), which are then not worked out."""
     if kind == XSD + "integer" and _INTEGER.fullmatch(text):
-        return _bounded(Decimal(text), int(text))
+        return int(text) if len(text) <= _SHORT else _bounded(Decimal(text), int(text))
     if kind == XSD + "decimal" and _DECIMAL.fullmatch(text):
-        return _bounded(Decimal(text))
+        return Decimal(text) if len(text) <= _SHORT else _bounded(Decimal(text))
     if kind == XSD + "double" and _DOUBLE.fullmatch(text):
         return float(text)
     return UNSURE
