@@ -166,3 +166,43 @@ def test_queries_reading_more_predicates_than_the_first_answer_exactly(
         assert _answers(results, name) == _reference(pattern, name)
     assert {(x, v) for _, x, v in _answers(results, "notes")} == {(E + "b", '"two words"')}
     assert '"chat"@fr' in {v for _, _, v in _answers(results, "any")}  # :label: no query's
+
+
+SEQUENCE = (f"PREFIX : <{E}> SELECT ?x ?v ?n FROM STREAM S1 <{E}s> PARTITION BY ?x "
+            "WHERE {{ SEQ(A, B) DEFINE GPM A ON S1 {{ ?x :in :o }} "
+            "DEFINE GPM B ON S1 {{ ?x :in :o GRAPH <{g}> {{ ?x :p ?v . ?x :name ?n }} }} }}")
+LOOKED_UP = TURTLE + ':z :p :a ; :name "Zed" .\n'
+"""``:z``'s triples are read by the query's predicates, but no event binds ``:z``."""
+SEQUENCE_ELEMENTS = [StreamElement(E + "s", f"{E}e{t}", t, t, (ox.Triple(
+    ox.NamedNode(E + x), ox.NamedNode(E + "in"), ox.NamedNode(E + "o")),)) for t, x in
+    [(1, "a"), (2, "c"), (3, "b"), (5, "a"), (6, "b"), (8, "c")]]
+
+
+def _sequence_answers(results: list[Result]) -> list[tuple[int, str, str, str]]:
+    return sorted((r.t, r.binding["x"].value, r.binding["v"].value, str(r.binding["n"]))
+                  for r in results)
+
+
+@pytest.mark.parametrize("forget", [None, 1])
+@pytest.mark.parametrize("path", ["columnar", "rows"])
+def test_a_sequence_looks_up_the_background_subjects_its_events_bind(
+    forget: int | None, path: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", path)
+    session = Session(_store(LOOKED_UP, G), forget_terms=forget)
+    session.register(SEQUENCE.format(g=G.value))
+    assert session.dictionary.lookup('"Anna Smith"') is None  # nothing encoded yet
+    results = []
+    for element in SEQUENCE_ELEMENTS:
+        results += session.push(element)
+        if session.forgetting is not None:  # looked-up terms stay while they are held
+            session.forgetting.collect([session], pinned=session.background.pinned())
+    results += session.flush()
+    # a and c each have a :p and a :name (c's is café); b has no :name
+    assert _sequence_answers(results) == [
+        (5, E + "a", E + "b", '"Anna Smith"'), (8, E + "c", E + "caf%C3%A9", '"café"')]
+    expected = evaluate(parse_query(SEQUENCE.format(g=G.value)), {E + "s": SEQUENCE_ELEMENTS},
+                        _store(LOOKED_UP, G))
+    assert _sequence_answers(results) == _sequence_answers(expected)
+    zed = session.dictionary.lookup('"Zed"')
+    assert (zed is None) == (path == "columnar")  # the row engine reads the graph whole

@@ -96,12 +96,13 @@ class EventMatches:
 
     def __init__(
         self, batch: ColumnBatch, select: Filter = filtered,
-        background: Callable[[po.Scan], Table] | None = None,
+        background: Callable[[po.Scan, Table], Table] | None = None,
     ) -> None:
         self.select = select
         """How a FILTER is applied to a table (``tables.filtered`` or a vector form)."""
         self.background = background
-        """The solutions of a BGP over background graphs (a GPM's ``GRAPH`` part), a set."""
+        """The solutions of a BGP over background graphs (a GPM's ``GRAPH`` part), a set,
+        given the solutions it is joined with (those joining them, at least)."""
         self.graph = Triples(batch.s, batch.p, batch.o)
         self.element = batch.element
         self.times = batch.times
@@ -138,7 +139,7 @@ class EventMatches:
                 found = distinct(self.bgp(scan))
                 for other in background:  # a join of sets keeps every column: a set
                     assert self.background is not None, "a GPM joining a background graph"
-                    found = join(found, self.background(other))
+                    found = join(found, self.background(other, found))
                 self._shared[key] = found
             for select in conditions:  # one query's evaluators: the same text, the same truths
                 key = (*key, select.condition.text, tuple(select.condition.positions))

@@ -493,8 +493,13 @@ class PartitionedSequence:
             return runs
         return with_numbers(runs, state.check.positions, self.numbers)
 
-    def _background(self, scan: po.Scan) -> Table:
-        """A GPM's BGP over background graphs (static: ``sequence_uncovered``), once."""
+    def _background(self, scan: po.Scan, events: Table) -> Table:
+        """A GPM's BGP over background graphs (static: ``sequence_uncovered``): the part
+        about the subjects the events bind where the background left its predicates to
+        lookups (``_looked_up``), else solved once over the whole graphs."""
+        looked_up = self._looked_up(scan, events)
+        if looked_up is not None:
+            return looked_up
         found = self.kb.get(id(scan))
         if found is None:
             parts = []
@@ -505,6 +510,36 @@ class PartitionedSequence:
             found = self.kb[id(scan)] = distinct(join_all([match_pattern(graph, p)
                                                             for p in scan.patterns]))
         return found
+
+    def _looked_up(self, scan: po.Scan, events: Table) -> Table | None:
+        """The BGP's solutions over the background triples about the subjects ``events``
+        binds (and constant subjects), found in the store's indexes
+        (``Background.about``): every solution joining an event is among them, since each
+        of its triples has one of those subjects. None: a predicate is a variable, a
+        subject is a variable the events do not bind, or the triples are encoded already."""
+        subjects: list[int] = []
+        predicates: set[int] = set()
+        for s, p, _ in scan.patterns:
+            if not isinstance(p, po.Constant):
+                return None
+            predicates.add(p.id)
+            if isinstance(s, po.Constant):
+                subjects.append(s.id)
+            elif s.index in events.columns:
+                subjects += distinct_ids(events.columns[s.index]).tolist()
+            else:
+                return None
+        background = self.host.background
+        if background.encoded(frozenset(self.dictionary.decode_text(p)[1:-1]
+                                        for p in predicates)):
+            return None
+        keys, about = tuple(sorted(predicates)), sorted(set(subjects))
+        parts = []
+        for ref in scan.graphs:
+            assert isinstance(ref, po.BackgroundGraph)
+            parts.append(Triples.of(*background.about(ref.name, about, keys)))
+        graph = Triples.union(parts)
+        return distinct(join_all([match_pattern(graph, p) for p in scan.patterns]))
 
     # --- Kleene plus -----------------------------------------------------------------------
     def _kleene(

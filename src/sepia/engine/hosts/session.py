@@ -20,7 +20,7 @@ import numpy as np
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
-from sepia.engine.background import Background, read_predicates
+from sepia.engine.background import Background, looked_up, read_predicates
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnarQuery, ColumnBatch
 from sepia.engine.columnar.sequences import PartitionedSequence
@@ -105,7 +105,8 @@ class Session:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements;
         ``owns``: the PARTITION BY values it keeps (a bucket of a spread query's values)."""
         compiled = parse_query(query) if isinstance(query, str) else query
-        self.background.select(None if self.rdfs else read_predicates(compiled))
+        self.background.select(None if self.rdfs else read_predicates(compiled),
+                               looked_up=not self.rdfs and looked_up(compiled))
         engine = continuous_query(
             compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs, owns
         )
