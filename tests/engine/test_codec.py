@@ -7,7 +7,7 @@ import pyoxigraph as ox
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sepia.engine.codec import Codec, canonical_term, decimal_text, unescaped_term
+from sepia.engine.codec import Codec, unescaped_term
 from sepia.rdf.terms import canonical, parse_term
 from sepia.rdf.vocabulary import XSD
 
@@ -47,22 +47,3 @@ def test_which_texts_take_the_parser() -> None:
     assert unescaped_term('"7"^^<' + XSD + "integer>") == ox.Literal(
         "7", datatype=ox.NamedNode(XSD + "integer")
     )
-
-
-DECIMAL_LEXICAL = st.from_regex(r"[-+]?[0-9]{0,17}\.?[0-9]{0,19}", fullmatch=True)
-
-
-@given(DECIMAL_LEXICAL)
-def test_a_decimal_is_put_in_pyoxigraphs_form_without_a_query(lexical: str) -> None:
-    """``canonical_term`` strips a decimal's zeros itself where its form is well within
-    pyoxigraph's decimals, and gives every decimal the form pyoxigraph's query gives."""
-    term = ox.Literal(lexical, datatype=ox.NamedNode(XSD + "decimal"))
-    assert canonical_term(term) == canonical(term)
-
-
-def test_decimal_text_by_hand() -> None:
-    assert decimal_text("", "107", "80") == "107.8"
-    assert decimal_text("", "107", "00") == "107"
-    assert decimal_text("", "007", "050") == "7.05"
-    assert decimal_text("-", "0", "00") == "0"
-    assert decimal_text("-", "00", "10") == "-0.1"

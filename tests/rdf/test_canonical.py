@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 from sepia.engine.codec import Codec
 from sepia.rdf.dictionary import Dictionary
-from sepia.rdf.terms import XSD, _held, canonical
+from sepia.rdf.terms import XSD, _held, canonical, decimal_text
 
 DATATYPES = ["integer", "decimal", "int", "double", "boolean", "dateTime", "string"]
 lexical = st.one_of(
     st.from_regex(r"[+-]?[0-9]{1,22}(\.[0-9]{0,22})?", fullmatch=True),
     st.from_regex(r"[+-]?\.[0-9]{1,5}", fullmatch=True),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,17})\.[0-9]{0,17}0", fullmatch=True),  # padded
     st.sampled_from(["abc", "1e3", "INF", "1", "0", "true", "2026-01-01T00:00:00.000Z", ""]),
 )
 
@@ -40,6 +41,14 @@ def test_hand_picked_forms():
     assert canonical(ox.Literal(" 5 ")) == ox.Literal(" 5 ")
     iri = ox.NamedNode("http://example.org/A")
     assert canonical(iri) is iri
+
+
+def test_decimal_text_by_hand():
+    assert decimal_text("", "107", "80") == "107.8"
+    assert decimal_text("", "107", "00") == "107"
+    assert decimal_text("", "7", "050") == "7.05"
+    assert decimal_text("-", "0", "00") == "0"
+    assert decimal_text("-", "0", "10") == "-0.1"
 
 
 @pytest.mark.parametrize("dictionary", [Dictionary, Codec])

@@ -9,7 +9,6 @@ its rows are the dictionary's, so state is unchanged.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 import pyoxigraph as ox
@@ -17,11 +16,6 @@ import pyoxigraph as ox
 from sepia.engine.graph import EncodedTriple
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.terms import Term, canonical, literal_parts, term_to_nt
-from sepia.rdf.vocabulary import XSD
-
-_DECIMAL = XSD + "decimal"
-_SHORT_DECIMAL = re.compile(r"(-?)([0-9]{1,15})\.([0-9]{1,17})")
-"""Decimals well within pyoxigraph's range and precision, written with a point."""
 
 
 class Codec(Dictionary):
@@ -51,7 +45,7 @@ class Codec(Dictionary):
     def encode(self, term: Term) -> int:
         found = self._encoded.get(term)
         if found is None:
-            kept = canonical_term(term)
+            kept = canonical(term)
             found = self._encoded[term] = self.encode_text(term_to_nt(kept))
             self._decoded.setdefault(found, kept)
             if kept != term:
@@ -91,30 +85,6 @@ class Codec(Dictionary):
                 encoded.pop(term, None)
             for variant in variants.pop(term_id, ()):
                 del encoded[variant]
-
-
-def canonical_term(term: Term) -> Term:
-    """``terms.canonical``, but an xsd:decimal such as ``"107.80"`` (a tenth of W8's prices)
-    is put in pyoxigraph's form here, its zeros stripped, not by a query to pyoxigraph
-    (most of the cost of encoding such a price). Only forms well within pyoxigraph's
-    decimals: the others go to ``canonical``."""
-    if isinstance(term, ox.Literal):
-        datatype = term.datatype
-        if datatype.value == _DECIMAL:
-            text = term.value
-            found = _SHORT_DECIMAL.fullmatch(text)
-            if found is not None:
-                stripped = decimal_text(*found.groups())
-                return term if stripped == text else ox.Literal(stripped, datatype=datatype)
-    return canonical(term)
-
-
-def decimal_text(sign: str, whole: str, fraction: str) -> str:
-    """pyoxigraph's text of the decimal ``sign whole . fraction``: no leading zero but one
-    before the point, no trailing zero after it, no point without a fraction, no ``-0``."""
-    whole, fraction = whole.lstrip("0") or "0", fraction.rstrip("0")
-    text = f"{whole}.{fraction}" if fraction else whole
-    return "0" if text == "0" else sign + text
 
 
 def unescaped_term(text: str) -> Term | None:

@@ -26,6 +26,14 @@ CANONICAL_LEXICAL = {
 (within its integer and decimal ranges; ``-0`` is ``0``). Plain regular expressions, so
 that the columnar reader can match them on columns too."""
 _ALREADY_CANONICAL = {datatype: re.compile(form) for datatype, form in CANONICAL_LEXICAL.items()}
+PADDED_DECIMAL = r"(-?)(0|[1-9][0-9]{0,17})\.([0-9]{0,17}0)"
+"""An ``xsd:decimal`` lexical form whose only departure from the canonical form is trailing
+zeros in its fraction (``"25.30"``, ``"-0.0"``, a tenth of the prices a feed writes with two
+decimals), within the digits pyoxigraph reads exactly: its canonical form is
+``decimal_text`` of the three groups, found without a query. A plain regular expression,
+so that the columnar reader strips such decimals on columns too."""
+_PADDED = re.compile(PADDED_DECIMAL)
+_DECIMAL = XSD + "decimal"
 _CANONICAL_STORE = ox.Store()
 
 _SUBJECT = "<urn:sepia:s> "
@@ -47,7 +55,20 @@ def canonical(term: Term) -> Term:
         language = term.language or ""
         return term if language == language.lower() else _held(term)
     kept = _ALREADY_CANONICAL.get(datatype)
-    return term if kept is not None and kept.fullmatch(term.value) else _held(term)
+    if kept is not None and kept.fullmatch(term.value):
+        return term
+    padded = _PADDED.fullmatch(term.value) if datatype == _DECIMAL else None
+    if padded is not None:
+        return ox.Literal(decimal_text(*padded.groups()), datatype=term.datatype)
+    return _held(term)
+
+
+def decimal_text(sign: str, whole: str, fraction: str) -> str:
+    """pyoxigraph's text of the decimal ``sign whole . fraction`` (``PADDED_DECIMAL``'s
+    groups): no trailing zero after the point, no point without a fraction, no ``-0``."""
+    fraction = fraction.rstrip("0")
+    text = f"{whole}.{fraction}" if fraction else whole
+    return "0" if text == "0" else sign + text
 
 
 @lru_cache(maxsize=65536)

@@ -49,7 +49,7 @@ from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream
 from sepia.rdf.numbers import DECIMAL, INTEGER
-from sepia.rdf.terms import CANONICAL_LEXICAL
+from sepia.rdf.terms import CANONICAL_LEXICAL, PADDED_DECIMAL
 from sepia.rdf.time import TimeKind
 from sepia.rdf.vocabulary import XSD
 
@@ -99,9 +99,8 @@ _CANONICAL_TEXT = "^(?:" + "|".join([
 ]) + ")$"
 """Terms whose text is their canonical N-Triples form (after dropping ``^^xsd:string``)."""
 _DECIMAL = f"{XSD}decimal"
-_PADDED_DECIMAL = rf'^"(-?)(0|[1-9][0-9]{{0,17}})\.([0-9]{{0,17}}0)"\^\^<{re.escape(_DECIMAL)}>$'
-"""An ``xsd:decimal`` whose only departure from the canonical form is trailing zeros in
-its fraction (``"25.30"``, ``"-0.0"``), within the digits pyoxigraph reads exactly."""
+_PADDED_DECIMAL = rf'^"{PADDED_DECIMAL}"\^\^<{re.escape(_DECIMAL)}>$'
+"""An ``xsd:decimal`` written with trailing zeros in its fraction (``PADDED_DECIMAL``)."""
 
 
 BLOCK = 1 << 22
@@ -498,8 +497,8 @@ def _read_numbers(canonical: pl.Series) -> tuple[np.ndarray, ...]:
 
 def _canonical_texts(terms: pl.Series) -> pl.Series:
     """Each term's canonical N-Triples text where its own text shows it, else null: the
-    text itself (``^^xsd:string`` dropped), or a decimal's without the trailing zeros of
-    its fraction (the same value, whose canonical form has none: ``-0.0`` is ``0``)."""
+    text itself (``^^xsd:string`` dropped), or a padded decimal's (``rdf.terms.decimal_text``
+    on columns: the fraction's trailing zeros stripped, ``-0.0`` is ``0``)."""
     term = pl.col("term")
     sign, whole, fraction = (term.str.extract(_PADDED_DECIMAL, n) for n in (1, 2, 3))
     fraction = fraction.str.strip_chars_end("0")
