@@ -206,3 +206,35 @@ def test_a_sequence_looks_up_the_background_subjects_its_events_bind(
     assert _sequence_answers(results) == _sequence_answers(expected)
     zed = session.dictionary.lookup('"Zed"')
     assert (zed is None) == (path == "columnar")  # the row engine reads the graph whole
+
+
+EXPIRING = (f"PREFIX : <{E}> SELECT ?x ?v WITHIN 1 MINUTES FROM STREAM S1 <{E}s> "
+            "PARTITION BY ?x WHERE {{ SEQ(A, B) DEFINE GPM A ON S1 {{ ?x :in :o }} "
+            "DEFINE GPM B ON S1 {{ ?x :in :o GRAPH <{g}> {{ ?x :p ?v }} }} }}")
+KEYS = 120
+
+
+def test_looked_up_subjects_are_forgotten_with_the_runs_that_named_them() -> None:
+    """A long stream naming ever new subjects: each key's two elements match (its run ends
+    there or expires a minute later), and a collection after each element forgets the key,
+    its looked-up value and their lookup, so the dictionary stays at the live state's size
+    instead of growing by two terms a key (it did while the lookups were walked)."""
+    store = _store("".join(f"<{E}k{i}> <{E}p> <{E}v{i}> .\n" for i in range(KEYS)), G)
+    elements = [StreamElement(E + "s", f"{E}e{i}-{n}", t, t, (ox.Triple(
+        ox.NamedNode(f"{E}k{i}"), ox.NamedNode(E + "in"), ox.NamedNode(E + "o")),))
+        for i in range(KEYS) for n, t in enumerate([i * 120_000, i * 120_000 + 1])]
+    session = Session(store, forget_terms=1)
+    session.register(EXPIRING.format(g=G.value))
+    results, sizes = [], []
+    for element in elements:
+        results += session.push(element)
+        assert session.forgetting is not None
+        session.forgetting.collect([session], pinned=session.background.pinned())
+        sizes.append(len(session.dictionary))
+    results += session.flush()
+    expected = evaluate(parse_query(EXPIRING.format(g=G.value)), {E + "s": elements}, store)
+    answers = sorted((r.t, r.binding["x"].value, r.binding["v"].value) for r in results)
+    assert answers == sorted((r.t, r.binding["x"].value, r.binding["v"].value)
+                             for r in expected)
+    assert len(answers) == KEYS  # each key once, with its own value
+    assert max(sizes[20:]) <= sizes[19] + 6

@@ -23,7 +23,8 @@ inside a GPM): its predicates are only noted (``select(..., looked_up=True)``) a
 columnar core asks ``about`` the subjects each batch's events bind, found in the store's
 indexes and encoded then; a graph is encoded whole only if something reads it whole
 (``triples``, ``graph``: the row engine), after the ids were pinned (``late``). W10's
-stream names 3,333 of its 1,000,000-triple background's 249,990 card ids.
+stream names 3,333 of its 1,000,000-triple background's 249,990 card ids. The lookups
+kept (``Lookups``) go with the terms the dictionary forgets.
 
 Time-varying graphs (RSP-QL Definition 10, ``prov:generatedAtTime`` versions, read by
 :class:`sepia.rdf.background.Background` exactly as the reference reads them) are
@@ -78,8 +79,8 @@ class Background:
     whole only when something reads a graph whole (``triples``, ``graph``)."""
     late: bool = False
     """Whether ``columns`` holds triples encoded after the ids were pinned (then walked)."""
-    _about: dict[tuple, dict[int, tuple[tuple[int, int], ...]]] = field(default_factory=dict)
-    """``about``'s lookups: per graph and predicates, each subject's (p, o) ids."""
+    _lookups: Lookups | None = None
+    """``about``'s lookups, made on the first."""
     cut: TextIds | None = None
     graphs: dict[GraphName, TripleIndex] = field(default_factory=dict)
     """The static graphs a row-engine operator has read, indexed."""
@@ -152,7 +153,9 @@ class Background:
         predicate one of ``predicates`` (ids), looked up in the store's indexes the first
         time a subject is asked and encoded then: a stream joining a few of a large
         background's subjects encodes those alone."""
-        cache = self._about.setdefault((name, predicates), {})
+        if self._lookups is None:
+            self._lookups = Lookups(self.dictionary)
+        cache = self._lookups.found.setdefault((name, predicates), {})
         new = [s for s in dict.fromkeys(subjects) if s not in cache]
         if new:
             graph = ox.DefaultGraph() if name is None else name
@@ -270,6 +273,25 @@ class Background:
         if self.version(name, t) is None:
             return name not in self.static
         return not self.graph(name, t)
+
+class Lookups:
+    """``Background.about``'s lookups: per graph and predicates, each subject's (p, o) ids.
+    A cache the dictionary tells of the ids it forgets (an ``IdCache``, which a collection
+    does not walk): an entry goes with its subject or any of its objects and is looked up
+    again if asked, so it holds the subjects the live state names, not every subject a
+    long stream ever named."""
+
+    def __init__(self, dictionary: Dictionary) -> None:
+        self.found: dict[tuple, dict[int, tuple[tuple[int, int], ...]]] = {}
+        dictionary.watch(self)
+
+    def forget_ids(self, dropped: set[int]) -> None:
+        for cache in self.found.values():
+            stale = [s for s, pairs in cache.items()
+                     if s in dropped or any(o in dropped for _, o in pairs)]
+            for s in stale:
+                del cache[s]
+
 
 def read_predicates(query: Query) -> frozenset[str] | None:
     """The predicate IRIs of every triple pattern and property path of ``query`` (None: it
