@@ -51,7 +51,8 @@ def codes(columns: Sequence[Ids]) -> Ids | None:
     code: Ids | None = None
     top = 0
     for column in columns:
-        low, span = int(column.min()), int(column.max()) - int(column.min()) + 1
+        low = int(column.min())
+        span = int(column.max()) - low + 1
         if span > limit:
             column, low = ranked(column), 0
             span = int(column.max()) + 1
@@ -79,9 +80,20 @@ def grouped(columns: Sequence[Ids]) -> tuple[Ids, Ids]:
     return found[0], found[1]
 
 
+SMALL = 16
+"""Rows up to which ``firsts`` compares Python tuples: a live run's step finds a few
+candidates per instant (W7's three sensors), where the numpy path's fixed cost (a min and
+a max per column, a sort) was a quarter of an element's push."""
+
+
 def firsts(columns: Sequence[Ids]) -> Ids:
-    """The first row of each distinct row of the aligned columns (``unique_rows``'
-    index), in the rows' order."""
+    """The first row of each distinct row of the aligned columns, ordered by the rows'
+    values (``unique_rows``' index)."""
+    if len(columns[0]) <= SMALL:
+        rows: dict[tuple, int] = {}
+        for at, row in enumerate(zip(*(c.tolist() for c in columns), strict=True)):
+            rows.setdefault(row, at)
+        return np.fromiter((rows[row] for row in sorted(rows)), dtype=np.int64, count=len(rows))
     code = codes(columns) if len(columns[0]) else None
     found = None if code is None else first_rows(code)
     return unique_rows(columns, index=True)[-1] if found is None else found[0]
