@@ -110,3 +110,13 @@ def test_leaves_with_one_pattern_over_one_window_match_each_element_once():
     c = leaves.of(elsewhere, "V", scan, other, None, counted)
     assert c is not a and calls == [1, 2, 3]
     assert c.select(9, None, None) == {((7, 8, None), 3, 3)}
+
+
+def test_ends_at_reads_the_mappings_of_the_elements_stamped_then():
+    """The element at 2 has no mapping (p 2 only), the one at 1 has: ends at 1, not at 2."""
+    window = WindowState(WindowOperator(ds.Sliding(5, 1, 0)))
+    kept = LeafMatches(PLAN, (0, 1))  # type: ignore[arg-type]
+    window.insert(1, ((7, 1, 8),))
+    window.insert(2, ((7, 2, 8),))
+    kept.follow(window, None, match)
+    assert [kept.ends_at(t) for t in (0, 1, 2, 3)] == [False, True, False, False]

@@ -139,3 +139,34 @@ def test_sliding_window_arithmetic_agrees_with_the_reference_enumeration(t, widt
     for u in range(t, min(through, t + 150) + 1):
         holding = windows_for(u, width, slide, t0)
         assert lower == (holding[0][0] if holding else u)
+
+
+@pytest.mark.parametrize("spec", [ds.Sliding(3, 1, 5), ds.Sliding(2, 4, 0), ds.Landmark(4),
+                                  ds.Interval(2, 5), ds.Now(), ds.CountBased(2)])
+def test_a_state_admits_what_its_operator_admits(spec):
+    """``WindowState.admits`` (a threshold where admission is one) against the operator."""
+    state, operator = WindowState(WindowOperator(spec)), WindowOperator(spec)
+    assert [t for t in range(-3, 12) if state.admits(t)] == [
+        t for t in range(-3, 12) if operator.admits(t)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.lists(st.tuples(*[st.integers(0, 3)] * 3),
+                                                      max_size=3)), max_size=10),
+       st.integers(0, 10))
+def test_a_graph_first_read_late_is_the_one_kept_all_along(steps, read_at):
+    """The instantaneous graph is built when first read (after ``read_at`` steps), then
+    kept up to date: the same triples, counts included, as a window whose graph was read
+    from the start, through insertions and evictions."""
+    early, late = (WindowState(WindowOperator(ds.Sliding(3, 1, 0))) for _ in range(2))
+    assert len(early.graph) == 0
+    t = 0
+    for n, (gap, triples) in enumerate(steps):
+        t += gap + 1
+        for state in (early, late):
+            state.insert(t, tuple(triples))
+            state.advance(t)
+        if n >= read_at:
+            assert late.graph._counts == early.graph._counts
+            found = [sorted(s.graph.match(None, 1, None)) for s in (late, early)]
+            assert found[0] == found[1]

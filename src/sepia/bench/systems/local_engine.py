@@ -153,12 +153,16 @@ def _session(data: Path, manifest: Manifest, variant: Variant) -> Session:
 
 
 def _elements(data: Path, manifest: Manifest, variant: Variant) -> list[StreamElement]:
-    """The variant's streams merged in time order, read before any clock starts."""
-    from sepia.io.streams import read_stream
+    """The variant's streams merged in time order, each file read as `sepia run` reads it
+    (``feed.file_elements``)."""
     from sepia.rdf.stream import StreamSet
+    from sepia.runtime.inputs import ReadOptions
+    from sepia.runtime.local.feed import file_elements
 
     streams = manifest.streams_of(variant)
-    return list(StreamSet({s.iri: read_stream(data / s.path, s.iri) for s in streams}).merged())
+    read = ReadOptions()
+    return list(StreamSet({s.iri: file_elements(data / s.path, s.iri, read)
+                           for s in streams}).merged())
 
 
 def _columns(

@@ -52,7 +52,7 @@ class Notes:
     ) -> None:
         for e in elements:
             for name, window in windows.items():
-                if streams[name] == e.stream and window.operator.admits(e.time):
+                if streams[name] == e.stream and window.admits(e.time):
                     self.by_window.setdefault(name, deque()).append(self.of(e))
         for name, window in windows.items():
             notes = self.by_window.setdefault(name, deque())

@@ -14,13 +14,17 @@ its element's tuple (compared by identity: a new window, restored, starts afresh
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from sepia.engine.cep.epsparql import Matcher
 from sepia.engine.cep.intervals import EventMapping
 from sepia.engine.r2r import operators as po
 from sepia.engine.rows import Row, compatible
 from sepia.engine.s2r.windows import WindowState
+
+T = TypeVar("T")
+E = TypeVar("E")
 
 
 class LeafMatches:
@@ -84,6 +88,16 @@ class LeafMatches:
             return {m for m in candidates if m[2] <= before}
         return {m for m in candidates if m[2] <= before and compatible(m[0], mu)}
 
+    def ends_at(self, t: int) -> bool:
+        """Whether a mapping ends at ``t`` (read from the newest back, as ``_ending``)."""
+        for element, mappings in reversed(self.elements):
+            time = element[0]
+            if time < t:
+                return False
+            if time == t and mappings:
+                return True
+        return False
+
     def _ending(self, exact: int, before: int, mu: Row | None) -> set[EventMapping]:
         """Read from the newest back: an arrival's own elements are at the window's end."""
         found: set[EventMapping] = set()
@@ -117,6 +131,15 @@ class Leaves:
         self.kept: dict[int, tuple[object, LeafMatches]] = {}
         self.shared: dict[tuple[object, po.PhysicalPlan], LeafMatches] = {}
         """The matches by (window name, pattern), which the leaves' entries point to."""
+        self.end_leaves: dict[int, tuple[Any, Any]] = {}
+        """Each tree's leaves that can end its mappings (``ends``), by the tree's id."""
+
+    def ends(self, tree: T, of: Callable[[T], E]) -> E:
+        """``of(tree)`` (``event_trees.end_leaves``), worked out once per tree."""
+        found = self.end_leaves.get(id(tree))
+        if found is None or found[0] is not tree:
+            found = self.end_leaves[id(tree)] = (tree, of(tree))
+        return found[1]
 
     def of(
         self, leaf: object, name: object, plan: po.PhysicalPlan, window: WindowState,

@@ -49,11 +49,14 @@ from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream
 from sepia.rdf.numbers import DECIMAL, INTEGER
-from sepia.rdf.terms import CANONICAL_LEXICAL, PADDED_DECIMAL
+from sepia.rdf.stream import StreamElement
+from sepia.rdf.terms import CANONICAL_LEXICAL, PADDED_DECIMAL, Term
 from sepia.rdf.time import TimeKind
 from sepia.rdf.vocabulary import XSD
 
 PROV_GENERATED = "http://www.w3.org/ns/prov#generatedAtTime"
+PROV_STARTED = "http://www.w3.org/ns/prov#startedAtTime"
+PROV_ENDED = "http://www.w3.org/ns/prov#endedAtTime"
 XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 IRI = r"<[A-Za-z][A-Za-z0-9+.\-]*:[^<>\"{}|^`\\\x00-\x20]*>"
 _LITERAL_TAIL = r"(?:\^\^" + IRI + r"|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?"
@@ -155,6 +158,42 @@ def stream_columns(
         yield ColumnBatch.from_elements(chunk, codec)
 
 
+def stream_elements(
+    path: str | Path, stream: str, errors: Callable[[StreamError], None] | None = None,
+) -> Iterator[StreamElement]:
+    """The file's elements as the row reader gives them (``read_stream``), for a session
+    on the row engine: read as columns while the file is in shape (time lines, or start
+    and end lines, before each graph line), each distinct term parsed once by pyoxigraph
+    and each distinct triple made once per block; from the first part that is not, by
+    the row reader (reporting errors to ``errors``, if given)."""
+    done = 0
+    try:
+        for chunk in element_chunks(path, stream):
+            done += len(chunk)
+            yield from chunk
+        return
+    except OutOfShape:
+        pass
+    yield from islice(read_stream(path, stream, errors=errors), done, None)
+
+
+def element_chunks(path: str | Path, stream: str, block: int = BLOCK) -> Iterator[
+        list[StreamElement]]:
+    """``column_chunks`` as lists of stream elements (``stream_elements``): raises
+    ``OutOfShape`` (how many elements came before) at the first part out of shape."""
+    path = Path(path)
+    if path.suffix != ".trig":
+        raise OutOfShape(0)
+    opened = partial(path.open, encoding="utf-8")
+    done, known = 0, Parsed()
+    for cut in _read_ahead(_blocks(opened, None, block)):
+        elements = _stream_elements(cut, stream, known)
+        if elements is None:
+            raise OutOfShape(done)
+        done += len(elements)
+        yield elements
+
+
 def column_chunks(
     path: str | Path, stream: str, codec: Codec, predicates: Collection[str] | None = None,
     block: int = BLOCK,
@@ -180,8 +219,8 @@ def named_chunks(
     file this way)."""
     done = 0
     for cut in _read_ahead(_blocks(opened, predicates, block)):
-        batch = _encoded(cut, stream, codec)
-        if batch is None:
+        batch = None if cut.starts is not cut.stamps else _encoded(cut, stream, codec)
+        if batch is None:  # an interval: the columnar core's elements are points
             raise OutOfShape(done)
         done += len(batch)
         yield batch, cut.graphs
@@ -193,6 +232,9 @@ class _Block:
     is to encode the distinct terms."""
 
     stamps: np.ndarray
+    """Each element's time: the end of its interval."""
+    starts: np.ndarray
+    """Each element's start: ``stamps`` itself where the elements are points."""
     element: np.ndarray
     """Each triple's element (an offset into ``stamps``)."""
     terms: Terms
@@ -203,11 +245,13 @@ class _Block:
 def _blocks(
     opened: Callable[[], TextIO], predicates: Collection[str] | None, block: int
 ) -> Generator[_Block, None, None]:
-    """The file's blocks of (time line, graph line) pairs, cut into terms; raises
-    ``OutOfShape`` at the first block out of shape."""
+    """The file's blocks of elements (a time line, or a start and an end line, then a
+    graph line), cut into terms; raises ``OutOfShape`` at the first block out of shape."""
     done, last, name = 0, None, None
     prefixes: dict[str, str] | None = None
     carried: list[str] = []
+    lines = 0
+    """Lines per element, as the file's first element shows it."""
     with opened() as file:
         while (read := file.readlines(block)) or carried:  # lines read in C, no loop
             if not read:
@@ -218,11 +262,12 @@ def _blocks(
             prefixes, body = _prefixes(text, prefixes)
             if prefixes is None:
                 raise OutOfShape(done)
-            carried = body.tail(1).to_list() if len(body) % 2 else []
+            lines = lines or (len(body) and _lines_per_element(body[0], prefixes))
+            carried = body.tail(len(body) % lines).to_list() if lines else []
             body = body.head(len(body) - len(carried))
             if not len(body):
                 continue
-            cut, name = _block(body, prefixes, predicates, name)
+            cut, name = _block(body, lines, prefixes, predicates, name)
             if cut is None or (last is not None and cut.stamps[0] < last):
                 raise OutOfShape(done)
             last = int(cut.stamps[-1])
@@ -266,21 +311,29 @@ def _read_ahead(blocks: Generator[T, None, None]) -> Iterator[T]:
         stop.set()
 
 
+def _lines_per_element(first: str, prefixes: dict[str, str]) -> int:
+    """3 where the file's first element starts with a ``prov:startedAtTime`` line (an
+    interval: its end line and its graph line follow), else 2 (a time line, a graph line)."""
+    words = first.split(" ", 2)
+    return 3 if len(words) > 1 and _expand(words[1], prefixes) == PROV_STARTED else 2
+
+
 def _block(
-    body: pl.Series, prefixes: dict[str, str], predicates: Collection[str] | None,
+    body: pl.Series, lines: int, prefixes: dict[str, str], predicates: Collection[str] | None,
     before: str | None,
 ) -> tuple[_Block | None, str | None]:
-    """One block of (time line, graph line) pairs cut into terms, and its last graph name."""
-    times, graphs = body.gather_every(2), body.gather_every(2, offset=1)
-    elements = _elements(times, graphs, prefixes, before)
+    """One block of elements (``lines`` lines each, the graph line last) cut into terms,
+    and its last graph name."""
+    times = [body.gather_every(lines, offset=k) for k in range(lines - 1)]
+    elements = _elements(times, body.gather_every(lines, offset=lines - 1), prefixes, before)
     if elements is None:
         return None, None
-    stamps, contents, names = elements
+    starts, stamps, contents, names = elements
     triples = _triples(contents, predicates)
     if triples is None:
         return None, None
     element = triples["element"].to_numpy().astype(np.int64)
-    return _Block(stamps, element, Terms.of(triples), names), names[-1]
+    return _Block(stamps, starts, element, Terms.of(triples), names), names[-1]
 
 
 def _encoded(cut: _Block, stream: str, codec: Codec) -> ColumnBatch | None:
@@ -294,6 +347,66 @@ def _encoded(cut: _Block, stream: str, codec: Codec) -> ColumnBatch | None:
         (stream,), cut.stamps, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64),
         cut.element, *cut.terms.spo(ids), TimeKind.DATETIME, cut.terms.read_numbers(ids),
     )
+
+
+def _stream_elements(cut: _Block, stream: str, known: Parsed) -> list[StreamElement] | None:
+    """The block's elements with their terms as pyoxigraph gives them (graph names that
+    are absolute IRIs of ASCII characters, kept as written), each distinct triple made
+    once; None where pyoxigraph refuses a term or a graph name may not be kept so."""
+    names = cut.graphs
+    if not names.str.contains(f"^{_ABSOLUTE_IRI}$").all():
+        return None
+    terms = known.terms(cut.terms.distinct.to_list())
+    if terms is None:
+        return None
+    s, p, o = (c.astype(np.int64) for c in np.split(cut.terms.at, 3))
+    width = len(terms)
+    if width >= 1 << 21:  # (s, p, o) as one int64 key: only below 2^63
+        return None
+    _, first, which = np.unique((s * width + p) * width + o, return_index=True,
+                                return_inverse=True)
+    distinct = [ox.Triple(terms[a], terms[b], terms[c])
+                for a, b, c in zip(s[first].tolist(), p[first].tolist(), o[first].tolist(),
+                                   strict=True)]
+    triples = [distinct[i] for i in which.tolist()]
+    bounds = np.searchsorted(cut.element, np.arange(len(cut.stamps) + 1)).tolist()
+    graphs = names.str.slice(1, names.str.len_chars() - 2).to_list()
+    return [
+        StreamElement(stream, graph, start, end, tuple(triples[low:high]), TimeKind.DATETIME)
+        for graph, start, end, low, high in zip(
+            graphs, cut.starts.tolist(), cut.stamps.tolist(), bounds[:-1], bounds[1:],
+            strict=True)
+    ]
+
+
+class Parsed:
+    """Terms parsed by pyoxigraph from their texts, kept across a file's blocks: a
+    stream repeats its terms, each is parsed once (one small N-Triples document per
+    block, so it is checked by the same parser and given the same term)."""
+
+    LIMIT = 1 << 16
+    """Terms kept at most; past it the cache starts afresh (memory stays bounded)."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, Term] = {}
+
+    def terms(self, texts: list[str]) -> list[Term] | None:
+        """Each text's term; None when pyoxigraph refuses one."""
+        known = self.known
+        missing = [t for t in texts if t not in known]
+        if missing:
+            if len(known) + len(missing) > self.LIMIT:
+                known.clear()
+                missing = texts
+            document = "".join(f"<x:s> <x:p> {text} .\n" for text in missing)
+            try:
+                parsed = [q.object for q in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
+            except SyntaxError:
+                return None
+            if len(parsed) != len(missing):
+                return None
+            known.update(zip(missing, parsed, strict=True))
+        return [known[t] for t in texts]
 
 
 def _prefixes(
@@ -327,25 +440,41 @@ def _expand(term: str, prefixes: dict[str, str]) -> str | None:
 
 
 def _elements(
-    times: pl.Series, graphs: pl.Series, prefixes: dict[str, str], before: str | None
-) -> tuple[np.ndarray, pl.Series, pl.Series] | None:
-    """(epoch ms per element, each element's triples text, their graph names), when
-    every element is a time line (prov:generatedAtTime, an xsd:dateTime in UTC) right
-    before its graph line, times never go back, and no graph name follows itself (the row
-    reader would make one element of both)."""
-    fields = times.str.split_exact(" ", 3).struct.unnest()
-    names, predicate, stamp, end = (fields[f"field_{i}"] for i in range(4))
-    graph_names = graphs.str.split_exact(" ", 1).struct.field("field_0")
-    if end.null_count() or (end != ".").any() or (names != graph_names).any():
-        return None
+    times: list[pl.Series], graphs: pl.Series, prefixes: dict[str, str], before: str | None
+) -> tuple[np.ndarray, np.ndarray, pl.Series, pl.Series] | None:
+    """(start and end in epoch ms per element, each element's triples text, their graph
+    names), when every element is its time lines (``times``: one prov:generatedAtTime
+    line, or a prov:startedAtTime line then a prov:endedAtTime line, each an xsd:dateTime
+    in UTC) right before its graph line, no interval ends before it starts, ends never go
+    back, and no graph name follows itself (the row reader would make one element of both).
+    A point's start is its end (the same array)."""
+    names = graphs.str.split_exact(" ", 1).struct.field("field_0")
     if not names.str.contains(f"^{IRI}$").all():
         return None
     if (names.slice(1) == names.slice(0, len(names) - 1)).any() or names[0] == before:
         return None
-    contents = graphs.str.slice(graph_names.str.len_chars() + 1)
+    predicates = [PROV_GENERATED] if len(times) == 1 else [PROV_STARTED, PROV_ENDED]
+    stamps = [_stamps(lines, names, p, prefixes) for lines, p in zip(times, predicates,
+                                                                      strict=True)]
+    starts, ends = stamps[0], stamps[-1]
+    if starts is None or ends is None or (np.diff(ends) < 0).any() or (starts > ends).any():
+        return None
+    contents = graphs.str.slice(names.str.len_chars() + 1)
     if not (contents.str.starts_with("{") & contents.str.ends_with("}")).all():
         return None
     contents = contents.str.slice(1, contents.str.len_chars() - 2).str.strip_chars()
+    return starts, ends, contents, names
+
+
+def _stamps(
+    lines: pl.Series, names: pl.Series, predicate: str, prefixes: dict[str, str]
+) -> np.ndarray | None:
+    """The epoch ms of time lines ``<name> predicate "lexical"^^xsd:dateTime .``, one per
+    graph name in ``names``, when every line is one."""
+    fields = lines.str.split_exact(" ", 3).struct.unnest()
+    subjects, verbs, stamp, end = (fields[f"field_{i}"] for i in range(4))
+    if end.null_count() or (end != ".").any() or (subjects != names).any():
+        return None
     before_quote, lexical, tail = stamp.str.splitn('"', 3).struct.unnest()  # "lexical"^^type
     if tail.null_count() or (before_quote != "").any():
         return None
@@ -354,16 +483,13 @@ def _elements(
     datatypes = [_STAMP_TYPE.fullmatch(t) for t in tail.unique().to_list()]
     if any(d is None or _expand(d[1], prefixes) != XSD_DATETIME for d in datatypes):
         return None
-    if any(_expand(t, prefixes) != PROV_GENERATED for t in predicate.unique().to_list()):
+    if any(_expand(t, prefixes) != predicate for t in verbs.unique().to_list()):
         return None
     try:
         moments = lexical.str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_unit="ms", time_zone="UTC")
     except pl.exceptions.PolarsError:
         return None
-    stamps = moments.dt.epoch("ms").to_numpy().astype(np.int64)
-    if (np.diff(stamps) < 0).any():
-        return None
-    return stamps, contents, names
+    return moments.dt.epoch("ms").to_numpy().astype(np.int64)
 
 
 def ntriples_ids(

@@ -5,8 +5,9 @@ stream at each evaluation time t; here a window keeps only what it shows. Every 
 of the algebra shows the elements stamped in (lower(t), t] (count-based windows: the last n
 elements), and lower(t) never decreases, so an evaluation at t first evicts the elements
 stamped at or before lower(t) from the front of the window and nothing is ever rescanned.
-The window's instantaneous graph is a ``TripleIndex`` updated with each insertion and
-eviction.
+The window's instantaneous graph is a ``TripleIndex`` built when first read and updated
+from then on with each insertion and eviction (a window read only through its elements,
+as event patterns read it, never pays for it).
 
 State is rows (architecture principle 3): ``rows()`` gives one (element number, time, s, p, o) row
 per triple of each element shown (Nones for an element without triples);
@@ -16,8 +17,9 @@ per triple of each element shown (Nones for an element without triples);
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from itertools import groupby
 
 import numpy as np
@@ -75,12 +77,8 @@ class WindowOperator:
         """``lower(t)`` and the last instant through which it stays the same (lower is a
         step function of t: a sliding window's opening moves once per slide)."""
         match self.spec:
-            case ds.Sliding(width, slide, t0):  # present_window's arithmetic, inlined:
-                first = max(0, -((t - width - t0) // -slide))  # asked once per instant
-                if t0 + first * slide >= t:
-                    return t, t  # no window holds t
-                opening = t0 + first * slide
-                return opening, opening + width  # the next window holding t + 1 opens later
+            case ds.Sliding(width, slide, t0):
+                return sliding_lower(width, slide, t0, t)
             case _:
                 return self._lower(t), t
 
@@ -153,14 +151,31 @@ class WindowOperator:
                 return 0
 
 
+def sliding_lower(width: int, slide: int, t0: int, t: int) -> tuple[int, int]:
+    """``lower_through`` of a sliding window: ``present_window``'s arithmetic, inlined
+    (asked once per instant)."""
+    first = max(0, -((t - width - t0) // -slide))
+    if t0 + first * slide >= t:
+        return t, t  # no window holds t
+    opening = t0 + first * slide
+    return opening, opening + width  # the next window holding t + 1 opens later
+
+
 class Eviction:
     """How far a window evicts at each new instant, ``operator.lower`` asked once per
     step of that step function (shared by the row and the columnar windows)."""
 
-    __slots__ = ("_lower", "advanced", "operator")
+    __slots__ = ("_lower", "_lower_through", "advanced", "operator")
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
+        spec = operator.spec
+        self._lower_through: Callable[[int], tuple[int | None, int]] = (
+            partial(sliding_lower, spec.width, spec.slide, spec.t0)
+            if isinstance(spec, ds.Sliding) else operator.lower_through
+        )
+        """``operator.lower_through``, a sliding window's without its match on the spec
+        (a sliding window's opening moves at almost every instant)."""
         self.advanced: int | None = None
         """The last instant asked (asked once per window per element)."""
         self._lower: tuple[int, int | None, int] = (0, None, -1)
@@ -173,7 +188,7 @@ class Eviction:
         self.advanced = t
         since, lower, through = self._lower
         if not since <= t <= through:
-            lower, through = self.operator.lower_through(t)
+            lower, through = self._lower_through(t)
             self._lower = (t, lower, through)
         return lower
 
@@ -181,31 +196,46 @@ class Eviction:
 class WindowState:
     """The elements a window shows, oldest first, and their triples' index."""
 
-    __slots__ = ("_after", "elements", "eviction", "graph", "operator", "version")
+    __slots__ = ("_after", "_count", "_graph", "elements", "eviction", "operator", "version")
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
         self.elements: deque[tuple[int, tuple[EncodedTriple, ...]]] = deque()
-        self.graph = TripleIndex()
+        self._graph: TripleIndex | None = None
         self.version = 0
         """Counts changes, so caches of the content know when they are stale."""
         self.eviction = Eviction(operator)
         self._after = operator.admitted_after()
+        spec = operator.spec
+        self._count = spec.count if isinstance(spec, ds.CountBased) else None
 
     def __len__(self) -> int:
         return len(self.elements)
 
+    @property
+    def graph(self) -> TripleIndex:
+        """The triples the window shows (its instantaneous graph), indexed."""
+        if self._graph is None:
+            self._graph = TripleIndex(t for _, triples in self.elements for t in triples)
+        return self._graph
+
+    def admits(self, time: int) -> bool:
+        """``operator.admits``, by the threshold where admission is one (asked per element)."""
+        after = self._after
+        return time > after if after is not None else self.operator.admits(time)
+
     def insert(self, time: int, triples: tuple[EncodedTriple, ...]) -> bool:
         """An element arrives; False when the window does not admit it."""
-        after = self._after
-        if (time <= after) if after is not None else not self.operator.admits(time):
+        if not self.admits(time):
             return False
         self.elements.append((time, triples))
         self.version += 1
-        for triple in triples:
-            self.graph.add(triple)
-        if isinstance(self.operator.spec, ds.CountBased):
-            while len(self.elements) > self.operator.spec.count:
+        graph = self._graph
+        if graph is not None:
+            for triple in triples:
+                graph.add(triple)
+        if self._count is not None:
+            while len(self.elements) > self._count:
                 self._evict()
         return True
 
@@ -228,8 +258,10 @@ class WindowState:
     def _evict(self) -> None:
         _, triples = self.elements.popleft()
         self.version += 1
-        for triple in triples:
-            self.graph.remove(triple)
+        graph = self._graph
+        if graph is not None:
+            for triple in triples:
+                graph.remove(triple)
 
     def rows(self) -> list[WindowRow]:
         """The window's state as rows (see the module docstring)."""
@@ -262,7 +294,5 @@ class WindowState:
                 if s is not None and p is not None and o is not None  # (all three, or none)
             )
             state.elements.append((time, triples))
-            for triple in triples:
-                state.graph.add(triple)
         return state
 
