@@ -278,3 +278,18 @@ def test_a_left_mapping_binding_a_new_slot_widens_what_partners_are_checked_on()
     assert index.outside == (1, 3)
     assert index.without(0).outside == (1, 3)
     assert [m[0][1] for m in index.buckets[(7,)].items] == [10, 11, 12, 13]
+
+
+def test_a_pair_is_merged_by_one_getter_per_set_of_right_slots():
+    """Hand-worked: the right's bound slots are written over the left row; a left mapping
+    ending at or after the right's start, or starting by the floor, makes no pair; one
+    getter serves every right row binding the same slots."""
+    merges = seq_chains.Merges()
+    lefts = [((1, 10, 20, None), 0, 1), ((1, 11, 21, None), 0, 5), ((1, 12, 22, None), -3, 2)]
+    right = ((1, None, None, 30), 4, 4)
+    assert merges.joined(lefts, right, -1, False) == [((1, 10, 20, 30), 0, 4)]
+    assert merges.joined(lefts, ((1, None, 25, 31), 3, 6), -5, True) == []
+    assert merges.joined(lefts, ((1, None, None, 32), 6, 6), -5, False) == [
+        ((1, 10, 20, 32), 0, 6), ((1, 11, 21, 32), 0, 6), ((1, 12, 22, 32), -3, 6),
+    ]
+    assert len(merges.getters) == 2

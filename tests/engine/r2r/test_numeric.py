@@ -17,7 +17,7 @@ from sepia.algebra import event as ev
 from sepia.algebra.scope import nodes
 from sepia.algebra.sparql import FROM, TO
 from sepia.engine.r2r.expressions import ExpressionEvaluator
-from sepia.engine.r2r.numeric import UNSURE, Values, value_of
+from sepia.engine.r2r.numeric import UNSURE, Values, _bounded, _exponent, value_of
 from sepia.engine.rows import Slots
 from sepia.lang import parse_query
 from sepia.rdf.dictionary import Dictionary
@@ -297,3 +297,21 @@ def test_a_number_is_read_from_its_text_without_decoding_the_term():
     values = Values(no_decoding, dictionary.decode_text)
     assert values.fill(first) == Decimal("10.5")
     assert values.by_text == {dictionary.decode_text(first): Decimal("10.5")}
+
+
+@given(st.integers(-(10**40), 10**40), st.integers(-60, 60))
+def test_an_exponent_read_from_the_text_is_the_decimals(coefficient, exponent):
+    """``_exponent`` reads a finite Decimal's exponent from its text: the same as
+    ``as_tuple`` gives, trailing zeros and scientific notation included."""
+    value = Decimal(coefficient).scaleb(exponent)
+    assert _exponent(value) == value.as_tuple().exponent
+    assert _exponent(-value) == (-value).as_tuple().exponent
+
+
+def test_a_product_with_more_than_18_fractional_digits_is_unsure():
+    """Hand-worked: 1.0000000000000000000 (19 fractional digits, zeros included) and 1E-19
+    are beyond what pyoxigraph's decimals hold; 0.7 * 107.81 = 75.467 is within."""
+    assert _bounded(Decimal("1.0000000000000000000")) is UNSURE
+    assert _bounded(Decimal("1E-19")) is UNSURE
+    assert _bounded(Decimal("0.7") * Decimal("107.81")) == Decimal("75.467")
+    assert _bounded(Decimal("1E+15")) is UNSURE

@@ -376,10 +376,17 @@ def _arithmetic(apply: Callable[[Number, Number], Number], a: object, b: object)
 def _bounded(value: Decimal, keep: Number | None = None) -> object:
     """Within what pyoxigraph's decimals hold exactly (18 fractional digits, well under
     their range), else ``UNSURE``."""
-    exponent = value.as_tuple().exponent
-    if abs(value) >= _LIMIT or (isinstance(exponent, int) and exponent < -18):
+    if abs(value) >= _LIMIT or _exponent(value) < -18:
         return UNSURE
     return value if keep is None else keep
+
+
+def _exponent(value: Decimal) -> int:
+    """A finite Decimal's exponent, read from its text (``as_tuple`` builds a named tuple
+    of every digit: five times slower, and W8 bounds each new price's product)."""
+    text = str(value)
+    mantissa, _, power = text.partition("E")
+    return (int(power) if power else 0) - len(mantissa.partition(".")[2])
 
 
 def _promoted(a: Number, b: Number) -> tuple[Number, Number] | None:

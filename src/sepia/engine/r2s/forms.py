@@ -16,6 +16,7 @@ from collections.abc import Callable
 import pyoxigraph as ox
 
 from sepia.algebra import query as qa
+from sepia.engine.cep.intervals import values_at
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2s.construct import fresh_blank
 from sepia.engine.rows import FROM, HIDDEN, TO, Row, Slots
@@ -47,6 +48,8 @@ class QueryForm:
         self.interval = [slots.index(h) for h in (FROM, TO)] if events else []
         self.kept = [i for i, n in enumerate(slots.names) if slots.visible(n) or n in HIDDEN]
         """The slots a SELECT answer keeps: the output variables and the hidden ones."""
+        self.selected = values_at(self.kept)
+        """A row's values in those slots, by one getter call."""
         windows = [po.WindowGraph(w.name) for w in query.dataset.windows]
         self.described = [*default_graph, *(w for w in windows if w not in default_graph)]
         """What DESCRIBE reads: the default graph, then each window's graph not in it."""
@@ -74,8 +77,7 @@ class QueryForm:
                 )
                 return Counter(dict.fromkeys(described, 1))
             case _:
-                kept = self.kept
-                return Counter(tuple(r[i] for i in kept) for r in rows)
+                return Counter(map(self.selected, rows))
 
     def instantiate(self, template, row: Row) -> set[EncodedTriple]:
         """The template's triples under one solution (each once), unbound ones left out;
@@ -147,16 +149,33 @@ class QueryForm:
     def _selected(self, t: int, op: Op, bag: Counter[tuple]) -> list[Result]:
         """SELECT rows as results: the bound output variables decoded, an event match's
         interval and match number from the hidden slots; the variables put in name order
-        once for all rows (``Result.of_solution``) rather than sorted in each."""
+        once for all rows (``Result.of_solution``) rather than sorted in each. A row binding
+        every output variable (most rows) is decoded by one getter call, and the results
+        are made together (``Result.of_solutions``): W8 pushes 152,626 matches."""
         names = [self.slots.names[i] for i in self.kept]
         shown = sorted((n, p) for p, n in enumerate(names) if n not in HIDDEN)
         start, end, number = (names.index(h) if h in names else None for h in HIDDEN)
-        decode, made = self.dictionary.decode, Result.of_solution
-        found = []
-        for row in bag.elements():
-            binding = Solution([(n, decode(row[p])) for n, p in shown if row[p] is not None])
-            first, last = (None, None) if start is None or end is None else (row[start], row[end])
-            interval = None if first is None or last is None else (first, last)
-            match = None if number is None or row[number] is None else f"m{row[number]}"
-            found.append(made(self.name, t, op, binding, interval, match))
-        return found
+        decode = self.dictionary.decode
+        output = [n for n, _ in shown]
+        read = values_at([p for _, p in shown])
+        rows = list(bag.elements())
+        bindings = []
+        for row in rows:
+            values = read(row)
+            if None in values:
+                pairs = zip(output, values, strict=True)
+                bound = [(n, decode(v)) for n, v in pairs if v is not None]
+                bindings.append(Solution(bound))
+            else:
+                bindings.append(Solution(zip(output, map(decode, values), strict=True)))
+        intervals: list[tuple[int, int] | None] = [None] * len(rows)
+        if start is not None and end is not None:
+            intervals = [
+                None if (first := row[start]) is None or (last := row[end]) is None
+                else (first, last)
+                for row in rows
+            ]
+        matches: list[str | None] = [None] * len(rows)
+        if number is not None:
+            matches = [None if row[number] is None else f"m{row[number]}" for row in rows]
+        return Result.of_solutions(self.name, op, [t] * len(rows), bindings, intervals, matches)
