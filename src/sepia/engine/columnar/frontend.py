@@ -398,12 +398,8 @@ class Parsed:
             if len(known) + len(missing) > self.LIMIT:
                 known.clear()
                 missing = texts
-            document = "".join(f"<x:s> <x:p> {text} .\n" for text in missing)
-            try:
-                parsed = [q.object for q in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
-            except SyntaxError:
-                return None
-            if len(parsed) != len(missing):
+            parsed = _parsed_terms(missing)
+            if parsed is None:
                 return None
             known.update(zip(missing, parsed, strict=True))
         return [known[t] for t in texts]
@@ -587,12 +583,8 @@ class Terms:
         ids[plain] = codec.encode_many(self.canonical.filter(canonical).to_list())
         rest = self.distinct.filter(~canonical).to_list()
         if rest:
-            document = "".join(f"<x:s> <x:p> {term} .\n" for term in rest)
-            try:
-                parsed = [q.object for q in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
-            except SyntaxError:
-                return None
-            if len(parsed) != len(rest):
+            parsed = _parsed_terms(rest)
+            if parsed is None:
                 return None
             ids[~plain] = [codec.encode(t) for t in parsed]
         return ids
@@ -635,3 +627,14 @@ def _canonical_texts(terms: pl.Series) -> pl.Series:
         pl.when(term.str.contains(_CANONICAL_TEXT)).then(term.str.strip_suffix(_STRING_TYPE))
         .otherwise('"' + lexical + f'"^^<{_DECIMAL}>')
     ).to_series()
+
+
+def _parsed_terms(texts: list[str]) -> list[Term] | None:
+    """The terms of N-Triples term texts, parsed by pyoxigraph in one document; None where
+    it refuses one (the caller's file then goes to the row reader)."""
+    document = "".join(f"<x:s> <x:p> {text} .\n" for text in texts)
+    try:
+        parsed = [q.object for q in ox.parse(document, format=ox.RdfFormat.N_TRIPLES)]
+    except SyntaxError:
+        return None
+    return parsed if len(parsed) == len(texts) else None
