@@ -82,6 +82,15 @@ class WindowOperator:
             case _:
                 return self._lower(t), t
 
+    def lower_step(self) -> Callable[[int], tuple[int | None, int]]:
+        """``lower_through`` as one function, a sliding window's with its spec bound: it is
+        asked at almost every instant, so without a match on the spec each time."""
+        match self.spec:
+            case ds.Sliding(width, slide, t0):
+                return partial(sliding_lower, width, slide, t0)
+            case _:
+                return self.lower_through
+
     def _lower(self, t: int) -> int | None:
         match self.spec:
             case ds.Landmark(t0):
@@ -169,13 +178,7 @@ class Eviction:
 
     def __init__(self, operator: WindowOperator) -> None:
         self.operator = operator
-        spec = operator.spec
-        self._lower_through: Callable[[int], tuple[int | None, int]] = (
-            partial(sliding_lower, spec.width, spec.slide, spec.t0)
-            if isinstance(spec, ds.Sliding) else operator.lower_through
-        )
-        """``operator.lower_through``, a sliding window's without its match on the spec
-        (a sliding window's opening moves at almost every instant)."""
+        self._lower_through = operator.lower_step()
         self.advanced: int | None = None
         """The last instant asked (asked once per window per element)."""
         self._lower: tuple[int, int | None, int] = (0, None, -1)

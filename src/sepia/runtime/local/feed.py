@@ -157,13 +157,19 @@ def sourced(
             yield element, key
 
 
+def columnar_options(read: ReadOptions) -> bool:
+    """Whether the columnar reader may read a file with these options: only the defaults
+    (``errors`` any), for the row reader takes over a file where the columnar one stops
+    (out of shape), with the same options."""
+    return ReadOptions(errors=read.errors) == read
+
+
 def file_elements(path: Path, iri: str, read: ReadOptions) -> Iterator[StreamElement]:
     """One stream file's elements: a TriG file of ``COLUMN_BYTES`` or more read with the
     default options (``errors`` any) goes through the columnar reader's text kernels
     (``frontend.stream_elements``: the row reader's elements, without a parse of each
     term and each time statement), any other through the row reader."""
-    plain = ReadOptions(errors=read.errors) == read
-    if plain and path.suffix == ".trig" and path.stat().st_size >= COLUMN_BYTES:
+    if columnar_options(read) and path.suffix == ".trig" and path.stat().st_size >= COLUMN_BYTES:
         from sepia.engine.columnar.frontend import stream_elements
 
         return stream_elements(path, iri, errors=read.errors)
@@ -178,11 +184,10 @@ def column_batches(
 ) -> Iterator[ColumnBatch] | None:
     """The inputs as batches of columns merged in time order, when a replay may read them
     so (see the module); else None. The read options must be the defaults (with ``errors``
-    any): the row reader takes over a file where the columnar one stops, with them."""
-    plain = ReadOptions(errors=feed.read.errors) == feed.read
+    any)."""
     files = all(str(path) != STDIN and Path(path).is_file() for path in bindings.values())
-    if not (session.columnar and plain and files and feed.snapshot is None and not taken
-            and not feed.follow):
+    if not (session.columnar and columnar_options(feed.read) and files
+            and feed.snapshot is None and not taken and not feed.follow):
         return None
     if sum(Path(path).stat().st_size for path in bindings.values()) < COLUMN_BYTES:
         return None
