@@ -9,7 +9,7 @@ has t1 = t2.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
@@ -25,8 +25,9 @@ class Mu(Mapping[str, Term]):
     __slots__ = ("_hash", "_items")
 
     def __init__(self, items: Mapping[str, Term] | Iterable[tuple[str, Term]] = ()) -> None:
-        self._items: dict[str, Term] = dict(items)
-        self._hash = hash(frozenset(self._items.items()))
+        self._items: dict[str, Term] = dict(items._items if isinstance(items, Mu) else items)
+        self._hash: int | None = None
+        """Worked out when first asked (most mappings an evaluation makes are never hashed)."""
 
     def __getitem__(self, key: str) -> Term:
         return self._items[key]
@@ -51,7 +52,12 @@ class Mu(Mapping[str, Term]):
         return self._items.get(key, default)
 
     def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._items.items()))
         return self._hash
+
+    def items(self) -> ItemsView[str, Term]:
+        return self._items.items()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Mu) and self._items == other._items
@@ -62,11 +68,12 @@ class Mu(Mapping[str, Term]):
 
     def compatible(self, other: Mapping[str, Term]) -> bool:
         """mu1 ~ mu2: every variable bound by both is bound to the same term."""
-        return all(other[k] == v for k, v in self._items.items() if k in other)
+        theirs = other._items if isinstance(other, Mu) else other
+        return all(theirs[k] == v for k, v in self._items.items() if k in theirs)
 
     def merge(self, other: Mapping[str, Term]) -> Mu:
         """mu1 u mu2 of two compatible mappings."""
-        return Mu({**self._items, **other})
+        return Mu({**self._items, **(other._items if isinstance(other, Mu) else other)})
 
     def project(self, variables: Iterable[str]) -> Mu:
         """mu restricted to ``variables`` (unbound ones stay unbound)."""

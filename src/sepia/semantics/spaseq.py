@@ -190,14 +190,16 @@ class _Matcher:
         own = self.own(position) if element.modifier == "+" else frozenset()
         options = []
         for c in element.candidates:
-            shared = Mu((k, v) for k, v in c.mu.items() if k not in own)
-            start = c.start if run.start is None else run.start
             if run.last is not None and c.start <= run.last:
                 continue
-            if not shared.compatible(run.mu) or not self.bounds.admits(start, c.end):
+            start = c.start if run.start is None else run.start
+            if not self.bounds.admits(start, c.end):
+                continue
+            shared = Mu((k, v) for k, v in c.mu.items() if k not in own) if own else c.mu
+            if not shared.compatible(run.mu):
                 continue
             mu = run.mu.merge(shared)
-            if element.check(mu.merge(c.mu.project(own)), c):
+            if element.check(mu.merge(c.mu.project(own)) if own else mu, c):
                 options.append((c, mu))
         runs = []
         for c, mu in self.select(options, run, operator):
