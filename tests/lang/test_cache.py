@@ -104,3 +104,17 @@ def test_static_warnings_are_kept_for_their_graphs(folder, monkeypatch):
     assert [str(w) for w in static_warnings(text)] == warned
     with pytest.raises(AssertionError, match="compiled"):  # other graphs: another key
         static_warnings(text, graphs=["http://example.org/kb"])
+
+
+def test_past_the_limit_the_oldest_tenth_goes(folder, monkeypatch):
+    """KEEP = 20: the 21st entry removes the three oldest, the next writes remove none."""
+    monkeypatch.setattr(cache, "KEEP", 20)
+    for n in range(20):
+        entry = folder / f"{n:02d}.pickle"
+        entry.write_bytes(b"old")
+        os.utime(entry, (1_000_000 + n, 1_000_000 + n))
+    cache.compiled(("first",), lambda: 1)
+    kept = sorted(p.name for p in folder.glob("*.pickle"))
+    assert len(kept) == 18 and kept[:17] == [f"{n:02d}.pickle" for n in range(3, 20)]
+    cache.compiled(("second",), lambda: 2)
+    assert len(list(folder.glob("*.pickle"))) == 19
