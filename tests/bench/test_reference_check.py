@@ -58,3 +58,15 @@ def test_w10_variants_named_after_their_scale_are_checked(tmp_path: Path) -> Non
     assert {r["variant"]: r["checked"] for r in runs if r["system"] == "naive"} == {
         "big-after-small-kb100": "ok", "big-after-small-kb1000": "ok",
         "big-after-small-kb10000": "ok"}
+
+
+def test_the_floor_alone_never_runs_the_reference(tmp_path: Path, monkeypatch) -> None:
+    """The floor has no results to check: with no other system the slow judge is not asked."""
+    import sepia.bench.check as check
+
+    def judged(*args: object) -> int:
+        raise AssertionError("the reference ran")
+
+    monkeypatch.setattr(check, "reference_count", judged)
+    manifest = generate("W5", 300, 7, tmp_path)
+    assert check_workload(tmp_path, manifest, ["floor"]) == {}

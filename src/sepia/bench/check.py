@@ -100,11 +100,15 @@ def check_workload(data: Path, manifest: Manifest, systems: list[str],
     for variant in manifest.variants:
         if variant.query is None or not keep(variant):
             continue
+        checked = [
+            (name, chosen) for name, chosen in ((n, system(n)) for n in systems)
+            if name != "floor" and not chosen.unavailable()
+            and not chosen.cannot_express(spec, variant)
+        ]
+        if not checked:
+            continue  # nothing to hold against the reference: it is not run
         reference = _bounded(lambda v=variant: reference_count(data, manifest, v), budget)
-        for name in systems:
-            chosen = system(name)
-            if name == "floor" or chosen.unavailable() or chosen.cannot_express(spec, variant):
-                continue
+        for name, chosen in checked:
             # a peer's own start (a JVM) is allowed on top, and its own time-out (which ends
             # its processes) comes first
             allowed = budget + getattr(chosen, "startup_s", 0.0)
