@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Protocol, assert_never
 
 import pyoxigraph as ox
@@ -167,6 +168,14 @@ class NestedPath:
     subject: Position
     path: pa.Path
     object: Position
+    tables: PathTables = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Its rows hashed on each set of join keys, kept while the context gives the same rows
+    (``_kept_table``)."""
+
+
+PathTables = dict[tuple[int, ...], tuple[list[Row], dict[tuple, list[tuple[int, Row]]]]]
+"""A nested path's rows (the very list its context gave) and, by the values at the join
+keys, each row with its place among them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +297,11 @@ def _multi_join(
         remaining.remove(chosen)
         if chosen in evaluated:
             keys = tuple(sorted(bound & certain[chosen]))
-            rows = list(_joined(rows, evaluated[chosen], keys))
+            node, others = inputs[chosen], evaluated[chosen]
+            if isinstance(node, NestedPath):
+                rows = _joined_kept(rows, others, _kept_table(node, others, keys), keys)
+            else:
+                rows = list(_joined(rows, others, keys))
         elif certain[chosen] & bound and len(rows) < sizes[chosen]:
             rows = _probe(rows, inputs[chosen], certain[chosen], bound, ctx)
         else:
@@ -296,6 +309,38 @@ def _multi_join(
             rows = list(_joined(rows, run(inputs[chosen], ctx), keys))
         bound |= certain[chosen]
     return rows if not remaining else []
+
+
+def _kept_table(
+    node: NestedPath, rows: list[Row], keys: tuple[int, ...]
+) -> dict[tuple, list[tuple[int, Row]]]:
+    """The path's ``rows`` hashed on ``keys``, made again only when the context gives
+    another list: the relation's rows are cached by the versions of the graphs it reads
+    (``paths.PathRelations``), so over background data the table is made once, not walked
+    at every CQELS-CEP match (W9: 40 rows at each of 14,995 evaluations)."""
+    kept = node.tables.get(keys)
+    if kept is None or kept[0] is not rows:
+        table: dict[tuple, list[tuple[int, Row]]] = {}
+        for i, r in enumerate(rows):
+            table.setdefault(tuple([r[k] for k in keys]), []).append((i, r))
+        kept = node.tables[keys] = (rows, table)
+    return kept[1]
+
+
+def _joined_kept(
+    rows: list[Row], others: list[Row], table: dict[tuple, list[tuple[int, Row]]],
+    keys: tuple[int, ...],
+) -> list[Row]:
+    """``_joined(rows, others, keys)``, in its order, ``others`` probed through its kept
+    ``table``: where ``_joined`` would walk ``others`` (the larger side), the pairs are put
+    in ``others``' order."""
+    pairs = [
+        (i, r, o) for r in rows for i, o in table.get(tuple([r[k] for k in keys]), ())
+        if compatible(r, o)
+    ]
+    if len(others) > len(rows):
+        pairs.sort(key=itemgetter(0))
+    return [merge(r, o) for _, r, o in pairs]
 
 
 def _bound_in(rows: Sequence[Row]) -> frozenset[int]:
