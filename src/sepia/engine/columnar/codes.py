@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sepia.engine.columnar.tables import WIDE, Ids, unique_rows
+from sepia.engine.columnar.tables import SMALL, WIDE, Ids, unique_rows
 
 
 def first_rows(code: Ids, *, inverse: bool = False) -> tuple[Ids, Ids | None] | None:
@@ -80,15 +80,11 @@ def grouped(columns: Sequence[Ids]) -> tuple[Ids, Ids]:
     return found[0], found[1]
 
 
-SMALL = 16
-"""Rows up to which ``firsts`` compares Python tuples: a live run's step finds a few
-candidates per instant (W7's three sensors), where the numpy path's fixed cost (a min and
-a max per column, a sort) was a quarter of an element's push."""
-
-
 def firsts(columns: Sequence[Ids]) -> Ids:
     """The first row of each distinct row of the aligned columns, ordered by the rows'
-    values (``unique_rows``' index)."""
+    values (``unique_rows``' index). Up to ``SMALL`` rows by Python tuples: a live run's
+    step finds a few candidates per instant (W7's three sensors), where the numpy path's
+    fixed cost (a min and a max per column, a sort) was a quarter of an element's push."""
     if len(columns[0]) <= SMALL:
         rows: dict[tuple, int] = {}
         for at, row in enumerate(zip(*(c.tolist() for c in columns), strict=True)):

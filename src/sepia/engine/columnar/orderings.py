@@ -35,16 +35,19 @@ import pyoxigraph as ox
 from sepia.algebra import expression as ex
 from sepia.engine.columnar.expressions import (
     DIGITS,
+    ERROR,
     SURE,
+    UNSURE,
     Columns,
     Numbers,
     classified,
     constant_number,
 )
 from sepia.engine.columnar.groups import LIMIT, NumericIds
-from sepia.engine.columnar.tables import Ids, Table
+from sepia.engine.columnar.tables import NO_ID, SMALL, Ids, Table
 from sepia.engine.r2r.expressions import ExpressionEvaluator
 from sepia.engine.rows import Slots
+from sepia.rdf.numbers import DECIMAL, INTEGER
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ _ORDER: dict[ex.BinaryOperator, Callable[[Ids, Ids], np.ndarray]] = {
     ex.BinaryOperator.GREATER_OR_EQUAL: np.greater_equal,
 }
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
+_EXACT = frozenset((INTEGER, DECIMAL))
 
 _COMPILED: WeakKeyDictionary[ExpressionEvaluator, Ordering | None] = WeakKeyDictionary()
 """Each evaluator's ordering, or None: compiled once."""
@@ -279,11 +283,33 @@ def read_numbers(column: Ids, numbers: NumericIds) -> Numbers:
     order) among the ids ``numbers`` knows when it knows them all, else through
     ``Columns`` (a sort of the column, a search per distinct id). For runs' values: they
     were candidates' before, so known, and are read again at each state's step (W4's
-    head and shoulders reads 2.8M run rows); a span's candidates are mostly new."""
+    head and shoulders reads 2.8M run rows); a span's candidates are mostly new. A few
+    ids (a paced instant's) are searched as they come and classified in Python."""
     known = numbers.ids
-    order = np.argsort(column)
-    at = np.empty(len(column), dtype=np.int64)
-    at[order] = np.searchsorted(known, column[order])  # in order: 3x faster on W4's runs
+    few = len(column) <= SMALL
+    if few:
+        at = np.searchsorted(known, column)
+    else:
+        order = np.argsort(column)
+        at = np.empty(len(column), dtype=np.int64)
+        at[order] = np.searchsorted(known, column[order])  # in order: 3x faster on W4's runs
     if not len(known) or (at == len(known)).any() or (known[at] != column).any():
         return Columns(Table({0: column}, len(column)), numbers).column(0)
+    if few:
+        return _few_classified(column.tolist(), numbers.kind[at].tolist(),
+                               numbers.digits[at].tolist(), numbers.mantissa[at].tolist())
     return classified(column, numbers.kind[at], numbers.digits[at], numbers.mantissa[at])
+
+
+def _few_classified(
+    ids: list[int], kind: list[int], digits: list[int], mantissa: list[int]
+) -> Numbers:
+    """``expressions.classified`` of a few ids, on lists."""
+    state = [ERROR if i == NO_ID else SURE if k in _EXACT and d <= DIGITS else UNSURE
+             for i, k, d in zip(ids, kind, digits, strict=True)]
+    sure = [s == SURE for s in state]
+    return Numbers(np.array(state, dtype=np.int8),
+                   np.array([d if y else 0 for d, y in zip(digits, sure, strict=True)],
+                            dtype=np.int64),
+                   np.array([m if y else 0 for m, y in zip(mantissa, sure, strict=True)],
+                            dtype=np.int64))

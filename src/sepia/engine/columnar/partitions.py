@@ -113,13 +113,16 @@ class EventMatches:
         self._shared: dict[tuple, Table] = {}
 
     def bgp(self, scan: po.Scan) -> Table:
-        """The BGP's solutions in each element's graph (the ``ELEMENT`` column says which)."""
+        """The BGP's solutions in each element's graph (the ``ELEMENT`` column says which),
+        each (element, solution) once: made distinct once per shape, which renaming keeps
+        (``distinct`` keeps each row's first copy, in order), not once per GPM (W7's three
+        GPMs are one shape)."""
         shape, slots = canonical(scan.patterns)
         found = self._shapes.get(shape)
         if found is None:
             carried = {ELEMENT: self.element}
             tables = [match_pattern(self.graph, p, carried) for p in shape]
-            found = self._shapes[shape] = join_all(tables)
+            found = self._shapes[shape] = distinct(join_all(tables))
         return Table({k if k < 0 else slots[k]: v for k, v in found.columns.items()},
                      found.size)
 
@@ -136,7 +139,7 @@ class EventMatches:
             key: tuple = (scan, background)
             found = self._shared.get(key)
             if found is None:
-                found = distinct(self.bgp(scan))
+                found = self.bgp(scan)
                 for other in background:  # a join of sets keeps every column: a set
                     assert self.background is not None, "a GPM joining a background graph"
                     found = join(found, self.background(other, found))
@@ -262,7 +265,7 @@ class Routing:
             if mine is None:
                 mine = self._codes["mine"] = self._starts(self.instant_key) * span + (
                     times - low + 1)
-            theirs = start * span + (np.clip(after, low - 1, high) - low + 1)
+            theirs = start * span + (np.minimum(np.maximum(after, low - 1), high) - low + 1)
         else:
             _, inverse = np.unique(np.concatenate([self.instant_key, key]), return_inverse=True)
             ranks, order = np.unique(np.concatenate([times, after]), return_inverse=True)
@@ -358,4 +361,7 @@ def candidates(
     columns = {k: v for k, v in kept.columns.items() if k != ELEMENT}
     columns[TIME] = matches.times[kept.columns[ELEMENT]]
     table = Table(columns, kept.size)  # (element, row) once: (time, row) too, a time each
-    return table if matches.one_per_time else distinct(table)
+    if matches.one_per_time or table.size < 2:
+        return table
+    times = matches.times[of_stream]  # the stream's own elements, a time each (W7's
+    return table if (times[1:] != times[:-1]).all() else distinct(table)  # three sensors)

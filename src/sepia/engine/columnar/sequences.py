@@ -90,10 +90,12 @@ from sepia.engine.columnar.partitions import (
     instants_of,
 )
 from sepia.engine.columnar.tables import (
+    SMALL,
     WIDE,
     Ids,
     Table,
     Triples,
+    filtered,
     join,
     join_all,
     match_pattern,
@@ -137,6 +139,11 @@ CHAIN = 8
 are taken in one pass: each run is paired with all of them, where the steps an instant
 at a time stop at each run's first miss (W6: 1.2-1.5 per run; W5, one partition: about
 500, and a pass cost 1.4x the steps)."""
+FEW = 1024
+"""(run, candidate) pairs up to which a ``;`` state pairs every run with all of its
+partition's candidates without first testing which could keep one (``_possible``) or
+grouping runs alike (``_alike``): a paced instant's few candidates meet W7's 30 waiting
+runs, and those tests' numpy calls cost more than the pairs they save."""
 SPAN = 1 << 14
 """Elements stepped at once at most (a ``;`` joins a run with its partition's later
 candidates of one span: memory follows this, not the batch)."""
@@ -356,7 +363,11 @@ class PartitionedSequence:
         """Without PARTITION BY: the matches released so far (Kleene matches' ``m<k>``)."""
 
     def _filtered(self, table: Table, condition: ExpressionEvaluator) -> Table:
-        """A FILTER over a table, on columns where exact (``columnar.comparisons``)."""
+        """A FILTER over a table, on columns where exact (``columnar.comparisons``); a
+        few rows by the evaluator once per distinct input, which is what the columns'
+        answers equal (a paced instant's three rows paid the columns' fixed cost)."""
+        if table.size <= SMALL:
+            return filtered(table, condition)
         return vector_filtered(table, condition, self.host.physical.slots, self.numbers)
 
     @property
@@ -873,12 +884,16 @@ class PartitionedSequence:
         found = found.take(np.lexsort((found.columns[TIME], self._keys(found))))
         kept: dict[int, Numbers] = {}
         ask = self._read(runs, found, check)
-        asked = np.flatnonzero(self._possible(_Sides(ask, found, kept), found, ask, check))
-        if not len(asked):
-            return None, runs
-        if len(asked) < runs.size:
-            ask = ask.take(asked)
-        group, alike = self._alike(ask, found, check)
+        if runs.size * found.size <= FEW:
+            asked = group = np.arange(runs.size)
+            alike = ask
+        else:
+            asked = np.flatnonzero(self._possible(_Sides(ask, found, kept), found, ask, check))
+            if not len(asked):
+                return None, runs
+            if len(asked) < runs.size:
+                ask = ask.take(asked)
+            group, alike = self._alike(ask, found, check)
         one, option, time = self._earliest(alike, found, check, kept)
         took = time[group] != NEVER
         if self.within is not None:  # the latest start's options, cut at each run's
@@ -961,7 +976,7 @@ class PartitionedSequence:
         offset, width = 0, 1
         while len(pending):
             first = start[pending] + offset
-            count = np.clip(stop[pending] - first, 0, width)
+            count = np.minimum(np.maximum(stop[pending] - first, 0), width)  # not clip: slower
             if self.within is not None:  # no instant past WITHIN could be taken
                 count[~_admits(self.within, runs.columns[START][pending],
                                times[np.minimum(first, len(times) - 1)])] = 0
@@ -1306,7 +1321,9 @@ def _table(mappings: list) -> Table:
 def _bindings(variable: str, column: Ids, terms: dict[int, Term]) -> list[tuple[str, Term]]:
     """A column's (variable, term) pairs, one tuple per distinct id shared by its rows
     (a Kleene match's rows repeat its earlier elements' values): a gather, not a tuple
-    built per row."""
+    built per row; a few rows by a list."""
+    if len(column) <= SMALL:
+        return [(variable, terms[i]) for i in column.tolist()]
     ids, inverse = np.unique(column, return_inverse=True)
     pairs = np.fromiter(((variable, terms[i]) for i in ids.tolist()), dtype=object,
                         count=len(ids))
@@ -1353,7 +1370,7 @@ def _segments(among: Ids, keys: Ids) -> Ids:
         table = np.full(high - low + 1, -1, dtype=np.int64)
         table[among - low] = np.arange(len(among))
         inside = (keys >= low) & (keys <= high)
-        return np.where(inside, table[np.clip(keys - low, 0, high - low)], -1)
+        return np.where(inside, table[np.minimum(np.maximum(keys - low, 0), high - low)], -1)
     at = np.minimum(np.searchsorted(among, keys), len(among) - 1)
     return np.where(among[at] == keys, at, -1)
 
@@ -1503,7 +1520,13 @@ def _number_ranks(values: Ids) -> Ids:
 
 
 def _text_ranks(values: Ids, text: Callable[[int], str]) -> Ids:
-    """Each value's rank among the column's distinct values ordered by their ``text``."""
+    """Each value's rank among the column's distinct values ordered by their ``text``
+    (a few rows in Python)."""
+    if len(values) <= SMALL:
+        listed = values.tolist()
+        by_text = sorted(sorted(set(listed)), key=text)
+        rank_of = {v: k for k, v in enumerate(by_text)}
+        return np.array([rank_of[v] for v in listed], dtype=np.int64)
     distinct_values = distinct_ids(values)
     by_text = sorted(range(len(distinct_values)),
                      key=[text(v) for v in distinct_values.tolist()].__getitem__)
