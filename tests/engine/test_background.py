@@ -3,6 +3,9 @@ that encoding each of the store's terms one by one gives, whatever the block cut
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pyoxigraph as ox
 import pytest
 
@@ -53,6 +56,7 @@ def test_bulk_encoded_graphs_hold_the_stores_triples(
     block: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(module, "TEXT_BLOCK", block)  # one block, a line each, a few lines
+    monkeypatch.setattr(module, "SMALL_TEXT", 0)  # a small graph is cut too
     monkeypatch.setattr(Background, "encode_triples", None)  # no term objects on this path
     store = _store(TURTLE, G)
     store.add(ox.Quad(ox.NamedNode(E + "x"), ox.NamedNode(E + "p"), ox.Literal("default")))
@@ -67,6 +71,51 @@ def test_bulk_encoded_graphs_hold_the_stores_triples(
     assert set(background.graph(G).triples()) == ids  # indexed when first read
     assert _decoded(background, None) == {
         (ox.NamedNode(E + "x"), ox.NamedNode(E + "p"), ox.Literal("default"))}
+
+
+def test_a_small_graph_is_encoded_from_pyoxigraphs_terms() -> None:
+    """Under ``SMALL_TEXT`` the cutter is never asked (nor polars loaded for it)."""
+
+    def refuse(lines: list[str], dictionary: Codec) -> None:
+        raise AssertionError("the cutter was asked")
+
+    store = _store(TURTLE, G)
+    background = Background.encode(store, Codec(), refuse)
+    expected, codec = _one_by_one(store, G)
+    assert _decoded(background, G) == {tuple(codec.decode(i) for i in t) for t in expected}
+    assert len(background.triples(G)[0]) == 11
+
+
+SMALL_RUN = """
+import sys
+import subprocess
+import sys
+
+import pyoxigraph as ox
+from sepia.engine.hosts.session import Session
+from sepia.lang import parse_query
+from sepia.rdf.stream import StreamElement
+E = "http://example.org/"
+store = ox.Store()
+store.load(sys.argv[1].encode(), format=ox.RdfFormat.TURTLE)
+session = Session(store)
+session.register(parse_query(
+    "PREFIX : <http://example.org/> SELECT ?name "
+    "FROM NAMED WINDOW :w ON :s [RANGE 10 STEP 10] "
+    "WHERE { WINDOW :w { ?x :p ?y } ?x :name ?name }"), "q")
+triple = ox.Triple(ox.NamedNode(E + "a"), ox.NamedNode(E + "p"), ox.NamedNode(E + "b"))
+session.push(StreamElement(E + "s", "_:g", 1, 1, (triple,)))
+print(sorted(str(r.binding["name"]) for r in session.flush()))
+print("polars" in sys.modules)
+"""
+
+
+def test_a_run_over_a_small_background_never_loads_polars() -> None:
+    """A session over a few background triples answers without the columnar reader's
+    libraries (0.3 s of CPU at every small run's start)."""
+    done = subprocess.run([sys.executable, "-c", SMALL_RUN, TURTLE], capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.splitlines() == ["['\"Anna Smith\"']", "False"]
 
 
 @pytest.mark.parametrize("turtle", [

@@ -7,7 +7,8 @@ schema: ``entailed()`` gives that view once, with the schema for closing stream 
 Static graphs are encoded in bulk: pyoxigraph writes each graph as N-Triples text and the
 columnar reader's term cutter (``columnar.frontend.ntriples_ids``, handed down by the
 session, which sits above both) encodes its distinct terms, with no term object per
-triple. A graph is kept as id columns, which the columnar core joins as they are, and
+triple (a graph of a few hundred triples is encoded from pyoxigraph's terms instead:
+``SMALL_TEXT``). A graph is kept as id columns, which the columnar core joins as they are, and
 indexed (``TripleIndex``) only when a row-engine operator first reads it. On W10's
 1,000,000-triple background that took the encoding from 5.1 to 2.4 s of CPU.
 
@@ -59,6 +60,10 @@ TextIds = Callable[..., tuple[np.ndarray, ...] | None]
 cutter does not take the lines (``columnar.frontend.ntriples_ids``)."""
 TEXT_BLOCK = 1 << 22
 """Bytes of a graph's N-Triples text encoded at once (whole lines)."""
+SMALL_TEXT = 1 << 16
+"""A graph whose whole text is shorter is encoded from pyoxigraph's terms: loading the
+cutter's libraries (polars: 0.3 s of CPU) costs more than cutting saves on a few hundred
+triples, and most runs' background is that small."""
 
 
 @dataclass(slots=True)
@@ -342,8 +347,11 @@ class _Blocks:
         """Blocks are handed on as they fill, not when pyoxigraph flushes."""
 
     def close(self) -> None:
-        """The text ended: the lines held are the last block."""
-        if not self.refused:
+        """The text ended: the lines held are the last block, or, when they are the whole
+        text and it is small (``SMALL_TEXT``), refused without asking ``take``."""
+        if not self.refused and not self.parts and self.size < SMALL_TEXT:
+            self.refused, self.held = True, []
+        elif not self.refused:
             self._pass(last=True)
 
     def _pass(self, last: bool) -> None:
