@@ -315,3 +315,19 @@ def test_a_product_with_more_than_18_fractional_digits_is_unsure():
     assert _bounded(Decimal("1E-19")) is UNSURE
     assert _bounded(Decimal("0.7") * Decimal("107.81")) == Decimal("75.467")
     assert _bounded(Decimal("1E+15")) is UNSURE
+
+
+def test_decimal_products_are_exact_or_unsure() -> None:
+    """Two decimals multiply exactly, with no promotion to work out (W8's ?price1 * 0.7 once
+    per new price): 107.81 * 0.7 is 75.467; a product with 19 fractional digits
+    (10^-10 * 10^-9) or of 10^15 or more is left to pyoxigraph."""
+    import operator
+
+    from sepia.engine.r2r.numeric import _arithmetic
+
+    assert _arithmetic(operator.mul, Decimal("107.81"), Decimal("0.7")) == Decimal("75.467")
+    assert _arithmetic(operator.mul, Decimal("-2.5"), Decimal("1.05")) == Decimal("-2.625")
+    tiny = _arithmetic(operator.mul, Decimal("0.0000000001"), Decimal("0.000000001"))
+    assert tiny is UNSURE
+    assert _arithmetic(operator.mul, Decimal("100000000000000"), Decimal("10.0")) is UNSURE
+    assert _arithmetic(operator.add, Decimal("0.1"), Decimal("0.2")) == Decimal("0.3")

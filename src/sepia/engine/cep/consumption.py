@@ -50,6 +50,8 @@ class Notes:
         self, windows: dict[ox.NamedNode, WindowState], streams: dict[ox.NamedNode, str],
         elements: Sequence[StreamElement],
     ) -> None:
+        if not windows:  # EP-SPARQL over occurrences alone: no window to note for
+            return
         for e in elements:
             for name, window in windows.items():
                 if streams[name] == e.stream and window.admits(e.time):

@@ -255,11 +255,16 @@ class Occurrences:
     ) -> list[EventMapping]:
         if leaf.number in self.transient:  # read at the last arrival only, whole
             assert exact is not None and mu is None
-            if exact > before:
-                return []
-            fresh = self.fresh.get(leaf.number, ())
-            return [m for m in fresh if m[2] == exact and (since is None or m[1] > since)]
+            return [] if exact > before else self.ending(leaf.number, exact, since)
         return self.solutions[leaf.number].select(before, mu, exact, since)
+
+    def ending(self, number: int, t: int, since: int | None) -> list[EventMapping]:
+        """A transient BGP's mappings ending at t (of its last arrival's occurrences),
+        starting after ``since``."""
+        fresh = self.fresh.get(number, ())
+        if since is None:
+            return [m for m in fresh if m[2] == t]
+        return [m for m in fresh if m[2] == t and m[1] > since]
 
     def rows(self) -> list[OccurrenceRow]:
         """State rows: one per triple of each element (an empty element: one row of Nones)."""

@@ -3,7 +3,7 @@ growing operands made of them (seed 003, section 4.2)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import (
@@ -30,6 +30,9 @@ from sepia.engine.cep.intervals import EventMapping
 from sepia.engine.cep.seq_chains import ChainState, seq_chain
 from sepia.rdf.time import TimeKind
 
+Reader = Callable[[Inputs, Scope], Iterable[EventMapping]]
+"""A chain's operand read at an arrival: its mappings ending then."""
+
 
 class OccurrenceHistory:
     """EP-SPARQL's state: every occurrence so far (``epsparql.Occurrences``) and the
@@ -52,6 +55,8 @@ class OccurrenceHistory:
         Its levels and base are not kept operands, nor its patterns' solutions."""
         if chain is not None:
             self.seen.transient = chain.transient()
+            self.readers = [self._ending(right) for right in chain.rights]
+            self.base = self._ending(chain.base)
         owned = set() if chain is None else {id(n) for n in (*chain.levels, chain.base)}
         self.lefts = [n for n in _kept_lefts(tree) if id(n) not in owned]
         self.materialized: dict[int, Solutions] = {id(n): Solutions() for n in self.lefts}
@@ -77,23 +82,26 @@ class OccurrenceHistory:
 
     def _chained(self, state: ChainState, inputs: Inputs, scope: Scope) -> None:
         """The chain's mappings ending at t, from its base's and its right operands'."""
-        chain = state.chain
-        rights = [self._ending(right, inputs, scope) for right in chain.rights]
-        base = self._ending(chain.base, inputs, scope)
+        rights = [read(inputs, scope) for read in self.readers]
+        base = self.base(inputs, scope)
         state.advance(inputs.t, base, rights, scope.since,
                       lambda level, ms: inputs.keep(level.condition, ms))  # type: ignore[misc]
 
-    def _ending(self, tree: EventTree, inputs: Inputs, scope: Scope) -> Iterable[EventMapping]:
-        """The mappings ending at t of a chain's base or right operand, as the row engine
-        reads them (an occurrence BGP's directly); only the chain reads them, at each
-        arrival, so they are not kept."""
+    def _ending(self, tree: EventTree) -> Reader:
+        """How the mappings ending at t of a chain's base or right operand are read, as the
+        row engine reads them (an occurrence BGP's directly), chosen once: only the chain
+        reads them, at each arrival, so they are not kept."""
         match tree:
+            case OccurrenceLeaf(number=number) if number in self.seen.transient:
+                ending = self.seen.ending  # its last arrival's occurrences
+                return lambda inputs, scope: ending(number, inputs.t, scope.since)
             case OccurrenceLeaf():
-                return self.seen.select(tree, inputs.t, None, inputs.t, scope.since)
+                select = self.seen.select
+                return lambda inputs, scope: select(tree, inputs.t, None, inputs.t, scope.since)
             case Combined("eq-join" | "or" as operator, left, right):  # each at t, as they end
-                lefts = list(self._ending(left, inputs, scope))
-                return OPERATORS[operator](lefts, list(self._ending(right, inputs, scope)))
-        return tree_mappings(tree, inputs, scope, inputs.t)
+                join, a, b = OPERATORS[operator], self._ending(left), self._ending(right)
+                return lambda inputs, scope: join(list(a(inputs, scope)), list(b(inputs, scope)))
+        return lambda inputs, scope: tree_mappings(tree, inputs, scope, inputs.t)
 
     def since(self, t: int) -> int | None:
         """Mappings built from t on hold only occurrences starting after this time (None:

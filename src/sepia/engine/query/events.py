@@ -63,19 +63,26 @@ class TreeQuery(QueryKind):
         hidden = frozenset(i for i, n in enumerate(slots.names) if not slots.visible(n))
         self.leaves = Leaves(hidden)
         """Each basic event pattern's matches over its window (a cache, not state)."""
-        self.keeps: dict[TimeKind, Keep] = {}
-        """The interval FILTER of each time kind, made once (its stamps' cache with it)."""
+        self.keeps: list[tuple[TimeKind, Keep]] = []
+        """The interval FILTER of each time kind, made once (its stamps' cache with it);
+        found by identity: an Enum hashes in Python, twice per arrival."""
 
     def inputs(self, t: int, kind: TimeKind) -> Inputs:
         """What an event pattern reads at t (filters see times of ``kind``)."""
         host = self.host
-        keep = self.keeps.get(kind)
-        if keep is None:
-            keep = self.keeps[kind] = interval_filter(host.physical.slots, host.dictionary, kind)
         return Inputs(
-            t, host.windows, host.event_rows, self.occurrences, keep, self.starts,
+            t, host.windows, host.event_rows, self.occurrences, self._keep(kind), self.starts,
             self.consumption, self.leaves,
         )
+
+    def _keep(self, kind: TimeKind) -> Keep:
+        for known, keep in self.keeps:
+            if known is kind:
+                return keep
+        host = self.host
+        keep = interval_filter(host.physical.slots, host.dictionary, kind)
+        self.keeps.append((kind, keep))
+        return keep
 
     def stamped(self, found: set[EventMapping], number: int) -> list[Row]:
         """Event mappings as rows of the ``number``-th MATCH, the interval in its slots;
@@ -161,12 +168,13 @@ class EventQuery(TreeQuery):
         report the event mappings that end at t."""
         host, tree = self.host, self.tree
         relevant = [e for e in elements if e.stream in self.streams]
-        encoded = None
+        encoded = inputs = None
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
             encoded = [host.element(e) for e in relevant]
             batch = [(e.start, e.end, g) for e, g in zip(relevant, encoded, strict=True)]
-            self.occurrences.add(batch, elements[0].kind, self.inputs(t, elements[0].kind))
+            inputs = self.inputs(t, elements[0].kind)  # read again below: the same objects
+            self.occurrences.add(batch, elements[0].kind, inputs)
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             host.insert(t, relevant)
             for window in host.windows.values():
@@ -183,7 +191,7 @@ class EventQuery(TreeQuery):
             found = set()
         else:
             self.admit(t, relevant, encoded)
-            found = completed(tree, self.inputs(t, relevant[0].kind))
+            found = completed(tree, inputs or self.inputs(t, relevant[0].kind))
         host.clock = t
         host.completed = [self.stamped(found, 0)]
         results = host.evaluate(t) if found or host.dense else []

@@ -324,6 +324,7 @@ def _literal_number(term: ox.Literal) -> object:
     return _number(term.datatype.value, term.value)
 
 
+_XSD_INTEGER, _XSD_DECIMAL, _XSD_DOUBLE = (XSD + name for name in ("integer", "decimal", "double"))
 _NUMBER_TYPES = {f"^^<{XSD}{name}>": XSD + name for name in ("integer", "decimal", "double")}
 """What follows the lexical form in the N-Triples text of a number, and its datatype."""
 
@@ -342,16 +343,21 @@ def _number(kind: str, text: str) -> object:
     """``_literal_number`` of the literal ``text``^^``kind``. A number of at most 15
     characters is within ``_bounded``'s limits (under 10^15, at most 14 fractional
     digits), which are then not worked out."""
-    if kind == XSD + "integer" and _INTEGER.fullmatch(text):
+    if kind == _XSD_INTEGER and _INTEGER.fullmatch(text):
         return int(text) if len(text) <= _SHORT else _bounded(Decimal(text), int(text))
-    if kind == XSD + "decimal" and _DECIMAL.fullmatch(text):
+    if kind == _XSD_DECIMAL and _DECIMAL.fullmatch(text):
         return Decimal(text) if len(text) <= _SHORT else _bounded(Decimal(text))
-    if kind == XSD + "double" and _DOUBLE.fullmatch(text):
+    if kind == _XSD_DOUBLE and _DOUBLE.fullmatch(text):
         return float(text)
     return UNSURE
 
 
 def _arithmetic(apply: Callable[[Number, Number], Number], a: object, b: object) -> object:
+    if type(a) is Decimal and type(b) is Decimal:  # W8's ?price1 * 0.7, once per new price:
+        try:  # no promotion to work out (the general path below gives the same)
+            return _bounded(_EXACT.plus(apply(a, b)))  # type: ignore[arg-type]
+        except decimal.DecimalException:
+            return UNSURE
     if a is UNSURE or b is UNSURE:
         return UNSURE
     if isinstance(a, _TEMPORAL) or isinstance(b, _TEMPORAL):
