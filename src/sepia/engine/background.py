@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyoxigraph as ox
 
-from sepia.algebra.path import Link, NegatedSet
+from sepia.algebra.path import Link, NegatedSet, NestedTest, ZeroOrMore, ZeroOrOne
 from sepia.algebra.pattern import PathPattern, TriplePattern
 from sepia.algebra.query import Describe, Dialect, Entailment, Query
 from sepia.algebra.scope import nodes
@@ -300,8 +300,9 @@ class Lookups:
 
 def read_predicates(query: Query) -> frozenset[str] | None:
     """The predicate IRIs of every triple pattern and property path of ``query`` (None: it
-    may read any triple: a variable predicate, a negated property set, DESCRIBE, RDFS
-    entailment): no pattern of it matches a triple of another predicate."""
+    may read any triple: a variable predicate, a negated property set, a nested path's
+    zero-length step, DESCRIBE, RDFS entailment): no pattern of it matches a triple of
+    another predicate."""
     if isinstance(query.form, Describe) or query.entailment is not Entailment.NONE:
         return None
     found: set[str] = set()
@@ -310,10 +311,17 @@ def read_predicates(query: Query) -> frozenset[str] | None:
             return None
         found.add(pattern.predicate.value)
     for path in nodes(query, PathPattern):
-        if nodes(path, NegatedSet):
+        if nodes(path, NegatedSet) or _zero_length_nested(path):
             return None
         found.update(link.iri.value for link in nodes(path, Link))
     return frozenset(found)
+
+
+def _zero_length_nested(path: PathPattern) -> bool:
+    """Whether a path the engine evaluates itself (one with a nested test) can take a
+    zero-length step (``*``, ``?``): that relates every node of the graph to itself, the
+    subjects and objects of triples of any predicate."""
+    return bool(nodes(path, NestedTest)) and bool(nodes(path, ZeroOrMore) or nodes(path, ZeroOrOne))
 
 
 def looked_up(query: Query) -> bool:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sepia.algebra import dataset as ds
 from sepia.engine.cep.intervals import EventMapping
-from sepia.engine.cep.leaves import LeafMatches, Leaves
+from sepia.engine.cep.leaves import LeafMatches, Leaves, needed_predicates
 from sepia.engine.r2r import operators as po
 from sepia.engine.r2r.scan import Constant, Slot
 from sepia.engine.rows import Row, compatible
@@ -120,3 +120,34 @@ def test_ends_at_reads_the_mappings_of_the_elements_stamped_then():
     window.insert(2, ((7, 2, 8),))
     kept.follow(window, None, match)
     assert [kept.ends_at(t) for t in (0, 1, 2, 3)] == [False, True, False, False]
+
+
+def test_an_element_without_the_patterns_predicate_is_not_matched():
+    """``{?x :p ?y}`` with :p = 1 over the event graph: the element at 2 holds only :q
+    (2), so it is not handed to the matcher and has no mapping; the one at 3 holds both."""
+    calls: list[int] = []
+
+    def counted(plan: object, time: int, triples: tuple) -> list[Row]:
+        calls.append(time)
+        return [(s, o, None) for s, p, o in triples if p == 1]
+
+    scan = po.Scan((po.EventGraph(),), ((Slot(0), Constant(1), Slot(1)),))
+    window = WindowState(WindowOperator(ds.Sliding(5, 1, 0)))
+    window.insert(1, ((5, 1, 6),))
+    window.insert(2, ((5, 2, 6),))
+    window.insert(3, ((7, 2, 8), (7, 1, 9)))
+    kept = LeafMatches(scan, (0, 1))
+    kept.follow(window, None, counted)
+    assert calls == [1, 3]
+    assert kept.select(9, None, None) == {((5, 6, None), 1, 1), ((7, 9, None), 3, 3)}
+    assert [kept.ends_at(t) for t in (1, 2, 3)] == [True, False, True]
+
+
+def test_only_a_bgp_over_the_event_graph_alone_needs_predicates():
+    """Its constant predicates, each once; a variable predicate needs none, nor does a BGP
+    that also reads the background (its triples may come from there)."""
+    pattern = (Slot(0), Constant(1), Slot(1))
+    assert needed_predicates(po.Scan((po.EventGraph(),), (pattern, pattern))) == (1,)
+    assert needed_predicates(po.Scan((po.EventGraph(),), ((Slot(0), Slot(2), Slot(1)),))) == ()
+    both = (po.EventGraph(), po.BackgroundGraph(None))
+    assert needed_predicates(po.Scan(both, (pattern,))) == ()  # type: ignore[arg-type]

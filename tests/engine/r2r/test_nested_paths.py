@@ -86,3 +86,16 @@ def test_the_cached_rows_are_the_nodes_own():
     assert relations.rows(one, [graph], 0) == [(b,)]
     relations._cache[id(more)] = relations._cache[id(one)]  # as if ``more`` took its id
     assert sorted(relations.rows(more, [graph], 0)) == sorted([(a,), (b,)])
+
+
+def test_a_zero_length_step_relates_nodes_of_any_predicate():
+    """``?s (:p/[:q])* ?o`` over a :p b, b :q t, x :r y: the zero-length step relates every
+    node of the map to itself, x and y (held by :r alone, which the path does not name)
+    too; one step relates a to b (b has a :q)."""
+    store = ox.Store()
+    store.load(b"@prefix : <http://example.org/> . :a :p :b . :b :q :t . :x :r :y .",
+               format=ox.RdfFormat.TURTLE, to_graph=ox.NamedNode(EX + "g"))
+    text = f"PREFIX : <{EX}>\nSELECT ?s ?o FROM :g WHERE {{ ?s (:p/[:q])* ?o }}"
+    assert answers(text, {}, store) == {
+        (0, "b", "a"), *((0, n, n) for n in ("a", "b", "t", "x", "y")),
+    }

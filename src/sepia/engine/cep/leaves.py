@@ -30,12 +30,14 @@ E = TypeVar("E")
 class LeafMatches:
     """The mappings (row, start, end) of one pattern over each element of one window."""
 
-    __slots__ = ("elements", "index", "keys", "plan", "version", "window")
+    __slots__ = ("elements", "index", "keys", "needs", "plan", "version", "window")
 
     def __init__(self, plan: po.PhysicalPlan, keys: tuple[int, ...]) -> None:
         self.plan = plan
         self.keys = keys
         """Slots every mapping binds: the index's key (none: no index)."""
+        self.needs = needed_predicates(plan)
+        """Predicates an element must hold for the pattern to match it (``needed_predicates``)."""
         self.window: WindowState | None = None
         self.version = -1
         self.elements: deque[tuple[tuple, list[EventMapping]]] = deque()
@@ -57,7 +59,7 @@ class LeafMatches:
             start = time if starts is None else starts[i]
             mappings: list[EventMapping] = [
                 (row, start, time) for row in match(self.plan, time, triples)
-            ]
+            ] if _holds(triples, self.needs) else []
             kept.append((element, mappings))
             if self.keys:
                 for m in mappings:
@@ -118,6 +120,29 @@ class LeafMatches:
         if mu is not None and keys and all(mu[k] is not None for k in keys):
             return self.index.get(self._key(mu), ())
         return (m for _, mappings in self.elements for m in mappings)
+
+
+def needed_predicates(plan: po.PhysicalPlan) -> tuple[int, ...]:
+    """The predicates (ids) an event's graph must hold for a basic event pattern that is a
+    BGP over it alone to match: each triple pattern's constant one. An element without one
+    of them is not matched (W9's ``{ ?v :delayAt ?s }`` skips the arrivals and the other
+    events, most of the stream). Of any other plan, none (an empty tuple)."""
+    if not isinstance(plan, po.Scan) or plan.graphs != (po.EventGraph(),):
+        return ()
+    return tuple(dict.fromkeys(
+        p.id for _, p, _ in plan.patterns if isinstance(p, po.Constant)
+    ))
+
+
+def _holds(triples: tuple, needs: tuple[int, ...]) -> bool:
+    """Whether some triple of ``triples`` has each predicate of ``needs``."""
+    for p in needs:
+        for triple in triples:
+            if triple[1] == p:
+                break
+        else:
+            return False
+    return True
 
 
 class Leaves:
