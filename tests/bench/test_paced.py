@@ -78,3 +78,14 @@ def test_the_paced_system_stops_at_its_budget_with_the_prefix_it_read(
     outcome = PacedLocalEngine(clock).run(data, manifest, variant, clock.now() + 5.0)
     assert not outcome.complete and 170 <= outcome.elements <= 180 < total  # 175 today
     assert outcome.startup_s == pytest.approx(reading_s, abs=0.01)
+
+
+def test_the_wall_clock_never_sleeps_a_negative_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clock moved past the sleep's start between two reads of it (a paced W7 run
+    failed with 'sleep length must be non-negative'): the wait reads it once."""
+    readings = iter([0.0, 1.0, 2.0, 3.0])
+    slept: list[float] = []
+    monkeypatch.setattr(local_engine.time, "perf_counter", lambda: next(readings))
+    monkeypatch.setattr(local_engine.time, "sleep", slept.append)
+    local_engine.WALL.wait_until(local_engine.SPIN_S + 0.5)
+    assert slept == [0.5]

@@ -59,8 +59,9 @@ class WallClock:
 
     def wait_until(self, moment: float) -> None:
         """Sleep until ``SPIN_S`` before ``moment``, then spin to it."""
-        if moment - time.perf_counter() > SPIN_S:
-            time.sleep(moment - time.perf_counter() - SPIN_S)
+        left = moment - time.perf_counter() - SPIN_S  # read once: a second read can pass it
+        if left > 0:
+            time.sleep(left)
         while time.perf_counter() < moment:
             pass
 
