@@ -264,7 +264,9 @@ class StreamingDataset:
         solutions = self._query(query)
         assert isinstance(solutions, ox.QuerySolutions), query
         names = [v.value for v in solutions.variables]
-        return [Mu((n, s[n]) for n in names if s[n] is not None) for s in solutions]
+        return [
+            Mu({n: v for n, v in zip(names, s, strict=True) if v is not None}) for s in solutions
+        ]
 
     def ask(self, query: str, events: list[ox.NamedNode] | None = None, t: int = 0) -> bool:
         """The answer of an ASK query over the dataset, or with ``events`` over those event
