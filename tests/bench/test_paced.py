@@ -13,6 +13,8 @@ import pytest
 
 from sepia.bench.systems import local_engine
 from sepia.bench.systems.local_engine import PacedLocalEngine, _elements, _session, replay
+from sepia.rdf.results import Result
+from sepia.rdf.stream import StreamElement
 from sepia.workloads import generate
 from sepia.workloads.manifest import Manifest
 
@@ -89,3 +91,39 @@ def test_the_wall_clock_never_sleeps_a_negative_time(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(local_engine.time, "sleep", slept.append)
     local_engine.WALL.wait_until(local_engine.SPIN_S + 0.5)
     assert slept == [0.5]
+
+
+class SlowSession:
+    """A session whose every push costs ``cost`` s of the virtual clock (one push of the
+    element stamped ``stall_at`` ``stall`` s more) and makes the result of the instant
+    before each element it is given due."""
+
+    def __init__(self, clock: VirtualClock, cost: float, stall_at: int, stall: float) -> None:
+        self.clock, self.cost, self.stall_at, self.stall = clock, cost, stall_at, stall
+        self.pushed: list[int] = []
+
+    def push_many(self, elements: list[StreamElement]) -> list[Result]:
+        self.pushed.append(len(elements))
+        stalled = any(e.time == self.stall_at for e in elements)
+        self.clock.sleep(self.cost + (self.stall if stalled else 0.0))
+        return [Result("q", e.time - 1, boolean=True) for e in elements]
+
+    def flush(self) -> list[Result]:
+        return []
+
+
+def test_a_backlog_goes_in_at_once_each_result_timed_from_its_element() -> None:
+    """Elements 10 ms apart, 8 ms a push; the push of the 5th (arrived at 40 ms) stalls
+    50 ms more, done at 98 ms. The 6th-10th (arrived at 50-90 ms) then go in as one push,
+    done at 106 ms: latencies 56, 46, 36, 26, 16 ms. The 11th (100 ms) waits for it, done
+    at 114 (14 ms); the 12th (110 ms) at 122 (12); the 13th (120 ms) at 130 (10); from
+    the 14th (130 ms) each is pushed on arrival (8 ms). One push per element behind the
+    stall drained the backlog at 2 ms an element: 56, 54, 52, ..."""
+    clock = VirtualClock(step=0.0)
+    session = SlowSession(clock, cost=0.008, stall_at=5, stall=0.05)
+    elements = [StreamElement("s", f"g{t}", t, t, ()) for t in range(1, 21)]
+    outcome = replay(session, elements, 60.0, 100.0, clock)  # type: ignore[arg-type]
+    assert session.pushed == [1] * 5 + [5] + [1] * 10
+    assert outcome.complete and (outcome.elements, outcome.results) == (20, 20)
+    expected = [8] * 4 + [58, 56, 46, 36, 26, 16, 14, 12, 10] + [8] * 7
+    assert [round(ms, 6) for ms in outcome.latencies_ms] == expected

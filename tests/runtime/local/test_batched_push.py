@@ -107,3 +107,34 @@ def test_a_live_backlog_is_taken_at_once_and_gives_the_same_results(w4, monkeypa
     driver = Driver(session, written.extend, Feed())
     driver.live({stream: [(e, "-") for e in _elements(w4)]})
     assert _text(written) == expected
+
+
+def test_an_element_joins_the_instant_a_batch_left_waiting(tmp_path, monkeypatch):
+    """A single element stamped with the last time of the batch before it (three sensors
+    reporting at the same instants, a backlog taken at once then one element alone) joins
+    that instant, as element by element: it was refused as out of order."""
+    generate("W7", 300, 7, tmp_path)
+    manifest = Manifest.load(tmp_path)
+    variant = manifest.variants[0]
+    assert variant.query is not None
+    query = (tmp_path / variant.query).read_text(encoding="utf-8")
+    streams = [read_stream(tmp_path / s.path, s.iri) for s in manifest.streams]
+    elements = sorted((e for s in streams for e in s), key=lambda e: e.time)
+
+    def session() -> Session:
+        made = Session()
+        made.register(query, variant.name)
+        return made
+
+    with monkeypatch.context() as patched:
+        patched.setenv("SEPIA_ENGINE_PATH", "rows")
+        rows = session()
+    expected = _text([r for e in elements for r in rows.push(e)] + rows.flush())
+    columns = session()
+    assert columns.columnar
+    first, second, third = elements[:3]
+    assert first.time == second.time == third.time  # the sensors report together
+    results = columns.push_many([first, second]) + columns.push(third)
+    results += [r for e in elements[3:] for r in columns.push(e)] + columns.flush()
+    assert _text(results) == expected
+    assert expected

@@ -121,8 +121,10 @@ class Session:
     def push(self, element: StreamElement) -> list[Result]:
         """One element (times must not decrease); the results it made due."""
         held = self.pending_columns
-        if held is not None and element.time <= int(held.times[-1]):
+        if held is not None and element.time < int(held.times[-1]):
             raise ValueError(f"element at {element.time} after columns up to {held.times[-1]}")
+        if held is not None and element.time == int(held.times[-1]):  # joins the held instant
+            return self.push_columns(ColumnBatch.from_elements([element], self.dictionary))
         if held is not None:
             return self._emit(self._release() + self.push(element))
         if self.pending and element.time < self.pending[0].time:
