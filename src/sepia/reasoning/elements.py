@@ -10,7 +10,10 @@ expansion holds it and leaves the window with the last of them: the support coun
 when a window moves or a query evaluates.
 
 Each distinct triple is expanded once: its expansion is cached (a bounded cache, cleared
-when full, as the expansion is a pure function of the triple).
+when full, as the expansion is a pure function of the triple). An expansion keeps only the
+derived triples the query can match (:mod:`sepia.reasoning.reads`): an element carries its
+own triples and those, so windows, occurrences and the dictionary's collection hold no
+typing no pattern reads.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pyoxigraph as ox
 
 from sepia.rdf.dictionary import Dictionary
 from sepia.reasoning.rdfs import entailed
+from sepia.reasoning.reads import EVERYTHING, Reads
 from sepia.reasoning.schema import Schema, Triple, Vocabulary
 
 EXPANSION_CACHE = 1 << 16
@@ -28,12 +32,16 @@ EXPANSION_CACHE = 1 << 16
 
 class ElementClosure:
     """Closes encoded triples under the background's schema (``schema``: pyoxigraph schema
-    triples, closed here once into id lookups)."""
+    triples, closed here once into id lookups), keeping of the derived triples those
+    ``reads`` names (``sepia.reasoning.reads.reads_of`` the query)."""
 
-    def __init__(self, schema: Iterable[ox.Triple], dictionary: Dictionary) -> None:
+    def __init__(
+        self, schema: Iterable[ox.Triple], dictionary: Dictionary, reads: Reads = EVERYTHING
+    ) -> None:
         encode = dictionary.encode
         ids = [(encode(t.subject), encode(t.predicate), encode(t.object)) for t in schema]
         self.schema: Schema[int] = Schema.of(ids, Vocabulary.encoded(dictionary))
+        self.reads: Reads[int] = reads.encoded(encode)
         self._expansions: dict[Triple[int], Collection[Triple[int]]] = {}
         v = self.schema.vocabulary
         self.ruled = self.schema.expanding | {v.type, v.sub_class, v.sub_property}
@@ -58,13 +66,18 @@ class ElementClosure:
         return tuple(closed)
 
     def expansion(self, triple: Triple[int]) -> Collection[Triple[int]]:
-        """What one triple entails (itself included), computed on its first arrival (by
-        the rules only where its predicate has some: ``ruled``)."""
+        """The triple and what it entails that the query can read, computed on its first
+        arrival (by the rules only where its predicate has some: ``ruled``)."""
         found = self._expansions.get(triple)
         if found is None:
             if len(self._expansions) >= EXPANSION_CACHE:
                 self._expansions.clear()
             found = self._expansions[triple] = (
-                entailed(triple, self.schema) if triple[1] in self.ruled else (triple,)
+                (triple, *self.reads.kept(self._derived(triple), self.schema.vocabulary.type))
+                if triple[1] in self.ruled else (triple,)
             )
         return found
+
+    def _derived(self, triple: Triple[int]) -> list[Triple[int]]:
+        """What ``triple`` entails besides itself."""
+        return [t for t in entailed(triple, self.schema) if t != triple]

@@ -205,12 +205,14 @@ class LevelIndex:
         for b in rights:
             row = b[0]
             bucket = bucket_of(row)
+            found = buckets.get(bucket)
+            if found is None and not unsure and None not in bucket:
+                continue  # no left mapping to pair (W8 with RDFS: a company never typed)
             probe = None if None in bucket else exact(probe_of(row))
             if probe is None:  # no exact probe (or no bucket): every left mapping is F's
                 others = self.every() if None in bucket else self._bucket(bucket)
                 tested += joined(others + unsure, b, floor, True)
                 continue
-            found = buckets.get(bucket)
             if found is not None:
                 low, high = span(found.keys, probe)
                 if low < high:

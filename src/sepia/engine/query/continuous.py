@@ -60,6 +60,7 @@ from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 from sepia.rdf.terms import Term, term_to_nt
 from sepia.reasoning.elements import ElementClosure
+from sepia.reasoning.reads import reads_of
 
 Snapshot = dict[str, list[tuple]]
 WindowColumns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -92,8 +93,10 @@ class ContinuousQuery:
             background = background.entailed()
         self.background = background
         self.closure = (
-            None if background.schema is None else ElementClosure(background.schema, dictionary)
+            None if background.schema is None
+            else ElementClosure(background.schema, dictionary, reads_of(query))
         )
+        """Closes each element, keeping the derived triples ``query`` can match."""
         if background.schema is not None and calls(query.pattern, "TIMESTAMP"):
             raise Unsupported("C-SPARQL timestamp() under RDFS entailment")
         if physical is None:
