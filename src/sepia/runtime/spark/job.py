@@ -3,6 +3,7 @@
 ```
 stream files: paths -> pieces -> mapInArrow(route_files): read, parse, give keys (watermark)
 other sources (ingest rows, watermark per stream) -> mapInArrow(route): fold, give keys
+  (units on one key each: blocks of rows packed by columns, `ingest_columns`)
   -> union
   -> groupBy(unit, partition) -> transformWithStateInPandas(EngineHost), event-time timers
   -> result rows (t, query_index, partition, seq, query, line)   -> sinks (sinks.py)
