@@ -226,7 +226,7 @@ def _term_table(rows: Sequence[ElementRow]) -> list:
         terms = row[7].split(TERM_SEPARATOR) if row[7] else []
         positions += [index.setdefault(term, len(index)) for term in terms]
         counts.append(len(terms))
-    return [list(index), _base64(np.array(positions, dtype=np.int32)), _shapes(rows, counts)]
+    return [list(index), as_base64(np.array(positions, dtype=np.int32)), _shapes(rows, counts)]
 
 
 def _referenced_table(rows: Sequence[ElementRow]) -> list:
@@ -253,11 +253,11 @@ def _referenced_table(rows: Sequence[ElementRow]) -> list:
         starts.append(first + refs.start)
         counts.append(refs.stop - refs.start)
     distinct, inverse = np.unique(gathered(arrays, starts, counts), return_inverse=True)
-    packed = _base64(inverse.astype(np.int32))
+    packed = as_base64(inverse.astype(np.int32))
     return [[terms[i] for i in distinct.tolist()], packed, _shapes(rows, counts)]
 
 
-def _base64(array: np.ndarray) -> str:
+def as_base64(array: np.ndarray) -> str:
     return base64.b64encode(array.tobytes()).decode("ascii")
 
 
@@ -272,10 +272,10 @@ def _shapes(rows: Sequence[ElementRow], counts: Sequence[int]) -> list:
     for field in (0, 1, 6):
         index: dict[str | int, int] = {}
         at = [index.setdefault(row[field], len(index)) for row in rows]
-        shared.append([list(index), _base64(np.array(at, dtype=np.int32))])
+        shared.append([list(index), as_base64(np.array(at, dtype=np.int32))])
     numbers = [[row[2] for row in rows], [row[4] for row in rows], [row[END] for row in rows]]
     graphs = [row[GRAPH] for row in rows]
-    return [shared, graphs, _base64(np.array([*numbers, counts], dtype=np.int64))]
+    return [shared, graphs, as_base64(np.array([*numbers, counts], dtype=np.int64))]
 
 
 def packed_columns(
@@ -287,11 +287,11 @@ def packed_columns(
     alike: a point in time) and number of terms, and their terms as positions among
     `terms`; made from arrays, no row made first."""
     stream, file, kind = shared
-    at = _base64(np.zeros(len(graphs), dtype=np.int32))
-    numbers = _base64(np.array([seq, times, times, counts], dtype=np.int64))
+    at = as_base64(np.zeros(len(graphs), dtype=np.int32))
+    numbers = as_base64(np.array([seq, times, times, counts], dtype=np.int64))
     shapes = [[[[value], at] for value in shared], graphs, numbers]
     last = int(times.max())
-    table = [terms, _base64(positions.astype(np.int32)), shapes]
+    table = [terms, as_base64(positions.astype(np.int32)), shapes]
     return (stream, file, int(seq[0]), PACKED_TERMS, last, last, kind, json.dumps(table))
 
 

@@ -3,6 +3,7 @@
 ```
 stream files: paths -> pieces -> mapInArrow(route_files): read, parse, give keys (watermark)
 other sources (ingest rows, watermark per stream) -> mapInArrow(route): fold, give keys
+  (units on one key each: blocks of rows packed by columns, `ingest_columns`)
   -> union
   -> groupBy(unit, partition) -> transformWithStateInPandas(EngineHost), event-time timers
   -> result rows (t, query_index, partition, seq, query, line)   -> sinks (sinks.py)
@@ -99,6 +100,8 @@ from sepia.runtime.spark.ingest import (
     piece_elements,
     with_event_time,
 )
+from sepia.runtime.spark.ingest_columns import CanonicalTexts, aligned, plain
+from sepia.runtime.spark.ingest_columns import packed_rows as ingest_packed_rows
 from sepia.runtime.spark.splits import SEQ_STRIDE, Piece, local_path
 from sepia.runtime.spark.units import Unit, bucket_key
 from sepia.runtime.spark.warm import WarmCache
@@ -157,8 +160,28 @@ def results_frame(
 
 
 def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: ingest rows in, one row per element and key out."""
-    return _routed_batches(spec, ((row, None) for row in element_rows(batches, spec.on_error)))
+    """mapInArrow body: ingest rows in, one row per element and key out (packed: one row
+    per block, stream and unit, where every unit is on one key: `ingest_columns`)."""
+    if not all(_keys(spec, n) == [None] for n in range(len(spec.units))):
+        return _routed_batches(spec, ((row, None) for row in element_rows(batches, spec.on_error)))
+    return _one_key_batches(batches, spec)
+
+
+def _one_key_batches(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
+    """The route stage of units on one key each: a block of plain elements becomes one
+    packed row per stream, by columns (`ingest_columns`), sent to each unit reading it; any
+    other block (errors, end-of-input markers, clock rows) is folded row by row."""
+    texts = CanonicalTexts()
+    with paused_gc():
+        for block in aligned(batches):
+            if not plain(block):
+                read = element_rows(block.to_batches(), spec.on_error)
+                yield from _routed_batches(spec, ((row, None) for row in read))
+                continue
+            routed = [(n, None, row) for row in ingest_packed_rows(block, texts)
+                      for n, unit in enumerate(spec.units) if unit.reads(row[0])]  # fmt: skip
+            if routed:
+                yield _arrow(routed)
 
 
 def route_files(

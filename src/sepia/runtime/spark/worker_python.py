@@ -8,7 +8,9 @@ machine (load 20 on 2 cores) that process took 14-20 s and every stateful query 
 its start ("Python worker failed to connect back"). The pip-installed PySpark this
 interpreter runs is the very package the zip sits in, so the launcher written here drops
 that zip (and py4j's) from the path and runs the module Spark asked for from the installed,
-compiled package.
+compiled package. The launcher lives in the temporary folder, which Python would put first
+on the path as the script's own: any module file there (a `grp.py` left in /tmp) would
+shadow the standard library's in every worker, so the launcher takes its folder off.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ LAUNCHER = '''#!{python}
 """Sepia's launcher for Spark's Python processes (sepia.runtime.spark.worker_python)."""
 import os, runpy, sys
 ZIPS = {zips!r}
-sys.path[:] = [p for p in sys.path if p not in ZIPS]
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:] = [p for p in sys.path[:1] if p != HERE] + [p for p in sys.path[1:] if p not in ZIPS]
 os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in ZIPS
 )
