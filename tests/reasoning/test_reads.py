@@ -43,7 +43,8 @@ def test_a_variable_predicate_reads_everything():
 def test_patterns_inside_filters_and_paths_are_read():
     """EXISTS reads :owns; the path :p/^:q reads :p and :q."""
     found = reads("?c :p/^:q ?d FILTER EXISTS { ?d :owns ?e } ?c a :Listed")
-    assert found == Reads(frozenset(node(p) for p in ("p", "q", "owns")), frozenset({node("Listed")}))
+    predicates = frozenset(node(p) for p in ("p", "q", "owns"))
+    assert found == Reads(predicates, frozenset({node("Listed")}))
 
 
 def test_a_zero_length_path_or_a_negated_set_reads_everything():
