@@ -90,7 +90,7 @@ def test_the_wall_clock_never_sleeps_a_negative_time(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(local_engine.time, "perf_counter", lambda: next(readings))
     monkeypatch.setattr(local_engine.time, "sleep", slept.append)
     local_engine.WALL.wait_until(local_engine.SPIN_S + 0.5)
-    assert slept == [pytest.approx(0.5)]
+    assert slept == [0.5]
 
 
 class SlowSession:
@@ -127,15 +127,3 @@ def test_a_backlog_goes_in_at_once_each_result_timed_from_its_element() -> None:
     assert outcome.complete and (outcome.elements, outcome.results) == (20, 20)
     expected = [8] * 4 + [58, 56, 46, 36, 26, 16, 14, 12, 10] + [8] * 7
     assert [round(ms, 6) for ms in outcome.latencies_ms] == expected
-
-
-def test_the_wall_clock_sleeps_most_of_a_millisecond_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spinning through the last 2 ms of every wait kept a paced W7 (4 ms between elements)
-    busy half of its time, and the shared machine's scheduler preempted it when elements
-    were due: a 1 ms wait now sleeps its first 0.7 ms."""
-    readings = iter([0.0, 0.0007, 0.0010])
-    slept: list[float] = []
-    monkeypatch.setattr(local_engine.time, "perf_counter", lambda: next(readings))
-    monkeypatch.setattr(local_engine.time, "sleep", slept.append)
-    local_engine.WALL.wait_until(0.001)
-    assert slept == [pytest.approx(0.0007)]

@@ -36,13 +36,10 @@ PEAK_SHARE = 0.3
 """The share of the budget the paced system may spend learning the peak rate."""
 
 
-SPIN_S = 0.0003
+SPIN_S = 0.002
 """The last part of a wait the wall clock spins instead of sleeping: a sleep overshoots by
 tens of microseconds, and at a paced rate of 10,000 elements a second one sleep per
-element fell behind the schedule (and every latency with it). No longer: with 2 ms, a paced
-W7 (4 ms between elements) spun half of its time, and the scheduler of a shared machine
-took the processor from it when an element was due (p50 3-22 ms against 2.0-2.6 ms with
-0.3 ms, at loads 5-9)."""
+element fell behind the schedule (and every latency with it)."""
 
 
 class Clock(Protocol):
