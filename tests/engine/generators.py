@@ -263,6 +263,16 @@ def partition_clause(draw, patterns: list[str]) -> str:
     return f"PARTITION BY {draw(st.sampled_from(sorted(common or set.union(*found))))}"
 
 
+def epsparql_pattern(draw, groups: list[str], operators: list[str]) -> str:
+    """2-3 of ``groups`` (drawn with repeats) joined left to right by EP-SPARQL binary
+    ``operators`` (SEQ, EQUALS, OPTIONALSEQ ...): the body of an EP-SPARQL SELECT."""
+    chosen = draw(st.lists(st.sampled_from(groups), min_size=2, max_size=3))
+    pattern = chosen[0]
+    for group in chosen[1:]:
+        pattern += f" {draw(st.sampled_from(operators))} {group}"
+    return pattern
+
+
 @st.composite
 def sequence_queries(draw, partitioned: bool = False) -> str:
     """A SPAseq query: 2-3 elements joined by , ; : with + ? ! modifiers, & and |

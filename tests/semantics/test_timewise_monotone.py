@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.generators import epsparql_pattern
 from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement
 from sepia.semantics.evaluator import Evaluation, _matches
@@ -29,10 +30,7 @@ CONDITIONS = ["", " FILTER(getDURATION() < 5)", " FILTER(getSTARTTIME() > 1 && ?
 
 @st.composite
 def queries(draw) -> str:
-    groups = draw(st.lists(st.sampled_from(GROUPS), min_size=2, max_size=3))
-    pattern = groups[0]
-    for group in groups[1:]:
-        pattern += f" {draw(st.sampled_from(OPERATORS))} {group}"
+    pattern = epsparql_pattern(draw, GROUPS, OPERATORS)
     return f"PREFIX : <{EX}>\nSELECT * WHERE {{ {pattern}{draw(st.sampled_from(CONDITIONS))} }}"
 
 

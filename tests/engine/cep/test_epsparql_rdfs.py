@@ -14,7 +14,7 @@ from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
-from ..generators import EX, S1
+from ..generators import EX, S1, epsparql_pattern
 from ..query.test_rdfs_streams import background, typed_streams
 from ..support import assert_agrees, canonical
 
@@ -110,10 +110,7 @@ GROUPS = [
 @st.composite
 def typed_epsparql(draw) -> str:
     """2-3 groups reading typings (constant, variable and none) joined by SEQ / EQUALS."""
-    groups = draw(st.lists(st.sampled_from(GROUPS), min_size=2, max_size=3))
-    pattern = groups[0]
-    for group in groups[1:]:
-        pattern += f" {draw(st.sampled_from(['SEQ', 'SEQ', 'EQUALS', 'OPTIONALSEQ']))} {group}"
+    pattern = epsparql_pattern(draw, GROUPS, ["SEQ", "SEQ", "EQUALS", "OPTIONALSEQ"])
     return f"PREFIX : <{EX}>\nSELECT * WHERE {{ {pattern} }}"
 
 
