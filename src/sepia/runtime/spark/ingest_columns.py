@@ -24,9 +24,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyoxigraph as ox
 
-from sepia.rdf.terms import canonical
+from sepia.rdf.terms import canonical, parse_term
 from sepia.runtime.spark.elements import (
     CLOCK_GRAPH,
     END_GRAPH,
@@ -44,8 +43,9 @@ CANONICAL_TEXTS = 1 << 16
 class CanonicalTexts:
     """Each term's canonical N-Triples text (`terms.canonical`, as the engine's dictionary
     holds it) from its N-Triples text as an ingest row holds it: an IRI's or blank node's
-    text is its canonical one; a literal is parsed once (a stream repeats its values) and
-    written canonical. At most `CANONICAL_TEXTS` literals are kept: then it starts afresh."""
+    text is its canonical one; a literal is parsed once (`terms.parse_term`; a stream
+    repeats its values) and written canonical. At most `CANONICAL_TEXTS` literals are kept:
+    then it starts afresh."""
 
     def __init__(self) -> None:
         self.known: dict[str, str] = {}
@@ -57,8 +57,7 @@ class CanonicalTexts:
         if found is None:
             if len(self.known) > CANONICAL_TEXTS:
                 self.known = {}
-            quad = next(iter(ox.parse(f"<urn:s> <urn:p> {text} .", format=ox.RdfFormat.N_TRIPLES)))
-            found = self.known[text] = str(canonical(quad.object))
+            found = self.known[text] = str(canonical(parse_term(text)))
         return found
 
 
