@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pyoxigraph as ox
 import pytest
 
@@ -238,6 +239,7 @@ def test_a_sequence_looks_up_the_background_subjects_its_events_bind(
     forget: int | None, path: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SEPIA_ENGINE_PATH", path)
+    monkeypatch.setattr(module, "LOOKUPS_FROM", 1)  # a graph this small is encoded whole
     session = Session(_store(LOOKED_UP, G), forget_terms=forget)
     session.register(SEQUENCE.format(g=G.value))
     assert session.dictionary.lookup('"Anna Smith"') is None  # nothing encoded yet
@@ -263,12 +265,15 @@ EXPIRING = (f"PREFIX : <{E}> SELECT ?x ?v WITHIN 1 MINUTES FROM STREAM S1 <{E}s>
 KEYS = 120
 
 
-def test_looked_up_subjects_are_forgotten_with_the_runs_that_named_them() -> None:
+def test_looked_up_subjects_are_forgotten_with_the_runs_that_named_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A long stream naming ever new subjects: each key's two elements match (its run ends
     there or expires a minute later), and a collection after each element forgets the key,
     its looked-up value and their lookup, so the dictionary stays at the live state's size
     instead of growing by two terms a key (it did while the lookups were walked)."""
     store = _store("".join(f"<{E}k{i}> <{E}p> <{E}v{i}> .\n" for i in range(KEYS)), G)
+    monkeypatch.setattr(module, "LOOKUPS_FROM", 1)
     elements = [StreamElement(E + "s", f"{E}e{i}-{n}", t, t, (ox.Triple(
         ox.NamedNode(f"{E}k{i}"), ox.NamedNode(E + "in"), ox.NamedNode(E + "o")),))
         for i in range(KEYS) for n, t in enumerate([i * 120_000, i * 120_000 + 1])]
@@ -287,3 +292,36 @@ def test_looked_up_subjects_are_forgotten_with_the_runs_that_named_them() -> Non
                              for r in expected)
     assert len(answers) == KEYS  # each key once, with its own value
     assert max(sizes[20:]) <= sizes[19] + 6
+
+
+def test_a_background_with_few_looked_up_triples_is_encoded_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Looking subjects up one by one costs more than encoding a small graph at once: under
+    ``LOOKUPS_FROM`` triples of the predicates a sequence reads by subject, they are encoded
+    when the query is registered; from it on, only as events name their subjects. The
+    answers are the same either way."""
+    triples = 7  # LOOKED_UP's :p and :name triples: :a's two, :b's one, :c's two, :z's two
+    answers = {}
+    for threshold, encoded in [(triples + 1, True), (triples, False)]:
+        monkeypatch.setattr(module, "LOOKUPS_FROM", threshold)
+        session = Session(_store(LOOKED_UP, G))
+        session.register(SEQUENCE.format(g=G.value))
+        assert (session.dictionary.lookup('"Zed"') is not None) == encoded
+        answers[encoded] = _sequence_answers(
+            [r for e in SEQUENCE_ELEMENTS for r in session.push(e)] + session.flush())
+    assert answers[True] == answers[False] == [
+        (5, E + "a", E + "b", '"Anna Smith"'), (8, E + "c", E + "caf%C3%A9", '"café"')]
+
+
+def test_found_triples_are_selected_by_subject_and_forgotten_with_their_terms() -> None:
+    found = module.Found()
+    found.add([3, 1], (np.array([3, 1, 3]), np.array([10, 10, 11]), np.array([7, 8, 9])))
+    found.add([5, 2], (np.array([5]), np.array([10]), np.array([4])))  # 2: no triple
+    assert found.known == {1, 2, 3, 5}
+    s, p, o = found.of(np.array([1, 2, 3]))  # grouped by subject, each in the store's order
+    assert (s.tolist(), p.tolist(), o.tolist()) == ([1, 3, 3], [10, 10, 11], [8, 7, 9])
+    assert [c.tolist() for c in found.of(np.array([2]))] == [[], [], []]
+    found.forget({9, 2})  # 3 has object 9: its triples go, and 2 itself
+    assert found.known == {1, 5}
+    assert [c.tolist() for c in found.of(np.array([1, 5]))] == [[1, 5], [10, 10], [8, 4]]

@@ -22,7 +22,9 @@ writes it, block by block, so a large graph's text is never held whole.
 A SPAseq query's background triples are joined with its events by subject (``GRAPH``
 inside a GPM): its predicates are only noted (``select(..., looked_up=True)``) and the
 columnar core asks ``about`` the subjects each batch's events bind, found in the store's
-indexes and encoded then; a graph is encoded whole only if something reads it whole
+indexes and encoded then (unless the graphs hold fewer than ``LOOKUPS_FROM`` triples of
+those predicates: a small graph is encoded whole at once, which costs less than looking
+up each of its subjects); a graph is encoded whole only if something reads it whole
 (``triples``, ``graph``: the row engine), after the ids were pinned (``late``). W10's
 stream names 3,333 of its 1,000,000-triple background's 249,990 card ids. The lookups
 kept (``Lookups``) go with the terms the dictionary forgets.
@@ -64,6 +66,12 @@ SMALL_TEXT = 1 << 16
 """A graph whose whole text is shorter is encoded from pyoxigraph's terms: loading the
 cutter's libraries (polars: 0.3 s of CPU) costs more than cutting saves on a few hundred
 triples, and most runs' background is that small."""
+
+LOOKUPS_FROM = 100_000
+"""Static triples of the predicates a query reads by subject from which they are looked
+up subject by subject (``about``) rather than encoded whole: encoding costs about 2.4 us a
+triple (W10's 1,000,000), a lookup about 50 us a subject (W6's 13,372 card triples: 0.35 s
+of lookups for its 6,700 cards, 0.03 s encoded whole)."""
 
 
 @dataclass(slots=True)
@@ -120,8 +128,9 @@ class Background:
         """Encode the static graphs' triples of these predicate IRIs (None: all) that are
         not encoded yet; a row-engine index of a graph that grew is made again when read.
         ``looked_up``: the query reads them by subject (``about``): they are only noted, and
-        encoded if something reads a graph whole."""
-        if looked_up and self.read is not None:
+        encoded if something reads a graph whole; unless the graphs hold fewer than
+        ``LOOKUPS_FROM`` triples of them, which are encoded at once."""
+        if looked_up and self.read is not None and not _fewer(self.store, predicates, LOOKUPS_FROM):
             wanted = self.wanted
             self.wanted = None if predicates is None or wanted is None else wanted | predicates
             return
@@ -153,27 +162,29 @@ class Background:
             self.late = True
             self.select(wanted)
 
-    def about(self, name: GraphName, subjects: list[int], predicates: tuple[int, ...]) -> Columns:
-        """The triples of static graph ``name`` whose subject is one of ``subjects`` and
-        predicate one of ``predicates`` (ids), looked up in the store's indexes the first
-        time a subject is asked and encoded then: a stream joining a few of a large
-        background's subjects encodes those alone."""
+    def about(self, name: GraphName, subjects: np.ndarray, predicates: tuple[int, ...]) -> Columns:
+        """The triples of static graph ``name`` whose subject is one of ``subjects`` (ids,
+        sorted and distinct) and predicate one of ``predicates`` (ids), grouped by subject
+        in that order; looked up in the store's indexes the first time a subject is asked
+        and encoded then: a stream joining a few of a large background's subjects encodes
+        those alone."""
         if self._lookups is None:
             self._lookups = Lookups(self.dictionary)
-        cache = self._lookups.found.setdefault((name, predicates), {})
-        new = [s for s in dict.fromkeys(subjects) if s not in cache]
+        found = self._lookups.found.setdefault((name, predicates), Found())
+        new = [s for s in subjects.tolist() if s not in found.known]
         if new:
             graph = ox.DefaultGraph() if name is None else name
             decode, encode = self.dictionary.decode, self.dictionary.encode
             iris = [(p, iri) for p in predicates if isinstance(iri := decode(p), ox.NamedNode)]
             find = self.store.quads_for_pattern
+            triples = []
             for s in new:
                 subject = decode(s)
-                cache[s] = tuple(
-                    (p, encode(q.object)) for p, iri in iris
-                    for q in find(subject, iri, None, graph)
-                ) if isinstance(subject, ox.NamedNode | ox.BlankNode) else ()
-        return _columns([(s, p, o) for s in subjects for p, o in cache[s]])
+                if isinstance(subject, ox.NamedNode | ox.BlankNode):
+                    triples += [(s, p, encode(q.object))
+                                for p, iri in iris for q in find(subject, iri, None, graph)]
+            found.add(new, _columns(triples))
+        return found.of(subjects)
 
     def _read(
         self, graph: ox.NamedNode | ox.DefaultGraph, cut: TextIds,
@@ -280,22 +291,57 @@ class Background:
         return not self.graph(name, t)
 
 class Lookups:
-    """``Background.about``'s lookups: per graph and predicates, each subject's (p, o) ids.
-    A cache the dictionary tells of the ids it forgets (an ``IdCache``, which a collection
-    does not walk): an entry goes with its subject or any of its objects and is looked up
-    again if asked, so it holds the subjects the live state names, not every subject a
-    long stream ever named."""
+    """``Background.about``'s lookups: per graph and predicates, the triples found
+    (``Found``). A cache the dictionary tells of the ids it forgets (an ``IdCache``, which
+    a collection does not walk): a subject's triples go with the subject or any of their
+    objects and are looked up again if asked, so it holds the subjects the live state
+    names, not every subject a long stream ever named."""
 
     def __init__(self, dictionary: Dictionary) -> None:
-        self.found: dict[tuple, dict[int, tuple[tuple[int, int], ...]]] = {}
+        self.found: dict[tuple, Found] = {}
         dictionary.watch(self)
 
     def forget_ids(self, dropped: set[int]) -> None:
-        for cache in self.found.values():
-            stale = [s for s, pairs in cache.items()
-                     if s in dropped or any(o in dropped for _, o in pairs)]
-            for s in stale:
-                del cache[s]
+        for found in self.found.values():
+            found.forget(dropped)
+
+
+class Found:
+    """The triples looked up so far, as id columns sorted by subject (each subject's in
+    the order the store gave them), and the subjects looked up, those with no triple too:
+    a batch's subjects select their rows by bisection, with no Python object per triple
+    (a list of tuples per batch was an eighth of W6's engine time)."""
+
+    def __init__(self) -> None:
+        self.known: set[int] = set()
+        nothing = np.empty(0, dtype=np.int64)
+        self.s, self.p, self.o = nothing, nothing, nothing
+
+    def add(self, subjects: list[int], triples: Columns) -> None:
+        """Keep the triples found about ``subjects`` (looked up once each)."""
+        self.known.update(subjects)
+        s, p, o = (np.concatenate(pair) for pair in zip((self.s, self.p, self.o), triples,
+                                                        strict=True))
+        order = np.argsort(s, kind="stable")
+        self.s, self.p, self.o = s[order], p[order], o[order]
+
+    def of(self, subjects: np.ndarray) -> Columns:
+        """The triples about ``subjects`` (sorted, distinct, all known), grouped by subject."""
+        starts = np.searchsorted(self.s, subjects, side="left")
+        counts = np.searchsorted(self.s, subjects, side="right") - starts
+        rows = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        return self.s[rows], self.p[rows], self.o[rows]
+
+    def forget(self, dropped: set[int]) -> None:
+        """Drop the subjects ``dropped`` names and those with a triple whose object it
+        names (they are looked up again if asked)."""
+        gone = np.fromiter(dropped, dtype=np.int64, count=len(dropped))
+        stale = set(self.s[np.isin(self.o, gone)].tolist()) | (self.known & dropped)
+        if not stale:
+            return
+        self.known -= stale
+        kept = ~np.isin(self.s, np.fromiter(stale, dtype=np.int64, count=len(stale)))
+        self.s, self.p, self.o = self.s[kept], self.p[kept], self.o[kept]
 
 
 def read_predicates(query: Query) -> frozenset[str] | None:
@@ -388,6 +434,17 @@ def _kept(lines: list[str], keep: set[str] | None, skip: set[str]) -> list[str]:
 def _taken(predicate: ox.NamedNode, keep: set[str] | None, skip: set[str]) -> bool:
     text = f"<{predicate.value}>"
     return (keep is None or text in keep) and text not in skip
+
+
+def _fewer(store: ox.Store, predicates: frozenset[str] | None, count: int) -> bool:
+    """Whether the store's graphs hold fewer than ``count`` triples of ``predicates`` (None:
+    any), counted by pyoxigraph up to ``count`` (a Python object per triple is slower)."""
+    if predicates is None:
+        return False
+    values = " ".join(f"<{p}>" for p in sorted(predicates))
+    quads = f"{{ GRAPH ?g {{ ?s ?p ?o }} }} UNION {{ ?s ?p ?o }} VALUES ?p {{ {values} }}"
+    beyond = f"SELECT * WHERE {{ {quads} }} OFFSET {count - 1} LIMIT 1"
+    return not store.query(f"ASK {{ {{ {beyond} }} }}")
 
 
 def _holds_triples(store: ox.Store, graph: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> bool:

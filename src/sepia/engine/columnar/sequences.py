@@ -528,23 +528,23 @@ class PartitionedSequence:
         (``Background.about``): every solution joining an event is among them, since each
         of its triples has one of those subjects. None: a predicate is a variable, a
         subject is a variable the events do not bind, or the triples are encoded already."""
-        subjects: list[int] = []
+        subjects: list[Ids] = []
         predicates: set[int] = set()
         for s, p, _ in scan.patterns:
             if not isinstance(p, po.Constant):
                 return None
             predicates.add(p.id)
             if isinstance(s, po.Constant):
-                subjects.append(s.id)
+                subjects.append(np.array([s.id], dtype=np.int64))
             elif s.index in events.columns:
-                subjects += distinct_ids(events.columns[s.index]).tolist()
+                subjects.append(events.columns[s.index])
             else:
                 return None
         background = self.host.background
         if background.encoded(frozenset(self.dictionary.decode_text(p)[1:-1]
                                         for p in predicates)):
             return None
-        keys, about = tuple(sorted(predicates)), sorted(set(subjects))
+        keys, about = tuple(sorted(predicates)), distinct_ids(np.concatenate(subjects))
         parts = []
         for ref in scan.graphs:
             assert isinstance(ref, po.BackgroundGraph)
