@@ -8,8 +8,8 @@ restart), as the output contract allows.
 The kill points come from a seeded chooser (``SEPIA_RECOVERY_SEED``, 7 unless set; a
 failure names its seed, and setting it replays the run). Each killed driver is a process of
 its own (`child_run.py`, with its JVM); the last restart runs in the test's Spark session.
-The default run kills the window query once; ``-m slow`` adds the partitioned sequence
-killed twice.
+The default run kills each query once; ``-m slow`` adds the partitioned sequence killed
+twice, and the same sequence on a standalone cluster losing a worker (`test_spark_cluster`).
 
 The input is a watched folder of stream files, one element per file and one file per
 micro-batch, so the job is killed between and inside batches. Two queries: a window, one
@@ -110,7 +110,11 @@ def kill_after(process: subprocess.Popen, journal: Path, batches: int) -> bool:
 
 @pytest.mark.parametrize(
     ("name", "kills"),
-    [pytest.param("window", 1), pytest.param("rise", 2, marks=pytest.mark.slow)],
+    [
+        pytest.param("window", 1),
+        pytest.param("rise", 1),
+        pytest.param("rise", 2, marks=pytest.mark.slow),
+    ],
 )
 def test_killed_and_restarted_run_equals_uninterrupted(spark, tmp_path, name, kills):
     query = tmp_path / f"{name}.rq"
