@@ -219,7 +219,8 @@ def named_chunks(
     file this way)."""
     done = 0
     for cut in _read_ahead(_blocks(opened, predicates, block)):
-        batch = None if cut.starts is not cut.stamps else _encoded(cut, stream, codec)
+        points = cut.starts is cut.stamps or np.array_equal(cut.starts, cut.stamps)
+        batch = _encoded(cut, stream, codec) if points else None
         if batch is None:  # an interval: the columnar core's elements are points
             raise OutOfShape(done)
         done += len(batch)

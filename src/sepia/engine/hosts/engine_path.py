@@ -15,6 +15,11 @@ from collections.abc import Callable
 
 from sepia.algebra import query as qa
 from sepia.engine.background import Background
+from sepia.engine.columnar.event_sequences import (
+    EventSequence,
+    event_sequence_uncovered,
+    plan_event_sequence_uncovered,
+)
 from sepia.engine.columnar.query import ColumnarQuery, plan_uncovered, uncovered
 from sepia.engine.columnar.sequences import (
     PartitionedSequence,
@@ -22,14 +27,16 @@ from sepia.engine.columnar.sequences import (
     sequence_uncovered,
 )
 from sepia.engine.plan.explain import explain as plan_explain
-from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
+from sepia.engine.plan.physical import EventPlan, PhysicalQuery, SequencePlan
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.terms import Term
 
-Engine = RegisteredQuery | PartitionedSequence
+Engine = RegisteredQuery | PartitionedSequence | EventSequence
 """What runs one registered query: a row engine or the columnar core's sequences."""
+COLUMNAR = (ColumnarQuery, PartitionedSequence, EventSequence)
+"""The columnar core's engines (a session of these only may be fed columns)."""
 
 
 def engine_path() -> str:
@@ -55,9 +62,9 @@ def continuous_query(
 ) -> Engine:
     """The engine for one registered query: a query the columnar core covers runs there
     (``engine_path``: a window query, a SPAseq sequence of GPMs, with PARTITION BY or
-    not), else on rows (PARTITION BY: one row engine per partition). ``owns``: the
-    partition values kept (a bucket of the Spark job's), on either path
-    (``PartitionedQuery.owns``)."""
+    not, a pushed CQELS-CEP / RSEP-QL chain of SEQs), else on rows (PARTITION BY: one row
+    engine per partition). ``owns``: the partition values kept (a bucket of the Spark
+    job's), on either path (``PartitionedQuery.owns``)."""
     chosen = engine_path()
     if query.partition_by is not None:
         if chosen != "rows":
@@ -70,6 +77,9 @@ def continuous_query(
         if isinstance(columnar.physical.kind, SequencePlan):
             host = ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
             return PartitionedSequence(host) if on_columns(host) else host
+        if isinstance(columnar.physical.kind, EventPlan):
+            host = ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+            return EventSequence(host) if event_sequence_uncovered(host) is None else host
         if uncovered(columnar, costed=chosen == "columnar") is None:
             return columnar
     return ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
@@ -89,6 +99,8 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
         reason: str | None = "SEPIA_ENGINE_PATH=rows"
     elif physical.partition is not None or isinstance(physical.kind, SequencePlan):
         reason = plan_sequence_uncovered(physical)
+    elif isinstance(physical.kind, EventPlan):
+        reason = plan_event_sequence_uncovered(physical)
     else:
         reason = plan_uncovered(physical, costed=chosen == "columnar")
     return plan_explain(physical, dictionary, True if reason is None else reason)

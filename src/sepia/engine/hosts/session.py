@@ -22,10 +22,9 @@ import pyoxigraph as ox
 from sepia.algebra.query import Query
 from sepia.engine.background import Background, looked_up, read_predicates
 from sepia.engine.codec import Codec
-from sepia.engine.columnar import ColumnarQuery, ColumnBatch
-from sepia.engine.columnar.sequences import PartitionedSequence
+from sepia.engine.columnar import ColumnBatch
 from sepia.engine.forgetting import STEP_TERMS, Forgetting
-from sepia.engine.hosts.engine_path import Engine, continuous_query
+from sepia.engine.hosts.engine_path import COLUMNAR, Engine, continuous_query
 from sepia.engine.hosts.network import Network
 from sepia.engine.hosts.prepared import PreparedBackground, ntriples_ids
 from sepia.engine.query.continuous import Snapshot
@@ -182,7 +181,7 @@ class Session:
         """Whether every query runs on the columnar core and none reads another's output:
         then ``push_columns`` may feed the session."""
         return bool(self.queries) and not self.network.linked and all(
-            isinstance(q, ColumnarQuery | PartitionedSequence) for q in self.queries
+            isinstance(q, COLUMNAR) for q in self.queries
         )
 
     def predicates(self) -> frozenset[str] | None:
@@ -190,7 +189,7 @@ class Session:
         predicate): a columnar reader may drop the other triples of an element."""
         found: set[str] = set()
         for q in self.queries:
-            read = (q.predicates() if isinstance(q, ColumnarQuery | PartitionedSequence)
+            read = (q.predicates() if isinstance(q, COLUMNAR)
                     else None)
             if read is None:
                 return None

@@ -106,6 +106,13 @@ def _path(physical: PhysicalQuery) -> str:
             "the automaton stepping candidate rows only (, as a shift to the partition's next "
             "instant, ; as the earliest later option, & as a join of candidates at one instant)"
         )
+    if isinstance(physical.kind, EventPlan):
+        return (
+            "path: columnar: the SEQ chain's basic event patterns matched once per span of "
+            "elements, joined right to left as vector joins on the shared variables with "
+            "the matches each window still shows (time tests as vector comparisons); the "
+            "graph pattern run by the row engine at each instant a match completes"
+        )
     return (
         "evaluation: columnar, full at each instant: windows as time-sorted id columns, "
         "scans as masks, joins as vector joins, FILTERs as vector expressions where exact "
