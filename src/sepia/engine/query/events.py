@@ -92,7 +92,10 @@ class TreeQuery(QueryKind):
         slots = self.host.physical.slots
         start, end = (slots.index(n) for n in interval_slots(number))
         rows = []
-        for m in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0]))):
+        ordered = found if len(found) == 1 else sorted(
+            found, key=lambda m: (m[1], m[2], _row_key(m[0]))
+        )
+        for m in ordered:
             row = list(m[0])
             row[start], row[end] = m[1], m[2]
             rows.append(tuple(row))
@@ -167,14 +170,16 @@ class EventQuery(TreeQuery):
         """After the elements stamped t enter the windows (EP-SPARQL: the occurrences),
         report the event mappings that end at t."""
         host, tree = self.host, self.tree
-        relevant = [e for e in elements if e.stream in self.streams]
         encoded = inputs = None
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
-            encoded = [host.element(e) for e in relevant]
+            element = host.element
+            encoded = [element(e) for e in relevant]
             batch = [(e.start, e.end, g) for e, g in zip(relevant, encoded, strict=True)]
             inputs = self.inputs(t, elements[0].kind)  # read again below: the same objects
             self.occurrences.add(batch, elements[0].kind, inputs)
+        else:
+            relevant = [e for e in elements if e.stream in self.streams]
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             host.insert(t, relevant)
             for window in host.windows.values():
