@@ -10,7 +10,8 @@ it holds ends at t.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from sepia.engine.cep.consumption import Consumption, Notes
@@ -92,10 +93,7 @@ class TreeQuery(QueryKind):
         slots = self.host.physical.slots
         start, end = (slots.index(n) for n in interval_slots(number))
         rows = []
-        ordered = found if len(found) == 1 else sorted(
-            found, key=lambda m: (m[1], m[2], _row_key(m[0]))
-        )
-        for m in ordered:
+        for m in _in_order(found):
             row = list(m[0])
             row[start], row[end] = m[1], m[2]
             rows.append(tuple(row))
@@ -309,6 +307,21 @@ def combined(slots: Slots, count: int, rows: list[Row]) -> list[Row]:
             values[start], values[end] = min(a for a, _ in held), max(b for _, b in held)
         kept.append(tuple(values))
     return kept
+
+
+BY_INTERVAL_THEN_ROW = itemgetter(1, 2, 0)
+
+
+def _in_order(found: set[EventMapping]) -> Collection[EventMapping]:
+    """By interval, then row (unbound first: ``_row_key``). The rows are compared as they
+    are, in C, unless two differ first where one is unbound (None meets an id: Python
+    refuses), and only then through ``_row_key``: ids are positive, so both orders agree."""
+    if len(found) == 1:
+        return found
+    try:
+        return sorted(found, key=BY_INTERVAL_THEN_ROW)
+    except TypeError:
+        return sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
 
 
 def _row_key(row: Row) -> tuple[int, ...]:
