@@ -63,15 +63,18 @@ class OccurrenceHistory:
         self.horizon = horizon if horizon is not None and grows(tree) else None
         self.forgotten: int | None = None
         """The last bound occurrences were forgotten by (``Horizon``)."""
+        self._since: tuple[int | None, TimeKind | None, int | None] = (None, None, None)
+        """(t, kind, ``since(t)``) of the last t asked (a cache)."""
 
     def add(self, batch: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]], kind: TimeKind,
             inputs: Inputs) -> None:
         """The elements ending at ``inputs.t``; then each kept operand's mappings ending
         then (inner operands first: an outer one reads them)."""
         self.kind = kind
-        self._forget(inputs.t, kind)
+        since = self.since(inputs.t)
+        self._forget(since)
         self.seen.add(batch, inputs.match)
-        scope = Scope(inputs.t, None, self.since(inputs.t))
+        scope = Scope(inputs.t, None, since)
         for node in self.lefts:
             found = evaluate_tree(node, inputs, scope, inputs.t)
             solutions = self.materialized[id(node)]
@@ -105,15 +108,17 @@ class OccurrenceHistory:
 
     def since(self, t: int) -> int | None:
         """Mappings built from t on hold only occurrences starting after this time (None:
-        no horizon, or its literal does not compare with the stream's times)."""
+        no horizon, or its literal does not compare with the stream's times); kept for the
+        last t asked (an arrival asks three times)."""
         if self.horizon is None or self.kind is None:
             return None
-        return self.horizon.bound(t, self.kind)
+        if self._since[0] != t or self._since[1] is not self.kind:
+            self._since = (t, self.kind, self.horizon.bound(t, self.kind))
+        return self._since[2]
 
-    def _forget(self, t: int, kind: TimeKind) -> None:
-        """Past the horizon's bound, drop what no mapping still to come can hold (every half
-        horizon, so the rebuilding costs little per arrival)."""
-        bound = None if self.horizon is None else self.horizon.bound(t, kind)
+    def _forget(self, bound: int | None) -> None:
+        """Past the horizon's ``bound``, drop what no mapping still to come can hold (every
+        half horizon, so the rebuilding costs little per arrival)."""
         if bound is None or (
             self.forgotten is not None and bound - self.forgotten < self.horizon.amount // 2  # type: ignore[union-attr]
         ):

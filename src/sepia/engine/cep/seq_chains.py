@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.epsparql import OccurrenceLeaf
@@ -154,15 +155,22 @@ class LevelIndex:
     def add(self, ms: Collection[EventMapping]) -> None:
         """One arrival's left mappings: by bucket and key, or unsure."""
         bucket_of, key, buckets, unsure = self.bucket_of, self.test.key, self.buckets, self.unsure
+        unseen, unbound = self.unseen, self.unbound
         for m in ms:
             row = m[0]
-            if self.unseen is None or self.unseen(row) != self.unbound:
+            if unseen is None or unseen(row) != unbound:
                 self._bind(row)
+                unseen, unbound = self.unseen, self.unbound
             bucket = bucket_of(row)
-            value = None if None in bucket else exact(key(row))
-            if value is None:
+            if None in bucket:
                 unsure.append(m)
                 continue
+            value = key(row)
+            if type(value) is not Decimal:  # most keys are (W8's prices): no call
+                value = exact(value)
+                if value is None:
+                    unsure.append(m)
+                    continue
             found = buckets.get(bucket)
             if found is None:
                 found = buckets[bucket] = Sorted()
@@ -208,7 +216,9 @@ class LevelIndex:
             found = buckets.get(bucket)
             if found is None and not unsure and None not in bucket:
                 continue  # no left mapping to pair (W8 with RDFS: a company never typed)
-            probe = None if None in bucket else exact(probe_of(row))
+            probe = None if None in bucket else probe_of(row)
+            if type(probe) is not Decimal:
+                probe = exact(probe)
             if probe is None:  # no exact probe (or no bucket): every left mapping is F's
                 others = self.every() if None in bucket else self._bucket(bucket)
                 tested += joined(others + unsure, b, floor, True)

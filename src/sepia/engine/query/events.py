@@ -10,7 +10,8 @@ it holds ends at t.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from sepia.engine.cep.consumption import Consumption, Notes
@@ -92,7 +93,7 @@ class TreeQuery(QueryKind):
         slots = self.host.physical.slots
         start, end = (slots.index(n) for n in interval_slots(number))
         rows = []
-        for m in sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0]))):
+        for m in _in_order(found):
             row = list(m[0])
             row[start], row[end] = m[1], m[2]
             rows.append(tuple(row))
@@ -167,14 +168,16 @@ class EventQuery(TreeQuery):
         """After the elements stamped t enter the windows (EP-SPARQL: the occurrences),
         report the event mappings that end at t."""
         host, tree = self.host, self.tree
-        relevant = [e for e in elements if e.stream in self.streams]
         encoded = inputs = None
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
             relevant = list(elements)
-            encoded = [host.element(e) for e in relevant]
+            element = host.element
+            encoded = [element(e) for e in relevant]
             batch = [(e.start, e.end, g) for e, g in zip(relevant, encoded, strict=True)]
             inputs = self.inputs(t, elements[0].kind)  # read again below: the same objects
             self.occurrences.add(batch, elements[0].kind, inputs)
+        else:
+            relevant = [e for e in elements if e.stream in self.streams]
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             host.insert(t, relevant)
             for window in host.windows.values():
@@ -304,6 +307,21 @@ def combined(slots: Slots, count: int, rows: list[Row]) -> list[Row]:
             values[start], values[end] = min(a for a, _ in held), max(b for _, b in held)
         kept.append(tuple(values))
     return kept
+
+
+BY_INTERVAL_THEN_ROW = itemgetter(1, 2, 0)
+
+
+def _in_order(found: set[EventMapping]) -> Collection[EventMapping]:
+    """By interval, then row (unbound first: ``_row_key``). The rows are compared as they
+    are, in C, unless two differ first where one is unbound (None meets an id: Python
+    refuses), and only then through ``_row_key``: ids are positive, so both orders agree."""
+    if len(found) == 1:
+        return found
+    try:
+        return sorted(found, key=BY_INTERVAL_THEN_ROW)
+    except TypeError:
+        return sorted(found, key=lambda m: (m[1], m[2], _row_key(m[0])))
 
 
 def _row_key(row: Row) -> tuple[int, ...]:
