@@ -1,7 +1,9 @@
 """`sepia run` replaying interval-stamped stream files into a row-engine query (CQELS-CEP
-over W9's subway network) reads them with the columnar reader's text kernels
-(``feed.file_elements``): the results, in their order, are those of the row reader's
-replay; other read options keep the row reader."""
+over W9's subway network, the row engine forced: by default it runs on the columnar core)
+reads them with the columnar reader's text kernels (``feed.file_elements``): the results,
+in their order, are those of the row reader's replay; other read options keep the row
+reader. On the columnar core (elements whose start and end lines agree are points, read
+as columns) its lines are the row engine's."""
 
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ def _read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_intervals_read_as_columns_give_the_row_readers_results(w9, monkeypatch):
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")
     counts = _read(monkeypatch)
     columns = _run(w9)
     monkeypatch.setattr(feed, "COLUMN_BYTES", 1 << 40)
@@ -62,7 +65,16 @@ def test_intervals_read_as_columns_give_the_row_readers_results(w9, monkeypatch)
     assert len(columns.splitlines()) > 10
 
 
+def test_w9_on_the_columnar_core_gives_the_row_engines_lines(w9, monkeypatch):
+    monkeypatch.setattr(feed, "COLUMN_BYTES", 0)
+    columnar = _run(w9)
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")
+    assert columnar == _run(w9)
+    assert len(columnar.splitlines()) > 10
+
+
 def test_other_read_options_keep_the_row_reader(w9, monkeypatch):
+    monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")
     counts = _read(monkeypatch)
     _run(w9, "--on-error", "skip")
     assert counts == []

@@ -150,9 +150,12 @@ class Session:
             earlier = last if before is None else before.time
             if earlier is not None and element.time < earlier:
                 raise ValueError(f"element at {element.time} arrived after one at {earlier}")
-        batch = ColumnBatch.from_elements([*self.pending, *elements], self.dictionary)
+        given = [*self.pending, *elements]
         self.pending = []
-        return self.push_columns(batch)
+        cut = next(i for i, e in enumerate(given) if e.time == given[-1].time)
+        results = (self.push_columns(ColumnBatch.from_elements(given[:cut], self.dictionary))
+                   if cut else [])  # the last instant waits as rows: a snapshot holds them
+        return results + [result for element in given[cut:] for result in self.push(element)]
 
     def push_graph(
         self,
