@@ -7,17 +7,19 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
 from sepia.engine.codec import Codec
+from sepia.engine.columnar import ColumnBatch
 from sepia.engine.plan.planner import plan
 from sepia.engine.r2r import operators as po
 from sepia.engine.rows import Slots
 from sepia.lang import parse_query
 from sepia.rdf.results import Result
-from sepia.rdf.stream import StreamSet
+from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
@@ -121,3 +123,12 @@ def filter_plan(condition: str) -> tuple[Codec, po.Select, Slots]:
 def xsd(text: str, kind: str) -> ox.Literal:
     """A literal of the XML Schema datatype ``kind`` ("integer", "decimal", ...)."""
     return ox.Literal(text, datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#" + kind))
+
+
+def pushed_in_cuts(session: Session, merged: list[StreamElement], cuts: list[int]) -> list[Result]:
+    """The session's results for ``merged`` pushed as batches of columns cut at the element
+    offsets ``cuts`` (inside a run, between two events of a partition), then flushed."""
+    batch = ColumnBatch.from_elements(merged, session.dictionary)
+    bounds = sorted({0, len(merged), *(c for c in cuts if c < len(merged))})
+    got = [r for a, b in pairwise(bounds) for r in session.push_columns(batch.slice(a, b))]
+    return got + session.flush()

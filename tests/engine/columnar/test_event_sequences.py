@@ -8,7 +8,6 @@ order too); a hand-derived case of eviction; and what stays on the row engine.""
 from __future__ import annotations
 
 from collections import Counter
-from itertools import pairwise
 
 import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +25,7 @@ from sepia.semantics import evaluate
 from ..cep.test_differential_cep import interval_streams
 from ..generators import EX, S1, answering
 from ..shares import judge
-from ..support import assert_agrees, background, engine_path
+from ..support import assert_agrees, background, engine_path, pushed_in_cuts
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
@@ -97,10 +96,7 @@ def test_batches_cut_anywhere_agree_with_reference(case, cuts):
     judge(text, data, expected)
     session = _session(text)
     merged = list(StreamSet(data).merged())
-    batch = ColumnBatch.from_elements(merged, session.dictionary)
-    bounds = sorted({0, len(merged), *(c for c in cuts if c < len(merged))})
-    got = [r for a, b in pairwise(bounds) for r in session.push_columns(batch.slice(a, b))]
-    got += session.flush()
+    got = pushed_in_cuts(session, merged, cuts)
     assert Counter(got) == Counter(expected), text
     with engine_path("rows"):
         rows = Session(background())

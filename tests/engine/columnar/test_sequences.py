@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import pairwise
 
 import numpy as np
 import pyoxigraph as ox
@@ -42,7 +41,7 @@ from ..generators import (
     streams,
 )
 from ..shares import judge
-from ..support import assert_agrees, background, engine_path, filter_plan
+from ..support import assert_agrees, background, engine_path, filter_plan, pushed_in_cuts
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_INTEGER, XSD_DECIMAL, XSD_DOUBLE = (ox.NamedNode(XSD + t) for t in ("integer", "decimal",
@@ -175,10 +174,7 @@ def test_batches_cut_anywhere_agree_with_reference(case, cuts):
     judge(text, data, expected)
     session = _session(text)
     merged = list(StreamSet(data).merged())
-    batch = ColumnBatch.from_elements(merged, session.dictionary)
-    bounds = sorted({0, len(merged), *(c for c in cuts if c < len(merged))})
-    got = [r for a, b in pairwise(bounds) for r in session.push_columns(batch.slice(a, b))]
-    got += session.flush()
+    got = pushed_in_cuts(session, merged, cuts)
     assert Counter(got) == Counter(expected), text
     with engine_path("rows"):
         rows = Session(background())

@@ -45,6 +45,7 @@ from sepia.engine.cep.event_trees import EventLeaf, EventSeq, EventTree, Negated
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.partitions import ELEMENT, EventMatches, gpm_scan
+from sepia.engine.columnar.pushed import Pushed, spans
 from sepia.engine.columnar.tables import Ids, Table, join_pairs, paired, unique_rows
 from sepia.engine.plan.physical import EventPlan, PhysicalQuery
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
@@ -215,7 +216,7 @@ class _Leaf:
         return times > after
 
 
-class EventSequence:
+class EventSequence(Pushed):
     """A pushed chain of SEQs on columns (see the module docstring), with the registered
     query interface of the columnar core (``PartitionedSequence``'s)."""
 
@@ -246,26 +247,8 @@ class EventSequence:
         self.made: dict[tuple, Made] = {}
         """The results of the instants' matches seen (a cache, bounded by ``MADE``)."""
 
-    @property
-    def query(self) -> qa.Query:
-        return self.host.query
-
-    @property
-    def dictionary(self) -> Codec:
-        assert isinstance(self.host.dictionary, Codec)
-        return self.host.dictionary
-
-    def predicates(self) -> frozenset[str] | None:
-        """The predicate IRIs the basic event patterns read; None for a variable one."""
-        found: set[str] = set()
-        for leaf in self.leaves:
-            parts = gpm_scan(leaf.event.plan)
-            assert parts is not None
-            for _, p, _ in parts[0].patterns:
-                if not isinstance(p, po.Constant):
-                    return None
-                found.add(self.dictionary.decode_text(p.id)[1:-1])
-        return frozenset(found)
+    def event_plans(self) -> list[po.PhysicalPlan]:
+        return [leaf.event.plan for leaf in self.leaves]
 
     # --- time ---------------------------------------------------------------------------
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
@@ -288,25 +271,11 @@ class EventSequence:
         if self.clock is not None and batch.times[0] <= self.clock:
             raise ValueError(f"time went back: {int(batch.times[0])} after {self.clock}")
         results: list[Result] = []
-        for begin, stop in _spans(batch.times):
+        for begin, stop in spans(batch.times, SPAN):
             part = batch.slice(begin, stop)
             results += self._results(self._step(part, starts[begin:stop]))
         self.clock = int(batch.times[-1])
         return results
-
-    def watermark(self, t: int) -> list[Result]:
-        """Matches are pushed as they complete: a watermark brings nothing due."""
-        return []
-
-    def flush(self, until: int | None = None) -> list[Result]:
-        return []
-
-    def flush_end(self) -> None:
-        return None
-
-    def settled(self, through: int) -> int:
-        """No match is reported later than the event completing it."""
-        return through
 
     # --- one span ---------------------------------------------------------------------
     def _step(self, batch: ColumnBatch, starts: Ids) -> Table:
@@ -480,17 +449,4 @@ def _distinct(table: Table) -> Table:
     first = unique_rows([table.columns[k] for k in sorted(table.columns)], index=True)[-1]
     return table.take(np.sort(first)) if len(first) < table.size else table
 
-
-def _spans(times: Ids) -> list[tuple[int, int]]:
-    """Cuts of a batch into spans of about ``SPAN`` elements, never inside an instant."""
-    bounds, start = [], 0
-    while start < len(times):
-        stop = min(start + SPAN, len(times))
-        if stop < len(times):
-            stop = int(np.searchsorted(times, times[stop], side="left")) or stop
-            if stop <= start:
-                stop = int(np.searchsorted(times, times[start], side="right"))
-        bounds.append((start, stop))
-        start = stop
-    return bounds
 

@@ -89,6 +89,7 @@ from sepia.engine.columnar.partitions import (
     gpm_scan,
     instants_of,
 )
+from sepia.engine.columnar.pushed import Pushed, spans
 from sepia.engine.columnar.tables import (
     SMALL,
     WIDE,
@@ -314,7 +315,7 @@ def plan_sequence_uncovered(physical: PhysicalQuery) -> str | None:
     return None
 
 
-class PartitionedSequence:
+class PartitionedSequence(Pushed):
     """A SPAseq sequence run on columns (see the module docstring); the same
     registered-query interface as the row engine's ``PartitionedQuery``, its ``owns`` too
     (None: every value): the events of a value not owned step nothing here. Without
@@ -370,26 +371,8 @@ class PartitionedSequence:
             return filtered(table, condition)
         return vector_filtered(table, condition, self.host.physical.slots, self.numbers)
 
-    @property
-    def query(self) -> qa.Query:
-        return self.host.query
-
-    @property
-    def dictionary(self) -> Codec:
-        assert isinstance(self.host.dictionary, Codec)
-        return self.host.dictionary
-
-    def predicates(self) -> frozenset[str] | None:
-        """The predicate IRIs the GPMs read; None when one reads a variable predicate."""
-        found: set[str] = set()
-        for plan in self.plans:
-            parts = gpm_scan(plan)
-            assert parts is not None
-            for _, p, _ in parts[0].patterns:
-                if not isinstance(p, po.Constant):
-                    return None
-                found.add(self.dictionary.decode_text(p.id)[1:-1])
-        return frozenset(found)
+    def event_plans(self) -> list[po.PhysicalPlan]:
+        return list(self.plans)
 
     # --- time ---------------------------------------------------------------------------
     def advance(self, t: int, elements: Sequence[StreamElement]) -> list[Result]:
@@ -411,25 +394,10 @@ class PartitionedSequence:
             self.numbers.taught(read.ids, read.kind, read.digits, read.mantissa)
             self.read = read
         results = []
-        for start, stop in _spans(relevant.times):
+        for start, stop in spans(relevant.times, SPAN):
             results += self._results(self._step(relevant.slice(start, stop)))
         self.clock = int(relevant.times[-1])
         return results
-
-    def watermark(self, t: int) -> list[Result]:
-        """Matches are pushed as they complete: a watermark brings nothing due."""
-        return []
-
-    def flush(self, until: int | None = None) -> list[Result]:
-        """Plain elements complete at their last event: nothing waits for the end."""
-        return []
-
-    def flush_end(self) -> None:
-        return None
-
-    def settled(self, through: int) -> int:
-        """No match is reported later than the event completing it."""
-        return through
 
     # --- one span of events ---------------------------------------------------------------
     def routing(self, batch: ColumnBatch) -> tuple[EventMatches, Routing]:
@@ -1437,19 +1405,6 @@ def _admits(within: Within, start: Ids, end: Ids) -> np.ndarray:
         return start // within.width == end // within.width
     return end - start <= within.width
 
-
-def _spans(times: Ids) -> list[tuple[int, int]]:
-    """Cuts of a batch into spans of about ``SPAN`` elements, never inside an instant."""
-    bounds, start = [], 0
-    while start < len(times):
-        stop = min(start + SPAN, len(times))
-        if stop < len(times):
-            stop = int(np.searchsorted(times, times[stop], side="left")) or stop
-            if stop <= start:
-                stop = int(np.searchsorted(times, times[start], side="right"))
-        bounds.append((start, stop))
-        start = stop
-    return bounds
 
 
 def _released(
