@@ -102,43 +102,40 @@ def _window_uncovered(operator: WindowOperator) -> str | None:
     return "an event pattern over a window other than time-based sliding or landmark"
 
 
+def _operands(node: po.PhysicalPlan) -> tuple[po.PhysicalPlan, ...] | None:
+    """The inputs of a join, union, difference, projection or DISTINCT; None for any other
+    node (a leaf, a FILTER or BIND: the walks below decide those themselves)."""
+    match node:
+        case po.HashJoin(left, right, _) | po.LeftOuterJoin(left, right, _, _) | po.UnionAll(
+            left, right
+        ) | po.AntiJoin(left, right):
+            return left, right
+        case po.MultiJoin(inputs, _):
+            return tuple(inputs)
+        case po.Keep(inner, _) | po.Dedup(inner):
+            return (inner,)
+    return None
+
+
 def _reads_background_only(node: po.PhysicalPlan) -> bool:
     """Whether the graph pattern around the matches reads no window or event graph."""
     match node:
         case po.Scan(graphs, _) | po.NestedPath(graphs, _, _, _):
             return all(isinstance(g, po.BackgroundGraph) for g in graphs)
-        case po.Fallback():
-            return False
         case po.Matches() | po.Table():
             return True
-        case po.HashJoin(left, right, _) | po.LeftOuterJoin(left, right, _, _) | po.UnionAll(
-            left, right
-        ) | po.AntiJoin(left, right):
-            return _reads_background_only(left) and _reads_background_only(right)
-        case po.MultiJoin(inputs, _):
-            return all(map(_reads_background_only, inputs))
         case po.Select(inner, condition) | po.Bind(inner, _, condition):
             return condition.row_local and _reads_background_only(inner)
-        case po.Keep(inner, _) | po.Dedup(inner):
-            return _reads_background_only(inner)
-    return False
+    operands = _operands(node)
+    return operands is not None and all(map(_reads_background_only, operands))
 
 
 def _passes_intervals(node: po.PhysicalPlan) -> bool:
     """Whether a graph pattern (over the background only) only carries the matches'
     intervals through: no FILTER or BIND, which may read them."""
-    match node:
-        case po.Select() | po.Bind():
-            return False
-        case po.HashJoin(left, right, _) | po.LeftOuterJoin(left, right, _, _) | po.UnionAll(
-            left, right
-        ) | po.AntiJoin(left, right):
-            return _passes_intervals(left) and _passes_intervals(right)
-        case po.MultiJoin(inputs, _):
-            return all(map(_passes_intervals, inputs))
-        case po.Keep(inner, _) | po.Dedup(inner):
-            return _passes_intervals(inner)
-    return True
+    if isinstance(node, po.Select | po.Bind):
+        return False
+    return all(map(_passes_intervals, _operands(node) or ()))
 
 
 def plan_event_sequence_uncovered(physical: PhysicalQuery) -> str | None:
