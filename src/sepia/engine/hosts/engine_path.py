@@ -20,6 +20,11 @@ from sepia.engine.columnar.event_sequences import (
     event_sequence_uncovered,
     plan_event_sequence_uncovered,
 )
+from sepia.engine.columnar.occurrences import (
+    PushedOccurrences,
+    occurrences_uncovered,
+    plan_occurrences_uncovered,
+)
 from sepia.engine.columnar.query import ColumnarQuery, plan_uncovered, uncovered
 from sepia.engine.columnar.sequences import (
     PartitionedSequence,
@@ -33,9 +38,9 @@ from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.terms import Term
 
-Engine = RegisteredQuery | PartitionedSequence | EventSequence
+Engine = RegisteredQuery | PartitionedSequence | EventSequence | PushedOccurrences
 """What runs one registered query: a row engine or the columnar core's sequences."""
-COLUMNAR = (ColumnarQuery, PartitionedSequence, EventSequence)
+COLUMNAR = (ColumnarQuery, PartitionedSequence, EventSequence, PushedOccurrences)
 """The columnar core's engines (a session of these only may be fed columns)."""
 
 
@@ -62,9 +67,9 @@ def continuous_query(
 ) -> Engine:
     """The engine for one registered query: a query the columnar core covers runs there
     (``engine_path``: a window query, a SPAseq sequence of GPMs, with PARTITION BY or
-    not, a pushed CQELS-CEP / RSEP-QL chain of SEQs), else on rows (PARTITION BY: one row
-    engine per partition). ``owns``: the partition values kept (a bucket of the Spark
-    job's), on either path (``PartitionedQuery.owns``)."""
+    not, a pushed CQELS-CEP / RSEP-QL chain of SEQs, a pushed EP-SPARQL pattern), else
+    on rows (PARTITION BY: one row engine per partition). ``owns``: the partition values
+    kept (a bucket of the Spark job's), on either path (``PartitionedQuery.owns``)."""
     chosen = engine_path()
     if query.partition_by is not None:
         if chosen != "rows":
@@ -79,6 +84,8 @@ def continuous_query(
             return PartitionedSequence(host) if on_columns(host) else host
         if isinstance(columnar.physical.kind, EventPlan):
             host = ContinuousQuery(query, name, dictionary, background, max_runs, rdfs)
+            if occurrences_uncovered(host) is None:
+                return PushedOccurrences(host)
             return EventSequence(host) if event_sequence_uncovered(host) is None else host
         if uncovered(columnar, costed=chosen == "columnar") is None:
             return columnar
@@ -99,6 +106,8 @@ def explain(physical: PhysicalQuery, dictionary: Dictionary) -> str:
         reason: str | None = "SEPIA_ENGINE_PATH=rows"
     elif physical.partition is not None or isinstance(physical.kind, SequencePlan):
         reason = plan_sequence_uncovered(physical)
+    elif isinstance(physical.kind, EventPlan) and physical.kind.occurrences:
+        reason = plan_occurrences_uncovered(physical)
     elif isinstance(physical.kind, EventPlan):
         reason = plan_event_sequence_uncovered(physical)
     else:

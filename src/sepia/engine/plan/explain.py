@@ -106,6 +106,12 @@ def _path(physical: PhysicalQuery) -> str:
             "the automaton stepping candidate rows only (, as a shift to the partition's next "
             "instant, ; as the earliest later option, & as a join of candidates at one instant)"
         )
+    if isinstance(physical.kind, EventPlan) and physical.kind.occurrences:
+        return (
+            "path: columnar: fed batches of id columns, cut into instants, each instant's "
+            "elements closed under RDFS if it runs and stepped by the row engine's "
+            "occurrences (the answers and their order the row engine's)"
+        )
     if isinstance(physical.kind, EventPlan):
         return (
             "path: columnar: the SEQ chain's basic event patterns matched once per span of "

@@ -274,12 +274,17 @@ class ContinuousQuery:
         """An element's graph as ids; under RDFS, its closure under the background schema,
         each triple expanded once by lookups (sepia.reasoning.elements): windows count
         triples per element, so a derived triple leaves with its last supporting element."""
-        triples = encode_triples(self.dictionary, element.triples)
+        return self.closed(encode_triples(self.dictionary, element.triples), element.graph)
+
+    def closed(
+        self, triples: Sequence[tuple[int, int, int]], graph: str
+    ) -> tuple[tuple[int, int, int], ...]:
+        """An element's encoded graph (named ``graph``), closed under RDFS when it runs."""
         closure = self.closure
         if closure is None:
             return tuple(triples)
         if closure.foreign_schema(triples):
-            raise Unsupported(f"schema triples inside stream element {element.graph} under RDFS")
+            raise Unsupported(f"schema triples inside stream element {graph} under RDFS")
         return closure.close(triples)
 
     def timestamp(self, s: Term, p: Term, o: Term) -> ox.Literal | None:

@@ -168,16 +168,10 @@ class EventQuery(TreeQuery):
         """After the elements stamped t enter the windows (EP-SPARQL: the occurrences),
         report the event mappings that end at t."""
         host, tree = self.host, self.tree
-        encoded = inputs = None
         if self.occurrences is not None and elements:  # EP-SPARQL reads every stream
-            relevant = list(elements)
-            element = host.element
-            encoded = [element(e) for e in relevant]
-            batch = [(e.start, e.end, g) for e, g in zip(relevant, encoded, strict=True)]
-            inputs = self.inputs(t, elements[0].kind)  # read again below: the same objects
-            self.occurrences.add(batch, elements[0].kind, inputs)
-        else:
-            relevant = [e for e in elements if e.stream in self.streams]
+            batch = [(e.start, e.end, host.element(e)) for e in elements]
+            return self.occurred(t, batch, elements[0].kind, elements)
+        relevant = [e for e in elements if e.stream in self.streams]
         if self.consumption is not None:  # re-evaluated at every instant, as the reference
             host.insert(t, relevant)
             for window in host.windows.values():
@@ -193,8 +187,27 @@ class EventQuery(TreeQuery):
         elif not relevant:
             found = set()
         else:
-            self.admit(t, relevant, encoded)
-            found = completed(tree, inputs or self.inputs(t, relevant[0].kind))
+            self.admit(t, relevant)
+            found = completed(tree, self.inputs(t, relevant[0].kind))
+        return self._reported(t, found)
+
+    def occurred(
+        self, t: int, batch: Sequence[tuple[int, int, tuple[EncodedTriple, ...]]],
+        kind: TimeKind, elements: Sequence[StreamElement] = (),
+    ) -> list[Result]:
+        """EP-SPARQL: the elements ending at t (start, end, their graph as ids, closed under
+        RDFS) as occurrences, then into the windows (``elements``: a window may read them;
+        the columnar core passes none, its queries have no window), and the mappings they
+        complete reported."""
+        inputs = self.inputs(t, kind)
+        self.occurrences.add(batch, kind, inputs)  # type: ignore[union-attr]
+        if elements:
+            self.admit(t, elements, [graph for _, _, graph in batch])
+        return self._reported(t, completed(self.tree, inputs))
+
+    def _reported(self, t: int, found: set[EventMapping]) -> list[Result]:
+        """The query's answers at t over the mappings ending then."""
+        host = self.host
         host.clock = t
         host.completed = [self.stamped(found, 0)]
         results = host.evaluate(t) if found or host.dense else []
