@@ -27,9 +27,16 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session
 from sepia.semantics import evaluate
 
-from ..generators import EX, S1, SILENT, answering, narrow_triples, streams
+from ..generators import EX, S1, S2, SILENT, answering, narrow_triples, streams
 from ..shares import judge
-from ..support import assert_agrees, assert_resumes, background, canonical, engine_path
+from ..support import (
+    assert_agrees,
+    assert_resumes,
+    background,
+    canonical,
+    engine_path,
+    pushed_in_cuts,
+)
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
@@ -355,6 +362,59 @@ def test_skip_then_kleene_then_strict_by_hand():
     assert got == _one_by_one(NEXT_THEN_KLEENE, elements, "rows")
     reference = evaluate(parse_query(NEXT_THEN_KLEENE), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
+
+
+ALIKE = f"""PREFIX : <{EX}>
+SELECT * FROM STREAM S1 :s1 FROM STREAM S2 :s2
+WHERE {{ SEQ(K , A+)
+  DEFINE GPM K ON S1 {{ ?x ?e ?n . GRAPH :g {{ ?n :r ?o }} }}
+  DEFINE GPM A ON S1 {{ ?x :p ?y }} }}"""
+
+
+def test_kleene_rows_alike_come_out_together_as_the_row_engines():
+    """No PARTITION BY, so the streamset's instants 0-3 (the four elements at 2 one of
+    them; S2's empty one at 0 adds none). :g holds :a :r :a and :b :r :c, so K takes
+    :a :p :a (?n :a, ?o :a) at 0-3 and :a :p :b (?n :b, ?o :c) at 2; A takes ?y :a at
+    each instant and :b at 2 too. The row engine numbers one instant's matches by start,
+    mapping, then iterations (:a before :b), and lists its rows as a bag: each distinct
+    row where it first occurs, its repeats right after it. So the match from 0 whose
+    iterations are :a, :b, :a at 1-3 (m7) lists :a, :a, :b, while m9's :b, :a (from 1)
+    keep their order; all of it the same in one batch, cut anywhere or pushed an
+    instant at a time, and the reference's matches."""
+    elements = [_element(0, 0, ("a", "p", "a")), StreamElement(S2, "_:g0", 0, 0, ()),
+                _element(1, 1, ("a", "p", "a")), _element(2, 2), _element(3, 2),
+                _element(4, 2, ("a", "p", "b")), _element(5, 2, ("a", "p", "a")),
+                _element(6, 3, ("a", "p", "a"))]
+    expected = [  # t, start, match, ?n, ?y
+        (1, 0, 1, "a", "a"),
+        (2, 0, 2, "a", "a"), (2, 0, 2, "a", "a"),
+        (2, 0, 3, "a", "a"), (2, 0, 3, "a", "b"),
+        (2, 1, 4, "a", "a"),
+        (2, 1, 5, "a", "b"),
+        (3, 0, 6, "a", "a"), (3, 0, 6, "a", "a"), (3, 0, 6, "a", "a"),
+        (3, 0, 7, "a", "a"), (3, 0, 7, "a", "a"), (3, 0, 7, "a", "b"),
+        (3, 1, 8, "a", "a"), (3, 1, 8, "a", "a"),
+        (3, 1, 9, "a", "b"), (3, 1, 9, "a", "a"),
+        (3, 2, 10, "a", "a"),
+        (3, 2, 11, "b", "a"),
+    ]
+    by_rows = _one_by_one(ALIKE, elements, "rows")
+    pushed = _session(ALIKE)
+    assert isinstance(pushed.queries[0], PartitionedSequence)
+    for got in (by_rows, _one_by_one(ALIKE, elements), _in_batches(ALIKE, elements),
+                pushed_in_cuts(_session(ALIKE), elements, [3, 5, 6]),
+                [r for e in elements for r in pushed.push(e)] + pushed.flush()):
+        assert [(r.t, r.interval[0], r.match, r.binding["n"].value[len(EX):],
+                 r.binding["y"].value[len(EX):]) for r in got] == [
+            (t, start, f"m{k}", n, y) for t, start, k, n, y in expected]
+        assert [r.interval[1] for r in got] == [r.t for r in got]
+        assert {(r.binding["x"], r.binding["e"], r.binding["n"].value, r.binding["o"].value)
+                for r in got} == {(ox.NamedNode(f"{EX}a"), ox.NamedNode(f"{EX}p"), f"{EX}{n}",
+                                   f"{EX}{o}") for n, o in (("a", "a"), ("b", "c"))}
+        assert got == by_rows
+    reference = evaluate(parse_query(ALIKE), {S1: elements[:1] + elements[2:],
+                                              S2: elements[1:2]}, background(), name="q")
+    assert canonical(reference) == canonical(by_rows)
 
 
 def test_kleene_outside_the_covered_shape_stays_on_the_row_engine():

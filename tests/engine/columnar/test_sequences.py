@@ -356,6 +356,36 @@ def test_skip_till_next_takes_the_earliest_instant_however_far():
     assert sorted((r.t, r.interval) for r in reference) == [(11, (1, 11)), (12, (6, 12))]
 
 
+PROJECTED = f"""PREFIX : <{EX}>
+SELECT ?y FROM STREAM S1 :s1
+WHERE {{ SEQ(A , B)
+  DEFINE GPM A ON S1 {{ ?x :p ?y }}
+  DEFINE GPM B ON S1 {{ ?x :q ?w }} }}"""
+
+
+def test_matches_alike_in_the_select_come_out_together_as_the_row_engines():
+    """No PARTITION BY: subjects :s10 to :s<9 + n> with ?y 1, 2, 1, 2 ... at 1 and a B
+    each at 2 make n matches over [1, 2], numbered by their mappings' text (?x's), whose
+    SELECT ?y rows the row engine lists as a bag: each distinct row where it first
+    occurs, its repeats right after it, so all the 1s, then the 2s. Three matches (a
+    few rows) and twenty (the columns' path) alike."""
+    for n in (3, 20):
+        subjects = [f"s{10 + k}" for k in range(n)]
+        elements = [_element(0, 1, *((x, "p", 1 + k % 2) for k, x in enumerate(subjects))),
+                    _element(1, 2, *((x, "q", 5) for x in subjects))]
+        got = _pushed_one_by_one(PROJECTED, elements)
+        ones = (n + 1) // 2
+        assert got == [(2, (1, 2), {"y": _integer(y)})
+                       for y in [1] * ones + [2] * (n - ones)]
+        with engine_path("rows"):
+            rows = Session(background())
+            rows.register(parse_query(PROJECTED), "q")
+        by_rows = [r for e in elements for r in rows.push(e)] + rows.flush()
+        assert got == [(r.t, r.interval, {k: str(v) for k, v in r.binding}) for r in by_rows]
+        reference = evaluate(parse_query(PROJECTED), {S1: elements}, background(), name="q")
+        assert Counter(reference) == Counter(by_rows)
+
+
 LITERALS = [
     ox.Literal("3"), ox.Literal("-2", datatype=XSD_INTEGER), ox.Literal("7", datatype=XSD_INTEGER),
     ox.Literal("7.0", datatype=XSD_DECIMAL), ox.Literal("6.99", datatype=XSD_DECIMAL),
