@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 
@@ -23,7 +23,7 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.local import Session, run
 from sepia.semantics import evaluate
 
-from .generators import BACKGROUND, EX, SCHEMA
+from .generators import BACKGROUND, EX, S1, SCHEMA
 from .shares import judge
 
 
@@ -123,6 +123,66 @@ def filter_plan(condition: str) -> tuple[Codec, po.Select, Slots]:
 def xsd(text: str, kind: str) -> ox.Literal:
     """A literal of the XML Schema datatype ``kind`` ("integer", "decimal", ...)."""
     return ox.Literal(text, datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#" + kind))
+
+
+def element(n: int, t: int, *triples: tuple[str, str, object], stream: str = S1
+            ) -> StreamElement:
+    """An element of ``stream`` (graph ``_:g<n>``) at t holding ``triples``: each name an
+    IRI of the tests' namespace, each int an xsd:integer."""
+
+    def term(x: object) -> ox.NamedNode | ox.Literal:
+        return ox.Literal(str(x), datatype=ox.NamedNode(
+            "http://www.w3.org/2001/XMLSchema#integer")) if isinstance(x, int) else (
+            ox.NamedNode(EX + str(x)))
+
+    graph = tuple(ox.Triple(term(s), term(p), term(o)) for s, p, o in triples)
+    return StreamElement(stream, f"_:g{n}", t, t, graph)
+
+
+def integer(n: int) -> str:
+    """An xsd:integer's N-Triples text, as a result's binding prints it."""
+    return f'"{n}"^^<http://www.w3.org/2001/XMLSchema#integer>'
+
+
+def session_of(text: str, path: str = "columnar-always") -> Session:
+    """A session over the tests' background running ``text`` as "q", made on the engine
+    path ``path`` (``engine_path``: by default the columnar core, where it covers it)."""
+    with engine_path(path):
+        session = Session(background())
+        session.register(parse_query(text), "q")
+    return session
+
+
+def row_engines(text: str, merged: list[StreamElement]) -> list[Result]:
+    """The row engine's results for ``merged`` pushed one element at a time, then
+    flushed: the lines the columnar core gives too, in the same order."""
+    rows = session_of(text, "rows")
+    return [r for e in merged for r in rows.push(e)] + rows.flush()
+
+
+def cut_anywhere(
+    text: str, data: dict, cuts: list[int], same: Callable[[list[Result]], Counter] = Counter
+) -> tuple[list[Result], list[Result]]:
+    """The columnar core's results for ``data`` pushed as batches cut at ``cuts``
+    (``pushed_in_cuts``), asserted to be the reference's (``same``: as a bag, or as
+    matches up to their names with ``canonical``), and the row engine's for the same
+    elements (``row_engines``), for the caller to compare."""
+    expected = evaluate(parse_query(text), data, background(), name="q")
+    judge(text, data, expected)
+    merged = list(StreamSet(data).merged())
+    got = pushed_in_cuts(session_of(text), merged, cuts)
+    assert same(got) == same(expected), text
+    return got, row_engines(text, merged)
+
+
+def assert_columnar_agrees(
+    text: str, data: dict, engine: type, *, renamed: bool = False
+) -> None:
+    """The query runs on the columnar core (an ``engine``) and its push path gives the
+    reference's answer, in time order (``assert_agrees``)."""
+    assert isinstance(session_of(text).queries[0], engine), text
+    with engine_path("columnar-always"):
+        assert_agrees(text, data, renamed=renamed)
 
 
 def pushed_in_cuts(session: Session, merged: list[StreamElement], cuts: list[int]) -> list[Result]:

@@ -7,8 +7,6 @@ order too); a hand-derived case of eviction; and what stays on the row engine.""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,15 +15,17 @@ from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.event_sequences import EventSequence
 from sepia.engine.hosts.engine_path import explain
 from sepia.engine.query.continuous import ContinuousQuery
-from sepia.lang import parse_query
-from sepia.rdf.stream import StreamElement, StreamSet
-from sepia.runtime.local import Session
-from sepia.semantics import evaluate
+from sepia.rdf.stream import StreamElement
 
 from ..cep.test_differential_cep import interval_streams
 from ..generators import EX, S1, answering
-from ..shares import judge
-from ..support import assert_agrees, background, engine_path, pushed_in_cuts
+from ..support import (
+    assert_agrees,
+    assert_columnar_agrees,
+    cut_anywhere,
+    engine_path,
+    session_of,
+)
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
@@ -57,21 +57,12 @@ def chains(draw) -> str:
     return f"PREFIX : <{EX}>\n{head}\n{declared}\nWHERE {{ {pattern} {outside} }}"
 
 
-def _session(text: str) -> Session:
-    with engine_path("columnar-always"):
-        session = Session(background())
-        session.register(parse_query(text), "q")
-    return session
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
 @given(answering(chains()))
 def test_event_sequences_agree_with_reference(case):
     """The push path (one instant at a time) gives the reference's answer, in time order."""
     text, data = case
-    assert isinstance(_session(text).queries[0], EventSequence), text
-    with engine_path("columnar-always"):
-        assert_agrees(text, data)
+    assert_columnar_agrees(text, data, EventSequence)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=CHECKS)
@@ -92,17 +83,8 @@ def test_batches_cut_anywhere_agree_with_reference(case, cuts):
     orders matches of one interval by their ids, which depend on the order terms were
     encoded in: a batch encodes them otherwise than the push path)."""
     text, data = case
-    expected = evaluate(parse_query(text), data, background(), name="q")
-    judge(text, data, expected)
-    session = _session(text)
-    merged = list(StreamSet(data).merged())
-    got = pushed_in_cuts(session, merged, cuts)
-    assert Counter(got) == Counter(expected), text
-    with engine_path("rows"):
-        rows = Session(background())
-        rows.register(parse_query(text), "q")
-    pushed = [r for e in merged for r in rows.push(e)] + rows.flush()
-    assert [(r.t, r.interval) for r in got] == [(r.t, r.interval) for r in pushed], text
+    got, rows = cut_anywhere(text, data, cuts)
+    assert [(r.t, r.interval) for r in got] == [(r.t, r.interval) for r in rows], text
 
 
 def _element(t: int, s: str, o: str) -> StreamElement:
@@ -117,7 +99,7 @@ def test_an_element_out_of_the_window_starts_no_match():
             "WHERE { WINDOW :w { SEQ({ ?x :p ?y }, { ?x :p ?y }) } }")
     elements = [_element(1, "a", "b"), _element(4, "a", "b"), _element(8, "a", "b"),
                 _element(9, "a", "c")]
-    session = _session(text)
+    session = session_of(text)
     assert isinstance(session.queries[0], EventSequence)
     got = session.push_columns(ColumnBatch.from_elements(elements, session.dictionary))
     got += session.flush()
@@ -135,7 +117,7 @@ def test_what_is_not_covered_stays_on_the_row_engine():
     for pattern, window, reason in uncovered:
         text = (f"PREFIX : <{EX}> SELECT * FROM NAMED WINDOW :w ON :s1 {window} "
                 f"WHERE {{ {pattern} }}")
-        session = _session(text)
+        session = session_of(text)
         assert isinstance(session.queries[0], ContinuousQuery), text
         with engine_path("columnar-always"):
             shown = explain(session.queries[0].physical, session.dictionary)

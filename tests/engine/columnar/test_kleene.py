@@ -7,8 +7,6 @@ cases; and what stays on the row engine."""
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import pyoxigraph as ox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,13 +21,23 @@ from sepia.engine.query.partition import PartitionedQuery
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query
 from sepia.rdf.results import Result
-from sepia.rdf.stream import StreamElement, StreamSet
-from sepia.runtime.local import Session
+from sepia.rdf.stream import StreamElement
 from sepia.semantics import evaluate
 
-from ..generators import EX, S1, SILENT, answering, narrow_triples, streams
-from ..shares import judge
-from ..support import assert_agrees, assert_resumes, background, canonical, engine_path
+from ..generators import EX, S1, S2, SILENT, answering, narrow_triples, streams
+from ..support import (
+    assert_columnar_agrees,
+    assert_resumes,
+    background,
+    canonical,
+    cut_anywhere,
+    element,
+    engine_path,
+    integer,
+    pushed_in_cuts,
+    row_engines,
+    session_of,
+)
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
@@ -70,21 +78,12 @@ cases = answering(kleene_sequences(), st.one_of(SILENT, SILENT, streams(content=
 """Planted streams, without noise two times in three (noise breaks strict contiguity)."""
 
 
-def _session(text: str, path: str = "columnar-always") -> Session:
-    with engine_path(path):
-        session = Session(background())
-        session.register(parse_query(text), "q")
-    return session
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
 @given(cases)
 def test_kleene_sequences_agree_with_reference(case):
     """The push path gives the reference's matches (up to their names), in time order."""
     text, data = case
-    assert isinstance(_session(text).queries[0], PartitionedSequence), text
-    with engine_path("columnar-always"):
-        assert_agrees(text, data, renamed=True)
+    assert_columnar_agrees(text, data, PartitionedSequence, renamed=True)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
@@ -94,19 +93,10 @@ def test_kleene_batches_cut_anywhere_are_the_row_engines(case, cuts):
     two iterations) gives the reference's matches and the row engine's very lines: the
     same match names (a partition's label and count) and order."""
     text, data = case
-    expected = evaluate(parse_query(text), data, background(), name="q")
-    judge(text, data, expected)
-    session = _session(text)
-    merged = list(StreamSet(data).merged())
-    batch = ColumnBatch.from_elements(merged, session.dictionary)
-    bounds = sorted({0, len(merged), *(c for c in cuts if c < len(merged))})
-    got = [r for a, b in pairwise(bounds) for r in session.push_columns(batch.slice(a, b))]
-    got += session.flush()
-    assert canonical(got) == canonical(expected), text
-    rows = _session(text, "rows")
-    assert isinstance(rows.queries[0], PartitionedQuery if "PARTITION" in text
-                      else ContinuousQuery)
-    assert got == [r for e in merged for r in rows.push(e)] + rows.flush(), text
+    got, rows = cut_anywhere(text, data, cuts, canonical)
+    assert isinstance(session_of(text, "rows").queries[0], PartitionedQuery
+                      if "PARTITION" in text else ContinuousQuery)
+    assert got == rows, text
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=CHECKS)
@@ -116,19 +106,9 @@ def test_kleene_runs_resume_from_a_snapshot(case, cut):
     partitions with matches counted) goes on as one that ran through."""
     text, data = case
     with engine_path("columnar-always"):
-        assert isinstance(_session(text).queries[0], PartitionedSequence), text
+        assert isinstance(session_of(text).queries[0], PartitionedSequence), text
         assert_resumes(text, data, min(cut, sum(len(es) for es in data.values())),
                        renamed=True)
-
-
-def _element(n: int, t: int, *triples: tuple[str, str, object]) -> StreamElement:
-    def term(x: object) -> ox.NamedNode | ox.Literal:
-        return ox.Literal(str(x), datatype=ox.NamedNode(
-            "http://www.w3.org/2001/XMLSchema#integer")) if isinstance(x, int) else (
-            ox.NamedNode(EX + str(x)))
-
-    graph = tuple(ox.Triple(term(s), term(p), term(o)) for s, p, o in triples)
-    return StreamElement(S1, f"_:g{n}", t, t, graph)
 
 
 BIG_THEN_SMALL = f"""PREFIX : <{EX}>
@@ -138,17 +118,10 @@ WHERE {{ SEQ(A , B+)
   DEFINE GPM B ON S1 {{ ?x :p ?z FILTER(?z * 10 <= ?y) }} }}"""
 
 
-def _integer(n: int) -> str:
-    return f'"{n}"^^<http://www.w3.org/2001/XMLSchema#integer>'
-
-
-def _one_by_one(query: str, elements: list[StreamElement], path: str = "columnar-always"
-                ) -> list[Result]:
-    """A session's results with the elements pushed one at a time (on the columnar core
-    one batch of columns each), then its flush."""
-    session = _session(query, path)
-    if path == "rows":
-        return [r for e in elements for r in session.push(e)] + session.flush()
+def _one_by_one(query: str, elements: list[StreamElement]) -> list[Result]:
+    """The columnar core's results with the elements pushed one at a time, one batch of
+    columns each, then its flush."""
+    session = session_of(query)
     assert isinstance(session.queries[0], PartitionedSequence)
     got = [r for e in elements
            for r in session.push_columns(ColumnBatch.from_elements([e], session.dictionary))]
@@ -163,27 +136,27 @@ def test_big_then_small_by_hand():
     The partition was made at 1 and holds runs through 4; at 20 it is a new one (the last
     run, from 4, expired at the streamset's next instant past 14): no matches there."""
     elements = [
-        _element(0, 1, ("a", "p", 100)),
-        _element(1, 2, ("a", "p", 5), ("b", "p", 1)),
-        _element(2, 3, ("a", "p", 9)),
-        _element(3, 4, ("a", "p", 50)),
-        _element(4, 20, ("a", "p", 3)),
+        element(0, 1, ("a", "p", 100)),
+        element(1, 2, ("a", "p", 5), ("b", "p", 1)),
+        element(2, 3, ("a", "p", 9)),
+        element(3, 4, ("a", "p", 50)),
+        element(4, 20, ("a", "p", 3)),
     ]
     got = _one_by_one(BIG_THEN_SMALL, elements)
-    a, y = f"<{EX}a>", _integer(100)
+    a, y = f"<{EX}a>", integer(100)
     assert [(r.t, r.interval, r.match, {n: str(v) for n, v in r.binding}) for r in got] == [
-        (2, (1, 2), f"{a}@1.m1", {"x": a, "y": y, "z": _integer(5)}),
-        (3, (1, 3), f"{a}@1.m2", {"x": a, "y": y, "z": _integer(5)}),
-        (3, (1, 3), f"{a}@1.m2", {"x": a, "y": y, "z": _integer(9)}),
+        (2, (1, 2), f"{a}@1.m1", {"x": a, "y": y, "z": integer(5)}),
+        (3, (1, 3), f"{a}@1.m2", {"x": a, "y": y, "z": integer(5)}),
+        (3, (1, 3), f"{a}@1.m2", {"x": a, "y": y, "z": integer(9)}),
     ]
-    assert got == _one_by_one(BIG_THEN_SMALL, elements, "rows")
+    assert got == row_engines(BIG_THEN_SMALL, elements)
     reference = evaluate(parse_query(BIG_THEN_SMALL), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
 
 
 def _in_batches(query: str, *batches: list[StreamElement]) -> list[Result]:
     """A session's results with each list of elements pushed as one batch of columns."""
-    session = _session(query)
+    session = session_of(query)
     assert isinstance(session.queries[0], PartitionedSequence)
     got = [r for batch in batches
            for r in session.push_columns(ColumnBatch.from_elements(batch, session.dictionary))]
@@ -200,11 +173,11 @@ def test_kleene_iterations_of_a_batch_in_one_pass(monkeypatch):
     small enough, is not its: a chain stops at its first miss. The run from 50 takes 3 at
     5, the partition's last instant here, and waits: the next batch's 4 at 7 is its second
     iteration. All of it without a strict step one instant at a time."""
-    first = [_element(0, 1, ("a", "p", 100)), _element(1, 2, ("a", "p", 5)),
-             _element(2, 3, ("a", "p", 9)), _element(3, 4, ("a", "p", 50)),
-             _element(4, 5, ("a", "p", 3)), _element(5, 6, ("b", "p", 1))]
-    then = [_element(6, 7, ("a", "p", 4))]
-    expected = _one_by_one(BIG_THEN_SMALL, [*first, *then], "rows")
+    first = [element(0, 1, ("a", "p", 100)), element(1, 2, ("a", "p", 5)),
+             element(2, 3, ("a", "p", 9)), element(3, 4, ("a", "p", 50)),
+             element(4, 5, ("a", "p", 3)), element(5, 6, ("b", "p", 1))]
+    then = [element(6, 7, ("a", "p", 4))]
+    expected = row_engines(BIG_THEN_SMALL, [*first, *then])
 
     def no_step(*args: object, **kwargs: object) -> None:
         raise AssertionError("stepped one instant at a time")
@@ -224,8 +197,8 @@ def test_kleene_runs_of_long_partitions_step_one_at_a_time(monkeypatch):
     ``CHAIN``, so the iterations are stepped an instant at a time (each run stops at its
     first miss) rather than paired with them all; the row engine's lines all the same."""
     query = BIG_THEN_SMALL
-    elements = [_element(0, 1, ("a", "p", 100))] + [
-        _element(n, n + 1, ("a", "p", 2 + n % 3)) for n in range(1, 20)]
+    elements = [element(0, 1, ("a", "p", 100))] + [
+        element(n, n + 1, ("a", "p", 2 + n % 3)) for n in range(1, 20)]
     steps = []
     strict = PartitionedSequence._strict
     monkeypatch.setattr(PartitionedSequence, "_strict",
@@ -233,7 +206,7 @@ def test_kleene_runs_of_long_partitions_step_one_at_a_time(monkeypatch):
     got = _in_batches(query, elements)
     assert steps
     assert len(got) == sum(range(1, 11))  # 100 takes every one up to 10 at 11 (WITHIN)
-    assert got == _one_by_one(query, elements, "rows")
+    assert got == row_engines(query, elements)
     monkeypatch.setattr(PartitionedSequence, "_chained", lambda *a: 1 / 0)
     single = BIG_THEN_SMALL.replace("PARTITION BY ?x\n", "")  # the span's instants all
     assert len(_in_batches(single, elements)) == len(got)  # the partition's: never tried
@@ -246,14 +219,14 @@ def test_kleene_runs_branching_at_an_instant_step_one_at_a_time():
     instant); the row engine's lines and the reference's matches all the same. (:b's
     element at 4 lets the session step 3 with the batch: it holds a batch's last instant
     back until a later one comes.)"""
-    elements = [_element(0, 1, ("a", "p", 100)), _element(1, 2, ("a", "p", 5), ("a", "p", 6)),
-                _element(2, 3, ("a", "p", 7)), _element(3, 4, ("b", "p", 1))]
+    elements = [element(0, 1, ("a", "p", 100)), element(1, 2, ("a", "p", 5), ("a", "p", 6)),
+                element(2, 3, ("a", "p", 7)), element(3, 4, ("b", "p", 1))]
     got = _in_batches(BIG_THEN_SMALL, elements)
     a = f"<{EX}a>@1."
     assert _lines(got) == [(2, (1, 2), f"{a}m1", "5"), (2, (1, 2), f"{a}m2", "6"),
                            (3, (1, 3), f"{a}m3", "5"), (3, (1, 3), f"{a}m3", "7"),
                            (3, (1, 3), f"{a}m4", "6"), (3, (1, 3), f"{a}m4", "7")]
-    assert got == _one_by_one(BIG_THEN_SMALL, elements, "rows")
+    assert got == row_engines(BIG_THEN_SMALL, elements)
     reference = evaluate(parse_query(BIG_THEN_SMALL), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
 
@@ -285,7 +258,7 @@ def test_numbers_read_with_a_file_are_taught_once_and_not_learnt(tmp_path, monke
                                                                 teach(self, *a)))
     monkeypatch.setattr(NumericIds, "_learn", lambda self, new: (learnt.extend(new.tolist()),
                                                                 learn(self, new)))
-    session = _session(BIG_THEN_SMALL)
+    session = session_of(BIG_THEN_SMALL)
     blocks = list(stream_columns(path, S1, session.dictionary, session.predicates(), BLOCK))
     assert [len(b) for b in blocks] == [3, 3]
     got = [r for batch in blocks for start in range(0, len(batch), 2)
@@ -303,11 +276,11 @@ def test_kleene_runs_carry_the_numbers_their_filter_reads():
     the carried 100 replaced by 1, the run takes no B at 3 (5 * 10 > 1), though its ?y
     is still 100's id; untouched, it takes it. (:b's element at 2 is another
     partition's: :a's next instant is 3.)"""
-    first = [_element(0, 1, ("a", "p", 100)), _element(1, 2, ("b", "p", 1))]
-    then = _element(2, 3, ("a", "p", 5))
+    first = [element(0, 1, ("a", "p", 100)), element(1, 2, ("b", "p", 1))]
+    then = element(2, 3, ("a", "p", 5))
     answers = []
     for replaced in (False, True):
-        session = _session(BIG_THEN_SMALL)
+        session = session_of(BIG_THEN_SMALL)
         engine = session.queries[0]
         assert isinstance(engine, PartitionedSequence)
         session.push_columns(ColumnBatch.from_elements(first, session.dictionary))
@@ -340,21 +313,74 @@ def test_skip_then_kleene_then_strict_by_hand():
     one match over [1, 5], one row per iteration (z 5, then 6); the run waiting for a
     third iteration finds none at 5 and ends."""
     elements = [
-        _element(0, 1, ("a", "p", 1)),
-        _element(1, 2, ("a", "c", 9)),
-        _element(2, 3, ("a", "b", 5)),
-        _element(3, 4, ("a", "b", 6)),
-        _element(4, 5, ("a", "c", 7)),
+        element(0, 1, ("a", "p", 1)),
+        element(1, 2, ("a", "c", 9)),
+        element(2, 3, ("a", "b", 5)),
+        element(3, 4, ("a", "b", 6)),
+        element(4, 5, ("a", "c", 7)),
     ]
     got = _one_by_one(NEXT_THEN_KLEENE, elements)
     a = f"<{EX}a>"
     lines = sorted((r.t, r.interval, r.match, sorted((n, str(v)) for n, v in r.binding))
                    for r in got)
-    assert lines == [(5, (1, 5), "m1", [("w", _integer(7)), ("x", a), ("y", _integer(1)),
-                                       ("z", _integer(z))]) for z in (5, 6)]
-    assert got == _one_by_one(NEXT_THEN_KLEENE, elements, "rows")
+    assert lines == [(5, (1, 5), "m1", [("w", integer(7)), ("x", a), ("y", integer(1)),
+                                       ("z", integer(z))]) for z in (5, 6)]
+    assert got == row_engines(NEXT_THEN_KLEENE, elements)
     reference = evaluate(parse_query(NEXT_THEN_KLEENE), {S1: elements}, background(), name="q")
     assert canonical(reference) == canonical(got)
+
+
+ALIKE = f"""PREFIX : <{EX}>
+SELECT * FROM STREAM S1 :s1 FROM STREAM S2 :s2
+WHERE {{ SEQ(K , A+)
+  DEFINE GPM K ON S1 {{ ?x ?e ?n . GRAPH :g {{ ?n :r ?o }} }}
+  DEFINE GPM A ON S1 {{ ?x :p ?y }} }}"""
+
+
+def test_kleene_rows_alike_come_out_together_as_the_row_engines():
+    """No PARTITION BY, so the streamset's instants 0-3 (the four elements at 2 one of
+    them; S2's empty one at 0 adds none). :g holds :a :r :a and :b :r :c, so K takes
+    :a :p :a (?n :a, ?o :a) at 0-3 and :a :p :b (?n :b, ?o :c) at 2; A takes ?y :a at
+    each instant and :b at 2 too. The row engine numbers one instant's matches by start,
+    mapping, then iterations (:a before :b), and lists its rows as a bag: each distinct
+    row where it first occurs, its repeats right after it. So the match from 0 whose
+    iterations are :a, :b, :a at 1-3 (m7) lists :a, :a, :b, while m9's :b, :a (from 1)
+    keep their order; all of it the same in one batch, cut anywhere or pushed an
+    instant at a time, and the reference's matches."""
+    elements = [element(0, 0, ("a", "p", "a")), StreamElement(S2, "_:g0", 0, 0, ()),
+                element(1, 1, ("a", "p", "a")), element(2, 2), element(3, 2),
+                element(4, 2, ("a", "p", "b")), element(5, 2, ("a", "p", "a")),
+                element(6, 3, ("a", "p", "a"))]
+    expected = [  # t, start, match, ?n, ?y
+        (1, 0, 1, "a", "a"),
+        (2, 0, 2, "a", "a"), (2, 0, 2, "a", "a"),
+        (2, 0, 3, "a", "a"), (2, 0, 3, "a", "b"),
+        (2, 1, 4, "a", "a"),
+        (2, 1, 5, "a", "b"),
+        (3, 0, 6, "a", "a"), (3, 0, 6, "a", "a"), (3, 0, 6, "a", "a"),
+        (3, 0, 7, "a", "a"), (3, 0, 7, "a", "a"), (3, 0, 7, "a", "b"),
+        (3, 1, 8, "a", "a"), (3, 1, 8, "a", "a"),
+        (3, 1, 9, "a", "b"), (3, 1, 9, "a", "a"),
+        (3, 2, 10, "a", "a"),
+        (3, 2, 11, "b", "a"),
+    ]
+    by_rows = row_engines(ALIKE, elements)
+    pushed = session_of(ALIKE)
+    assert isinstance(pushed.queries[0], PartitionedSequence)
+    for got in (by_rows, _one_by_one(ALIKE, elements), _in_batches(ALIKE, elements),
+                pushed_in_cuts(session_of(ALIKE), elements, [3, 5, 6]),
+                [r for e in elements for r in pushed.push(e)] + pushed.flush()):
+        assert [(r.t, r.interval[0], r.match, r.binding["n"].value[len(EX):],
+                 r.binding["y"].value[len(EX):]) for r in got] == [
+            (t, start, f"m{k}", n, y) for t, start, k, n, y in expected]
+        assert [r.interval[1] for r in got] == [r.t for r in got]
+        assert {(r.binding["x"], r.binding["e"], r.binding["n"].value, r.binding["o"].value)
+                for r in got} == {(ox.NamedNode(f"{EX}a"), ox.NamedNode(f"{EX}p"), f"{EX}{n}",
+                                   f"{EX}{o}") for n, o in (("a", "a"), ("b", "c"))}
+        assert got == by_rows
+    reference = evaluate(parse_query(ALIKE), {S1: elements[:1] + elements[2:],
+                                              S2: elements[1:2]}, background(), name="q")
+    assert canonical(reference) == canonical(by_rows)
 
 
 def test_kleene_outside_the_covered_shape_stays_on_the_row_engine():
@@ -367,4 +393,4 @@ def test_kleene_outside_the_covered_shape_stays_on_the_row_engine():
                                                         "  DEFINE GPM A")
         if expression == "C , A+ , B":  # B binds A's ?y: not A's own, not bound before it
             text = text.replace("?x :p ?z FILTER", "?x :p ?y FILTER")
-        assert isinstance(_session(text).queries[0], PartitionedQuery), text
+        assert isinstance(session_of(text).queries[0], PartitionedQuery), text

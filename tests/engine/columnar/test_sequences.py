@@ -25,7 +25,7 @@ from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
 from sepia.engine.r2r.numbers import Terms
 from sepia.lang import parse_query
-from sepia.rdf.stream import StreamElement, StreamSet
+from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import Session
 from sepia.semantics import evaluate
 
@@ -40,8 +40,16 @@ from ..generators import (
     narrow_triples,
     streams,
 )
-from ..shares import judge
-from ..support import assert_agrees, background, engine_path, filter_plan, pushed_in_cuts
+from ..support import (
+    assert_columnar_agrees,
+    background,
+    cut_anywhere,
+    element,
+    filter_plan,
+    integer,
+    row_engines,
+    session_of,
+)
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_INTEGER, XSD_DECIMAL, XSD_DOUBLE = (ox.NamedNode(XSD + t) for t in ("integer", "decimal",
@@ -146,21 +154,12 @@ def planted_matches(draw, text: str) -> dict[str, list[StreamElement]]:
 cases = covered_sequences().flatmap(lambda text: st.tuples(st.just(text), planted_matches(text)))
 
 
-def _session(text: str) -> Session:
-    with engine_path("columnar-always"):
-        session = Session(background())
-        session.register(parse_query(text), "q")
-    return session
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
 @given(cases)
 def test_partitioned_sequences_agree_with_reference(case):
     """The push path (one instant at a time) gives the reference's answer, in time order."""
     text, data = case
-    assert isinstance(_session(text).queries[0], PartitionedSequence), text
-    with engine_path("columnar-always"):
-        assert_agrees(text, data)
+    assert_columnar_agrees(text, data, PartitionedSequence)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
@@ -170,31 +169,13 @@ def test_batches_cut_anywhere_agree_with_reference(case, cuts):
     events of a partition, inside a run) gives the reference's answer, in the order the
     row engine gives it."""
     text, data = case
-    expected = evaluate(parse_query(text), data, background(), name="q")
-    judge(text, data, expected)
-    session = _session(text)
-    merged = list(StreamSet(data).merged())
-    got = pushed_in_cuts(session, merged, cuts)
-    assert Counter(got) == Counter(expected), text
-    with engine_path("rows"):
-        rows = Session(background())
-        rows.register(parse_query(text), "q")
-    assert got == [r for e in merged for r in rows.push(e)] + rows.flush()
-
-
-def _element(n: int, t: int, *triples: tuple[str, str, object]) -> StreamElement:
-    def term(x: object) -> ox.NamedNode | ox.Literal:
-        return ox.Literal(str(x), datatype=ox.NamedNode(
-            "http://www.w3.org/2001/XMLSchema#integer")) if isinstance(x, int) else (
-            ox.NamedNode(EX + str(x)))
-
-    graph = tuple(ox.Triple(term(s), term(p), term(o)) for s, p, o in triples)
-    return StreamElement(S1, f"_:g{n}", t, t, graph)
+    got, rows = cut_anywhere(text, data, cuts)
+    assert got == rows, text
 
 
 def _pushed_one_by_one(text: str, elements: list[StreamElement]) -> list[tuple]:
     """Each element a batch of its own: (t, interval, binding by name) of each result."""
-    session = _session(text)
+    session = session_of(text)
     assert isinstance(session.queries[0], PartitionedSequence)
     got = []
     for e in elements:
@@ -213,16 +194,16 @@ def test_strict_contiguity_across_a_batch_cut():
     at 1 then B at 3 are contiguous in the partition, though in two batches; A at 4 is
     followed by an A at 5, not a B, so only A at 5 then B at 6 matches again."""
     elements = [
-        _element(0, 1, ("a", "p", 1)),
-        _element(1, 2, ("b", "q", 5)),
-        _element(2, 3, ("a", "q", 2)),
-        _element(3, 4, ("a", "p", 3)),
-        _element(4, 5, ("a", "p", 4)),
-        _element(5, 6, ("a", "q", 6)),
+        element(0, 1, ("a", "p", 1)),
+        element(1, 2, ("b", "q", 5)),
+        element(2, 3, ("a", "q", 2)),
+        element(3, 4, ("a", "p", 3)),
+        element(4, 5, ("a", "p", 4)),
+        element(5, 6, ("a", "q", 6)),
     ]
     expected = [
-        (3, (1, 3), {"x": f"<{EX}a>", "y": _integer(1), "z": _integer(2)}),
-        (6, (5, 6), {"x": f"<{EX}a>", "y": _integer(4), "z": _integer(6)}),
+        (3, (1, 3), {"x": f"<{EX}a>", "y": integer(1), "z": integer(2)}),
+        (6, (5, 6), {"x": f"<{EX}a>", "y": integer(4), "z": integer(6)}),
     ]
     assert _pushed_one_by_one(STRICT, elements) == expected
     reference = evaluate(parse_query(STRICT), {S1: elements}, background(), name="q")
@@ -238,18 +219,14 @@ WHERE {{ SEQ(A ; B ; C)
 PRICES = [5, 3, 7, 9, 6]
 
 
-def _integer(n: int) -> str:
-    return f'"{n}"^^<http://www.w3.org/2001/XMLSchema#integer>'
-
-
 def test_skip_till_next_runs_span_batches():
     """Prices 5, 3, 7, 9, 6 at 1-5, each in a batch of its own. A at 1 (5) skips 3, takes
     7 at 3, then skips 9 and takes 6 at 5; A at 2 (3) takes 7 then 6; A at 3 (7) takes 9
     at 4 then 6; A at 4 and 5 find no higher price after them: three matches at 5."""
-    elements = [_element(n, n + 1, ("a", "p", price)) for n, price in enumerate(PRICES)]
+    elements = [element(n, n + 1, ("a", "p", price)) for n, price in enumerate(PRICES)]
     a = f"<{EX}a>"
     expected = [
-        (5, (start, 5), {"x": a, "y": _integer(y), "z": _integer(z), "w": _integer(6)})
+        (5, (start, 5), {"x": a, "y": integer(y), "z": integer(z), "w": integer(6)})
         for start, y, z in ((1, 5, 7), (2, 3, 7), (3, 7, 9))
     ]
     got = _pushed_one_by_one(V_SHAPE, elements)
@@ -262,11 +239,11 @@ def test_an_event_only_a_filtered_leaf_matches_joins_no_partition():
     """B's FILTER reads A's ?y: routing reads B with its FILTER (?y unbound: false), as
     the reference does, so the :q events join no partition and B never takes one."""
     text = V_SHAPE.replace("?x :p ?z", "?x :q ?z")
-    elements = [_element(n, n + 1, ("a", "q" if n in (1, 2) else "p", price))
+    elements = [element(n, n + 1, ("a", "q" if n in (1, 2) else "p", price))
                 for n, price in enumerate(PRICES)]
     assert _pushed_one_by_one(text, elements) == []
     assert evaluate(parse_query(text), {S1: elements}, background(), name="q") == []
-    routed = [*elements[:1], _element(1, 2, ("a", "q", 3), ("a", "p", 0)), *elements[2:]]
+    routed = [*elements[:1], element(1, 2, ("a", "q", 3), ("a", "p", 0)), *elements[2:]]
     assert len(_pushed_one_by_one(text, routed)) == len(
         evaluate(parse_query(text), {S1: routed}, background(), name="q"))
 
@@ -278,14 +255,14 @@ def test_what_is_not_covered_stays_on_the_row_engine(monkeypatch):
     ordered = STRICT + " ORDER BY ?z"
     either = STRICT.replace("SEQ(A , B)", "SEQ(A , (A | B))")
     for text in (kleene, any_, optional, ordered, either):
-        assert isinstance(_session(text).queries[0], PartitionedQuery), text
+        assert isinstance(session_of(text).queries[0], PartitionedQuery), text
     unpartitioned = either.replace("PARTITION BY ?x", "")
-    assert type(_session(unpartitioned).queries[0]) is ContinuousQuery
+    assert type(session_of(unpartitioned).queries[0]) is ContinuousQuery
     both = STRICT.replace("SEQ(A , B)", "SEQ(A , (A & B))")
     for text in (both, both.replace("PARTITION BY ?x", "")):
-        assert isinstance(_session(text).queries[0], PartitionedSequence), text
+        assert isinstance(session_of(text).queries[0], PartitionedSequence), text
     background_graph = STRICT.replace("{ ?x :q ?z }", "{ ?x :q ?z . GRAPH :g { ?x :r ?z } }")
-    assert isinstance(_session(background_graph).queries[0], PartitionedSequence)
+    assert isinstance(session_of(background_graph).queries[0], PartitionedSequence)
     monkeypatch.setenv("SEPIA_ENGINE_PATH", "rows")
     with_rows = Session(background())
     with_rows.register(parse_query(STRICT), "q")
@@ -300,10 +277,6 @@ WHERE {{ SEQ(A , (B & C))
   DEFINE GPM C ON S2 {{ ?u :q ?w }} }}"""
 
 
-def _on(stream: str, n: int, t: int, *triples: tuple[str, str, object]) -> StreamElement:
-    return StreamElement(stream, f"_:g{n}", t, t, _element(n, t, *triples).triples)
-
-
 def test_without_partition_strict_contiguity_is_the_streamsets_next_instant():
     """No PARTITION BY: ``,`` takes the streamset's next instant, whatever stream or
     subject its elements have. A(:a, 1) at 1 meets B(:a, 5) & C at 2 (B on S1, C on S2:
@@ -311,16 +284,18 @@ def test_without_partition_strict_contiguity_is_the_streamsets_next_instant():
     instant all the same), so B & C at 5 is too late; A(:c, 2) at 5 (with B & C there)
     meets B(:c, 3) & C(6) at 6 (B(:a, 1) there binds another ?x)."""
     elements = [
-        _on(S1, 0, 1, ("a", "p", 1)),
-        _on(S1, 1, 2, ("a", "q", 5)), _on(S2, 2, 2, ("d", "q", 9)),
-        _on(S1, 3, 3, ("b", "p", 7)),
-        _on(S2, 4, 4),
-        _on(S1, 5, 5, ("b", "q", 8), ("c", "p", 2)), _on(S2, 6, 5, ("d", "q", 4)),
-        _on(S1, 7, 6, ("c", "q", 3), ("a", "q", 1)), _on(S2, 8, 6, ("d", "q", 6)),
+        element(0, 1, ("a", "p", 1)),
+        element(1, 2, ("a", "q", 5)), element(2, 2, ("d", "q", 9), stream=S2),
+        element(3, 3, ("b", "p", 7)),
+        element(4, 4, stream=S2),
+        element(5, 5, ("b", "q", 8), ("c", "p", 2)),
+        element(6, 5, ("d", "q", 4), stream=S2),
+        element(7, 6, ("c", "q", 3), ("a", "q", 1)),
+        element(8, 6, ("d", "q", 6), stream=S2),
     ]
     expected = [
-        (2, (1, 2), {"y": _integer(1), "z": _integer(5), "w": _integer(9)}),
-        (6, (5, 6), {"y": _integer(2), "z": _integer(3), "w": _integer(6)}),
+        (2, (1, 2), {"y": integer(1), "z": integer(5), "w": integer(9)}),
+        (6, (5, 6), {"y": integer(2), "z": integer(3), "w": integer(6)}),
     ]
     assert _pushed_one_by_one(UNPARTITIONED, elements) == expected
     data = {iri: [e for e in elements if e.stream == iri] for iri in (S1, S2)}
@@ -342,18 +317,45 @@ def test_skip_till_next_takes_the_earliest_instant_however_far():
     (ten, past a few of them at a time) give the same matches in one batch as one
     element at a time."""
     values = [1, 2, 3, 4, 5, 1, 2, 3, 4]
-    elements = [_element(0, 1, ("a", "p", 5))]
-    elements += [_element(n, n + 1, ("a", "q", z)) for n, z in enumerate(values, start=1)]
-    elements[5] = _element(5, 6, ("a", "q", 1), ("a", "p", 8))
-    elements += [_element(10, 11, ("a", "q", 7)), _element(11, 12, ("a", "q", 9))]
-    expected = [(11, (1, 11), {"y": _integer(5), "z": _integer(7)}),
-                (12, (6, 12), {"y": _integer(8), "z": _integer(9)})]
+    elements = [element(0, 1, ("a", "p", 5))]
+    elements += [element(n, n + 1, ("a", "q", z)) for n, z in enumerate(values, start=1)]
+    elements[5] = element(5, 6, ("a", "q", 1), ("a", "p", 8))
+    elements += [element(10, 11, ("a", "q", 7)), element(11, 12, ("a", "q", 9))]
+    expected = [(11, (1, 11), {"y": integer(5), "z": integer(7)}),
+                (12, (6, 12), {"y": integer(8), "z": integer(9)})]
     assert _pushed_one_by_one(SKIPPING, elements) == expected
-    session = _session(SKIPPING)
+    session = session_of(SKIPPING)
     whole = session.push_columns(ColumnBatch.from_elements(elements, session.dictionary))
     assert [(r.t, r.interval) for r in whole + session.flush()] == [(11, (1, 11)), (12, (6, 12))]
     reference = evaluate(parse_query(SKIPPING), {S1: elements}, background(), name="q")
     assert sorted((r.t, r.interval) for r in reference) == [(11, (1, 11)), (12, (6, 12))]
+
+
+PROJECTED = f"""PREFIX : <{EX}>
+SELECT ?y FROM STREAM S1 :s1
+WHERE {{ SEQ(A , B)
+  DEFINE GPM A ON S1 {{ ?x :p ?y }}
+  DEFINE GPM B ON S1 {{ ?x :q ?w }} }}"""
+
+
+def test_matches_alike_in_the_select_come_out_together_as_the_row_engines():
+    """No PARTITION BY: subjects :s10 to :s<9 + n> with ?y 1, 2, 1, 2 ... at 1 and a B
+    each at 2 make n matches over [1, 2], numbered by their mappings' text (?x's), whose
+    SELECT ?y rows the row engine lists as a bag: each distinct row where it first
+    occurs, its repeats right after it, so all the 1s, then the 2s. Three matches (a
+    few rows) and twenty (the columns' path) alike."""
+    for n in (3, 20):
+        subjects = [f"s{10 + k}" for k in range(n)]
+        elements = [element(0, 1, *((x, "p", 1 + k % 2) for k, x in enumerate(subjects))),
+                    element(1, 2, *((x, "q", 5) for x in subjects))]
+        got = _pushed_one_by_one(PROJECTED, elements)
+        ones = (n + 1) // 2
+        assert got == [(2, (1, 2), {"y": integer(y)})
+                       for y in [1] * ones + [2] * (n - ones)]
+        by_rows = row_engines(PROJECTED, elements)
+        assert got == [(r.t, r.interval, {k: str(v) for k, v in r.binding}) for r in by_rows]
+        reference = evaluate(parse_query(PROJECTED), {S1: elements}, background(), name="q")
+        assert Counter(reference) == Counter(by_rows)
 
 
 LITERALS = [
@@ -438,12 +440,12 @@ def test_runs_alike_take_their_instant_each_within_their_own_start():
     FILTERs but is 12 after 1, past WITHIN 10, and 8 after 5: only the run from 5
     matches; the run from 8 (y = 1) takes 9 too. An element a batch, or two batches
     cut after 5, as the reference."""
-    elements = [_element(n, t, ("a", "p", price))
+    elements = [element(n, t, ("a", "p", price))
                 for n, (t, price) in enumerate([(1, 5), (5, 5), (8, 1), (13, 9)])]
-    expected = [(13, (5, 13), {"y": _integer(5), "z": _integer(9)}),
-                (13, (8, 13), {"y": _integer(1), "z": _integer(9)})]
+    expected = [(13, (5, 13), {"y": integer(5), "z": integer(9)}),
+                (13, (8, 13), {"y": integer(1), "z": integer(9)})]
     assert sorted(_pushed_one_by_one(ALIKE, elements), key=repr) == expected
-    session = _session(ALIKE)
+    session = session_of(ALIKE)
     got = [r for part in (elements[:2], elements[2:])
            for r in session.push_columns(ColumnBatch.from_elements(part, session.dictionary))]
     assert sorted((r.t, r.interval) for r in got + session.flush()) == [(13, (5, 13)),

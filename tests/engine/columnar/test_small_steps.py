@@ -28,8 +28,8 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.semantics import evaluate
 
 from ..generators import EX, S1, S2
-from ..support import background, engine_path
-from .test_sequences import CHECKS, _session, cases
+from ..support import background, engine_path, session_of
+from .test_sequences import CHECKS, cases
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -46,7 +46,7 @@ def _vector_paths_only() -> Iterator[None]:
 
 
 def _pushed(text: str, data: dict) -> list:
-    session = _session(text)
+    session = session_of(text)
     assert isinstance(session.queries[0], PartitionedSequence), text
     return [r for e in StreamSet(data).merged() for r in session.push(e)] + session.flush()
 
@@ -86,7 +86,7 @@ def test_few_rows_filter_inputs_are_distinct_and_sorted():
 
 def test_few_ids_numbers():
     """5 (an integer) and 2.5 (a decimal) sure at their digits, 1.5e0 (a double) unsure."""
-    session = _session(f"""PREFIX : <{EX}>
+    session = session_of(f"""PREFIX : <{EX}>
 SELECT * FROM STREAM S1 :s1 WHERE {{ SEQ(A ; B)
   DEFINE GPM A ON S1 {{ ?x :p ?y }} DEFINE GPM B ON S1 {{ ?x :p ?z }} }}""")
     texts = [f'"5"^^<{XSD}integer>', f'"2.5"^^<{XSD}decimal>', f'"1.5E0"^^<{XSD}double>']

@@ -27,7 +27,8 @@ one batch would. Runs and matches are sets, as in the row engine.
 Without PARTITION BY the streamset is one partition (``Routing.single``): every element of
 a FROM STREAM stream, with triples or not, is an instant of it, so ``,`` takes the
 streamset's next instant, as the row engine's ``SequenceQuery`` counts its steps; matches
-are released (and Kleene matches numbered ``m<k>``) in its order (``_matched_order``).
+are released (and Kleene matches numbered ``m<k>``) in its order (``_matched_order``),
+the rows of an instant alike listed together, as its bag lists them (``_bagged``).
 A conjunction ``(B & C)`` is a state whose candidates are B's and C's joined on their
 shared variables and time (compatible matches at one instant, SPAseq's Definition 8).
 
@@ -1046,7 +1047,8 @@ class PartitionedSequence(Pushed):
     def _results(self, done: Table | None) -> list[Result]:
         """Each match as a result at its end, the interval its start and end; results of
         one instant ordered as the row engine's partitions release them (``_released``),
-        or without PARTITION BY as its ``SequenceQuery`` does (``_matched_order``)."""
+        or without PARTITION BY as its ``SequenceQuery`` does (the matches in
+        ``_matched_order``, their rows as its bag lists them: ``_bagged``)."""
         if done is None or not done.size:
             return []
         names: list[str] | None = None
@@ -1068,9 +1070,13 @@ class PartitionedSequence(Pushed):
         ids = distinct_ids(np.concatenate([c for _, c in named])) if named else np.empty(0, int)
         terms = {i: decode(i) for i in ids.tolist()}
         starts, ends = done.columns[START], done.columns[LAST]
-        order = np.arange(done.size) if self.slot is None else _released(
-            ends, starts if interval else None, names, [c for _, c in named], terms,
-            done.columns.get(MATCH))
+        if self.slot is None:  # matches in ``_matched_order``, each instant's rows a bag
+            match = [done.columns[MATCH]] if MATCH in done.columns else []
+            order = _bagged([ends, *match, *([starts] if interval else []),
+                             *(c for _, c in named)])
+        else:
+            order = _released(ends, starts if interval else None, names,
+                              [c for _, c in named], terms, done.columns.get(MATCH))
         bindings = [_bindings(variable, c[order], terms) for variable, c in named]
         solutions = (list(map(Solution, zip(*bindings, strict=True))) if named
                      else [Solution()] * len(order))
@@ -1444,6 +1450,26 @@ def _released(
         resorted = np.lexsort(keys[::-1])
         order, keys = order[resorted], [k[resorted] for k in keys]
     return order
+
+
+def _bagged(columns: list[Ids]) -> Ids:
+    """The order ``SequenceQuery`` releases rows in: each instant's rows are a bag (a
+    ``Counter``, ``r2s.forms``), which lists each distinct row where it first occurs
+    and its repeats right after it. Repeats are a Kleene match's iterations alike (its
+    rows ``a, b, a`` come out ``a, a, b``) or matches alike in the SELECT's variables;
+    ``columns``: what tells the lines apart (the time first: equal rows share an
+    instant)."""
+    size = len(columns[0])
+    if size <= SMALL:
+        seen: dict[tuple, list[int]] = {}
+        for at, row in enumerate(zip(*(c.tolist() for c in columns), strict=True)):
+            seen.setdefault(row, []).append(at)
+        return np.fromiter((at for ats in seen.values() for at in ats), dtype=np.int64,
+                           count=size)
+    first, group = grouped(columns)
+    if len(first) == size:
+        return np.arange(size)
+    return np.argsort(first[group], kind="stable")
 
 
 def _same(keys: list[Ids]) -> np.ndarray:
