@@ -23,6 +23,11 @@ them by some milliseconds).
 
 ``--passthrough`` runs the same paced source into Spark's no-op sink, no query: what Spark
 itself does with the rate.
+
+``--event-log DIR`` keeps Spark's event log there and adds each batch's stages to the report
+(`stage_times`: tasks, wall time, the tasks' run time and the JVM's CPU time in them), the
+split of `addBatch` that the progress reports and Python profiles do not give: the route
+stage (source read, route, shuffle write) against the stateful one.
 """
 
 from __future__ import annotations
@@ -87,6 +92,8 @@ class LiveBatch:
     """Spark's split of the batch's time (addBatch, walCommit, ...): where a batch goes."""
     state_ms: dict[str, int] = dataclasses.field(default_factory=dict)
     """The stateful operator's own times and counts (commit, updates, shuffle partitions)."""
+    stages: list[dict[str, int]] = dataclasses.field(default_factory=list)
+    """Its Spark stages in order (`stage_times`; with ``--event-log`` only)."""
 
 
 @dataclass(slots=True)
@@ -151,8 +158,48 @@ def quantiles(values: Sequence[float]) -> dict[str, float | None]:
                     strict=True))
 
 
-def batches_of(raws: Sequence[dict[str, Any]], began: float) -> list[LiveBatch]:
+def stage_times(log_dir: Path, run_ids: set[str]) -> dict[int, list[dict[str, int]]]:
+    """Each micro-batch's stages (of the query runs ``run_ids``), in order, from Spark's
+    JSON event log under ``log_dir`` (uncompressed): tasks, ``wall_ms`` from submission to
+    completion, and the tasks' summed ``run_ms`` and ``jvm_cpu_ms`` (the task threads' CPU:
+    the Python workers' is not in it)."""
+    batch_of: dict[int, int] = {}  # stage id -> batch id
+    stages: dict[int, dict[str, int]] = {}
+    for path in sorted(log_dir.rglob("*")):
+        if not path.is_file() or path.name.startswith((".", "appstatus")):
+            continue
+        for line in path.open(encoding="utf-8"):
+            if not line.endswith("\n"):  # being written
+                break
+            event = json.loads(line)
+            kind = event["Event"]
+            if kind == "SparkListenerJobStart":
+                properties = event.get("Properties") or {}
+                if properties.get("spark.jobGroup.id") in run_ids:
+                    batch = int(properties["streaming.sql.batchId"])
+                    batch_of |= dict.fromkeys(event["Stage IDs"], batch)
+            elif kind == "SparkListenerStageCompleted":
+                info = event["Stage Info"]
+                if "Submission Time" in info and "Completion Time" in info:
+                    stage = stages.setdefault(info["Stage ID"], {"run_ms": 0, "jvm_cpu_ms": 0})
+                    stage["tasks"] = info["Number of Tasks"]
+                    stage["wall_ms"] = info["Completion Time"] - info["Submission Time"]
+            elif kind == "SparkListenerTaskEnd":
+                metrics = event.get("Task Metrics") or {}
+                stage = stages.setdefault(event["Stage ID"], {"run_ms": 0, "jvm_cpu_ms": 0})
+                stage["run_ms"] += metrics.get("Executor Run Time", 0)
+                stage["jvm_cpu_ms"] += metrics.get("Executor CPU Time", 0) // 1_000_000
+    found: dict[int, list[dict[str, int]]] = {}
+    for stage_id in sorted(stages):
+        if stage_id in batch_of and "wall_ms" in stages[stage_id]:
+            found.setdefault(batch_of[stage_id], []).append(stages[stage_id])
+    return found
+
+
+def batches_of(raws: Sequence[dict[str, Any]], began: float,
+               stages: dict[int, list[dict[str, int]]] | None = None) -> list[LiveBatch]:
     """The batches that ran (an `addBatch` phase), in order, timed from ``began``."""
+    stages = stages or {}
     batches = []
     for raw in sorted(raws, key=lambda r: r["batchId"]):
         if "addBatch" not in raw["durationMs"]:
@@ -163,7 +210,8 @@ def batches_of(raws: Sequence[dict[str, Any]], began: float) -> list[LiveBatch]:
         batches.append(LiveBatch(
             spark.batch, round(epoch_ms(raw["timestamp"]) / 1000 - began, 3),
             spark.duration_ms / 1000, spark.rows_in, ends - starts, ends, spark.state_rows,
-            spark.state_memory_bytes, spark.phases_ms, _state_metrics(raw)))  # fmt: skip
+            spark.state_memory_bytes, spark.phases_ms, _state_metrics(raw),
+            stages.get(spark.batch, [])))  # fmt: skip
     return batches
 
 
@@ -181,6 +229,17 @@ def _state_metrics(raw: dict[str, Any]) -> dict[str, int]:
             if isinstance(value, int | float):
                 found[name] = found.get(name, 0) + int(value)
     return found
+
+
+def steady_stages(stages: Sequence[list[dict[str, int]]]) -> dict[str, float | None]:
+    """The median wall time of the batches' first stage (the route stage: source read,
+    route, shuffle write) and last (the stateful stage, the results' collect), where a
+    batch has two."""
+    both = [found for found in stages if len(found) >= 2]
+    if not both:
+        return {"route_p50": None, "stateful_p50": None}
+    return {"route_p50": float(np.median([found[0]["wall_ms"] for found in both])),
+            "stateful_p50": float(np.median([found[-1]["wall_ms"] for found in both]))}
 
 
 def keeps_up(batches: Sequence[LiveBatch]) -> dict[str, Any]:
@@ -289,6 +348,8 @@ class LiveOptions:
     scale: int | None = None
     """Elements generated (None: enough for rate x duration)."""
     passthrough: bool = False
+    event_log: Path | None = None
+    """Where the session keeps Spark's event log (None: not kept; `stage_times`)."""
 
 
 def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[str, Any]:
@@ -320,7 +381,8 @@ def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[s
     watch = watcher.watch
     lower, upper = pacing_start(list(watch.raw.values()), rates,
                                 [s.elements for s in streams])
-    batches = batches_of(list(watch.raw.values()), lower)
+    stages = stage_times(options.event_log, watch.runs) if options.event_log else None
+    batches = batches_of(list(watch.raw.values()), lower, stages)
     latencies, undecided = [], 0
     for written, line in watch.lines:
         t_ms = result_from_json(json.loads(line)).t
@@ -349,6 +411,7 @@ def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[s
         "latency_s": quantiles([latency for _, latency in latencies]),
         "latency_s_second_half": quantiles([lat for at, lat in latencies if at >= half]),
         **keeps_up(batches),
+        "stages_ms_second_half": steady_stages([b.stages for b in steady]),
         "state": {"first_rows": batches[0].state_rows if batches else None,
                   "last_rows": batches[-1].state_rows if batches else None,
                   "max_rows": max((b.state_rows for b in batches), default=None),
@@ -443,6 +506,13 @@ def bench_live(spark: SparkSession, runs: Sequence[LiveOptions], out: Path) -> l
     return written
 
 
+def event_log_settings(log_dir: Path) -> dict[str, str]:
+    """The session's settings that keep its event log in ``log_dir``, uncompressed."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
+            "spark.eventLog.dir": log_dir.resolve().as_uri()}
+
+
 def summary_line(document: dict[str, Any]) -> str:
     batch, late = document["batch_s"], document["latency_s"]
     return (f"{document['workload']} {document['system']} at {document['rate']:g}/s for "
@@ -464,12 +534,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="the paced source into Spark's no-op sink, no query")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--out", type=Path, default=Path("bench-results"))
+    parser.add_argument("--event-log", type=Path, default=None,
+                        help="keep Spark's event log in this folder, each batch's stages "
+                             "in the report")
     arguments = parser.parse_args(argv)
     from sepia.runtime.spark.session import SparkConfig, spark_session
 
-    spark = spark_session(SparkConfig(master=arguments.master, live=True))
+    log = arguments.event_log
+    spark = spark_session(SparkConfig(master=arguments.master, live=True,
+                                      extra=event_log_settings(log) if log else {}))
     runs = [LiveOptions(w, arguments.rate, arguments.duration, arguments.seed,
-                        passthrough=arguments.passthrough) for w in arguments.workloads]
+                        passthrough=arguments.passthrough, event_log=log)
+            for w in arguments.workloads]
     for path in bench_live(spark, runs, arguments.out):
         print(f"wrote {path}", file=sys.stderr)
 

@@ -34,6 +34,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
+from sepia.runtime.spark.map_writes import write_changes
 from sepia.runtime.spark.units import Unit
 from sepia.runtime.spark.warm import WarmCache
 
@@ -370,9 +371,8 @@ class EngineHost(StatefulProcessor):
         latest = dict(stored)
         for stream, end in batch.items():
             latest[stream] = max(latest.get(stream, end), end)
-        for stream, end in latest.items():
-            if stored.get(stream) != end:
-                self.stream_ends.updateValue((stream,), (end,))
+        write_changes(self.stream_ends, {stream: (end,) for stream, end in latest.items()
+                                         if stored.get(stream) != end})  # fmt: skip
         reads = self.spec.units[unit].streams or self.spec.streams
         if not reads or any(s not in latest for s in reads):
             return horizon
@@ -392,11 +392,7 @@ class EngineHost(StatefulProcessor):
         for name, entries in step.changed.items():
             table = tables[name]
             assert isinstance(table, MapState)
-            for key, value in entries.items():
-                if value is None:
-                    table.removeKey((key,))
-                else:
-                    table.updateValue((key,), value)
+            write_changes(table, entries)  # one exchange with the state server, not one each
 
     def _schedule(self, wake_at: int | None, final: bool) -> None:
         """Keep exactly the timers wanted: the flush timer and the engine's wake-up.

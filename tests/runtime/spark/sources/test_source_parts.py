@@ -10,8 +10,14 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from sepia.runtime.spark.ingest import IngestOptions
 from sepia.runtime.spark.sources import SourceSpec, parse_spec
+from sepia.runtime.spark.sources import generator as generator_module
 from sepia.runtime.spark.sources.documents import document_batches
-from sepia.runtime.spark.sources.generator import GeneratorReader
+from sepia.runtime.spark.sources.generator import (
+    ELEMENTS_PER_PARTITION,
+    LEAST_SHARE,
+    GeneratorReader,
+    spans,
+)
 from sepia.runtime.spark.sources.push import Inbox
 from sepia.runtime.spark.sources.tcp import blank_line_documents
 
@@ -167,6 +173,35 @@ def test_generated_elements_are_read_back_by_position(tmp_path: Path) -> None:
     assert {(row["stream"], row["file"]) for row in rows} == {
         ("http://e/s", "gen:W4?scale=20&seed=3")
     }
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "cores", "expected"),
+    [
+        (0, 0, 2, []),
+        (10, 1_010, 2, [(10, 1_010)]),  # under two shares of LEAST_SHARE: one task
+        (0, 20_000, 1, [(0, 20_000)]),
+        (0, 20_000, 2, [(0, 10_000), (10_000, 20_000)]),  # a paced second over both cores
+        (5, 6_005, 4, [(5, 2_005), (2_005, 4_005), (4_005, 6_005)]),  # 3 shares for 4 cores
+        (0, 50_000, 2, [(0, 16_666), (16_666, 33_333), (33_333, 50_000)]),  # <= 20,000 each
+    ],
+)
+def test_a_batch_is_cut_over_the_cores_in_tasks_of_at_most_20000_elements(
+    low: int, high: int, cores: int, expected: list[tuple[int, int]]
+) -> None:
+    assert LEAST_SHARE == 2_000 and ELEMENTS_PER_PARTITION == 20_000
+    assert spans(low, high, cores) == expected
+
+
+def test_a_cut_batch_reads_back_every_element_once_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(generator_module, "LEAST_SHARE", 5)
+    parts = generator(tmp_path, cores="2").partitions({"element": 0}, {"element": 20})
+    assert [p.value for p in parts] == [(0, 10), (10, 20)]
+    reader = generator(tmp_path)
+    seqs = [row["seq"] for p in parts for batch in reader.read(p) for row in batch.to_pylist()]
+    assert seqs == [n for n in range(20) for _ in range(5)]  # W4: 5 triples an element
 
 
 def test_a_workload_with_several_streams_needs_a_choice(tmp_path: Path) -> None:

@@ -113,13 +113,15 @@ def source_for(
         return kafka_source(spark, stream_iri, kafka_options, fmt, options)
     data_source = DATA_SOURCES[parsed.scheme]
     spark.dataSource.register(data_source)
-    idle = {} if options.idle_timeout is None else {"idleTimeout": str(options.idle_timeout)}
+    more = {} if options.idle_timeout is None else {"idleTimeout": str(options.idle_timeout)}
+    if parsed.scheme == "gen":  # a batch is read by as many tasks as the session has cores
+        more["cores"] = str(spark.sparkContext.defaultParallelism)
     rows = (
         spark.readStream.format(data_source.name())
         .options(**parsed.options)
         .option("stream", stream_iri)
         .option("allowedLateness", str(options.allowed_lateness))
-        .options(**idle)
+        .options(**more)
         .load()
     )
     return with_event_time(rows, options)
