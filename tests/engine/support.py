@@ -144,35 +144,42 @@ def integer(n: int) -> str:
     return f'"{n}"^^<http://www.w3.org/2001/XMLSchema#integer>'
 
 
-def session_of(text: str, path: str = "columnar-always") -> Session:
-    """A session over the tests' background running ``text`` as "q", made on the engine
-    path ``path`` (``engine_path``: by default the columnar core, where it covers it)."""
+def session_of(
+    text: str, path: str = "columnar-always", store: ox.Store | None = None, rdfs: bool = False
+) -> Session:
+    """A session over ``store`` (default: the tests' background) running ``text`` as "q",
+    made on the engine path ``path`` (``engine_path``: by default the columnar core,
+    where it covers it)."""
     with engine_path(path):
-        session = Session(background())
+        session = Session(background() if store is None else store, rdfs=rdfs)
         session.register(parse_query(text), "q")
     return session
 
 
-def row_engines(text: str, merged: list[StreamElement]) -> list[Result]:
+def row_engines(
+    text: str, merged: list[StreamElement], store: ox.Store | None = None, rdfs: bool = False
+) -> list[Result]:
     """The row engine's results for ``merged`` pushed one element at a time, then
     flushed: the lines the columnar core gives too, in the same order."""
-    rows = session_of(text, "rows")
+    rows = session_of(text, "rows", store, rdfs)
     return [r for e in merged for r in rows.push(e)] + rows.flush()
 
 
 def cut_anywhere(
-    text: str, data: dict, cuts: list[int], same: Callable[[list[Result]], Counter] = Counter
+    text: str, data: dict, cuts: list[int], same: Callable[[list[Result]], Counter] = Counter,
+    store: ox.Store | None = None, rdfs: bool = False,
 ) -> tuple[list[Result], list[Result]]:
     """The columnar core's results for ``data`` pushed as batches cut at ``cuts``
-    (``pushed_in_cuts``), asserted to be the reference's (``same``: as a bag, or as
-    matches up to their names with ``canonical``), and the row engine's for the same
-    elements (``row_engines``), for the caller to compare."""
-    expected = evaluate(parse_query(text), data, background(), name="q")
+    (``pushed_in_cuts``), asserted to be the reference's over ``store`` (``same``: as a
+    bag, or as matches up to their names with ``canonical``), and the row engine's for
+    the same elements (``row_engines``), for the caller to compare."""
+    store = background() if store is None else store
+    expected = evaluate(parse_query(text), data, store, name="q", rdfs=rdfs)
     judge(text, data, expected)
     merged = list(StreamSet(data).merged())
-    got = pushed_in_cuts(session_of(text), merged, cuts)
+    got = pushed_in_cuts(session_of(text, store=store, rdfs=rdfs), merged, cuts)
     assert same(got) == same(expected), text
-    return got, row_engines(text, merged)
+    return got, row_engines(text, merged, store, rdfs)
 
 
 def assert_columnar_agrees(

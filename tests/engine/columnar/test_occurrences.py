@@ -17,17 +17,13 @@ from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.occurrences import PushedOccurrences
 from sepia.engine.hosts.engine_path import explain
 from sepia.engine.query.continuous import ContinuousQuery
-from sepia.lang import parse_query
 from sepia.rdf.stream import StreamElement, StreamSet
-from sepia.runtime.local import Session
-from sepia.semantics import evaluate
 
 from ..cep.test_epsparql_chains import W8, chains
 from ..cep.test_epsparql_ranges import query
 from ..cep.test_epsparql_rdfs import STREAM, drop, schema_store, typed_epsparql
 from ..query.test_rdfs_streams import background, typed_streams
-from ..shares import judge
-from ..support import canonical, engine_path, pushed_in_cuts
+from ..support import canonical, cut_anywhere, pushed_in_cuts, session_of
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 CUTS = st.lists(st.integers(0, 12), max_size=4)
@@ -39,27 +35,15 @@ def _points(data: dict[str, list[StreamElement]]) -> dict[str, list[StreamElemen
     return {s: [replace(e, start=e.end) for e in es] for s, es in data.items()}
 
 
-def _session(text: str, store: ox.Store, rdfs: bool, path: str) -> Session:
-    with engine_path(path):
-        session = Session(store, rdfs=rdfs)
-        session.register(parse_query(text), "q")
-    return session
-
-
 def _assert_columns_agree(text: str, data: dict, cuts: list[int], store: ox.Store,
                           rdfs: bool = False) -> None:
     """Columns cut at ``cuts`` give the reference's matches and the push path's lines."""
-    expected = evaluate(parse_query(text), data, store, name="q", rdfs=rdfs)
-    judge(text, data, expected)
-    session = _session(text, store, rdfs, "columnar")
+    session = session_of(text, "columnar", store, rdfs)
     assert isinstance(session.queries[0], PushedOccurrences), text
     shown = explain(session.queries[0].host.physical, session.dictionary)
     assert "path: columnar: fed batches of id columns" in shown, shown
-    merged = list(StreamSet(data).merged())
-    got = pushed_in_cuts(session, merged, cuts)
-    assert canonical(got) == canonical(expected), text
-    rows = _session(text, store, rdfs, "rows")
-    assert got == [r for e in merged for r in rows.push(e)] + rows.flush(), text
+    got, rows = cut_anywhere(text, data, cuts, canonical, store, rdfs)
+    assert got == rows, text
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=CHECKS)
@@ -82,7 +66,7 @@ def test_a_drop_of_a_typed_company_under_rdfs():
     text = drop("?c a :Top")
     merged = list(StreamSet(STREAM).merged())
     for cuts in ([], [1], [2, 3]):
-        session = _session(text, schema_store(), True, "columnar")
+        session = session_of(text, "columnar", schema_store(), True)
         got = pushed_in_cuts(session, merged, cuts)
         assert [(r.t, r.interval, str(r.binding["p2"])) for r in got] == [(3, (1, 3), '"5"')]
 
@@ -96,11 +80,11 @@ def test_a_session_fed_columns_resumes_from_a_snapshot():
     p, a = ox.NamedNode("http://example.org/p"), ox.NamedNode("http://example.org/a")
     elements = [StreamElement("http://example.org/s1", f"_:g{t}", t, t, (ox.Triple(a, p, v),))
                 for t, v in ((0, ten), (1, six), (3, eleven))]
-    first = _session(text, ox.Store(), False, "columnar")
+    first = session_of(text, "columnar", ox.Store())
     got = first.push_columns(ColumnBatch.from_elements(elements[:2], first.dictionary))
     got += first.watermark(1)
     state = json.loads(json.dumps(first.snapshot()))
-    second = _session(text, ox.Store(), False, "columnar")
+    second = session_of(text, "columnar", ox.Store())
     second.restore(state)
     got += second.push_columns(ColumnBatch.from_elements(elements[2:], second.dictionary))
     got += second.flush()
@@ -113,7 +97,7 @@ def test_what_is_not_covered_stays_on_the_push_path():
         (query(W8, "EVENT POLICY CHRONOLOGICAL"), "consuming"),
         (query(W8).replace("SELECT", "REGISTER ISTREAM :out AS SELECT", 1), "RSTREAM"),
     ):
-        session = _session(text, ox.Store(), False, "columnar")
+        session = session_of(text, "columnar", ox.Store())
         assert isinstance(session.queries[0], ContinuousQuery), text
         shown = explain(session.queries[0].physical, session.dictionary)
         assert "path: rows" in shown and reason in shown, shown
