@@ -39,18 +39,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from sepia.algebra import dataset as ds
-from sepia.algebra import query as qa
 from sepia.algebra.event import SelectionPolicy
 from sepia.engine.cep.event_trees import EventLeaf, EventSeq, EventTree, Negated
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
 from sepia.engine.columnar.partitions import ELEMENT, EventMatches, gpm_scan
-from sepia.engine.columnar.pushed import Pushed, spans
+from sepia.engine.columnar.pushed import Pushed, pushed_uncovered, spans
 from sepia.engine.columnar.tables import Ids, Table, join_pairs, paired, unique_rows
 from sepia.engine.plan.physical import EventPlan, PhysicalQuery
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.r2r import operators as po
-from sepia.engine.r2s import streams as r2s
 from sepia.engine.rows import FROM, TO
 from sepia.engine.s2r.windows import WindowOperator
 from sepia.rdf.results import Result, Solution
@@ -140,13 +138,12 @@ def _passes_intervals(node: po.PhysicalPlan) -> bool:
 
 def plan_event_sequence_uncovered(physical: PhysicalQuery) -> str | None:
     """Why an event query's plan stays on the row engine (run options aside), or None."""
-    kind, query = physical.kind, physical.query
+    kind = physical.kind
     if not isinstance(kind, EventPlan):
         return "not an RSEP-QL / CQELS-CEP event pattern"
-    if kind.schedule is not None:
-        return "a REPORT clause: every mapping over the windows at its instants"
-    if kind.partition is not None:
-        return "PARTITION BY over an event pattern"
+    pushed = pushed_uncovered(physical)
+    if pushed is not None:
+        return pushed
     if kind.occurrences:
         return "EP-SPARQL triple occurrences"
     leaves = pushed_chain(kind.tree)
@@ -167,8 +164,6 @@ def plan_event_sequence_uncovered(physical: PhysicalQuery) -> str | None:
         reason = _window_uncovered(found[1])
         if reason:
             return reason
-    if not isinstance(query.form, qa.Select) or r2s.operator_of(query) is not qa.RStream:
-        return "a query form other than a SELECT streamed by RSTREAM"
     if not _reads_background_only(physical.root):
         return "a graph pattern reading a window or a FILTER reading the windows"
     return None

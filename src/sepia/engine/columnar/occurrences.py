@@ -27,16 +27,14 @@ from itertools import pairwise
 
 import numpy as np
 
-from sepia.algebra import query as qa
 from sepia.engine.cep.event_trees import consumes
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch
-from sepia.engine.columnar.pushed import Pushed
+from sepia.engine.columnar.pushed import Pushed, pushed_uncovered
 from sepia.engine.plan.physical import EventPlan, PhysicalQuery
 from sepia.engine.query.continuous import ContinuousQuery, Snapshot
 from sepia.engine.query.events import EventQuery
 from sepia.engine.r2r import operators as po
-from sepia.engine.r2s import streams as r2s
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
 
@@ -45,20 +43,14 @@ Graph = tuple[tuple[int, int, int], ...]
 
 def plan_occurrences_uncovered(physical: PhysicalQuery) -> str | None:
     """Why an EP-SPARQL plan stays on the push path (run options aside), or None."""
-    kind, query = physical.kind, physical.query
+    kind = physical.kind
     if not isinstance(kind, EventPlan) or not kind.occurrences:
         return "not an EP-SPARQL pattern over triple occurrences"
-    if kind.schedule is not None:
-        return "a REPORT clause: every mapping at its instants"
-    if kind.partition is not None:
-        return "PARTITION BY over an event pattern"
     if physical.windows:
         return "triple occurrences beside windows"
     if consumes(kind.tree):
         return "a consuming policy (CHRONOLOGICAL / RECENT)"
-    if not isinstance(query.form, qa.Select) or r2s.operator_of(query) is not qa.RStream:
-        return "a query form other than a SELECT streamed by RSTREAM"
-    return None
+    return pushed_uncovered(physical)
 
 
 def occurrences_uncovered(engine: ContinuousQuery) -> str | None:

@@ -11,8 +11,10 @@ from sepia.algebra import query as qa
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.partitions import gpm_scan
 from sepia.engine.columnar.tables import Ids
+from sepia.engine.plan.physical import EventPlan, PhysicalQuery
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.r2r import operators as po
+from sepia.engine.r2s import streams as r2s
 from sepia.rdf.results import Result
 
 
@@ -64,6 +66,20 @@ class Pushed:
     def settled(self, through: int) -> int:
         """No match is reported later than the event completing it."""
         return through
+
+
+def pushed_uncovered(physical: PhysicalQuery) -> str | None:
+    """Why an event plan's matches are not pushed as they end, each once, as the columnar
+    event engines report them (a REPORT clause, PARTITION BY, another form), or None."""
+    kind, query = physical.kind, physical.query
+    assert isinstance(kind, EventPlan)
+    if kind.schedule is not None:
+        return "a REPORT clause: every mapping over the windows at its instants"
+    if kind.partition is not None:
+        return "PARTITION BY over an event pattern"
+    if not isinstance(query.form, qa.Select) or r2s.operator_of(query) is not qa.RStream:
+        return "a query form other than a SELECT streamed by RSTREAM"
+    return None
 
 
 def spans(times: Ids, size: int) -> list[tuple[int, int]]:
