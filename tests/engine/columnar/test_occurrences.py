@@ -10,9 +10,11 @@ import json
 from dataclasses import replace
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sepia.algebra.query import Unsupported
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.occurrences import PushedOccurrences
 from sepia.engine.hosts.engine_path import explain
@@ -20,11 +22,12 @@ from sepia.engine.query.continuous import ContinuousQuery
 from sepia.rdf.stream import StreamElement, StreamSet
 
 from ..cep.test_epsparql_chains import W8, chains
-from ..cep.test_epsparql_ranges import query
-from ..cep.test_epsparql_rdfs import STREAM, drop, schema_store, typed_epsparql
+from ..cep.test_epsparql_ranges import EX, query
+from ..cep.test_epsparql_rdfs import STREAM, drop, element, schema_store, typed_epsparql
 from ..query.test_rdfs_streams import background, typed_streams
 from ..support import canonical, cut_anywhere, pushed_in_cuts, session_of
 
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 CUTS = st.lists(st.integers(0, 12), max_size=4)
 
@@ -101,3 +104,18 @@ def test_what_is_not_covered_stays_on_the_push_path():
         assert isinstance(session.queries[0], ContinuousQuery), text
         shown = explain(session.queries[0].physical, session.dictionary)
         assert "path: rows" in shown and reason in shown, shown
+
+
+def test_a_schema_triple_in_a_batch_is_refused_naming_its_element():
+    """Under RDFS a stream element may not change the schema: the error names the element
+    by its time where the reader left its graph name unencoded (the push path names it by
+    its graph)."""
+    session = session_of(drop("?c a :Top"), "columnar", schema_store(), True)
+    schema = ox.Triple(ox.NamedNode(EX + "Leaf"), ox.NamedNode(RDFS + "subClassOf"),
+                       ox.NamedNode(EX + "Top2"))
+    bad = [element(1, "x price 10"), replace(element(4), triples=(schema,))]
+    batch = ColumnBatch.from_elements(bad, session.dictionary)
+    batch = replace(batch, graph=batch.graph * 0)  # graph names the query cannot read
+    with pytest.raises(Unsupported, match="schema triples inside stream element stamped 4 "):
+        session.push_columns(batch)
+        session.flush()  # the batch's last instant waits for what comes next

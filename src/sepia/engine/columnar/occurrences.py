@@ -23,6 +23,7 @@ BY or a consuming policy.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from itertools import pairwise
 
 import numpy as np
@@ -37,6 +38,7 @@ from sepia.engine.query.events import EventQuery
 from sepia.engine.r2r import operators as po
 from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement
+from sepia.rdf.time import TimeKind, format_time
 
 Graph = tuple[tuple[int, int, int], ...]
 
@@ -111,12 +113,19 @@ class PushedOccurrences(Pushed):
         graphs = [tuple(spo[a:b]) for a, b in pairwise(bounds)]
         if self.host.closure is None:
             return graphs
-        closed, decode = self.host.closed, self.dictionary.decode_text
-        names = batch.graph.tolist()
+        closed, named = self.host.closed, self._named
+        names, times = batch.graph.tolist(), batch.times.tolist()
         return [
-            closed(g, decode(name) if name else f"at {t}")
-            for g, name, t in zip(graphs, names, batch.times.tolist(), strict=True)
+            closed(g, partial(named, names[n], times[n], batch.kind))
+            for n, g in enumerate(graphs)
         ]
+
+    def _named(self, graph: int, t: int, kind: TimeKind) -> str:
+        """An element for an error: its graph name where the reader encoded it, else its
+        time as results print it."""
+        if graph:
+            return self.dictionary.decode_text(graph)
+        return f"stamped {format_time(t, kind)}"
 
     def state_size(self) -> dict[str, int]:
         return self.host.state_size()

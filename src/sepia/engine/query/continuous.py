@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import assert_never
 
 import numpy as np
@@ -274,17 +274,19 @@ class ContinuousQuery:
         """An element's graph as ids; under RDFS, its closure under the background schema,
         each triple expanded once by lookups (sepia.reasoning.elements): windows count
         triples per element, so a derived triple leaves with its last supporting element."""
-        return self.closed(encode_triples(self.dictionary, element.triples), element.graph)
+        return self.closed(encode_triples(self.dictionary, element.triples),
+                           lambda: element.graph)
 
     def closed(
-        self, triples: Sequence[tuple[int, int, int]], graph: str
+        self, triples: Sequence[tuple[int, int, int]], named: Callable[[], str]
     ) -> tuple[tuple[int, int, int], ...]:
-        """An element's encoded graph (named ``graph``), closed under RDFS when it runs."""
+        """An element's encoded graph, closed under RDFS when it runs; ``named`` says
+        which element it is, asked only for the error."""
         closure = self.closure
         if closure is None:
             return tuple(triples)
         if closure.foreign_schema(triples):
-            raise Unsupported(f"schema triples inside stream element {graph} under RDFS")
+            raise Unsupported(f"schema triples inside stream element {named()} under RDFS")
         return closure.close(triples)
 
     def timestamp(self, s: Term, p: Term, o: Term) -> ox.Literal | None:
