@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import wraps
 from itertools import groupby
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import pyoxigraph as ox
@@ -35,6 +37,31 @@ from sepia.rdf.results import Result
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.rdf.terms import Term, make_triple
 from sepia.rdf.time import TimeKind
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _delivering(
+    method: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """A call that may advance the queries more than once: the results of its first
+    advances reach the caller only when it returns, so a collection waits till then
+    (``Session._forget``): one in a later advance of W3's paced batches (``push_many``)
+    held results made earlier in the batch 10-20 ms, its worst latencies."""
+
+    @wraps(method)
+    def call(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        self.calls += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.calls -= 1
+            if not self.calls and self.unreturned:
+                self.unreturned, self.reported = False, True
+
+    return call
 
 
 class Session:
@@ -95,7 +122,12 @@ class Session:
         self.pushed = 0
         """Elements given to ``push_graph`` (they are named after it)."""
         self.reported = False
-        """Whether the last advance made results (collections wait for a quiet one)."""
+        """Whether the results of the last advance that made any have reached the caller
+        and no advance ran since (collections wait for such a quiet one)."""
+        self.calls = 0
+        """Nested ``_delivering`` calls running."""
+        self.unreturned = False
+        """Whether results made inside the running calls have not reached the caller."""
 
     def register(
         self, query: str | Query, name: str = "query", *,
@@ -136,6 +168,7 @@ class Session:
         self.pending.append(element)
         return self._emit(results)
 
+    @_delivering
     def push_many(self, elements: Sequence[StreamElement]) -> list[Result]:
         """Elements given at once, in time order (a chunk of a file, a live backlog): the
         results they made due, as ``push`` one by one would give. On the columnar core
@@ -199,6 +232,7 @@ class Session:
             found |= read
         return frozenset(found)
 
+    @_delivering
     def push_columns(self, batch: ColumnBatch) -> list[Result]:
         """Elements as columns (``sepia.engine.columnar``), in time order and after every
         element pushed before: the results they made due. The elements stamped with the
@@ -286,8 +320,11 @@ class Session:
     def _forget(self, made: list[Result]) -> None:
         """Between two advances (no ids in flight but the state's and the batches' a
         reader holds): the terms nothing holds any more are forgotten, when it is time,
-        preferably in the first quiet advance after results (``Forgetting.due``)."""
-        settled, self.reported = self.reported and not made, bool(made)
+        preferably in the first quiet advance after results have reached the caller
+        (``Forgetting.due``; ``_delivering``)."""
+        settled = self.reported and not made
+        self.reported = bool(made) and not self.calls  # else when the calls return
+        self.unreturned = self.unreturned or (bool(made) and bool(self.calls))
         if self.forgetting is not None and self.forgetting.due(settled):
             self.forgetting.collect([self, *ColumnBatch.alive.values()],
                                     pinned=self.background.pinned())
