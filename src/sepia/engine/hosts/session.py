@@ -38,7 +38,6 @@ from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.rdf.terms import Term, make_triple
 from sepia.rdf.time import TimeKind
 
-
 P = ParamSpec("P")
 R = TypeVar("R")
 
