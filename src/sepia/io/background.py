@@ -56,11 +56,13 @@ def load_background(paths: str | Path | Iterable[Source]) -> ox.Store:
 
 def _load(store: ox.Store, path: Path, graph: ox.NamedNode | None) -> None:
     """Parse ``path`` into ``store`` inside pyoxigraph (no Python object per quad: half the
-    time of parsing to quads and adding them on a 1,000,000-triple file)."""
+    time of parsing to quads and adding them on a 1,000,000-triple file). ``Store.load``,
+    not ``bulk_load``: into a store in memory it took 39 s for W10's 10,000,000 triples
+    where ``bulk_load`` took 51 s (2.7 against 3.3 s at 1,000,000), with less memory."""
     syntax = background_format(path)
     with open_binary(path) as binary:
         try:
-            store.bulk_load(binary, format=syntax, base_iri=path.resolve().as_uri(), to_graph=graph)
+            store.load(binary, format=syntax, base_iri=path.resolve().as_uri(), to_graph=graph)
         except SyntaxError as error:
             raise InputError(str(path), error.lineno or 1, syntax_message(error)) from None
         except DamagedInput as damage:
