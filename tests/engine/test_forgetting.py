@@ -188,7 +188,7 @@ def test_collections_run_in_the_quiet_advance_after_results() -> None:
     assert collections > 20 and peak <= 150 + 4
 
 
-@pytest.mark.parametrize("path", ["rows", "columns"])
+@pytest.mark.parametrize("path", ["rows", "columnar"])
 def test_no_collection_holds_results_a_batch_made_before_it(monkeypatch, path) -> None:
     """The stream above given seven elements at a time (``push_many``, as a paced or live
     run takes what arrived while it was busy): results made by one of a batch's instants
@@ -199,7 +199,8 @@ def test_no_collection_holds_results_a_batch_made_before_it(monkeypatch, path) -
     made_in_call: list[object] = []
     with engine_path(path):
         s = Session(forget_terms=100, on_result=made_in_call.append)
-    s.register(text, "q")
+        s.register(text, "q")
+    assert s.columnar == (path == "columnar")  # push_many's two ways: rows, one batch
     collect = s.forgetting.collect
     collections = []
 
