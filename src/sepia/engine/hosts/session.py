@@ -52,13 +52,13 @@ def _delivering(
 
     @wraps(method)
     def call(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        self.calls += 1
+        self._calls += 1
         try:
             return method(self, *args, **kwargs)
         finally:
-            self.calls -= 1
-            if not self.calls and self.unreturned:
-                self.unreturned, self.reported = False, True
+            self._calls -= 1
+            if not self._calls and self._unreturned:
+                self._unreturned, self.reported = False, True
 
     return call
 
@@ -123,9 +123,9 @@ class Session:
         self.reported = False
         """Whether the results of the last advance that made any have reached the caller
         and no advance ran since (collections wait for such a quiet one)."""
-        self.calls = 0
+        self._calls = 0
         """Nested ``_delivering`` calls running."""
-        self.unreturned = False
+        self._unreturned = False
         """Whether results made inside the running calls have not reached the caller."""
 
     def register(
@@ -322,8 +322,9 @@ class Session:
         preferably in the first quiet advance after results have reached the caller
         (``Forgetting.due``; ``_delivering``)."""
         settled = self.reported and not made
-        self.reported = bool(made) and not self.calls  # else when the calls return
-        self.unreturned = self.unreturned or (bool(made) and bool(self.calls))
+        self.reported = bool(made) and not self._calls  # else when the calls return
+        if made and self._calls:
+            self._unreturned = True
         if self.forgetting is not None and self.forgetting.due(settled):
             self.forgetting.collect([self, *ColumnBatch.alive.values()],
                                     pinned=self.background.pinned())
