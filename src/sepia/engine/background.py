@@ -363,6 +363,19 @@ def read_predicates(query: Query) -> frozenset[str] | None:
     return frozenset(found)
 
 
+def read_by(queries: Iterable[Query], rdfs: bool = False) -> frozenset[str] | None:
+    """The predicate IRIs the queries read (``read_predicates``; None: any, as under RDFS
+    entailment, ``rdfs``, which reads the schema's): all a background store needs to hold
+    for them (``load_background``'s ``predicates``)."""
+    found: set[str] = set()
+    for query in queries:
+        read = None if rdfs else read_predicates(query)
+        if read is None:
+            return None
+        found |= read
+    return frozenset(found)
+
+
 def _zero_length_nested(path: PathPattern) -> bool:
     """Whether a path the engine evaluates itself (one with a nested test) can take a
     zero-length step (``*``, ``?``): that relates every node of the graph to itself, the

@@ -29,15 +29,13 @@ what a malformed file means.
 
 from __future__ import annotations
 
-import queue
 import re
-import threading
 from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import TextIO
 
 import numpy as np
 import polars as pl
@@ -45,6 +43,7 @@ import pyoxigraph as ox
 
 from sepia.engine.codec import Codec
 from sepia.engine.columnar.batch import ColumnBatch, ReadNumbers
+from sepia.io.ahead import read_ahead
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.io.errors import StreamError
 from sepia.io.streams import read_stream
@@ -113,9 +112,8 @@ lines per stream file made a 100,000-element run peak at 655 MiB and take 9.0 s,
 225 MiB and 6.3 s at this block; W1 the same speed, 161 against 300 MiB (medians of 3)."""
 ROW_ELEMENTS = 1 << 12
 """Elements per batch where the row reader takes over a file."""
-T = TypeVar("T")
-_END = object()
-"""What the reading thread hands on after the last block."""
+READER = "sepia-columnar-reader"
+"""The name of the thread that reads a file ahead of the engine."""
 
 
 class OutOfShape(Exception):
@@ -186,7 +184,7 @@ def element_chunks(path: str | Path, stream: str, block: int = BLOCK) -> Iterato
         raise OutOfShape(0)
     opened = partial(path.open, encoding="utf-8")
     done, known = 0, Parsed()
-    for cut in _read_ahead(_blocks(opened, None, block)):
+    for cut in read_ahead(_blocks(opened, None, block), READER):
         elements = _stream_elements(cut, stream, known)
         if elements is None:
             raise OutOfShape(done)
@@ -200,7 +198,7 @@ def column_chunks(
 ) -> Iterator[ColumnBatch]:
     """Batches of elements read as columns, whole lines of about ``block`` bytes at a time;
     raises ``OutOfShape`` (how many elements came before) at the first part out of shape.
-    The text is cut into terms a block ahead on a thread of its own (``_read_ahead``); only
+    The text is cut into terms a block ahead on a thread of its own (``sepia.io.ahead``); only
     the encoding is done here, so the dictionary stays on the caller's thread."""
     path = Path(path)
     if path.suffix != ".trig":
@@ -218,7 +216,7 @@ def named_chunks(
     reader that keeps the element's name (the Spark job's route stage reads a piece of a
     file this way)."""
     done = 0
-    for cut in _read_ahead(_blocks(opened, predicates, block)):
+    for cut in read_ahead(_blocks(opened, predicates, block), READER):
         points = cut.starts is cut.stamps or np.array_equal(cut.starts, cut.stamps)
         batch = _encoded(cut, stream, codec) if points else None
         if batch is None:  # an interval: the columnar core's elements are points
@@ -274,42 +272,6 @@ def _blocks(
             last = int(cut.stamps[-1])
             done += len(cut.stamps)
             yield cut
-
-
-def _read_ahead(blocks: Generator[T, None, None]) -> Iterator[T]:
-    """``blocks``, each computed on a thread while the caller works on the one before: the
-    polars kernels that cut text into terms release the GIL, so on a second core reading
-    overlaps the engine. An exception of ``blocks`` is raised here, in its place; closing
-    this iterator stops the thread (and closes ``blocks``, its file with it)."""
-    handoff: queue.Queue[object] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def hand(item: object) -> bool:
-        while not stop.is_set():
-            try:
-                handoff.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            if all(hand(item) for item in blocks):
-                hand(_END)
-        except BaseException as error:  # raised again on the caller's thread
-            hand(error)
-        finally:
-            blocks.close()
-
-    threading.Thread(target=produce, name="sepia-columnar-reader", daemon=True).start()
-    try:
-        while (item := handoff.get()) is not _END:
-            if isinstance(item, BaseException):
-                raise item
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
 
 
 def _lines_per_element(first: str, prefixes: dict[str, str]) -> int:

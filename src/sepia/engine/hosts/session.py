@@ -22,7 +22,7 @@ import numpy as np
 import pyoxigraph as ox
 
 from sepia.algebra.query import Query
-from sepia.engine.background import Background, looked_up, read_predicates
+from sepia.engine.background import Background, looked_up, read_by
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.forgetting import STEP_TERMS, Forgetting
@@ -135,7 +135,7 @@ class Session:
         """Add a query (text in any dialect, or compiled algebra) before pushing elements;
         ``owns``: the PARTITION BY values it keeps (a bucket of a spread query's values)."""
         compiled = parse_query(query) if isinstance(query, str) else query
-        self.background.select(None if self.rdfs else read_predicates(compiled),
+        self.background.select(read_by([compiled], self.rdfs),
                                looked_up=not self.rdfs and looked_up(compiled))
         engine = continuous_query(
             compiled, name, self.dictionary, self.background, self.max_runs, self.rdfs, owns
