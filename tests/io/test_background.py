@@ -76,8 +76,15 @@ def test_errors_name_file_and_line(tmp_path: Path) -> None:
         load_background([(None, unknown)])
 
 
-def test_truncated_gzip_background_names_the_line_where_it_breaks_off(tmp_path: Path) -> None:
-    text = "".join(f"<{E}s{n}> <{E}p> <{E}o> .\n" for n in range(3000)).encode()
+@pytest.mark.parametrize("read", [None, {E + "p"}], ids=["whole", "lines-of-q-blanked"])
+def test_truncated_gzip_background_names_the_line_where_it_breaks_off(
+    read: set[str] | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sepia.io.background as background
+
+    monkeypatch.setattr(background, "SKIPPING_FROM", 0)  # with ``read``: lines blanked
+    monkeypatch.setattr(background, "SKIP_BLOCK", 64)
+    text = "".join(f"<{E}s{n}> <{E}{'pq'[n % 2]}> <{E}o> .\n" for n in range(3000)).encode()
     packed = gzip.compress(text)[:2000]
     path = tmp_path / "d.nt.gz"
     path.write_bytes(packed)
@@ -85,7 +92,7 @@ def test_truncated_gzip_background_names_the_line_where_it_breaks_off(tmp_path: 
 
     line = zlib.decompressobj(31).decompress(packed).count(b"\n") + 1
     with pytest.raises(InputError) as caught:
-        load_background([(None, path)])
+        load_background([(None, path)], read)
     assert str(caught.value) == f"{path}:{line}: the gzip data ends early (a truncated file)"
 
 
@@ -182,3 +189,4 @@ def test_errors_name_the_same_line_when_lines_are_blanked(
         with pytest.raises(InputError) as caught:
             load_background(path, {P.value})
         assert (caught.value.file, caught.value.line) == (str(path), line)
+

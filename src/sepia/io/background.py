@@ -153,7 +153,7 @@ def _blanked(binary: BinaryIO, keep: list[str]) -> Generator[bytes, None, None]:
         text = carried + block
         end = text.rfind(b"\n") + 1
         carried = text[end:]
-        whole = whole and b'"""' not in text and b"\'\'\'" not in text
+        whole = whole and b'"""' not in text and b"'''" not in text
         if end and whole:
             blanked, first = _blank(text[:end], keep, first)
             yield blanked
