@@ -140,6 +140,7 @@ def test_empty_and_missing_graphs() -> None:
 
 
 NAME, NOTE, P = E + "name", E + "note", E + "p"
+IN = E + "in"
 
 
 def test_unread_predicates_are_not_encoded() -> None:
@@ -325,3 +326,37 @@ def test_found_triples_are_selected_by_subject_and_forgotten_with_their_terms() 
     found.forget({9, 2})  # 3 has object 9: its triples go, and 2 itself
     assert found.known == {1, 5}
     assert [c.tolist() for c in found.of(np.array([1, 5]))] == [[1, 5], [10, 10], [8, 4]]
+
+
+@pytest.mark.parametrize(("pattern", "held"), [
+    ("?x :name ?v", {IN, NAME}),
+    ("?x :p+ ?v", {IN, P}),
+    ("?x :p* ?v", None),  # zero-length steps relate every node of the graph to itself
+    ("?x :p? ?v", None),
+])
+def test_a_store_loaded_for_the_queries_predicates_answers_as_the_whole_one(
+    pattern: str, held: set[str] | None, tmp_path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The graph written as N-Triples (``:d`` only in a triple of a predicate no pattern
+    names) and loaded for the predicates ``loaded_for`` names, its other lines blanked:
+    the session's answers are the reference's over the whole store."""
+    import sepia.io.background as loading
+    from sepia.io.background import load_background
+
+    monkeypatch.setattr(loading, "SKIPPING_FROM", 0)
+    text = TURTLE + ':d :note "only a note" .\n'
+    path = tmp_path / "g.nt"
+    lines = _store(text).dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.DefaultGraph())
+    path.write_bytes(b"".join(sorted(lines.splitlines(keepends=True))))  # :d's line last
+    query = parse_query(WINDOWED.format(g=G.value, pattern=pattern))
+    assert module.loaded_for([query]) == (None if held is None else frozenset(held))
+    store = load_background([(G.value, path)], module.loaded_for([query]))
+    assert len(store) < len(_store(text)) if held else len(store) == len(_store(text))
+    session = Session(store)
+    session.register(query, "q")
+    elements = [*ELEMENTS, StreamElement(E + "s", E + "e13", 13, 13, (ox.Triple(
+        ox.NamedNode(E + "d"), ox.NamedNode(E + "in"), ox.NamedNode(E + "o")),))]
+    results = [r for e in elements for r in session.push(e)] + session.flush()
+    reference = evaluate(query, {E + "s": elements}, _store(text, G), name="q")
+    assert _answers(results, "q") == _answers(reference, "q")
+    assert bool(held) or (13, E + "d", f"<{E}d>") in _answers(results, "q")

@@ -11,7 +11,7 @@ import pyoxigraph as ox
 import pytest
 
 from sepia.algebra.query import Unsupported
-from sepia.engine.background import read_by
+from sepia.engine.background import loaded_for
 from sepia.io.background import load_background
 from sepia.io.streams import read_stream
 from sepia.lang import parse_query
@@ -85,7 +85,7 @@ def test_example_on_the_background_its_query_reads(
     example: str, query_file: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each background file written again as N-Triples, a triple of a predicate no query
-    reads after each of its own, loaded for the query's predicates (``read_by``) with
+    reads after each of its own, loaded for the query's predicates (``loaded_for``) with
     every file's lines of other predicates blanked: the same hand-derived results. Under
     RDFS entailment (e6) nothing may be left out."""
     import sepia.io.background as background
@@ -100,7 +100,7 @@ def test_example_on_the_background_its_query_reads(
         rewritten.append((graph, tmp_path / f"{n}.nt"))
     spec = json.loads((EXAMPLES / example / "run.json").read_text())
     query = parse_query((EXAMPLES / example / query_file).read_text())
-    store = load_background(rewritten, read_by([query], spec.get("entailment") == "rdfs"))
+    store = load_background(rewritten, loaded_for([query], spec.get("entailment") == "rdfs"))
     unread = sum(q.predicate.value == UNREAD for q in store)
     assert unread == (len(store) // 2 if spec.get("entailment") == "rdfs" else 0)
     got = run_example(example, query_file, store)

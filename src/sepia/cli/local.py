@@ -27,7 +27,7 @@ from sepia.cli.options import (
     split_binding,
     warn_unread,
 )
-from sepia.engine.background import read_by
+from sepia.engine.background import loaded_for
 from sepia.engine.query.snapshots import SnapshotError
 from sepia.io.errors import InputError, StreamError
 from sepia.io.writers import ResultWriter, writer_for
@@ -78,7 +78,7 @@ def run_local(run: LocalRun, output: str, fmt: str | None) -> None:
     named = compile_queries(run.queries, run.event_policy, run.entailment)
     try:
         bindings = _bindings(named, run.stream)
-        dataset = background(existing_paths(run.data), read_by(q.query for q in named))
+        dataset = background(existing_paths(run.data), loaded_for(q.query for q in named))
     except (InputBindingError, InputError) as error:
         fail(str(error), getattr(error, "hint", None))
     session = Session(dataset, max_runs=run.max_runs)

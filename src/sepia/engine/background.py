@@ -376,6 +376,17 @@ def read_by(queries: Iterable[Query], rdfs: bool = False) -> frozenset[str] | No
     return frozenset(found)
 
 
+def loaded_for(queries: Iterable[Query], rdfs: bool = False) -> frozenset[str] | None:
+    """The predicate IRIs a background store must hold for the queries (``load_background``'s
+    ``predicates``): those they read (``read_by``), or None (all) where a path can take a
+    zero-length step (``*``, ``?``): pyoxigraph, evaluating it over the store, relates every
+    node of the graph to itself, and a node may appear in triples of other predicates only."""
+    given = list(queries)
+    if any(nodes(q, ZeroOrMore) or nodes(q, ZeroOrOne) for q in given):
+        return None
+    return read_by(given, rdfs)
+
+
 def _zero_length_nested(path: PathPattern) -> bool:
     """Whether a path the engine evaluates itself (one with a nested test) can take a
     zero-length step (``*``, ``?``): that relates every node of the graph to itself, the

@@ -77,7 +77,7 @@ def load_background(
     (TriG and N-Quads keep their named graphs). ``predicates``: the IRIs of the only
     predicates the queries that will read the store read (None: any); large N-Triples and
     Turtle files may then leave out triples of others (see the module), so a query
-    registered later must read no other (``sepia.engine.background.read_predicates``).
+    registered later must read no other (``sepia.engine.background.loaded_for``).
 
     >>> len(load_background("examples/e1-shops-coupons/background.ttl"))
     2

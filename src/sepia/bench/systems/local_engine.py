@@ -144,7 +144,7 @@ def _load_reader() -> float:
 def _session(data: Path, manifest: Manifest, variant: Variant) -> Session:
     """A fresh session with the variant's background and query registered (the query is
     compiled first: the background is read for its predicates, as `sepia run` reads it)."""
-    from sepia.engine.background import read_by
+    from sepia.engine.background import loaded_for
     from sepia.io.background import load_background
     from sepia.lang import parse_query
     from sepia.runtime.local import Session
@@ -153,7 +153,7 @@ def _session(data: Path, manifest: Manifest, variant: Variant) -> Session:
     query = parse_query((data / variant.query).read_text(encoding="utf-8"))
     graphs = manifest.background_of(variant)
     background = load_background([(g, data / p) for g, p in graphs],
-                                 read_by([query], variant.rdfs)) or None  # fmt: skip
+                                 loaded_for([query], variant.rdfs)) or None  # fmt: skip
     session = Session(background, rdfs=variant.rdfs)
     session.register(query, variant.name)
     return session
