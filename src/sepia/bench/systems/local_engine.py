@@ -31,7 +31,15 @@ if TYPE_CHECKING:  # the harness's parent process imports the registry, not the 
 PACE = 0.10
 """The paced replay's rate, as a share of the full-speed replay's."""
 CHUNK = 1024
-"""Elements per batch when a columnar session replays a file."""
+"""Elements the paced replay hands the session at once at most, as a live run takes its
+backlog (``runtime.local.feed.CHUNK``)."""
+REPLAY_CHUNK = 4096
+"""Elements per batch when a columnar session replays a file at full speed. `sepia run`
+pushes each block its reader cut (4 MiB of text, 10,000-40,000 elements); the bench cuts
+smaller so that a result's latency, timed from its chunk's arrival, still means something.
+At 1,024 the columnar core's fixed cost per step was a large share: 4,096 took W6 from
+1.29 to 1.07 s, W5 1.55 to 1.11 s, W4's v-shape `;` 1.37 to 1.00 s and head-and-shoulders
+`;` 2.25 to 1.56 s (medians of three, 4 December), W3 alike; 16,384 gained no more."""
 PEAK_SHARE = 0.3
 """The share of the budget the paced system may spend learning the peak rate."""
 
@@ -200,18 +208,19 @@ def replay_columns(
     session: Session, batches: Iterator[ColumnBatch], elements: int, triples: int,
     deadline: float,
 ) -> RunOutcome:
-    """Push the batches ``CHUNK`` elements at a time (a chunk arrives at once: each
-    result's latency runs from its chunk's arrival). ``elements``, ``triples``: the
+    """Push the batches ``REPLAY_CHUNK`` elements at a time (a chunk arrives at once:
+    each result's latency runs from its chunk's arrival). ``elements``, ``triples``: the
     files' (the batches hold only the triples of the predicates the query reads)."""
     counted, latencies, done = ResultCount(), [], 0
     for batch in batches:
-        for start in range(0, len(batch), CHUNK):
+        for start in range(0, len(batch), REPLAY_CHUNK):
             arrived = time.perf_counter()
-            due = session.push_columns(batch.slice(start, min(start + CHUNK, len(batch))))
+            end = min(start + REPLAY_CHUNK, len(batch))
+            due = session.push_columns(batch.slice(start, end))
             finished = time.perf_counter()
             latencies += [(finished - arrived) * 1000] * len(due)
             counted.add(due)
-            done += min(CHUNK, len(batch) - start)
+            done += end - start
             if finished > deadline and done < elements:
                 share = round(triples * done / elements)
                 return RunOutcome(done, share, counted.total, tuple(latencies), False)
