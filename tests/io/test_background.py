@@ -76,14 +76,20 @@ def test_errors_name_file_and_line(tmp_path: Path) -> None:
         load_background([(None, unknown)])
 
 
-@pytest.mark.parametrize("read", [None, {E + "p"}], ids=["whole", "lines-of-q-blanked"])
-def test_truncated_gzip_background_names_the_line_where_it_breaks_off(
-    read: set[str] | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def skipping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines are blanked in files of any size, 64 bytes of text at a time (so a file's
+    blocks end inside lines, and many blocks are read ahead)."""
     import sepia.io.background as background
 
-    monkeypatch.setattr(background, "SKIPPING_FROM", 0)  # with ``read``: lines blanked
+    monkeypatch.setattr(background, "SKIPPING_FROM", 0)
     monkeypatch.setattr(background, "SKIP_BLOCK", 64)
+
+
+@pytest.mark.parametrize("read", [None, {E + "p"}], ids=["whole", "lines-of-q-blanked"])
+def test_truncated_gzip_background_names_the_line_where_it_breaks_off(
+    read: set[str] | None, skipping: None, tmp_path: Path
+) -> None:
     text = "".join(f"<{E}s{n}> <{E}{'pq'[n % 2]}> <{E}o> .\n" for n in range(3000)).encode()
     packed = gzip.compress(text)[:2000]
     path = tmp_path / "d.nt.gz"
@@ -98,16 +104,6 @@ def test_truncated_gzip_background_names_the_line_where_it_breaks_off(
 
 Q, R = ox.NamedNode(E + "q"), ox.NamedNode(E + "r")
 STAMP = ox.NamedNode("http://www.w3.org/ns/prov#generatedAtTime")
-
-
-@pytest.fixture
-def skipping(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines are blanked in files of any size, 64 bytes of text at a time (so a file's
-    blocks end inside lines, and many blocks are read ahead)."""
-    import sepia.io.background as background
-
-    monkeypatch.setattr(background, "SKIPPING_FROM", 0)
-    monkeypatch.setattr(background, "SKIP_BLOCK", 64)
 
 
 def test_only_the_read_predicates_are_loaded_and_the_first_triple(

@@ -130,13 +130,11 @@ class Skipping:
         self.at = 0
 
     def read(self, size: int = -1) -> bytes:
-        if size < 0:
-            rest = self.text[self.at:] + b"".join(self.blocks)
-            self.text, self.at = b"", 0
-            return rest
+        """Up to ``size`` bytes (all of a block with a negative one): the rest of the
+        block at hand, or of the next; no bytes at the end."""
         if self.at >= len(self.text):
             self.text, self.at = next(self.blocks, b""), 0
-        given = self.text[self.at:self.at + size]
+        given = self.text[self.at:] if size < 0 else self.text[self.at:self.at + size]
         self.at += len(given)
         return given
 
