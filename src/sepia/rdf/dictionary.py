@@ -128,6 +128,12 @@ class Dictionary:
             newer.append((term_id, text))
         return reversed(newer)
 
+    def rows_between(self, first: int, stop: int) -> list[tuple[int, str]]:
+        """(id, text) rows with first <= id < stop, in id order (a block of a stored
+        dictionary: `runtime.spark.incremental_engine.StoredTerms`)."""
+        texts = self._texts
+        return [(i, texts[i]) for i in range(first, stop) if i in texts]
+
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[int, str]]) -> Dictionary:
         """Rebuild a dictionary from its rows, in any order; clashes are errors."""

@@ -16,7 +16,7 @@ from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import unpack
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec, packed, unpacked
-from sepia.runtime.spark.incremental_engine import TERMS
+from sepia.runtime.spark.incremental_engine import TERMS, term_rows
 from sepia.runtime.spark.job import read_predicates, routed_rows
 from sepia.runtime.spark.units import RunQuery, units_of
 
@@ -90,6 +90,6 @@ def drive(
         lines += [row[-1] for row in sorted(out)]
         watermark = max(watermark, *(e.end for e in batch))
         if terms is not None:
-            terms.append(sum(len(state.get(TERMS, [])) for state in states.values()))
+            terms.append(sum(len(term_rows(state.get(TERMS, []))) for state in states.values()))
     final = [row for key in list(states) for row in step(key, [], final=True)]
     return lines + [row[-1] for row in sorted(final)]

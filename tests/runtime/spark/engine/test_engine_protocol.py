@@ -27,7 +27,13 @@ from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.elements import to_element
 from sepia.runtime.spark.engine_protocol import stored
 from sepia.runtime.spark.host import packed, unpacked
-from sepia.runtime.spark.incremental_engine import HELD, TERMS, VERSION, IncrementalEngine
+from sepia.runtime.spark.incremental_engine import (
+    HELD,
+    TERMS,
+    VERSION,
+    IncrementalEngine,
+    term_rows,
+)
 from sepia.runtime.spark.reference_engine import ReferenceEngine
 from sepia.runtime.spark.units import units_of
 
@@ -225,6 +231,34 @@ def test_stored_dictionary_forgets_what_the_session_forgets(head):
         assert max(held) <= bound, held
 
 
+def test_stored_blocks_hold_exactly_the_session_terms_past_the_pinned():
+    """With blocks of 4 ids, after each step of 25 fresh elements (50 new terms) and a
+    collection every 60 terms, the stored blocks, applied as the state store applies
+    them, hold exactly the live session's terms above the ones every session pins (the
+    query's constants), each in the block of its id; blocks whose terms are all forgotten
+    are removed, not left empty."""
+    unit = units_of([("q", parse_query(FRESH.format(head="SELECT ?x ?v")))])[0]
+    engine = IncrementalEngine(unit, None, False, forget_terms=60)
+    rows = [element_row(e, n) for n, e in enumerate(fresh_elements(200))]
+    state: dict = {}
+    removed = 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(incremental_engine, "TERM_BLOCK", 4)
+        for start in range(0, 200, 25):
+            batch = rows[start : start + 25]
+            step = engine.step(None, state, batch, horizon=batch[-1][5], final=False)
+            removed += sum(value is None for value in step.changed[TERMS].values())
+            state = stored(state, step)
+            session = incremental_engine._LIVE[state[VERSION][0][0]][0]
+            pinned = incremental_engine._LIVE[state[VERSION][0][0]][2].base
+            held = term_rows(state[TERMS])
+            assert held == list(session.dictionary.rows(since=pinned))
+            assert all(int(key) == i // 4 for key, text in state[TERMS]
+                       for i in json.loads(text)[0])  # fmt: skip
+            assert all(json.loads(text)[0] for _, text in state[TERMS])
+    assert removed > 10 and len(held) < 100  # collections removed whole blocks
+
+
 SEQ_CONSTRUCT = """PREFIX : <http://example.org/>
 CONSTRUCT { _:m :from ?x ; :to ?z } WITHIN 4 FROM STREAM S1 :s
 WHERE { SEQ(A ; B) DEFINE GPM A ON S1 { ?x :start ?y } DEFINE GPM B ON S1 { ?y :stop ?z } }"""
@@ -286,7 +320,8 @@ def test_a_key_stores_no_term_every_session_of_its_unit_holds_already():
     rows = [element_row(e, n) for n, e in enumerate(elements)]
     engine = IncrementalEngine(unit, store, False)
     first = engine.step(None, {}, rows[:4], horizon=rows[3][5], final=False)
-    texts = {value[0] for value in first.changed[TERMS].values() if value is not None}
+    blocks = [(key, *value) for key, value in first.changed[TERMS].items() if value is not None]
+    texts = {text for _, text in term_rows(blocks)}
     background = {str(term) for quad in store for term in quad.triple}
     shoppers = {str(t.subject) for e in elements[:4] for t in e.triples}
     assert shoppers <= texts and not texts & background

@@ -24,7 +24,7 @@ from sepia.io.streams import read_stream
 from sepia.rdf.results import jsonl_line
 from sepia.runtime.inputs import load_query
 from sepia.runtime.local import run
-from sepia.runtime.spark.incremental_engine import TERMS
+from sepia.runtime.spark.incremental_engine import TERMS, term_rows
 from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 from sepia.semantics import evaluate
 
@@ -62,8 +62,8 @@ def stored_terms(spark: SparkSession, checkpoint: Path, batch: int | None = None
     reader = reader.option("stateVarName", TERMS)
     if batch is not None:
         reader = reader.option("batchId", batch)
-    rows = reader.load().select("user_map_key.key").collect()
-    return [int(row[0]) for row in rows]
+    rows = reader.load().select("user_map_key.key", "user_map_value.terms").collect()
+    return [term_id for term_id, _ in term_rows(rows)]
 
 
 def expected(query: Path, folder: Path) -> list[str]:
