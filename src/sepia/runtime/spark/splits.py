@@ -21,6 +21,7 @@ elements by time) rather than rejected.
 from __future__ import annotations
 
 import io
+import mmap
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -141,18 +142,29 @@ def _laid_out(kinds: Iterable[tuple[str, bytes]]) -> bool:
     return True
 
 
+_DIRECTIVE_START = re.compile(rb"\n[ \t]*[@pPbB]")
+"""A line that may hold a directive (`_DIRECTIVE`): its first character past blanks."""
+
+
 def _directives(path: Path, cuts: list[int]) -> list[bytes]:
-    """For each cut, the directive lines of the file before it, in order."""
-    found: list[bytes] = []
-    headers: list[bytes] = []
-    position = 0
-    with path.open("rb") as handle:
-        for cut in cuts:
-            text = handle.read(cut - position)
-            found += [m.group(0) for m in _DIRECTIVE.finditer(text)]
-            position = cut
-            headers.append(b"".join(found))
-    return headers
+    """For each cut (a line start), the directive lines of the file before it, in order."""
+    if not cuts:
+        return []
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as text:
+        lines = directive_lines(text, cuts[-1])
+    return [b"".join(line for start, line in lines if start < cut) for cut in cuts]
+
+
+def directive_lines(text: bytes | mmap.mmap, end: int) -> list[tuple[int, bytes]]:
+    """The lines of `text[:end]` that `_DIRECTIVE` matches, with their offsets, in order.
+    Only lines whose first character past blanks can begin a directive are matched: a
+    search for a newline and that character runs at memory speed over the mapped file,
+    where `_DIRECTIVE` run over the text read (case-insensitive, tried at every line) took
+    3.6 s for one of W7's 800 MB files at 1,000,000 elements, which hold two directives at
+    their top."""
+    starts = [0, *(match.start() + 1 for match in _DIRECTIVE_START.finditer(text, 0, end))]
+    matches = (_DIRECTIVE.match(text, start, end) for start in starts)
+    return [(match.start(), match.group(0)) for match in matches if match]
 
 
 def split_files(batches: Iterable[pa.RecordBatch], count: int) -> Iterator[pa.RecordBatch]:

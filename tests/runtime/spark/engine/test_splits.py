@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sepia.bench.harness import dataset
 from sepia.runtime.spark import splits
@@ -93,6 +95,20 @@ def test_a_trig_piece_reads_the_directives_before_it(tmp_path):
     cut = rows(path, pieces)
     assert [r[1:] for r in cut] == [r[1:] for r in rows(path)]
     assert "<http://b/s199>" in cut[-1][-1]
+
+
+LINES = ["@prefix : <http://a/> .", "  PREFIX : <http://b/>", "\t@Base <http://c/> .",
+         "BASE <http://d/>", "prefixes :s :p :o .", "<http://p/s> <http://p/p> 1 .",
+         "Bob { :s :p :o . }", ":g prov:generatedAtTime 3 .", "", "@basement", "pre"]
+
+
+@given(st.lists(st.sampled_from(LINES), max_size=12), st.booleans())
+def test_directive_lines_are_the_whole_regexs_matches(lines, final_newline):
+    """The lines found by their first character, then matched, are exactly the matches of
+    the directive pattern run over the whole text (blanks, case, lookalike words)."""
+    text = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
+    whole = [(m.start(), m.group(0)) for m in splits._DIRECTIVE.finditer(text)]
+    assert splits.directive_lines(text, len(text)) == whole
 
 
 def test_an_error_in_a_later_piece_names_the_files_line(tmp_path):
