@@ -307,7 +307,7 @@ class IncrementalEngine:
             made += [(instant, r) for r in session.push(to_element(row))]
         if due:
             made += [(due[-1][END], r) for r in session.watermark(due[-1][END])]
-        if due and not stepped:
+        if due and not stepped and not final:  # at the end, the session is dropped next
             forget_after_batch(session)
         if final:
             return made + [(FLUSHED, r) for r in session.flush()]
