@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
@@ -208,3 +210,15 @@ def test_a_workload_with_several_streams_needs_a_choice(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="choose one of workload W7's streams"):
         GeneratorReader({"workload": "W7", "scale": "10", "stream": "http://e/s",
                          "cache": str(tmp_path)}).rows()
+
+
+def test_an_element_range_reads_the_row_groups_holding_it(tmp_path):
+    """Elements of 1-3 rows each in row groups of 5 rows: every range, within a group or
+    across several, empty or past the end, gives exactly the rows a filter over the whole
+    file gives, in file order."""
+    seq = [n for n in range(40) for _ in range(1 + n % 3)]
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"seq": seq, "row": list(range(len(seq)))}), path, row_group_size=5)
+    for low, high in [(0, 1), (3, 9), (0, 40), (17, 17), (39, 60), (50, 60)]:
+        expected = [row for s, row in zip(seq, range(len(seq)), strict=True) if low <= s < high]
+        assert generator_module.seq_range(path, low, high).column("row").to_pylist() == expected
