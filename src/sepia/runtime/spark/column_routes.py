@@ -18,7 +18,7 @@ by the reader, in the whole job.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -91,22 +91,12 @@ class ColumnRouter:
         keys, inverse = np.unique(routing.key, return_inverse=True)
         to = np.array([self._bucket(key, buckets) for key in keys.tolist()], dtype=np.int64)
         pairs = np.unique(to[inverse.reshape(-1)] * len(batch) + routing.element)
-        triples = np.bincount(batch.element, minlength=len(batch))
-        shared = (batch.streams[0], file, batch.kind.value)
         decode = self.dictionary.decode_text
         for bucket in np.unique(pairs // len(batch)).tolist():
             chosen = pairs[pairs // len(batch) == bucket] % len(batch)
-            mine = np.zeros(len(batch), dtype=bool)
-            mine[chosen] = True
-            kept = mine[batch.element]
-            ids = np.stack([batch.s[kept], batch.p[kept], batch.o[kept]], axis=1).reshape(-1)
-            distinct, positions = np.unique(ids, return_inverse=True)
-            row = packed_columns(
-                shared, [graphs[n] for n in chosen.tolist()], chosen + first,
-                batch.times[chosen], list(map(decode, distinct.tolist())),
-                positions.reshape(-1), triples[chosen] * 3,
-            )  # fmt: skip
-            yield bucket_key(bucket, buckets), row
+            yield bucket_key(bucket, buckets), packed_elements(
+                batch, chosen, graphs, first, file, decode
+            )
 
     def _bucket(self, key: int, buckets: int) -> int:
         """The bucket of a key id (each id's asked once: ids are never given twice)."""
@@ -135,3 +125,24 @@ class ColumnRouter:
         ends = np.searchsorted(batch.element, np.arange(1, len(batch) + 1)) * 3
         starts = np.concatenate([[0], ends[:-1]])
         return [term_text(terms[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+def packed_elements(
+    batch: ColumnBatch, chosen: np.ndarray, graphs: Sequence[str], first: int, file: str,
+    decode: Callable[[int], str],
+) -> ElementRow:
+    """The elements `chosen` (positions, ascending) of a batch read as columns
+    (`ingest.piece_columns`: elements `first`, `first` + 1 ... of `file`, named `graphs`)
+    as one packed row (`elements.packed_columns`), their terms as `decode`'s texts of their
+    ids, each distinct id decoded once."""
+    mine = np.zeros(len(batch), dtype=bool)
+    mine[chosen] = True
+    kept = mine[batch.element]
+    ids = np.stack([batch.s[kept], batch.p[kept], batch.o[kept]], axis=1).reshape(-1)
+    distinct, positions = np.unique(ids, return_inverse=True)
+    triples = np.bincount(batch.element, minlength=len(batch))
+    return packed_columns(
+        (batch.streams[0], file, batch.kind.value), [graphs[n] for n in chosen.tolist()],
+        chosen + first, batch.times[chosen], list(map(decode, distinct.tolist())),
+        positions.reshape(-1), triples[chosen] * 3,
+    )  # fmt: skip

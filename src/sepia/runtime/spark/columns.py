@@ -35,44 +35,44 @@ from sepia.engine.hosts.session import Session
 from sepia.engine.plan.physical import PhysicalQuery, SequencePlan
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.time import TimeKind
+from sepia.runtime.spark.element_batches import ElementBatch
 from sepia.runtime.spark.elements import (
-    END,
-    TERM_SEPARATOR,
     ElementRow,
     TermRefs,
-    TermTable,
     gathered,
     is_term_text,
     ntriples,
 )
 
-STREAM, KIND = 0, 6
-
 
 def element_columns(rows: Sequence[ElementRow], dictionary: Dictionary) -> ColumnBatch:
-    """The elements of `rows` (in arrival order) as columns over `dictionary`."""
-    s, p, o, element = triple_ids([row[7] for row in rows], dictionary)
-    streams: dict[str, int] = {}
-    stream = [streams.setdefault(row[STREAM], len(streams)) for row in rows]
+    """The elements of `rows` (in arrival order; an `ElementBatch` or rows) as columns over
+    `dictionary`."""
+    batch = rows if isinstance(rows, ElementBatch) else ElementBatch.of(rows)
+    if batch.term_text:
+        s, p, o, element = _batch_ids(batch, dictionary)
+    else:
+        s, p, o, element = triple_ids([row[7] for row in batch], dictionary)
+    used = np.unique(batch.stream)
     return ColumnBatch(
-        tuple(streams),
-        np.array([row[END] for row in rows], dtype=np.int64),
-        np.array(stream, dtype=np.int64),
-        np.zeros(len(rows), dtype=np.int64),
+        tuple(batch.streams[n] for n in used.tolist()),
+        batch.end,
+        np.searchsorted(used, batch.stream).astype(np.int64),
+        np.zeros(len(batch), dtype=np.int64),
         element, s, p, o,
-        TimeKind(rows[0][KIND]) if rows else TimeKind.ABSTRACT,
+        TimeKind(batch.kind_at(0)) if len(batch) else TimeKind.ABSTRACT,
     )  # fmt: skip
 
 
 def triple_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple[np.ndarray, ...]:
     """The triples of element rows' texts as id columns (s, p, o, element: a position in
     `texts`). Term text (`elements.term_text`, the route stage's, packed as `TermRefs` or
-    not) is encoded by text (`_term_ids`); N-Triples lines (one triple per line,
+    not) is encoded by text (`_batch_ids`); N-Triples lines (one triple per line,
     `elements`) are cut into terms by the columnar reader's expressions
     (`frontend.ntriples_ids`), and only where they hold what those do not take (blank
     nodes, escapes) parsed, all together as one document."""
     if all(isinstance(text, TermRefs) or not text or is_term_text(text) for text in texts):
-        return _term_ids(texts, dictionary)
+        return _batch_ids(ElementBatch.of(("", "", 0, "", 0, 0, "", t) for t in texts), dictionary)
     lines = [ntriples(str(text)) for text in texts]
     found = ntriples_ids(lines, dictionary) if isinstance(dictionary, Codec) else None
     if found is not None:
@@ -84,46 +84,32 @@ def triple_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple
     return _columns(np.array(ids, dtype=np.int64), counts)
 
 
-def _term_ids(texts: Sequence[str | TermRefs], dictionary: Dictionary) -> tuple[np.ndarray, ...]:
-    """Term text as id columns: each packed row's table of distinct terms encoded once and
-    its positions mapped to those ids (numpy), the rows not packed (term text as it is)
-    taken together as one more table. Ids are given table by table, not term by term in
-    element order: only the labels of blank nodes a query makes follow ids, and such
-    queries do not step as columns (`labels_by_ids`)."""
-    plain = [text for text in texts if isinstance(text, str) and text]
-    loose = TermTable(TERM_SEPARATOR.join(plain).split(TERM_SEPARATOR) if plain else [],
-                      np.arange(sum(text.count(TERM_SEPARATOR) + 1 for text in plain)))  # fmt: skip
-    refs: list[TermRefs] = []
-    at = 0
-    for text in texts:
-        if isinstance(text, TermRefs):
-            refs.append(text)
-        elif text:
-            count = text.count(TERM_SEPARATOR) + 1
-            refs.append(TermRefs(loose, at, at + count))
-            at += count
-        else:
-            refs.append(TermRefs(loose, 0, 0))
-    tables = {id(ref.table): ref.table for ref in refs}
-    mapped, base = [], {}
+def _batch_ids(batch: ElementBatch, dictionary: Dictionary) -> tuple[np.ndarray, ...]:
+    """A batch's term text as id columns: each table of distinct terms some row refers to
+    encoded once and its positions mapped to those ids, each row's slice gathered (numpy).
+    Ids are given table by table, not term by term in element order: only the labels of
+    blank nodes a query makes follow ids, and such queries do not step as columns
+    (`labels_by_ids`)."""
+    mapped: list[np.ndarray] = []
+    base = np.zeros(len(batch.tables) + 1, dtype=np.int64)  # the last: rows of no terms
     offset = 0
-    for key, table in tables.items():
+    for n in np.unique(batch.table[batch.table >= 0]).tolist():
+        table = batch.tables[n]
         ids = np.array(dictionary.encode_many(table.terms), dtype=np.int64)
         positions = np.asarray(table.positions, dtype=np.int64)
         mapped.append(ids[positions] if len(ids) else positions)
-        base[key] = offset
+        base[n] = offset
         offset += len(positions)
-    starts = [base[id(ref.table)] + ref.start for ref in refs]
-    counts = np.array([ref.stop - ref.start for ref in refs], dtype=np.int64)
-    if (counts % 3).any():
+    if (batch.count % 3).any():
         raise ValueError("element rows whose terms are not whole triples")
-    return _columns(gathered(mapped, starts, counts), (counts // 3).tolist())
+    ids = gathered(mapped, base[batch.table] + batch.first, batch.count)
+    return _columns(ids, batch.count // 3)
 
 
-def _columns(ids: np.ndarray, counts: list[int]) -> tuple[np.ndarray, ...]:
+def _columns(ids: np.ndarray, counts: Sequence[int] | np.ndarray) -> tuple[np.ndarray, ...]:
     """(s, p, o, element) from ids listed s p o by triple and each element's triple count."""
     table = ids.reshape(-1, 3)
-    if len(table) != sum(counts):
+    if len(table) != int(np.sum(counts)):
         raise ValueError("element rows whose triples are not one per line")
     element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     return table[:, 0], table[:, 1], table[:, 2], element

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import accumulate
 
 import numpy as np
 import pyarrow as pa
@@ -295,19 +294,6 @@ def packed_columns(
     return (stream, file, int(seq[0]), PACKED_TERMS, last, last, kind, json.dumps(table))
 
 
-def _unshaped(shapes: list) -> Iterator[tuple]:
-    """`_shapes`' rows: (stream, file, seq, graph, start, end, kind, number of terms)."""
-    shared, graphs, numbers = shapes
-    stream, file, kind = (
-        [values[i] for i in np.frombuffer(base64.b64decode(at), dtype=np.int32).tolist()]
-        for values, at in shared
-    )
-    seq, start, end, count = (
-        np.frombuffer(base64.b64decode(numbers), dtype=np.int64).reshape(4, -1).tolist()
-    )
-    return zip(stream, file, seq, graphs, start, end, kind, count, strict=True)
-
-
 def gathered(
     arrays: Sequence[np.ndarray], starts: Sequence[int], counts: Sequence[int]
 ) -> np.ndarray:
@@ -351,42 +337,9 @@ class TermRefs:
         return self.stop > self.start
 
 
-def _unpack_terms(text: str) -> Iterator[ElementRow]:
-    terms, positions, shapes = json.loads(text)
-    table = TermTable(terms, np.frombuffer(base64.b64decode(positions), dtype=np.int32))
-    rows = list(_unshaped(shapes))
-    stops = list(accumulate(row[7] for row in rows))
-    for row, first, stop in zip(rows, [0, *stops], stops, strict=False):
-        yield (*row[:7], TermRefs(table, first, stop))  # type: ignore[misc]
-
-
 def mark_row(stream: str, end: int, kind: str) -> ElementRow:
     """The row telling a key that `stream` has an element ending at `end` (`MARK_GRAPH`)."""
     return (stream, "", 0, MARK_GRAPH, end, end, kind, "")
-
-
-def unpack(rows: Iterable[ElementRow]) -> tuple[list[ElementRow], set[str], dict[str, int]]:
-    """A key's rows of a batch as element rows (packed rows and stand-ins expanded), the streams
-    whose end-of-input marker came with them, and each stream's latest end its mark rows
-    tell."""
-    elements: list[ElementRow] = []
-    ended: set[str] = set()
-    marks: dict[str, int] = {}
-    for row in rows:
-        if row[GRAPH] == END_GRAPH:
-            ended.add(row[0])
-        elif row[GRAPH] == MARK_GRAPH:
-            marks[row[0]] = max(marks.get(row[0], row[END]), row[END])
-        elif row[GRAPH] == PACKED_TERMS:
-            elements += _unpack_terms(row[7])
-        elif row[GRAPH] == PACKED:
-            elements += map(tuple, json.loads(row[7]))
-        elif row[GRAPH] == STAND_INS:
-            elements += [(row[0], file, seq, graph, t, t, row[6], "")
-                         for t, file, seq, graph in json.loads(row[7])]  # fmt: skip
-        else:
-            elements.append(row)
-    return elements, ended, marks
 
 
 TERM_SEPARATOR = "\x1f"

@@ -221,12 +221,13 @@ def unpacked(stored: Iterable[tuple]) -> list[tuple]:
 
 def batch_ends(elements: Iterable[ElementRow], marks: Mapping[str, int]) -> dict[str, int]:
     """Each stream's latest element time a key's batch tells: its elements' (stand-ins
-    too) and its mark rows' (`elements.unpack`)."""
-    from sepia.runtime.spark.elements import END
+    too) and its mark rows' (`element_batches.unpack`)."""
+    from sepia.runtime.spark.element_batches import ElementBatch
 
+    batch = elements if isinstance(elements, ElementBatch) else ElementBatch.of(elements)
     latest = dict(marks)
-    for row in elements:
-        latest[row[0]] = max(latest.get(row[0], row[END]), row[END])
+    for stream, end in batch.latest().items():
+        latest[stream] = max(latest.get(stream, end), end)
     return latest
 
 
@@ -275,7 +276,8 @@ class EngineHost(StatefulProcessor):
         self, key: tuple, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
         from sepia.runtime.spark.collection import paused_gc
-        from sepia.runtime.spark.elements import ELEMENT_FIELDS, unpack
+        from sepia.runtime.spark.element_batches import unpack
+        from sepia.runtime.spark.elements import ELEMENT_FIELDS
 
         with paused_gc():
             elements, ended, marks = unpack(

@@ -80,6 +80,7 @@ from sepia.rdf.terms import Term
 from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
 from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
+from sepia.runtime.spark.element_batches import ElementBatch
 from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
 from sepia.runtime.spark.result_lines import ordered_lines
@@ -200,7 +201,6 @@ class IncrementalEngine:
         self.forget_terms = forget_terms
         """A key's session first forgets terms once its dictionary holds this many
         (`Session(forget_terms=)`; None: never)."""
-        self.arrival_order = unit.arrival_order()
         self.columns = not labels_by_ids(self.query.query)
         """A key steps its due elements as one batch of columns where its session runs
         on the columnar core (see the module)."""
@@ -219,12 +219,14 @@ class IncrementalEngine:
         session, written, terms = self._session(key, version, state)
         seen = None if version is None else version[1]
         kind = TimeKind(version[2]) if version is not None else None
-        on_time = [e for e in elements if seen is None or e[END] > seen]
-        held = sorted([*state.get(HELD, []), *on_time], key=self.arrival_order)
-        due = held if final else [e for e in held if e[END] <= horizon]
-        kept = held[len(due) :]
-        if kind is None and held:
-            kind = TimeKind(held[0][6])
+        batch = elements if isinstance(elements, ElementBatch) else ElementBatch.of(elements)
+        on_time = batch if seen is None else batch.take(np.flatnonzero(batch.end > seen))
+        held = ElementBatch.of(state.get(HELD, []), on_time).in_arrival_order(self.unit.streams)
+        cut = len(held) if final else int(np.searchsorted(held.end, horizon, side="right"))
+        due = held.take(np.arange(cut))
+        kept = held.rows(np.arange(cut, len(held)))
+        if kind is None and len(held):
+            kind = TimeKind(held.kind_at(0))
         made = self._advance(session, due, horizon, final, columns=self.columns)
         if key is not None and self.split is not None:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
@@ -289,25 +291,26 @@ class IncrementalEngine:
 
     @staticmethod
     def _advance(
-        session: Session, due: list[ElementRow], horizon: int, final: bool, columns: bool
+        session: Session, due: ElementBatch, horizon: int, final: bool, columns: bool
     ) -> list[tuple[int, Result]]:
         """Push the due elements, then move the watermark (or flush, at the end); each
         result with the instant whose step made it (`FLUSHED`: the end of input's).
         `columns`: as one batch, when the session runs on the columnar core (each
         result's instant is then its time: see the module)."""
         made: list[tuple[int, Result]] = []
-        stepped = due
+        stepped: Sequence[ElementRow] = due
         if columns and session.columnar:
-            if due:  # no name holds the batch: a live batch's ids are never forgotten
+            if len(due):  # no name holds the batch: a live batch's ids are never forgotten
                 pushed = session.push_columns(element_columns(due, session.dictionary))
                 made += [(r.t, r) for r in pushed]
             stepped = []
         for row in stepped:
             instant = session.pending[0].time if session.pending else 0
             made += [(instant, r) for r in session.push(to_element(row))]
-        if due:
-            made += [(due[-1][END], r) for r in session.watermark(due[-1][END])]
-        if due and not stepped and not final:  # at the end, the session is dropped next
+        if len(due):
+            last = int(due.end[-1])
+            made += [(last, r) for r in session.watermark(last)]
+        if len(due) and not stepped and not final:  # at the end, the session is dropped next
             forget_after_batch(session)
         if final:
             return made + [(FLUSHED, r) for r in session.flush()]

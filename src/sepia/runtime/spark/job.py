@@ -55,10 +55,13 @@ from functools import partial, reduce
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sepia.engine.codec import Codec
+from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.frontend import OutOfShape
 from sepia.engine.hosts.engine_path import engine_path
 from sepia.engine.hosts.session import Session
@@ -67,7 +70,7 @@ from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.collection import paused_gc
-from sepia.runtime.spark.column_routes import ColumnRouter
+from sepia.runtime.spark.column_routes import ColumnRouter, packed_elements
 from sepia.runtime.spark.columns import labels_by_ids
 from sepia.runtime.spark.elements import (
     CLOCK_GRAPH,
@@ -115,6 +118,9 @@ CHUNK = 1024
 bucket's stand-ins of a chunk cross the shuffle as one row."""
 ROUTER_TERMS = 1_000_000
 """A route stage's router is made afresh once its dictionary holds this many terms."""
+ONE_KEY_TERMS = 100_000
+"""A route stage task reading a one-key unit's files as columns empties its dictionary
+once it holds this many terms."""
 
 _SPLITS: WarmCache[tuple, Split | str] = WarmCache(8)
 """Each unit's split (`sepia.engine.plan.split`), or why it has none, per Python worker."""
@@ -199,10 +205,11 @@ def route_files(
 
 def _reads_columns(spec: JobSpec, options: IngestOptions) -> bool:
     """Whether the route stage reads its files as columns (`_column_batches`): one unit,
-    spread over buckets on the columnar core (`column_routes`), its keys stepping
-    columns (no blank nodes labelled by ids), no entailment; no dead letters kept and the
-    reader's own element size (the columnar reader rejects nothing: it hands the rest of
-    a file it does not take to the row reader)."""
+    on one key or spread over buckets, on the columnar core (one key: its session names
+    the predicates it scans, `read_predicates`; buckets: `column_routes`), its keys
+    stepping columns (no blank nodes labelled by ids), no entailment; no dead letters
+    kept and the reader's own element size (the columnar reader rejects nothing: it hands
+    the rest of a file it does not take to the row reader)."""
     if len(spec.units) != 1 or spec.unit_engines[0] != "incremental" or spec.rdfs:
         return False
     unit = spec.units[0]
@@ -210,36 +217,44 @@ def _reads_columns(spec: JobSpec, options: IngestOptions) -> bool:
         return False
     if unit_split(spec, 0) is not None or labels_by_ids(unit.queries[0].query):
         return False
+    if unit.partition_by is None:
+        return read_predicates(spec) is not None
     return _column_router(spec, unit) is not None
 
 
 def _column_batches(
     batches: Iterable[pa.RecordBatch], spec: JobSpec, options: IngestOptions, texts: TermTexts
 ) -> Iterator[pa.RecordBatch]:
-    """The route stage of a unit whose buckets run on the columnar core (`_reads_columns`):
-    each piece read by the columnar reader into its router's dictionary, as a local run
-    reads (W6 at 100,000 elements: the row reader's parse, each term's text and the
-    router encoding the text again were most of the stage), each block routed as one batch
-    and each bucket's share packed from the columns (`ColumnRouter.packed`); a file, or the
+    """The route stage of a unit on the columnar core (`_reads_columns`): each piece read
+    by the columnar reader, as a local run reads (W6 at 100,000 elements: the row reader's
+    parse, each term's text and the router encoding the text again were most of the
+    stage; W7: the reader takes a third of the time of the row reader and `TermTexts`),
+    each block one packed row per key from the columns (`column_routes`): a bucketed
+    unit's blocks routed by its router into its dictionary, a one-key unit's read into a
+    dictionary of the task's, emptied once it holds `ONE_KEY_TERMS` terms. A file, or the
     rest of one, that reader does not take goes the row reader's way (`route_files`)."""
     unit = spec.units[0]
     assert spec.buckets is not None
+    codec = Codec()
     with paused_gc():
         for batch in batches:
             for found in batch.to_pylist():
                 piece = Piece(found["piece"], found["begin"], found["end"], found["header"])
                 stream, uri = found["stream"], found["path"]
                 router = _column_router(spec, unit)
-                assert router is not None
                 first, done = piece.index * SEQ_STRIDE, 0
                 predicates = read_predicates(spec)
                 name = file_name(local_path(uri))
+                dictionary = codec if router is None else router.dictionary
                 try:
                     for columns, graphs in piece_columns(
-                        uri, stream, piece, router.dictionary, predicates
+                        uri, stream, piece, dictionary, predicates
                     ):
-                        rows = [(0, key, row) for key, row in router.packed(
-                            columns, graphs, first + done, name, spec.buckets)]  # fmt: skip
+                        if router is not None:
+                            rows = [(0, key, row) for key, row in router.packed(
+                                columns, graphs, first + done, name, spec.buckets)]  # fmt: skip
+                        else:
+                            rows = _one_key_rows(spec, columns, graphs, first + done, name, codec)
                         if spec.stream_horizon is not None:
                             latest = int(columns.times[-1])
                             shown = (stream, name, 0, "", latest, latest, columns.kind.value, "")
@@ -250,6 +265,22 @@ def _column_batches(
                 except OutOfShape as error:
                     read = file_elements(stream, uri, options, spec.on_error, piece, texts)
                     yield from _routed_batches(spec, islice(read, error.done, None))
+
+
+def _one_key_rows(
+    spec: JobSpec, columns: ColumnBatch, graphs: list[str], first: int, file: str, codec: Codec
+) -> list[tuple]:
+    """A block read as columns for a one-key unit: all its elements as one packed row, if
+    the unit reads the stream; the task's dictionary then emptied if it has grown past
+    `ONE_KEY_TERMS` (the row is text: no id of it is needed again)."""
+    rows = []
+    if len(columns) and spec.units[0].reads(columns.streams[0]):
+        every = np.arange(len(columns))
+        row = packed_elements(columns, every, graphs, first, file, codec.decode_text)
+        rows.append((0, None, row))
+    if len(codec) > ONE_KEY_TERMS:
+        codec.forget(set(codec.ids()))
+    return rows
 
 
 def read_predicates(spec: JobSpec) -> frozenset[str] | None:

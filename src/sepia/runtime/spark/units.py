@@ -9,7 +9,7 @@ values on the incremental engine, a value on the reference adapter (job.py, Keys
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -45,15 +45,6 @@ class Unit:
         rank = {iri: n for n, iri in enumerate(run_streams)}
         ordered = sorted(self.streams, key=lambda iri: rank.get(iri, len(rank)))
         return Unit(self.queries, tuple(ordered))
-
-    def arrival_order(self) -> Callable[[Sequence], tuple[int, int, str, int]]:
-        """The sort key of an element row's place among the unit's: time, then the
-        stream's position, then file and position in it (the local runtime's merge order).
-        Made once per engine: a key's batch sorts every element (1M at W1's size), and a
-        stream's position looked up in a dict, not a tuple, halves the key's cost."""
-        rank = {stream: n for n, stream in enumerate(self.streams)}
-        other = len(rank)
-        return lambda row: (int(row[5]), rank.get(row[0], other), row[1], int(row[2]))
 
     @property
     def partition_by(self) -> str | None:

@@ -13,7 +13,7 @@ from sepia.engine.forgetting import MIN_TERMS
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.stream import StreamElement, StreamSet
 from sepia.runtime.spark import incremental_engine
-from sepia.runtime.spark.elements import unpack
+from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec, packed, unpacked
 from sepia.runtime.spark.incremental_engine import TERMS, term_rows

@@ -1,13 +1,14 @@
-"""The route stage reads a stream file as columns (`job._column_batches`) where one
-PARTITION BY unit's buckets run on the columnar core: each piece by the columnar reader
-into the router's dictionary, each bucket's share packed from the columns.
+"""The route stage reads a stream file as columns (`job._column_batches`) where one unit
+runs on the columnar core, on one key or spread over buckets: each piece by the
+columnar reader (into the router's dictionary, or the task's for one key), each key's
+share packed from the columns.
 
 Checked against rows worked out by hand from the file's text: each element goes to the
-bucket of its company, once, with its seq (file order across pieces), graph, time in
-epoch ms, and the term text of the triples the query reads only (a padded decimal in
-its canonical form); a piece that leaves the reader's shape, from its start or in its
-middle, is read on by the row reader and gives the same rows; and a Spark run gives
-`--engine local`'s lines."""
+bucket of its company (on one key: to the key), once, with its seq (file order across
+pieces), graph, time in epoch ms, and the term text of the triples the query reads
+only (a padded decimal in its canonical form); a piece that leaves the reader's shape,
+from its start or in its middle, is read on by the row reader and gives the same rows;
+and a Spark run gives `--engine local`'s lines."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pyarrow as pa
 import pyoxigraph as ox
 import pytest
 
+from sepia.engine.codec import Codec
 from sepia.engine.columnar import frontend
 from sepia.engine.query.partition import bucket_of
 from sepia.io.streams import read_stream
@@ -26,8 +28,9 @@ from sepia.rdf.results import jsonl_line
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import NamedQuery
 from sepia.runtime.local import run
-from sepia.runtime.spark import ingest, splits
-from sepia.runtime.spark.elements import PACKED_TERMS, unpack
+from sepia.runtime.spark import ingest, job, splits
+from sepia.runtime.spark.element_batches import unpack
+from sepia.runtime.spark.elements import PACKED_TERMS
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.ingest import IngestOptions
 from sepia.runtime.spark.job import route_files
@@ -47,6 +50,7 @@ WHERE {{ SEQ(A ; B ; C)
   DEFINE GPM A ON S1 {{ ?company :price ?p1 . ?company :volume ?v1 }}
   DEFINE GPM B ON S1 {{ ?company :price ?p2 . ?company :volume ?v2 FILTER(?p2 < ?p1) }}
   DEFINE GPM C ON S1 {{ ?company :price ?p3 . ?company :volume ?v3 FILTER(?p3 > ?p2) }} }}"""
+ONE_KEY = QUERY.replace("PARTITION BY ?company\n", "")
 
 
 @pytest.fixture(autouse=True)
@@ -79,24 +83,29 @@ def _stocks(path: Path, odd: int | None = None) -> Path:
     return path
 
 
-def _wanted(path: Path, buckets: int, seqs: list[int]) -> set[tuple]:
-    """Each element's (bucket, row), by hand: the price and volume triples only."""
+def _wanted(path: Path, buckets: int | None, seqs: list[int]) -> set[tuple]:
+    """Each element's (bucket, row), by hand: the price and volume triples only; None:
+    one key."""
     wanted = set()
     for n, seq in zip(range(ELEMENTS), seqs, strict=True):
         company = f"<{EX}c{n % 5}>"
         text = "\x1f".join([company, f"<{EX}price>", f'"{_price(n)}"^^<{XSD}decimal>',
                             company, f"<{EX}volume>", f'"{100 * n}"^^<{XSD}integer>'])  # fmt: skip
         at = NEW_YEAR + 100 * n
-        bucket = bucket_of(ox.NamedNode(f"{EX}c{n % 5}"), buckets)
-        wanted.add((bucket_key(bucket, buckets), (S, str(path), seq, f"{EX}e{n}", at, at,
+        key = None
+        if buckets is not None:
+            key = bucket_key(bucket_of(ox.NamedNode(f"{EX}c{n % 5}"), buckets), buckets)
+        wanted.add((key, (S, str(path), seq, f"{EX}e{n}", at, at,
                                                   "dateTime", text)))  # fmt: skip
     return wanted
 
 
-def _routed(path: Path, buckets: int) -> tuple[set[tuple], list[str], list[int]]:
+def _routed(
+    path: Path, buckets: int, query: str = QUERY
+) -> tuple[set[tuple], list[str], list[int]]:
     """The (key, unpacked row) pairs the route stage gives over the file's pieces, the
     graphs of the rows it sent, and the pieces' first seq numbers."""
-    spec = job_spec(units_of([("q", parse_query(QUERY))]), None, streams=(S,), buckets=buckets)
+    spec = job_spec(units_of([("q", parse_query(query))]), None, streams=(S,), buckets=buckets)
     pieces = splits.pieces(path, 2)
     batch = pa.RecordBatch.from_pylist(
         [dict(stream=S, path=str(path), piece=p.index, begin=p.begin, end=p.end,
@@ -130,23 +139,56 @@ def test_pieces_read_as_columns_give_each_bucket_its_companies_rows(tmp_path, bu
     assert got == _wanted(path, buckets, _seqs(firsts, path))
 
 
+def test_a_one_key_unit_s_pieces_read_as_columns_give_its_key_every_row(tmp_path) -> None:
+    path = _stocks(tmp_path / "stocks.trig")
+    got, graphs, firsts = _routed(path, 3, ONE_KEY)
+    assert set(graphs) == {PACKED_TERMS}
+    assert len(graphs) == 2  # a packed row a block: one block a piece here
+    assert got == _wanted(path, None, _seqs(firsts, path))
+
+
+class Emptied(Codec):
+    """A task's dictionary that counts the times it was emptied."""
+
+    times = 0
+
+    def forget(self, dropped: set[int]) -> None:
+        assert dropped == set(self.ids())
+        Emptied.times += 1
+        super().forget(dropped)
+
+
+def test_a_one_key_task_empties_its_dictionary_and_keeps_every_row(tmp_path, monkeypatch):
+    monkeypatch.setattr(job, "ONE_KEY_TERMS", 10)
+    monkeypatch.setattr(job, "Codec", Emptied)
+    monkeypatch.setattr(Emptied, "times", 0)
+    monkeypatch.setattr(ingest, "named_chunks", partial(frontend.named_chunks, block=2_000))
+    path = _stocks(tmp_path / "stocks.trig")
+    got, graphs, firsts = _routed(path, 3, ONE_KEY)
+    assert len(graphs) > 4  # several blocks a piece, the dictionary emptied after each
+    assert Emptied.times > 4  # each block holds more than 10 terms but a piece's last
+    assert got == _wanted(path, None, _seqs(firsts, path))
+
+
 @pytest.mark.parametrize("block", [None, 2_000])
-def test_a_piece_out_of_shape_is_read_on_by_the_row_reader(tmp_path, monkeypatch, block):
+@pytest.mark.parametrize("buckets", [3, None], ids=["buckets", "one key"])
+def test_a_piece_out_of_shape_is_read_on_by_the_row_reader(tmp_path, monkeypatch, block, buckets):
     """The last element out of shape: with 4 MB blocks, the whole second piece goes to
     the row reader; with 2 kB blocks, the second piece's first blocks are read as columns
     and the rest by the row reader, from the element where they stopped."""
     if block is not None:
         monkeypatch.setattr(ingest, "named_chunks", partial(frontend.named_chunks, block=block))
     path = _stocks(tmp_path / "stocks.trig", odd=ELEMENTS - 1)
-    got, _, firsts = _routed(path, 3)
-    assert got == _wanted(path, 3, _seqs(firsts, path))
+    got, _, firsts = _routed(path, 3, QUERY if buckets else ONE_KEY)
+    assert got == _wanted(path, buckets, _seqs(firsts, path))
 
 
 @pytest.mark.spark
-def test_a_spark_run_reading_columns_gives_the_local_lines(spark, tmp_path) -> None:
+@pytest.mark.parametrize("text", [QUERY, ONE_KEY], ids=["buckets", "one key"])
+def test_a_spark_run_reading_columns_gives_the_local_lines(spark, tmp_path, text) -> None:
     path = _stocks(tmp_path / "stocks.trig")
     out = tmp_path / "results.jsonl"
-    query = parse_query(QUERY)
+    query = parse_query(text)
     run_on_spark([NamedQuery("q", query, tmp_path)], {S: str(path)}, [],
                  SparkRunOptions(buckets=3), output=str(out), spark=spark)  # fmt: skip
     elements = {S: list(read_stream(path, S))}

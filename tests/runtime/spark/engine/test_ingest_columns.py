@@ -13,13 +13,13 @@ import pytest
 
 from sepia.lang import parse_query
 from sepia.rdf.terms import canonical
+from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.elements import (
     CLOCK_GRAPH,
     END_GRAPH,
     PACKED_TERMS,
     element_rows,
     to_element,
-    unpack,
 )
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.ingest import IngestOptions, source_batches

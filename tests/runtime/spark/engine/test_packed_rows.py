@@ -13,6 +13,7 @@ from sepia.engine.codec import Codec
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark import elements
 from sepia.runtime.spark.columns import triple_ids
+from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.elements import (
     END_GRAPH,
     MARK_GRAPH,
@@ -25,7 +26,6 @@ from sepia.runtime.spark.elements import (
     pack,
     pack_stand_ins,
     to_element,
-    unpack,
 )
 from sepia.runtime.spark.host import packed as packed_state
 from sepia.runtime.spark.host import unpacked

@@ -20,13 +20,13 @@ from sepia.lang import parse_query
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark import incremental_engine
+from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.elements import (
     ELEMENT_FIELDS,
     END,
     MARK_GRAPH,
     end_row,
     streams_of,
-    unpack,
 )
 from sepia.runtime.spark.host import RESULT_ORDER, EngineHost, JobSpec, batch_ends, job_spec
 from sepia.runtime.spark.job import _chunk_rows, mark_rows
