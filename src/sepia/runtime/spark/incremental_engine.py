@@ -159,6 +159,13 @@ def term_rows(entries: Iterable[tuple]) -> list[tuple[int, str]]:
     return [row for _, text in entries for row in zip(*json.loads(text), strict=True)]
 
 
+PUSH_ELEMENTS = 100_000
+"""A step hands the columnar core its due elements in slices of this many, collecting the
+terms nothing holds between them: a finite file's one step gives a one-key unit every
+element of its input (W7: 1,000,000), whose terms, all encoded at once, made the key's
+dictionary, and its memory, as large as the input."""
+
+
 class IncrementalEngine:
     """Runs a unit's query on `sepia.engine`, one live session per key and worker."""
 
@@ -300,8 +307,12 @@ class IncrementalEngine:
         made: list[tuple[int, Result]] = []
         stepped: Sequence[ElementRow] = due
         if columns and session.columnar:
-            if len(due):  # no name holds the batch: a live batch's ids are never forgotten
-                pushed = session.push_columns(element_columns(due, session.dictionary))
+            for first in range(0, len(due), PUSH_ELEMENTS):
+                if first:  # the slice before is gone: collect what nothing holds
+                    forget_after_batch(session)
+                part = due.take(np.arange(first, min(first + PUSH_ELEMENTS, len(due))))
+                # no name holds the batch: a live batch's ids are never forgotten
+                pushed = session.push_columns(element_columns(part, session.dictionary))
                 made += [(r.t, r) for r in pushed]
             stepped = []
         for row in stepped:

@@ -58,6 +58,18 @@ def test_batches_give_the_reference_answer(name, batch_size, engine):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_due_elements_pushed_in_slices_give_the_reference_answer(name, monkeypatch):
+    """A step's due elements reach the columnar core two at a time, the session collecting
+    its unheld terms (past a threshold of 16) between slices."""
+    monkeypatch.setattr(incremental_engine, "PUSH_ELEMENTS", 2)
+    ex = example(name)
+    store = load_background(ex.data) if ex.data else None
+    streams = {iri: list(read_stream(path, iri)) for iri, path in ex.bindings.items()}
+    lines = drive(ex.queries, streams, store, rdfs=ex.rdfs, batch_size=1000, forget_terms=16)
+    assert evaluations(lines) == evaluations(ex.reference_lines())
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_steps_restored_from_rows_give_the_same_answer(name):
     ex = example(name)
     assert lines_of(ex, 2, "incremental", forget=True) == evaluations(ex.reference_lines())
