@@ -230,7 +230,7 @@ class IncrementalEngine:
         on_time = batch if seen is None else batch.take(np.flatnonzero(batch.end > seen))
         held = ElementBatch.of(state.get(HELD, []), on_time).in_arrival_order(self.unit.streams)
         cut = len(held) if final else int(np.searchsorted(held.end, horizon, side="right"))
-        due = held.take(np.arange(cut))
+        due = held.between(0, cut)
         kept = held.rows(np.arange(cut, len(held)))
         if kind is None and len(held):
             kind = TimeKind(held.kind_at(0))
@@ -310,7 +310,7 @@ class IncrementalEngine:
             for first in range(0, len(due), PUSH_ELEMENTS):
                 if first:  # the slice before is gone: collect what nothing holds
                     forget_after_batch(session)
-                part = due.take(np.arange(first, min(first + PUSH_ELEMENTS, len(due))))
+                part = due.between(first, first + PUSH_ELEMENTS)
                 # no name holds the batch: a live batch's ids are never forgotten
                 pushed = session.push_columns(element_columns(part, session.dictionary))
                 made += [(r.t, r) for r in pushed]

@@ -102,6 +102,8 @@ def test_ordered_batches_follow_the_merge_order_and_keep_every_row(
     assert as_text(list(ordered)) == sorted([*held, *second[1]], key=merge_order)
     cut = len(ordered) // 2
     assert as_text(ordered.rows(np.arange(cut, len(ordered)))) == as_text(list(ordered))[cut:]
+    assert as_text(list(ordered.between(1, cut))) == as_text(list(ordered))[1:cut]
+    assert ordered.between(0, len(ordered)) is ordered
     latest: dict[str, int] = {}
     for row in [*held, *second[1]]:
         latest[row[0]] = max(latest.get(row[0], row[5]), row[5])
