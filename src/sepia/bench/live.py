@@ -446,15 +446,19 @@ def _job(spark: SparkSession, manifest: Manifest, directory: Path, variant: str,
 
 
 def _pass_through(spark: SparkSession, specs: dict[str, str], scratch: Path) -> None:
-    """The paced sources' rows into Spark's no-op sink, with the job's trigger."""
+    """The paced sources' rows into Spark's no-op sink, with the job's trigger (a
+    generator's range rows read, as the job's route stage reads them)."""
     from functools import reduce
 
     from pyspark.sql import DataFrame
 
+    from sepia.runtime.spark.ingest import INGEST_DDL
     from sepia.runtime.spark.sources import source_for
+    from sepia.runtime.spark.sources.generator import ranged
 
     rows = reduce(DataFrame.unionByName, [source_for(spark, iri, spec)
                                           for iri, spec in specs.items()])
+    rows = rows.mapInArrow(ranged, INGEST_DDL)
     query = (rows.writeStream.format("noop").trigger(processingTime="1 second")
              .option("checkpointLocation", str(scratch / "passthrough")).start())
     query.awaitTermination()

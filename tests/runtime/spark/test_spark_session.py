@@ -106,9 +106,12 @@ def test_a_local_driver_gets_a_quarter_of_the_memory(monkeypatch, master, gib, h
 
 
 def test_a_live_run_compiles_with_c1_only_and_keeps_the_rest() -> None:
+    """C1 only, with room for the code a live job compiles batch after batch (a C1-only
+    JVM's own 48 MB filled within minutes, and compiling stopped)."""
     live = session_settings(SparkConfig(master="local[2]", live=True))
     for jvm in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         assert "-XX:TieredStopAtLevel=1" in live[jvm]
+        assert "-XX:ReservedCodeCacheSize=256m" in live[jvm]
         assert "SerialGC" not in live[jvm]
     assert "log4j.configurationFile" in live["spark.driver.extraJavaOptions"]
     assert "spark.ui.enabled" not in live

@@ -105,6 +105,7 @@ from sepia.runtime.spark.ingest import (
 )
 from sepia.runtime.spark.ingest_columns import CanonicalTexts, aligned, plain
 from sepia.runtime.spark.ingest_columns import packed_rows as ingest_packed_rows
+from sepia.runtime.spark.sources.generator import ranged
 from sepia.runtime.spark.splits import SEQ_STRIDE, Piece, local_path
 from sepia.runtime.spark.units import Unit, bucket_key
 from sepia.runtime.spark.warm import WarmCache
@@ -167,7 +168,9 @@ def results_frame(
 
 def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: ingest rows in, one row per element and key out (packed: one row
-    per block, stream and unit, where every unit is on one key: `ingest_columns`)."""
+    per block, stream and unit, where every unit is on one key: `ingest_columns`); a
+    generator's range rows read here (`generator.ranged`)."""
+    batches = ranged(batches)
     if not all(_keys(spec, n) == [None] for n in range(len(spec.units))):
         return _routed_batches(spec, ((row, None) for row in element_rows(batches, spec.on_error)))
     return _one_key_batches(batches, spec)

@@ -10,14 +10,17 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from sepia.runtime.spark.ingest import IngestOptions
+from sepia.runtime.spark.elements import CLOCK_GRAPH
+from sepia.runtime.spark.ingest import INGEST_SCHEMA, IngestOptions
 from sepia.runtime.spark.sources import SourceSpec, parse_spec
 from sepia.runtime.spark.sources import generator as generator_module
 from sepia.runtime.spark.sources.documents import document_batches
 from sepia.runtime.spark.sources.generator import (
     ELEMENTS_PER_PARTITION,
     LEAST_SHARE,
+    RANGE,
     GeneratorReader,
+    ranged,
     spans,
 )
 from sepia.runtime.spark.sources.push import Inbox
@@ -163,7 +166,8 @@ def test_the_generator_paces_from_a_restart_offset_and_runs_out_when_available_n
 def test_generated_elements_are_read_back_by_position(tmp_path: Path) -> None:
     reader = generator(tmp_path)
     partitions = reader.partitions({"element": 5}, {"element": 8})
-    rows = [row for p in partitions for batch in reader.read(p) for row in batch.to_pylist()]
+    rows = [row for p in partitions for batch in ranged(reader.read(p))
+            for row in batch.to_pylist()]  # fmt: skip
     # W4 (stocks.write_trades): element n is event/e{n} with 5 triples, transaction "t{n}"
     assert [row["seq"] for row in rows] == [5] * 5 + [6] * 5 + [7] * 5
     assert {row["element"] for row in rows} == {
@@ -202,8 +206,42 @@ def test_a_cut_batch_reads_back_every_element_once_in_order(
     parts = generator(tmp_path, cores="2").partitions({"element": 0}, {"element": 20})
     assert [p.value for p in parts] == [(0, 10), (10, 20)]
     reader = generator(tmp_path)
-    seqs = [row["seq"] for p in parts for batch in reader.read(p) for row in batch.to_pylist()]
+    read = [batch for p in parts for batch in ranged(reader.read(p))]
+    seqs = [row["seq"] for batch in read for row in batch.to_pylist()]
     assert seqs == [n for n in range(20) for _ in range(5)]  # W4: 5 triples an element
+
+
+def test_a_read_task_hands_spark_one_range_row_stamped_with_its_latest_end(
+    tmp_path: Path,
+) -> None:
+    """The row Spark carries for a span, and its watermark time: the latest end of the
+    span's own rows (W4's times rise with `seq`, so element 7's)."""
+    reader = generator(tmp_path)
+    [part] = reader.partitions({"element": 5}, {"element": 8})
+    [batch] = reader.read(part)
+    [row] = batch.to_pylist()
+    [whole] = ranged(reader.read(part))
+    assert (row["element"], row["seq"], row["line"]) == (RANGE, 5, 8)
+    assert row["end"] == max(whole.column("end").to_pylist()) == whole.column("end")[-1].as_py()
+    assert (row["stream"], row["file"]) == ("http://e/s", "gen:W4?scale=20&seed=3")
+
+
+def test_range_rows_are_read_in_place_among_other_rows(tmp_path: Path) -> None:
+    """A batch as the route stage gets it (with Spark's `event_time` past the ingest
+    columns): a clock row, a range row, two more rows; the range becomes its elements'
+    rows where it stood, the other rows stay as they were."""
+    reader = generator(tmp_path)
+    [part] = reader.partitions({"element": 2}, {"element": 4})
+    [span] = reader.read(part)
+    clock = {**span.to_pylist()[0], "element": CLOCK_GRAPH, "s": None, "line": None}
+    rows = [clock, span.to_pylist()[0], clock, clock]
+    batch = pa.RecordBatch.from_pylist(rows, schema=INGEST_SCHEMA)
+    batch = batch.append_column("event_time", pa.array([0] * 4, pa.timestamp("ms")))
+    out = pa.Table.from_batches(list(ranged([batch])))
+    assert out.schema == INGEST_SCHEMA
+    events = [f"http://stockmarket.org/event/e{n}" for n in (2, 3) for _ in range(5)]
+    assert out.column("element").to_pylist() == [CLOCK_GRAPH, *events, CLOCK_GRAPH, CLOCK_GRAPH]
+    assert out.column("seq").to_pylist()[1:11] == [2] * 5 + [3] * 5
 
 
 def test_a_workload_with_several_streams_needs_a_choice(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sepia.runtime.spark.ingest import INGEST_DDL, INGEST_SCHEMA
 from sepia.runtime.spark.sources import kafka_rows, source_for
+from sepia.runtime.spark.sources.generator import ranged
 
 from .events import NQUADS_DOCUMENTS, TRIG_DOCUMENTS, comparable, expected_rows
 
@@ -174,10 +175,11 @@ def test_mqtt_messages_are_trig_documents_and_a_restart_continues(
 
 def test_the_generator_gives_the_generated_file_once(spark: SparkSession, tmp_path: Path):
     """W4 at scale 12 (stocks.write_trades: element n is event/e{n}, 5 triples each) through
-    the generator, and its generated file through ingest's file source: the same rows."""
+    the generator (its range rows read as the route stage reads them), and its generated
+    file through ingest's file source: the same rows."""
     cache = tmp_path / "gen"
     spec = f"gen:W4?scale=12&seed=5&rate=1000&cache={cache}"
-    generated = source_for(spark, STREAM, spec)
+    generated = source_for(spark, STREAM, spec).mapInArrow(ranged, INGEST_DDL)
     rows = collect(spark, generated, tmp_path / "gen-run", rows=60, available_now=True)
     assert len(rows) == 60
     assert {(row[2], row[3]) for row in rows} == {

@@ -10,7 +10,10 @@ exactly the elements of its unfinished batch, and the source is replayable like 
 Event times are the generated ones (from 2026-01-01); the rate only paces their release.
 With `trigger(availableNow=True)` the whole workload is one run, regardless of `rate`.
 A batch's elements are read by as many tasks as the session has cores (the job sets
-`cores`), unless it is small, at most `ELEMENTS_PER_PARTITION` each (`spans`). With
+`cores`), unless it is small, at most `ELEMENTS_PER_PARTITION` each (`spans`). A read task
+hands Spark one *range row* per span (`RANGE`), not the span's rows: the route stage reads
+the rows it stands for from the Parquet file itself (`ranged`), so they never cross from
+Python into the JVM's rows and back, as a stream file's pieces do not. With
 `idleTimeout` (seconds), once the paced stream has been released to its end, time moves on
 with the clock (`idle`): the last windows close without an end-of-input element.
 """
@@ -23,10 +26,11 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -53,6 +57,9 @@ DEFAULT_CACHE = Path(tempfile.gettempdir()) / "sepia-gen"
 ROW_GROUP = 8_192
 ELEMENTS_PER_PARTITION = 20_000
 """The most elements one read task takes."""
+RANGE = "urn:sepia:element-range"
+"""The element of a range row: it stands for the elements `seq` to `line` - 1 of the
+Parquet rows at `s` (`range_batch`, `ranged`)."""
 LEAST_SHARE = 2_000
 """The fewest elements a batch is cut over the cores for: a read task's own cost (a Python
 worker's round, the rows' conversion set up) outweighs a smaller share."""
@@ -149,11 +156,55 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             _, moved, kind = partition.value
             return iter([clock_batch(self.stream, self.name, moved, kind)])
         low, high = partition.value
-        table = seq_range(self.rows()[0], low, high)
-        count = table.num_rows
-        table = table.set_column(0, "stream", pa.array([self.stream] * count, pa.string()))
-        table = table.set_column(1, "file", pa.array([self.name] * count, pa.string()))
-        return iter(table.to_batches())
+        return iter([range_batch(self.stream, self.name, self.rows()[0], low, high)])
+
+
+def range_batch(stream: str, name: str, path: Path, low: int, high: int) -> pa.RecordBatch:
+    """The range row of elements `low` to `high` - 1 of `stream` (Parquet rows at `path`,
+    the source named `name`), stamped with their latest end, so the watermark Spark takes
+    from it is the one their own rows give. A paced W1 second moved 20,000 rows through
+    Arrow into the JVM's rows and back into the route stage's Arrow; now one row."""
+    times = seq_range(path, low, high, columns=["seq", "end", "kind"])
+    if not times.num_rows:
+        return pa.RecordBatch.from_pylist([], schema=INGEST_SCHEMA)
+    latest = pc.max(times.column("end")).as_py()
+    row = {
+        "stream": stream, "file": name, "seq": low, "element": RANGE, "start": latest,
+        "end": latest, "kind": times.column("kind")[-1].as_py(), "s": str(path), "p": None,
+        "o": None, "line": high, "error": None,
+    }  # fmt: skip
+    return pa.RecordBatch.from_pylist([row], schema=INGEST_SCHEMA)
+
+
+def ranged(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Ingest batches (any columns past the ingest ones dropped) with each range row
+    replaced by the rows it stands for, in place, as the range row's stream and file."""
+    for batch in batches:
+        batch = batch.select(INGEST_SCHEMA.names)
+        if batch.schema != INGEST_SCHEMA:
+            batch = batch.cast(INGEST_SCHEMA)
+        is_range = pc.fill_null(pc.equal(batch.column("element"), RANGE), False)
+        marked = is_range.to_numpy(zero_copy_only=False)
+        if not marked.any():
+            yield batch
+            continue
+        cuts = [0, *(np.flatnonzero(np.diff(marked.astype(np.int8))) + 1), len(marked)]
+        for begin, end in itertools.pairwise(cuts):
+            part = batch.slice(begin, end - begin)
+            if not marked[begin]:
+                yield part
+                continue
+            for row in part.to_pylist():
+                yield from _range_rows(row)
+
+
+def _range_rows(row: dict) -> Iterator[pa.RecordBatch]:
+    """The rows a range row stands for."""
+    table = seq_range(Path(row["s"]), row["seq"], row["line"])
+    count = table.num_rows
+    table = table.set_column(0, "stream", pa.array([row["stream"]] * count, pa.string()))
+    table = table.set_column(1, "file", pa.array([row["file"]] * count, pa.string()))
+    yield from table.to_batches()
 
 
 _ROW_GROUPS: WarmCache[Path, tuple[pq.ParquetFile, list[tuple[int, int]]]] = WarmCache(8)
