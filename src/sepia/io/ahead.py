@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from typing import TypeVar
 
 T = TypeVar("T")
 _END = object()
 
 
-def read_ahead(blocks: Generator[T, None, None], name: str) -> Iterator[T]:
+def read_ahead(blocks: Generator[T, None, None], name: str) -> Generator[T, None, None]:
     """``blocks``, each computed on a thread called ``name`` one ahead of the caller. An
     exception of ``blocks`` is raised here, in its place; closing this iterator stops the
     thread (and closes ``blocks``, its file with it)."""

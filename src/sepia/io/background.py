@@ -140,7 +140,7 @@ class Skipping:
 
     def close(self) -> None:
         """Stop the reading thread (a syntax error ends the load early)."""
-        self.blocks.close()  # type: ignore[attr-defined]
+        self.blocks.close()
 
 
 def _blanked(binary: BinaryIO, keep: list[str]) -> Generator[bytes, None, None]:

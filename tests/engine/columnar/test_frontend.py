@@ -20,6 +20,7 @@ from sepia.engine.columnar.frontend import (
     _canonical_texts,
     _read_numbers,
     column_chunks,
+    named_chunks,
     read_columns,
     stream_columns,
 )
@@ -271,3 +272,24 @@ def test_the_reading_thread_raises_in_the_callers_place_and_stops_when_closed(tm
         if thread.name == "sepia-columnar-reader":
             thread.join(timeout=5)
             assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_named_chunks_read_ahead_on_a_thread_only_when_asked(tmp_path: Path, ahead: bool):
+    """Without ``ahead`` (a Spark task granted one core) the blocks are cut on the
+    caller's thread, and they are the same blocks, names and terms."""
+    path = _six_elements(tmp_path, odd=None)
+    seen: list[bool] = []
+
+    def opened():
+        seen.append(threading.current_thread().name == "sepia-columnar-reader")
+        return path.open(encoding="utf-8")
+
+    codec = Codec()
+    read = list(named_chunks(opened, "s", codec, block=ONE_ELEMENT, ahead=ahead))
+    assert seen == [ahead]
+    expected = Codec()
+    batches = list(column_chunks(path, "s", expected, block=ONE_ELEMENT))
+    assert [len(b) for b, _ in read] == [len(b) for b in batches] == [1] * 6
+    assert [_texts(b, codec) for b, _ in read] == [_texts(b, expected) for b in batches]
+    assert [names.to_list() for _, names in read] == [[f"<http://e/g{n}>"] for n in range(6)]

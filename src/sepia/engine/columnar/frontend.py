@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Generator, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -209,20 +210,23 @@ def column_chunks(
 
 def named_chunks(
     opened: Callable[[], TextIO], stream: str, codec: Codec,
-    predicates: Collection[str] | None = None, block: int = BLOCK,
+    predicates: Collection[str] | None = None, block: int = BLOCK, ahead: bool = True,
 ) -> Iterator[tuple[ColumnBatch, pl.Series]]:
     """``column_chunks`` of the TriG text ``opened`` gives (opened and closed on the
     reading thread), each batch with its elements' graph names (as N-Triples IRIs): for a
     reader that keeps the element's name (the Spark job's route stage reads a piece of a
-    file this way)."""
+    file this way). ``ahead`` False: no reading thread, for a caller granted one core."""
     done = 0
-    for cut in read_ahead(_blocks(opened, predicates, block), READER):
-        points = cut.starts is cut.stamps or np.array_equal(cut.starts, cut.stamps)
-        batch = _encoded(cut, stream, codec) if points else None
-        if batch is None:  # an interval: the columnar core's elements are points
-            raise OutOfShape(done)
-        done += len(batch)
-        yield batch, cut.graphs
+    blocks = _blocks(opened, predicates, block)
+    cuts = read_ahead(blocks, READER) if ahead else blocks
+    with closing(cuts):  # the file closed, and the thread stopped, when the caller stops
+        for cut in cuts:
+            points = cut.starts is cut.stamps or np.array_equal(cut.starts, cut.stamps)
+            batch = _encoded(cut, stream, codec) if points else None
+            if batch is None:  # an interval: the columnar core's elements are points
+                raise OutOfShape(done)
+            done += len(batch)
+            yield batch, cut.graphs
 
 
 @dataclass(frozen=True, slots=True)

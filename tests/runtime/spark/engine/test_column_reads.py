@@ -195,3 +195,22 @@ def test_a_spark_run_reading_columns_gives_the_local_lines(spark, tmp_path, text
     local = [jsonl_line(r, TimeKind.DATETIME) for r in run([("q", query)], elements)]
     assert len(local) > 20
     assert out.read_text().splitlines() == local
+
+
+@pytest.mark.spark
+def test_a_route_task_knows_the_cores_spark_gave_it(spark) -> None:
+    """Inside a mapInArrow task (as the route stage's) Spark's task context is there and
+    `task_cpus` is its `spark.task.cpus` (1 here), so the columnar reader cuts its text on
+    the task's own thread; outside a task it is 1."""
+    from pyspark import TaskContext
+
+    def cores(batches):
+        for batch in batches:
+            context = TaskContext.get() is not None
+            yield pa.RecordBatch.from_pydict(
+                {"cpus": [ingest.task_cpus()] * batch.num_rows,
+                 "context": [context] * batch.num_rows})  # fmt: skip
+
+    found = spark.range(4, numPartitions=2).mapInArrow(cores, "cpus long, context boolean")
+    assert {(row.cpus, row.context) for row in found.collect()} == {(1, True)}
+    assert ingest.task_cpus() == 1
