@@ -11,8 +11,8 @@ state leaves every step as rows (architecture principle 3): the query's snapshot
 blocks of ids to their terms: a step rewrites the blocks holding terms it added or the
 session forgot), the
 elements received but not yet released (stamped after the horizon: a later batch may still
-bring earlier ones), and a version row (a random token, the horizon, the time kind, the
-highest term id given).
+bring earlier ones; in blocks, `held`), and a version row (a random token, the horizon,
+the time kind, the highest term id given).
 
 The key's session forgets the terms no state holds any more, as a local one does
 (`sepia.engine.forgetting`); the stored dictionary follows it (`StoredTerms`), so the state
@@ -60,7 +60,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 import numpy as np
 import pyoxigraph as ox
@@ -81,8 +81,9 @@ from sepia.rdf.time import TimeKind
 from sepia.runtime.local import Session
 from sepia.runtime.spark.columns import element_columns, forget_after_batch, labels_by_ids
 from sepia.runtime.spark.element_batches import ElementBatch
-from sepia.runtime.spark.elements import ELEMENT_DDL, END, ElementRow, to_element
+from sepia.runtime.spark.elements import ElementRow, to_element
 from sepia.runtime.spark.engine_protocol import Step, StoredState
+from sepia.runtime.spark.held import HeldBlocks, release, stored_blocks
 from sepia.runtime.spark.result_lines import ordered_lines
 from sepia.runtime.spark.units import Unit, parse_bucket_key
 
@@ -92,9 +93,11 @@ FLUSHED = 2**62
 LIVE_SESSIONS = 4096
 """Live sessions kept per Python worker (least recently used dropped: restored if needed)."""
 
-_LIVE: OrderedDict[str, tuple[Session, dict[str, str], StoredTerms]] = OrderedDict()
+Live: TypeAlias = "tuple[Session, dict[str, str], StoredTerms, HeldBlocks]"
+_LIVE: OrderedDict[str, Live] = OrderedDict()
 """Sessions left by the steps of this worker, by the token their state rows carry, each
-with the snapshot parts and the terms its state holds (to write only what a step changes)."""
+with the snapshot parts and the terms its state holds (to write only what a step changes)
+and the elements it holds back."""
 
 
 def refusal(unit: Unit, background: ox.Store | PreparedBackground | None, rdfs: bool) -> str | None:
@@ -171,11 +174,13 @@ class IncrementalEngine:
 
     tables: ClassVar[Mapping[str, str]] = {
         VERSION: "token string, horizon bigint, kind string, last_id bigint",
-        HELD: ELEMENT_DDL,
     }
-    maps: ClassVar[Mapping[str, str]] = {PARTS: "rows string", TERMS: "terms string"}
+    maps: ClassVar[Mapping[str, str]] = {
+        PARTS: "rows string", TERMS: "terms string", HELD: "rows string"
+    }
     """The query's snapshot in parts (`parts`): a step writes the parts it changed; the
-    dictionary in blocks of ids (`StoredTerms`)."""
+    dictionary in blocks of ids (`StoredTerms`); the elements held back in blocks
+    (`held`)."""
 
     def __init__(
         self,
@@ -223,17 +228,18 @@ class IncrementalEngine:
         version = (state.get(VERSION) or [None])[0]
         if version is None and not elements:  # a second timer after the final flush
             return Step({}, [], None, self._kind(None))
-        session, written, terms = self._session(key, version, state)
+        session, written, terms, blocks = self._session(key, version, state)
         seen = None if version is None else version[1]
         kind = TimeKind(version[2]) if version is not None else None
         batch = elements if isinstance(elements, ElementBatch) else ElementBatch.of(elements)
         on_time = batch if seen is None else batch.take(np.flatnonzero(batch.end > seen))
-        held = ElementBatch.of(state.get(HELD, []), on_time).in_arrival_order(self.unit.streams)
-        cut = len(held) if final else int(np.searchsorted(held.end, horizon, side="right"))
-        due = held.between(0, cut)
-        kept = held.rows(np.arange(cut, len(held)))
-        if kind is None and len(held):
-            kind = TimeKind(held.kind_at(0))
+        token = uuid.uuid4().hex
+        upto = FLUSHED if final else horizon
+        due, kept, held = release(blocks, on_time, upto, self.unit.streams, token)
+        if kind is None and len(due):
+            kind = TimeKind(due.kind_at(0))
+        elif kind is None and kept:
+            kind = TimeKind(next(iter(kept.values())).kind_at(0))
         made = self._advance(session, due, horizon, final, columns=self.columns)
         if key is not None and self.split is not None:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
@@ -242,17 +248,15 @@ class IncrementalEngine:
         if final:
             empty = {name: [] for name in [*self.tables, *self.maps]}
             return Step(empty, results, None, self._kind(kind), order=order, lines=lines)
-        token = uuid.uuid4().hex
         query = session.queries[0]
         now, changed = parts(query, written)
         stored_terms = terms.changes(session.dictionary)
-        _remember(token, (session, now, terms))
+        _remember(token, (session, now, terms, kept))
         return Step(
             state={
                 VERSION: [(token, horizon, kind and kind.value, session.dictionary.last_id)],
-                HELD: kept,
             },
-            changed={PARTS: changed, TERMS: stored_terms},
+            changed={PARTS: changed, TERMS: stored_terms, HELD: held},
             results=results,
             wake_at=_wake_at(query, horizon, kept),
             time_kind=self._kind(kind),
@@ -264,12 +268,10 @@ class IncrementalEngine:
         """The results' time kind: the key's elements', else the query's declared one."""
         return seen or self.query.query.time_kind or TimeKind.ABSTRACT
 
-    def _session(
-        self, key: str | None, version: tuple | None, state: StoredState
-    ) -> tuple[Session, dict[str, str], StoredTerms]:
+    def _session(self, key: str | None, version: tuple | None, state: StoredState) -> Live:
         """The live session the state's token names, else one restored from the rows (a
         bucket's owning the values of its bucket only), the snapshot parts and the terms
-        stored."""
+        stored, and the elements held back."""
         live = None if version is None else _LIVE.pop(version[0], None)
         if live is not None:
             return live
@@ -294,7 +296,8 @@ class IncrementalEngine:
                 }
             )
         terms = StoredTerms(session.dictionary, base, last_id)
-        return session, _known(session.queries[0], stored), terms
+        blocks = stored_blocks(state.get(HELD, [])) if version else {}
+        return session, _known(session.queries[0], stored), terms, blocks
 
     @staticmethod
     def _advance(
@@ -500,7 +503,7 @@ def _value_column(query: Engine, table: str) -> int | None:
     return None
 
 
-def _remember(token: str, live: tuple[Session, dict[str, str], StoredTerms]) -> None:
+def _remember(token: str, live: Live) -> None:
     _LIVE[token] = live
     while len(_LIVE) > LIVE_SESSIONS:
         _LIVE.popitem(last=False)
@@ -510,7 +513,7 @@ def _rows(text: str) -> list[tuple]:
     return [tuple(row) for row in json.loads(text)]
 
 
-def _wake_at(query: RegisteredQuery, horizon: int, kept: list[ElementRow]) -> int | None:
+def _wake_at(query: RegisteredQuery, horizon: int, kept: HeldBlocks) -> int | None:
     """The first instant after the horizon with results possibly due without new input for
     the key: a report instant before the flush end, or the first element held back."""
     end = query.flush_end()
@@ -518,5 +521,5 @@ def _wake_at(query: RegisteredQuery, horizon: int, kept: list[ElementRow]) -> in
     report = None
     if end is not None and end > horizon and schedule is not None:
         report = next(iter(schedule.between(horizon, end + 1)), None)
-    held = kept[0][END] if kept else None
+    held = min((int(block.end.min()) for block in kept.values()), default=None)
     return min((t for t in (report, held) if t is not None), default=None)
