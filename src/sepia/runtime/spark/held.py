@@ -46,18 +46,22 @@ def release(
 ) -> tuple[ElementBatch, HeldBlocks, dict[str, tuple[str] | None]]:
     """The held and `fresh` elements stamped at or before `horizon`, in arrival order;
     the blocks still held, `fresh`'s later elements as a new block under `key`; and the
-    map entries to write (a block's new text) or remove (None)."""
-    held = ElementBatch.of(*blocks.values(), fresh).in_arrival_order(streams)
-    due = held.between(0, int(np.searchsorted(held.end, horizon, side="right")))
+    map entries to write (a block's new text) or remove (None). Only the due elements are
+    gathered and ordered: a step's work follows what it releases, not what stays held."""
+    due: list[ElementBatch] = []
     kept: HeldBlocks = {}
     changed: dict[str, tuple[str] | None] = {}
     for name, block in [*blocks.items(), (key, fresh)]:
-        later = np.flatnonzero(block.end > horizon)
-        if name in blocks and len(later) == len(block):
-            kept[name] = block
-        elif len(later):
-            kept[name] = block if len(later) == len(block) else block.take(later)
+        later = block.end > horizon
+        if name in blocks and later.all():
+            kept[name] = block  # untouched
+            continue
+        if not later.all():
+            due.append(block if not later.any() else block.take(np.flatnonzero(~later)))
+        if later.any():
+            kept[name] = block if later.all() else block.take(np.flatnonzero(later))
             changed[name] = (block_text(kept[name]),)
         elif name in blocks:
             changed[name] = None
-    return due, kept, changed
+    joined = due[0] if len(due) == 1 else ElementBatch.of([], *due)
+    return joined.in_arrival_order(streams), kept, changed
