@@ -33,7 +33,10 @@ from sepia.runtime.spark.elements import (
     ElementRow,
     TermRefs,
     TermTable,
+    as_base64,
+    gathered,
     is_term_text,
+    pack,
 )
 
 
@@ -129,6 +132,31 @@ class ElementBatch(Sequence[ElementRow]):
                 (streams[stream], files[file], seq, graphs[n], start, end, kinds[kind], terms)
             )
         return made  # type: ignore[return-value]
+
+    def packed(self) -> ElementRow:
+        """The rows as one packed row of term text (`elements.pack`'s), made from the
+        columns: every row's terms gathered from their tables at once, no row made. Rows
+        that came loose (stand-ins, N-Triples) are packed as rows."""
+        if self.loose or not len(self):
+            return pack(self.rows())
+        tables = self.tables
+        listed = np.cumsum([0, *(len(t.positions) for t in tables)])
+        named = np.cumsum([0, *(len(t.terms) for t in tables)])
+        arrays = [np.asarray(t.positions, dtype=np.int64) + named[n] for n, t in enumerate(tables)]
+        flat = gathered(arrays, (listed[self.table] + self.first).tolist(), self.count.tolist())
+        distinct, inverse = np.unique(flat, return_inverse=True)
+        which = np.searchsorted(named, distinct, side="right") - 1
+        at = (distinct - named[which]).tolist()
+        terms = [tables[t].terms[i] for t, i in zip(which.tolist(), at, strict=True)]
+        shared = [[values, as_base64(codes.astype(np.int32))]
+                  for values, codes in ((self.streams, self.stream), (self.files, self.file),
+                                        (self.kinds, self.kind))]  # fmt: skip
+        numbers = as_base64(np.array([self.seq, self.start, self.end, self.count], dtype=np.int64))
+        table = [terms, as_base64(inverse.astype(np.int32)), [shared, self.graphs, numbers]]
+        last = int(self.end.max())
+        stream, file, kind = (self.streams[int(self.stream[0])], self.files[int(self.file[0])],
+                              self.kinds[int(self.kind[0])])  # fmt: skip
+        return (stream, file, int(self.seq[0]), PACKED_TERMS, last, last, kind, json.dumps(table))
 
     def between(self, first: int, stop: int) -> ElementBatch:
         """The rows [first, stop): the batch itself where that is all of it (a finite

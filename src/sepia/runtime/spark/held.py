@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from sepia.runtime.spark.element_batches import ElementBatch, unpack
-from sepia.runtime.spark.elements import pack
 
 HeldBlocks = dict[str, ElementBatch]
 """A key's held elements by block key, each block as columns, in the order added."""
@@ -33,8 +32,9 @@ def stored_blocks(rows: Iterable[tuple]) -> HeldBlocks:
 
 
 def block_text(block: ElementBatch) -> str:
-    """A block as its map entry's value: its rows packed into one row, as JSON."""
-    return json.dumps(pack(block.rows()))
+    """A block as its map entry's value: its rows packed into one row (from its columns), as
+    JSON."""
+    return json.dumps(block.packed())
 
 
 def release(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sepia.engine.codec import Codec
@@ -123,3 +123,18 @@ def test_a_batch_s_columns_hold_each_element_s_own_triples(case: tuple[list, lis
     assert decoded == [terms(row[7]) for row in meant]
     assert columns.times.tolist() == [row[5] for row in meant]
     assert [columns.streams[n] for n in columns.stream.tolist()] == [row[0] for row in meant]
+
+
+@settings(max_examples=150, deadline=None)
+@given(handed(), st.data())
+def test_a_batch_packed_from_its_columns_unpacks_to_its_rows(
+    case: tuple[list, list], data: st.DataObject
+) -> None:
+    """Any part of a batch (a key's held elements are parts of its batches) packs into one
+    row that reads back as that part's rows, in order (a block is never empty)."""
+    sent, meant = case
+    assume(meant)
+    batch = unpack(sent)[0]
+    at = np.array(data.draw(st.lists(st.integers(0, len(meant) - 1), min_size=1, max_size=8)))
+    part = batch.take(at)
+    assert as_text(list(unpack([part.packed()])[0])) == [meant[i] for i in at.tolist()]
