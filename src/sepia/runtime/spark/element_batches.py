@@ -34,7 +34,7 @@ from sepia.runtime.spark.elements import (
     TermRefs,
     TermTable,
     as_base64,
-    gathered,
+    distinct_terms,
     is_term_text,
     pack,
 )
@@ -139,15 +139,7 @@ class ElementBatch(Sequence[ElementRow]):
         that came loose (stand-ins, N-Triples) are packed as rows."""
         if self.loose or not len(self):
             return pack(self.rows())
-        tables = self.tables
-        listed = np.cumsum([0, *(len(t.positions) for t in tables)])
-        named = np.cumsum([0, *(len(t.terms) for t in tables)])
-        arrays = [np.asarray(t.positions, dtype=np.int64) + named[n] for n, t in enumerate(tables)]
-        flat = gathered(arrays, (listed[self.table] + self.first).tolist(), self.count.tolist())
-        distinct, inverse = np.unique(flat, return_inverse=True)
-        which = np.searchsorted(named, distinct, side="right") - 1
-        at = (distinct - named[which]).tolist()
-        terms = [tables[t].terms[i] for t, i in zip(which.tolist(), at, strict=True)]
+        terms, inverse = distinct_terms(self.tables, self.table, self.first, self.count)
         shared = [[values, as_base64(codes.astype(np.int32))]
                   for values, codes in ((self.streams, self.stream), (self.files, self.file),
                                         (self.kinds, self.kind))]  # fmt: skip

@@ -230,30 +230,41 @@ def _term_table(rows: Sequence[ElementRow]) -> list:
 
 def _referenced_table(rows: Sequence[ElementRow]) -> list:
     """`_term_table` of rows whose triples are `TermRefs` (the route stage's): each row's
-    positions gathered from its table, the distinct ones kept, all in numpy (one gather of
-    every row's slice, not an array operation per row: W6's route stage spent 4 s of its
-    54 s of CPU here at 1,000,000 elements), no text cut."""
-    terms: list[str] = []
+    positions gathered from its table, the distinct ones kept, all in numpy
+    (`distinct_terms`), no text cut."""
     tables: dict[int, int] = {}
-    """Each table's first position among all the rows' tables' positions."""
-    arrays: list[np.ndarray] = []
+    """Each table's place in `listed`, by its `id`."""
+    listed: list[TermTable] = []
+    at: list[int] = []
     starts: list[int] = []
     counts: list[int] = []
-    listed = 0
     for row in rows:
         refs: TermRefs = row[7]  # type: ignore[assignment]
-        first = tables.get(id(refs.table))
-        if first is None:
-            first = tables[id(refs.table)] = listed
-            positions = np.asarray(refs.table.positions, dtype=np.int64)
-            arrays.append(positions + len(terms))
-            listed += len(positions)
-            terms = refs.table.terms if not terms else [*terms, *refs.table.terms]
-        starts.append(first + refs.start)
+        found = tables.setdefault(id(refs.table), len(listed))
+        if found == len(listed):
+            listed.append(refs.table)
+        at.append(found)
+        starts.append(refs.start)
         counts.append(refs.stop - refs.start)
-    distinct, inverse = np.unique(gathered(arrays, starts, counts), return_inverse=True)
-    packed = as_base64(inverse.astype(np.int32))
-    return [[terms[i] for i in distinct.tolist()], packed, _shapes(rows, counts)]
+    terms, positions = distinct_terms(listed, np.array(at), np.array(starts), np.array(counts))
+    return [terms, as_base64(positions.astype(np.int32)), _shapes(rows, counts)]
+
+
+def distinct_terms(
+    tables: Sequence[TermTable], table: np.ndarray, first: np.ndarray, count: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """The distinct terms of rows whose terms are the slices [first, first + count) of
+    the positions of `tables[table]`, and every row's terms, row after row, as positions
+    among them: one gather of every row's slice, not an array operation per row (W6's
+    route stage spent 4 s of its 54 s of CPU here at 1,000,000 elements)."""
+    listed = np.cumsum([0, *(len(t.positions) for t in tables)])
+    named = np.cumsum([0, *(len(t.terms) for t in tables)])
+    arrays = [np.asarray(t.positions, dtype=np.int64) + named[n] for n, t in enumerate(tables)]
+    flat = gathered(arrays, (listed[table] + first).tolist(), count.tolist())
+    distinct, inverse = np.unique(flat, return_inverse=True)
+    which = np.searchsorted(named, distinct, side="right") - 1
+    at = (distinct - named[which]).tolist()
+    return [tables[t].terms[i] for t, i in zip(which.tolist(), at, strict=True)], inverse
 
 
 def as_base64(array: np.ndarray) -> str:

@@ -235,7 +235,7 @@ class IncrementalEngine:
         on_time = batch if seen is None else batch.take(np.flatnonzero(batch.end > seen))
         token = uuid.uuid4().hex
         upto = FLUSHED if final else horizon
-        due, kept, held = release(blocks, on_time, upto, self.unit.streams, token)
+        due, kept, held_writes = release(blocks, on_time, upto, self.unit.streams, token)
         if kind is None and len(due):
             kind = TimeKind(due.kind_at(0))
         elif kind is None and kept:
@@ -256,7 +256,7 @@ class IncrementalEngine:
             state={
                 VERSION: [(token, horizon, kind and kind.value, session.dictionary.last_id)],
             },
-            changed={PARTS: changed, TERMS: stored_terms, HELD: held},
+            changed={PARTS: changed, TERMS: stored_terms, HELD: held_writes},
             results=results,
             wake_at=_wake_at(query, horizon, kept),
             time_kind=self._kind(kind),
