@@ -45,6 +45,16 @@ def test_the_pacing_start_is_bounded_by_each_batchs_start_and_offsets():
     assert (lower, upper) == (pytest.approx(9.995), pytest.approx(10.004))
 
 
+def test_a_batch_that_read_nothing_does_not_bound_the_start_from_above():
+    # The query's first batch (10.005 s) read nothing: the source began only after it,
+    # at 14.000 s, 100 elements/s; the batch at 16.3 s (asking 20 ms) read 230.
+    raws = [_progress(0, "1970-01-01T00:00:10.005Z", [0], 3),
+            _progress(1, "1970-01-01T00:00:16.300Z", [230], 20)]
+    lower, upper = pacing_start(raws, [100.0], [10_000])
+    # lower: max(10.005 - 0.01, 16.3 - 2.31) = 13.99; upper: 16.321 - 2.3 = 14.021
+    assert (lower, upper) == (pytest.approx(13.99), pytest.approx(14.021))
+
+
 def test_a_source_released_all_at_once_gives_no_consistent_start():
     raws = [_progress(0, "1970-01-01T00:00:10.000Z", [5_000]),
             _progress(1, "1970-01-01T00:00:11.000Z", [5_000])]
@@ -110,8 +120,11 @@ def test_a_short_paced_run_of_the_job_gives_batches_latencies_and_state(spark, t
     batches = document["batches"]
     assert [b["batch"] for b in batches] == list(range(len(batches)))
     assert sum(b["elements_in"] for b in batches) == batches[-1]["released"] > 0
+    # the first batch is the query's start-up: the source begins releasing after it
+    assert batches[0]["elements_in"] == 0
+    assert document["start_up_s"] + high > batches[0]["duration_s"] - 0.05
     for batch in batches:  # what a batch read was out by its start (and its offset request)
-        assert batch["released"] <= 100.0 * (batch["started_s"] + high + 0.5)
+        assert batch["released"] <= max(0.0, 100.0 * (batch["started_s"] + high + 0.5))
     assert any(b["state_rows"] > 0 for b in batches)
     # The results at t = 1 minute wait for the first nearby element at or after it (the
     # coupons' share, 5 of 3,005 elements, comes out every 6 s): worked out from the rows.

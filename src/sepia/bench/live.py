@@ -13,10 +13,13 @@ that decided it was released. The deciding element, on each stream, is the first
 is at or after the result's time t (before it, the watermark cannot pass t: a window closing
 at t, a match ending at t); with several streams, the latest released of those (Spark's
 watermark is the least of the streams'). The source releases element i of a stream at
-``began + (i + 1) / rate`` (``began``: its first offset request, a clock the source keeps
-in its own process), so ``began`` is bounded from the progress reports: a batch that
-started at T and whose offset request took L seconds read the E elements released by then,
-so ``T - (E + 1) / rate < began <= T + L - E / rate`` (T is given in whole milliseconds).
+``began + (i + 1) / rate`` (``began``: its second offset request, once the query's first
+batch has planned the query and started its workers; a clock the source keeps in its own
+process), so ``began`` is bounded from the progress reports: a batch that started at T and
+whose offset request took L seconds read the E elements released by then, so
+``T - (E + 1) / rate < began``, and ``began <= T + L - E / rate`` once E > 0 (T is given in
+whole milliseconds). The time from the run's call to ``began`` is its start-up
+(``start_up_s``: planning, the workers warmed, the query's first batch), reported apart.
 Latencies use the lower bound: they are never under-reported, and over-reported by at most
 the bounds' width (reported; the source's monotonic clock and Spark's wall clock can cross
 them by some milliseconds).
@@ -128,6 +131,7 @@ def pacing_start(raws: Sequence[dict[str, Any]], rates: Sequence[float],
             released = _offset(source["endOffset"])
             if released < total:
                 lower = max(lower, started - (released + 1) / rate)
+            if 0 < released < total:  # none released: the source may not have begun
                 upper = min(upper, started + asking - released / rate)
     return lower, upper
 
@@ -367,6 +371,7 @@ def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[s
     results = scratch / "results.jsonl"
     watcher = Watcher(spark, results, options.duration_s)
     load_before = os.getloadavg()
+    called = time.time()
     watcher.start()
     try:
         if options.passthrough:
@@ -402,6 +407,7 @@ def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[s
         "load_before": [round(x, 1) for x in load_before],
         "load_after": [round(x, 1) for x in os.getloadavg()],
         "began_bounds_s": [0.0, round(upper - lower, 3)],
+        "start_up_s": round(lower - called, 3),
         "query_runs": len(watch.runs), "error": watch.error,
         "released": batches[-1].released if batches else 0,
         "ran_s": round(batches[-1].started_s + batches[-1].duration_s, 3) if batches else 0,
@@ -520,7 +526,8 @@ def event_log_settings(log_dir: Path) -> dict[str, str]:
 def summary_line(document: dict[str, Any]) -> str:
     batch, late = document["batch_s"], document["latency_s"]
     return (f"{document['workload']} {document['system']} at {document['rate']:g}/s for "
-            f"{document['duration_s']:g} s: {len(document['batches'])} batches, p50/p99 "
+            f"{document['duration_s']:g} s: start-up {document['start_up_s']} s, "
+            f"{len(document['batches'])} batches, p50/p99 "
             f"{batch['p50']}/{batch['p99']} s; {document['results']} results, latency p50/p99 "
             f"{late['p50']}/{late['p99']} s; state rows {document['state']['first_rows']} -> "
             f"{document['state']['last_rows']}; keeps up: {document['keeps_up']}; load "

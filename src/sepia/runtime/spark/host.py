@@ -206,6 +206,22 @@ PACKED_ROWS = 1024
 """Rows per packed row: the state store's values stay a few hundred kilobytes."""
 
 
+def unit_engine(spec: JobSpec, unit: int) -> ContinuousEngine:
+    """Unit `unit`'s engine in this Python worker: its query planned once (`_ENGINES`)."""
+    name = spec.unit_engines[unit]
+    found = (spec.units[unit], name, spec.background_digest, spec.rdfs, spec.forget_terms)
+    return _ENGINES.get_or_make(
+        found,
+        lambda: engines()[name](
+            spec.units[unit],
+            spec.prepared_background() if name == "incremental" else spec.background_store(),
+            spec.rdfs,
+            forget_terms=spec.forget_terms,
+            checked=True,
+        ),
+    )
+
+
 def packed(rows: Sequence[tuple]) -> list[tuple[str]]:
     """A list table's rows as the state store keeps them (`PACKED_DDL`)."""
     return [
@@ -328,19 +344,7 @@ class EngineHost(StatefulProcessor):
             yield self._frame(unit, partition, step)
 
     def _engine(self, unit: int) -> ContinuousEngine:
-        spec = self.spec
-        name = spec.unit_engines[unit]
-        found = (spec.units[unit], name, spec.background_digest, spec.rdfs, spec.forget_terms)
-        return _ENGINES.get_or_make(
-            found,
-            lambda: engines()[name](
-                spec.units[unit],
-                spec.prepared_background() if name == "incremental" else spec.background_store(),
-                spec.rdfs,
-                forget_terms=spec.forget_terms,
-                checked=True,
-            ),
-        )
+        return unit_engine(self.spec, unit)
 
     def _told_every_time(self, unit: int, partition: str | None) -> bool:
         """Whether the key learns every element time of its unit's streams: the one key of

@@ -93,7 +93,7 @@ from sepia.runtime.spark.elements import (
     pack_stand_ins,
     to_element,
 )
-from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec
+from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec, unit_engine
 from sepia.runtime.spark.ingest import (
     IngestOptions,
     file_elements,
@@ -146,9 +146,7 @@ def results_frame(
     and the stream files of `files` (one DataFrame of (stream, path) rows per stream, read,
     parsed and routed in one Arrow stage); `spec.buckets` None: twice the session's default
     parallelism."""
-    some = [*frames, *files][0]
-    if spec.buckets is None:
-        spec = replace(spec, buckets=2 * some.sparkSession.sparkContext.defaultParallelism)
+    spec = with_buckets(spec, [*frames, *files][0].sparkSession)
     routed = []
     if frames:
         rows = reduce(DataFrame.unionByName, frames)
@@ -164,6 +162,34 @@ def results_frame(
         .groupBy("unit", "partition")
         .transformWithStateInPandas(EngineHost(spec), RESULT_DDL, "Append", "EventTime")
     )
+
+
+def with_buckets(spec: JobSpec, spark: SparkSession) -> JobSpec:
+    """`spec` with its bucket count: twice the session's default parallelism if unset."""
+    if spec.buckets is not None:
+        return spec
+    return replace(spec, buckets=2 * spark.sparkContext.defaultParallelism)
+
+
+def warm_workers(spark: SparkSession, spec: JobSpec) -> None:
+    """Before a live query starts: one task on each core makes, in a Python worker, what
+    the query's first tasks would make (Sepia imported, each unit's engine planned, its
+    routers and split found). Spark keeps a finished task's Python worker for the next
+    task, so the first elements a live source releases meet warm workers."""
+    spec = with_buckets(spec, spark)
+    cores = spark.sparkContext.defaultParallelism
+    warm = spark.range(0, cores, 1, cores).mapInArrow(partial(warmed, spec=spec), "id long")
+    warm.collect()
+
+
+def warmed(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body of `warm_workers`: the warm caches made, the rows given back."""
+    for n, unit in enumerate(spec.units):
+        unit_engine(spec, n)
+        _routers(spec, unit)
+        unit_split(spec, n)
+    read_predicates(spec)
+    yield from batches
 
 
 def route(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:

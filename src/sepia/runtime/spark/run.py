@@ -43,6 +43,7 @@ from sepia.runtime.spark.job import (
     mark_end,
     results_frame,
     stateful_partitions,
+    warm_workers,
 )
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
 from sepia.runtime.spark.session import SHORT_INPUT_BYTES, SparkConfig, spark_session
@@ -140,6 +141,8 @@ def run_on_spark(
             batch = _with_dead_letters(sink, letters)
             results = results_frame(frames, spec, files, ingest)
             gone = lambda: sink.reader_gone  # noqa: E731
+            if followed:  # a live source releases (or queues) while the query starts
+                warm_workers(spark, spec)
             with _stateful_partitions(spark, spec):
                 one_pass = ends_by_marker(spec)
                 _drive(results, batch, home, bindings, ends, options, log, one_pass, gone)

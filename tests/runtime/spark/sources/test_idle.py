@@ -40,7 +40,9 @@ def test_a_paced_generator_that_ran_out_moves_time_with_the_clock(tmp_path: Path
     now = [100.0]
     reader.clock = reader.idle.clock = frozen(now)
     latest = lambda start: reader.latestOffset(start, ReadAllAvailable())  # noqa: E731
-    assert latest({"element": 0}) == {"element": 0}
+    assert latest({"element": 0}) == {"element": 0}  # the first batch: start-up
+    now[0] = 101.0
+    assert latest({"element": 0}) == {"element": 0}  # the clock starts
     now[0] = 103.0
     assert latest({"element": 0}) == {"element": 20}  # the whole workload, released
     last = rows_of(reader, {"element": 19}, {"element": 20})[0]["end"]

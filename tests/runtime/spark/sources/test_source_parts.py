@@ -141,12 +141,14 @@ def test_the_generator_releases_rate_elements_per_second(tmp_path: Path) -> None
     now = [100.0]
     reader.clock = lambda: now[0]
     latest = lambda start: reader.latestOffset({"element": start}, ReadAllAvailable())  # noqa: E731
-    assert latest(0) == {"element": 0}
-    now[0] = 100.55
+    assert latest(0) == {"element": 0}  # the query's first batch: start-up, nothing released
+    now[0] = 104.0
+    assert latest(0) == {"element": 0}  # the clock starts when the first batch is done
+    now[0] = 104.55
     assert latest(0) == {"element": 5}
-    now[0] = 101.5
+    now[0] = 105.5
     assert reader.latestOffset({"element": 5}, ReadMaxRows(3)) == {"element": 8}  # 15 due
-    now[0] = 103.0
+    now[0] = 107.0
     assert latest(8) == {"element": 20}  # 30 due, the workload has 20
 
 
@@ -157,7 +159,9 @@ def test_the_generator_paces_from_a_restart_offset_and_runs_out_when_available_n
     now = [0.0]
     reader.clock = lambda: now[0]
     assert reader.latestOffset({"element": 12}, ReadAllAvailable()) == {"element": 12}
-    now[0] = 0.5
+    now[0] = 2.0
+    assert reader.latestOffset({"element": 12}, ReadAllAvailable()) == {"element": 12}
+    now[0] = 2.5
     assert reader.latestOffset({"element": 12}, ReadAllAvailable()) == {"element": 14}
     reader.prepareForTriggerAvailableNow()
     assert reader.latestOffset({"element": 14}, ReadAllAvailable()) == {"element": 20}

@@ -2,7 +2,8 @@
 
 `gen:W4?rate=500&seed=7&scale=10000` is the stream the seeded generators of
 `sepia.workloads` write for W4 (same workload, scale and seed: the same elements),
-released `rate` elements per second of wall-clock time (all at once without `rate`). The
+released `rate` elements per second of wall-clock time (all at once without `rate`), from
+the query's second offset request (its first batch, the query's start-up, reads none). The
 generators write whole files, so the stream is generated once per machine into a cache
 directory, parsed by Sepia's reader (ingest's file parse) into Parquet ingest rows, and then
 read back by element range: offsets are element positions, so a restarted query replays
@@ -104,6 +105,7 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         lateness = int(options.get("allowedLateness", "0"))
         self.idle = IdleClock(float(idle), lateness) if idle else None
         self._kind = "dateTime"  # of the last element released (clock rows copy it)
+        self._asked = False  # whether the first batch asked for its offsets (`_paced`)
         self._pace: tuple[float, int] | None = None  # (clock, offset) when pacing began
         self._target: int | None = None  # the end of an availableNow run
 
@@ -140,7 +142,14 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return row.column("end")[0].as_py()
 
     def _paced(self, first: int) -> int:
-        """`rate` elements per second since the first call (from where that call started)."""
+        """`rate` elements per second since the second call (from where that call started).
+
+        The first call is the query's first batch, which plans the query and starts its
+        Python workers (seconds): nothing is released until it is done, so the stream
+        begins when the query is ready to read it and start-up stays apart from the pace."""
+        if not self._asked:
+            self._asked = True
+            return first
         if self._pace is None:
             self._pace = (self.clock(), first)
         began, base = self._pace
