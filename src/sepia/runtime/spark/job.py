@@ -172,14 +172,16 @@ def with_buckets(spec: JobSpec, spark: SparkSession) -> JobSpec:
 
 
 def warm_workers(spark: SparkSession, spec: JobSpec) -> None:
-    """Before a live query starts: one task on each core makes, in a Python worker, what
-    the query's first tasks would make (Sepia imported, each unit's engine planned, its
-    routers and split found). Spark keeps a finished task's Python worker for the next
-    task, so the first elements a live source releases meet warm workers."""
+    """Before a live query starts: one task on each core makes, in two Python workers,
+    what the query's first tasks would make (each unit's engine planned, its routers and
+    split found). Spark keeps a finished task's Python workers for the next tasks, so the
+    first elements a live source releases meet warm workers. Two, because a route task
+    runs a Python source's read and the route stage in a worker each."""
     spec = with_buckets(spec, spark)
     cores = spark.sparkContext.defaultParallelism
-    warm = spark.range(0, cores, 1, cores).mapInArrow(partial(warmed, spec=spec), "id long")
-    warm.collect()
+    warm = partial(warmed, spec=spec)
+    spark.range(0, cores, 1, cores).mapInArrow(warm, "id long").mapInArrow(warm, "id long") \
+        .collect()
 
 
 def warmed(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
