@@ -13,12 +13,9 @@ import pytest
 from sepia.runtime.spark.class_archive import archive_options, complete_archive
 from sepia.runtime.spark.run import short_input
 from sepia.runtime.spark.session import (
-    CHECKPOINT_FILES,
-    FILE_SYSTEM_CHECKPOINTS,
     SHORT_INPUT_BYTES,
     SparkConfig,
     SparkUnavailable,
-    checkpoint_files,
     java_major_version,
     session_settings,
     spark_session,
@@ -194,29 +191,3 @@ def test_partial_archives_of_other_installations_are_dropped_too(tmp_path) -> No
         path.write_text("x")
     archive_options(tmp_path / "spark-classes-x.jsa")
     assert not elsewhere.exists() and alive.exists() and finished.exists()
-
-
-@pytest.mark.spark
-def test_checkpoints_go_through_the_file_system_manager(spark, tmp_path) -> None:
-    """The session writes checkpoints through Spark's FileSystem-based manager (the name
-    this Spark has), a run's own choice stays, and a run checkpointed so gives the example's
-    results and writes its offset and commit logs and its state."""
-    from sepia.runtime.inputs import load_query
-    from sepia.runtime.spark.run import run_on_spark
-
-    from .evaluations import evaluations
-
-    chosen = spark.conf.get(CHECKPOINT_FILES)
-    assert chosen in FILE_SYSTEM_CHECKPOINTS
-    checkpoint_files(spark, {CHECKPOINT_FILES: "a.Manager"})  # a run's own: left alone
-    assert spark.conf.get(CHECKPOINT_FILES) == chosen
-    e1 = ROOT / "examples" / "e1-shops-coupons"
-    bindings = {"http://example.org/nearby": str(e1 / "stream-nearby.trig"),
-                "http://example.org/coupons": str(e1 / "stream-coupons.trig")}  # fmt: skip
-    out, checkpoint = tmp_path / "out.jsonl", tmp_path / "checkpoint"
-    run_on_spark([load_query(e1 / "query.rq")], bindings, [(None, e1 / "background.ttl")],
-                 checkpoint=checkpoint, output=str(out), spark=spark)  # fmt: skip
-    expected = (e1 / "expected.jsonl").read_text().splitlines()
-    assert evaluations(out.read_text().splitlines()) == evaluations(expected)
-    written = {f.parent.name for f in checkpoint.rglob("*") if f.is_file()}
-    assert {"offsets", "commits", "0"} <= written  # "0": the stateful operator's partition

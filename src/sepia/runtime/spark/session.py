@@ -283,43 +283,7 @@ def spark_session(config: SparkConfig | None = None) -> SparkSession:
     finally:
         _restore_interrupts(handler)
     session.sparkContext.setLogLevel("ERROR")
-    checkpoint_files(session, config.extra)
     return session
-
-
-CHECKPOINT_FILES = "spark.sql.streaming.checkpointFileManagerClass"
-FILE_SYSTEM_CHECKPOINTS = (
-    "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
-    "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager",  # Spark 4.0
-)
-
-
-def checkpoint_files(session: SparkSession, extra: dict[str, str]) -> None:
-    """Checkpoint files written through Hadoop's FileSystem, not its FileContext (unless the
-    run sets its own). Each micro-batch writes an offset log, a commit log and a state
-    changelog file, and FileContext's rename on a local disk starts a `readlink` process:
-    with the checksum files gone too, a live W1 batch's offset log took 6 ms instead of 38,
-    its commit log 5 instead of 36 and its state commit 1 instead of 31. Its rename is atomic
-    on a local disk and on HDFS; `--conf spark.sql.streaming.checkpointFileManagerClass=...`
-    chooses another."""
-    if CHECKPOINT_FILES in extra:
-        return
-    jvm = session.sparkContext._jvm
-    assert jvm is not None
-    for name in FILE_SYSTEM_CHECKPOINTS:
-        if _java_class(jvm, name):
-            session.conf.set(CHECKPOINT_FILES, name)
-            return
-
-
-def _java_class(jvm: Any, name: str) -> bool:
-    """Whether the driver's JVM has the class `name`."""
-    from py4j.java_gateway import JavaClass
-
-    found = jvm
-    for part in name.split("."):
-        found = getattr(found, part)
-    return isinstance(found, JavaClass)
 
 
 def _restore_interrupts(handler: Any) -> None:
