@@ -119,7 +119,7 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._kind = "dateTime"  # of the last element released (clock rows copy it)
         self._asked = False  # whether the first batch asked for its offsets (`_paced`)
         self._pace: tuple[float, int] | None = None  # (clock, offset) when pacing began
-        self._since: int | None = None  # with `speed`: the event time pacing began at
+        self._since: tuple[int, int] | None = None  # with `speed`: (offset, its start time)
         self._target: int | None = None  # the end of an availableNow run
 
     def rows(self) -> tuple[Path, int]:
@@ -164,6 +164,8 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begins when the query is ready to read it and start-up stays apart from the pace."""
         if not self._asked:
             self._asked = True
+            if self.speed is not None:  # set up now: the second call fixes `began` and
+                released_by(self.rows()[0], self._start(first))  # answers at once
             return first
         if self._pace is None:
             self._pace = (self.clock(), first)
@@ -179,15 +181,24 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for a query restarted at `base` > 0, the time of the last element it had read
         (the streams of the workload restart about where their batch left them all, within
         one element of each other)."""
-        if self._since is None:
+        assert self.speed is not None
+        bound = self._start(base) + math.floor(elapsed * 1000 * self.speed)
+        return released_by(self.rows()[0], bound)
+
+    def _start(self, base: int) -> int:
+        """The event time the pace starts from at offset `base` (`_timed`). Found, and the
+        stream's first search made, in the query's start-up call: the first row group read
+        sets up Arrow's reading (a quarter of a second), and each of a workload's sources
+        fixes its `began` at its own second call, which Spark makes one source after the
+        other: done there, it delayed the next source's start, and so its event times."""
+        if self._since is None or self._since[0] != base:
             if base == 0:
                 manifest, directory = generated(self.workload, self.scale, self.seed, self.cache)
                 paths = tuple(directory / rows_file(s) for s in manifest.streams)
-                self._since = workload_origin(paths)
+                self._since = (base, workload_origin(paths))
             else:
-                self._since = self._time_of(base - 1)
-        bound = self._since + math.floor(elapsed * 1000 * self.speed)  # type: ignore[operator]
-        return released_by(self.rows()[0], bound)
+                self._since = (base, self._time_of(base - 1))
+        return self._since[1]
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         parts = [InputPartition(span) for span in spans(start[OFFSET], end[OFFSET], self.cores)]
