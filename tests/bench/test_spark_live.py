@@ -1,5 +1,6 @@
-"""`sepia bench live`: the pacing start bounded from Spark's progress reports, each result's
-deciding element found by its time, and a short paced run of the Spark job measured."""
+"""`sepia bench live`: the pacing start (by position or by event time) bounded from Spark's
+progress reports, each result's deciding element found by its time, and a short paced run of
+the Spark job measured."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ import pytest
 from sepia.bench.live import (
     LiveBatch,
     LiveOptions,
+    StreamPace,
     _end_times,
     batches_of,
     bench_live,
     deciding_release,
+    event_speed,
     keeps_up,
+    main,
     pacing_start,
     quantiles,
 )
@@ -88,6 +92,52 @@ def test_the_deciding_element_is_the_latest_released_of_each_streams_first_at_or
     # t = 35: only the coupons have an element at or after it
     assert deciding_release(35, ends, rates, 100.0) == pytest.approx(102.0)
     assert deciding_release(41, ends, rates, 100.0) is None
+
+
+def test_paced_by_event_time_an_element_is_out_at_its_time_from_the_origin_at_the_speed():
+    # speed 0.01 event-time ms per wall-clock ms (one event-time ms is 0.1 s), origin 5:
+    nearby = np.array([5, 10, 10, 20, 30])  # out at began + 0, 0.5, 0.5, 1.5, 2.5 s
+    coupons = np.array([12, 40])  # out at began + 0.7, 3.5 s
+    ends = [nearby, coupons]
+    paces = [StreamPace.by_time(times, 5, 0.01) for times in ends]
+    assert [paces[0].out(i) for i in range(5)] == pytest.approx([0, 0.5, 0.5, 1.5, 2.5])
+    # t = 10: nearby's element 1 (100.5), coupons' element 0 (100.7): the coupon decides
+    assert deciding_release(10, ends, paces, 100.0) == pytest.approx(100.7)
+    # t = 25: nearby's element 4 (102.5), coupons' element 1 (103.5)
+    assert deciding_release(25, ends, paces, 100.0) == pytest.approx(103.5)
+    assert deciding_release(35, ends, paces, 100.0) == pytest.approx(103.5)
+    assert deciding_release(41, ends, paces, 100.0) is None
+    # an element is out once every end before it is (the generator releases a prefix):
+    # [5, 30, 20] -> out at 0, 2.5, 2.5 s
+    late = StreamPace.by_time(np.array([5, 30, 20]), 5, 0.01)
+    assert [late.out(i) for i in range(3)] == pytest.approx([0, 2.5, 2.5])
+
+
+def test_the_pacing_start_by_event_time_is_bounded_by_each_batchs_start_and_offsets():
+    # One stream, ends 1,000 1,000 1,400 2,000 2,600 5,000 ms, origin 1,000, speed 2: out
+    # at began + 0, 0, 0.2, 0.5, 0.8, 2.0 s; the source began at 10.000 s.
+    pace = StreamPace.by_time(np.array([1_000, 1_000, 1_400, 2_000, 2_600, 5_000]), 1_000, 2.0)
+    raws = [_progress(0, "1970-01-01T00:00:05.000Z", [0], 3),  # start-up: none out yet
+            _progress(1, "1970-01-01T00:00:10.300Z", [3], 20),  # out to 0.2 s, not 0.5
+            _progress(2, "1970-01-01T00:00:10.850Z", [5], 1),  # out to 0.8 s, not 2.0
+            _progress(3, "1970-01-01T00:00:12.001Z", [6], 1)]  # ran out: says nothing
+    lower, upper = pacing_start(raws, [pace], [6])
+    # lower: max(5.0 - 0, 10.3 - 0.5, 10.85 - 2.0) = 9.8
+    # upper: min(10.321 - 0.2, 10.852 - 0.8) = 10.052 (+ 1 ms each: whole ms)
+    assert (lower, upper) == (pytest.approx(9.8), pytest.approx(10.052))
+
+
+def test_the_speed_for_a_rate_releases_the_workload_at_that_rate_on_average():
+    # 9 elements from the origin 1,000 to 5,000 ms: at 3 elements/s they take 3 s, so
+    # 4,000 event-time ms in 3,000 wall-clock ms: speed 4/3
+    ends = [np.array([1_000, 1_000, 1_400, 2_000, 2_600, 5_000]), np.array([1_600, 2_000, 3_000])]
+    assert event_speed(ends, 1_000, 3.0) == pytest.approx(4 / 3)
+
+
+def test_the_live_bench_refuses_an_unknown_pace(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit):
+        main(["W1", "--rate", "10", "--pace", "fast"])
+    assert "--pace" in capsys.readouterr().err
 
 
 def test_quantiles_and_the_keeps_up_verdict():

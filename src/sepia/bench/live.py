@@ -1,24 +1,39 @@
 """`python -m sepia.bench.live`: the Spark job on a paced generator, measured while it runs.
 
-A workload's generated streams are released at ``rate`` elements per second in all (each
-stream at its share, so their event times advance together) by the generator source
-(`gen:W1?rate=...`) and run through the Spark job as `sepia run --engine spark` runs it
+A workload's generated streams are released at ``rate`` elements per second in all by the
+generator source and run through the Spark job as `sepia run --engine spark` runs it
 (`run_on_spark`, a followed run, 1 s trigger) for ``duration`` seconds. A watcher thread
 reads the streaming query's progress (each micro-batch's duration, input rows, end offsets
 and state store rows and bytes) and the result file as it grows (the wall time each result
 line appeared), then stops the query.
+
+``--pace position`` (the default) releases each stream by position, at its share of the
+rate by its element count (`gen:W1?rate=...`, `stream_rates`): element i of a stream is
+out at ``began + (i + 1) / rate_s``. Two streams so paced drift apart in event time (W1's
+coupons lag or lead its nearby sightings by what their seeded times happen to be), and the
+engine holds the faster stream's elements until the slower catches up. ``--pace time``
+releases them by event time (`gen:W1?speed=...`), as a live source delivers elements at
+about their time: every stream of the workload from one origin (the earliest end time over
+all of them), at the speed ``rate x span / elements / 1000`` event-time milliseconds per
+wall-clock millisecond (`event_speed`; span: from the origin to the latest end time of the
+measured streams, in ms; elements: theirs in all), so that the workload is released at
+``rate`` elements per second on average, faster where its times are dense and slower where
+they are sparse. Element i is then out at ``began + (max(end[0..i]) - origin) / (1000 x
+speed)``. Event time measures the engine, not the drift, and is the pace to compare with
+a live system; position stays the default so the runs recorded before it stay comparable.
 
 A result's latency is the wall time its line was written minus the wall time the element
 that decided it was released. The deciding element, on each stream, is the first whose time
 is at or after the result's time t (before it, the watermark cannot pass t: a window closing
 at t, a match ending at t); with several streams, the latest released of those (Spark's
 watermark is the least of the streams'). The source releases element i of a stream at
-``began + (i + 1) / rate`` (``began``: its second offset request, once the query's first
-batch has planned the query and started its workers; a clock the source keeps in its own
-process), so ``began`` is bounded from the progress reports: a batch that started at T and
-whose offset request took L seconds read the E elements released by then, so
-``T - (E + 1) / rate < began``, and ``began <= T + L - E / rate`` once E > 0 (T is given in
-whole milliseconds). The time from the run's call to ``began`` is its start-up
+``began + out(i)`` (``out(i)``: ``(i + 1) / rate_s`` or the event-time one above;
+``began``: its second offset request, once the query's first batch has planned the query
+and started its workers; a clock the source keeps in its own process), so ``began`` is
+bounded from the progress reports: a batch that started at T and whose offset request took
+L seconds read the E elements released by then, so ``T - out(E) < began``, and
+``began <= T + L - out(E - 1)`` once E > 0 (T is given in whole milliseconds). The time
+from the run's call to ``began`` is its start-up
 (``start_up_s``: planning, the workers warmed, the query's first batch), reported apart.
 Latencies use the lower bound: they are never under-reported, and over-reported by at most
 the bounds' width (reported; the source's monotonic clock and Spark's wall clock can cross
@@ -109,8 +124,53 @@ class Watch:
     error: str | None = None
 
 
+PACES = ("position", "time")
+"""``--pace``: by element position at each stream's share of the rate, or by event time."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamPace:
+    """When a stream's elements are out, in seconds after the source began: by position at
+    ``rate`` elements a second, or by event time at ``speed`` (event-time ms per wall-clock
+    ms) from ``origin`` (`by_time`)."""
+
+    rate: float | None = None
+    speed: float | None = None
+    origin: int = 0
+    highs: np.ndarray | None = None
+    """The running maximum of the stream's end times, by position: the generator releases
+    the elements before the first whose end is past its time, so an element is out once
+    every end up to it is."""
+
+    @classmethod
+    def by_time(cls, ends: np.ndarray, origin: int, speed: float) -> StreamPace:
+        return cls(speed=speed, origin=origin, highs=np.maximum.accumulate(ends))
+
+    def out(self, index: int) -> float:
+        """Seconds from ``began`` to the release of the element at ``index``."""
+        if self.rate is not None:
+            return (index + 1) / self.rate
+        assert self.highs is not None and self.speed is not None
+        return (int(self.highs[index]) - self.origin) / (1000 * self.speed)
+
+
+def paced(pace: float | StreamPace) -> StreamPace:
+    """A stream's pace; a number is a rate (by position)."""
+    return pace if isinstance(pace, StreamPace) else StreamPace(rate=float(pace))
+
+
+def event_speed(ends: Sequence[np.ndarray], origin: int, rate: float) -> float:
+    """The speed (event-time ms per wall-clock ms) that releases the streams of ``ends``
+    (end times, ms), paced from ``origin``, at ``rate`` elements a second on average:
+    ``rate x span / elements / 1000``, the span from ``origin`` to their latest end."""
+    elements = sum(len(e) for e in ends)
+    span = max((int(e.max()) for e in ends if len(e)), default=origin) - origin
+    return rate * max(span, 1) / max(elements, 1) / 1000
+
+
 def stream_rates(streams: Sequence[StreamFile], rate: float) -> list[float]:
-    """Each stream's share of ``rate`` (by its elements): their event times keep pace."""
+    """Each stream's share of ``rate`` by its elements: its rate when paced by position, its
+    average when paced by event time."""
     total = sum(s.elements for s in streams)
     return [rate * s.elements / total for s in streams]
 
@@ -119,20 +179,22 @@ def scale_for(rate: float, duration_s: float) -> int:
     return math.ceil(rate * duration_s * HEADROOM) + 1_000
 
 
-def pacing_start(raws: Sequence[dict[str, Any]], rates: Sequence[float],
+def pacing_start(raws: Sequence[dict[str, Any]], paces: Sequence[float | StreamPace],
                  totals: Sequence[int]) -> tuple[float, float]:
-    """Bounds (epoch seconds) on when the source began releasing (see the module's note);
-    only batches whose streams had not run out count."""
+    """Bounds (epoch seconds) on when the source began releasing (see the module's note),
+    from each stream's pace (a number: its rate, by position); only batches whose streams
+    had not run out count."""
     lower, upper = -math.inf, math.inf
+    chosen = [paced(p) for p in paces]
     for raw in raws:
         started = epoch_ms(raw["timestamp"]) / 1000
         asking = (raw["durationMs"].get("latestOffset", 0) + 1) / 1000  # + ms truncation
-        for source, rate, total in zip(raw["sources"], rates, totals, strict=True):
+        for source, pace, total in zip(raw["sources"], chosen, totals, strict=True):
             released = _offset(source["endOffset"])
-            if released < total:
-                lower = max(lower, started - (released + 1) / rate)
+            if released < total:  # the next element was not out yet
+                lower = max(lower, started - pace.out(released))
             if 0 < released < total:  # none released: the source may not have begun
-                upper = min(upper, started + asking - released / rate)
+                upper = min(upper, started + asking - pace.out(released - 1))
     return lower, upper
 
 
@@ -141,15 +203,16 @@ def _offset(offset: Any) -> int:
     return int(offset["element"]) if offset else 0
 
 
-def deciding_release(t_ms: int, ends: Sequence[np.ndarray], rates: Sequence[float],
-                     began: float) -> float | None:
-    """When the element that decided a result at ``t_ms`` was released (None: no stream
-    has an element at or after it)."""
+def deciding_release(t_ms: int, ends: Sequence[np.ndarray],
+                     paces: Sequence[float | StreamPace], began: float) -> float | None:
+    """When the element that decided a result at ``t_ms`` was released, each stream paced
+    by ``paces`` (a number: its rate, by position) from ``began`` (None: no stream has an
+    element at or after it)."""
     released = None
-    for times, rate in zip(ends, rates, strict=True):
+    for times, pace in zip(ends, paces, strict=True):
         index = int(np.searchsorted(times, t_ms, side="left"))
         if index < len(times):
-            at = began + (index + 1) / rate
+            at = began + paced(pace).out(index)
             released = at if released is None else max(released, at)
     return released
 
@@ -354,20 +417,38 @@ class LiveOptions:
     passthrough: bool = False
     event_log: Path | None = None
     """Where the session keeps Spark's event log (None: not kept; `stage_times`)."""
+    pace: str = "position"
+    """``position`` (each stream at its share of ``rate``) or ``time`` (by event time,
+    ``rate`` on average): `PACES`."""
 
 
 def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[str, Any]:
     """One paced run through the Spark job (or the pass-through); its JSON document."""
-    from sepia.runtime.spark.sources.generator import DEFAULT_CACHE, generated, rows_file
+    from sepia.runtime.spark.sources.generator import (
+        DEFAULT_CACHE,
+        generated,
+        rows_file,
+        workload_origin,
+    )
 
+    if options.pace not in PACES:
+        raise ValueError(f"pace is one of {', '.join(PACES)}, not {options.pace!r}")
     scale = options.scale or scale_for(options.rate, options.duration_s)
     manifest, directory = generated(options.workload, scale, options.seed, DEFAULT_CACHE)
     variant = manifest.variant(RUNS[options.workload])
     streams = manifest.streams_of(variant)
     rates = stream_rates(streams, options.rate)
-    specs = {s.iri: f"gen:{options.workload}?stream={s.name}&rate={r!r}&scale={scale}"
-                    f"&seed={options.seed}" for s, r in zip(streams, rates, strict=True)}
     ends = [_end_times(directory / rows_file(s)) for s in streams]
+    speed = None
+    paces: list[float | StreamPace] = list(rates)
+    paced_by = [f"rate={r!r}" for r in rates]
+    if options.pace == "time":
+        origin = workload_origin(tuple(directory / rows_file(s) for s in manifest.streams))
+        speed = event_speed(ends, origin, options.rate)
+        paces = [StreamPace.by_time(e, origin, speed) for e in ends]
+        paced_by = [f"speed={speed!r}"] * len(streams)
+    specs = {s.iri: f"gen:{options.workload}?stream={s.name}&{p}&scale={scale}"
+                    f"&seed={options.seed}" for s, p in zip(streams, paced_by, strict=True)}
     results = scratch / "results.jsonl"
     watcher = Watcher(spark, results, options.duration_s)
     load_before = os.getloadavg()
@@ -384,14 +465,14 @@ def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[s
         watcher.finished.set()
         watcher.join()
     watch = watcher.watch
-    lower, upper = pacing_start(list(watch.raw.values()), rates,
+    lower, upper = pacing_start(list(watch.raw.values()), paces,
                                 [s.elements for s in streams])
     stages = stage_times(options.event_log, watch.runs) if options.event_log else None
     batches = batches_of(list(watch.raw.values()), lower, stages)
     latencies, undecided = [], 0
     for written, line in watch.lines:
         t_ms = result_from_json(json.loads(line)).t
-        released = deciding_release(t_ms, ends, rates, lower)
+        released = deciding_release(t_ms, ends, paces, lower)
         if released is None:
             undecided += 1
         else:
@@ -402,6 +483,7 @@ def run_live(spark: SparkSession, options: LiveOptions, scratch: Path) -> dict[s
         "workload": options.workload, "variant": variant.name,
         "system": "spark-passthrough" if options.passthrough else "spark",
         "rate": options.rate, "stream_rates": dict(zip(specs, rates, strict=True)),
+        "pace": options.pace, "speed": speed,
         "duration_s": options.duration_s, "scale": scale, "seed": options.seed,
         "date": f"{datetime.now(UTC):%Y-%m-%dT%H:%M}Z",
         "load_before": [round(x, 1) for x in load_before],
@@ -525,7 +607,8 @@ def event_log_settings(log_dir: Path) -> dict[str, str]:
 
 def summary_line(document: dict[str, Any]) -> str:
     batch, late = document["batch_s"], document["latency_s"]
-    return (f"{document['workload']} {document['system']} at {document['rate']:g}/s for "
+    pace = " by event time" if document.get("pace") == "time" else ""
+    return (f"{document['workload']} {document['system']} at {document['rate']:g}/s{pace} for "
             f"{document['duration_s']:g} s: start-up {document['start_up_s']} s, "
             f"{len(document['batches'])} batches, p50/p99 "
             f"{batch['p50']}/{batch['p99']} s; {document['results']} results, latency p50/p99 "
@@ -535,10 +618,16 @@ def summary_line(document: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """python -m sepia.bench.live W1 W4 --rate 200 --duration 300 [--passthrough]"""
+    """python -m sepia.bench.live W1 W4 --rate 200 --duration 300 [--pace time]
+    [--passthrough]"""
     parser = argparse.ArgumentParser(prog="python -m sepia.bench.live", description=__doc__)
     parser.add_argument("workloads", nargs="+", choices=sorted(RUNS))
-    parser.add_argument("--rate", type=float, required=True, help="elements/s, all streams")
+    parser.add_argument("--rate", type=float, required=True,
+                        help="elements/s, all streams (with --pace time: on average)")
+    parser.add_argument("--pace", choices=PACES, default="position",
+                        help="release each stream by element position at its share of the "
+                             "rate (default), or all by event time at the speed that gives "
+                             "the rate on average")
     parser.add_argument("--duration", type=float, default=DURATION_S, help="seconds")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--passthrough", action="store_true",
@@ -555,7 +644,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     spark = spark_session(SparkConfig(master=arguments.master, live=True,
                                       extra=event_log_settings(log) if log else {}))
     runs = [LiveOptions(w, arguments.rate, arguments.duration, arguments.seed,
-                        passthrough=arguments.passthrough, event_log=log)
+                        passthrough=arguments.passthrough, event_log=log, pace=arguments.pace)
             for w in arguments.workloads]
     for path in bench_live(spark, runs, arguments.out):
         print(f"wrote {path}", file=sys.stderr)

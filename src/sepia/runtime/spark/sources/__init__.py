@@ -1,7 +1,8 @@
 """Where a stream's elements come from: `--stream IRI=SPEC` -> a streaming DataFrame of ingest rows.
 
 SPEC is a stream file or watched directory (ingest's file source), `mqtt://host:port/topic`,
-`tcp://host:port`, `gen:WORKLOAD?rate=N&seed=S&scale=K`, or `kafka://brokers/topic` (Spark's
+`tcp://host:port`, `gen:WORKLOAD?rate=N&seed=S&scale=K` (or `speed=X` for `rate=N`: paced
+by event time), or `kafka://brokers/topic` (Spark's
 Kafka connector, which this machine cannot download: untested here). Every source yields rows of
 `INGEST_SCHEMA` with the same `event_time` watermark, so the pipeline after it treats all
 sources alike. With `IngestOptions.idle_timeout`, a quiet MQTT, socket or generator source
@@ -19,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource
 
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, stream_rows, with_event_time
-from sepia.runtime.spark.sources.generator import GeneratorSource
+from sepia.runtime.spark.sources.generator import GeneratorSource, pace_of
 from sepia.runtime.spark.sources.kafka import kafka_rows, kafka_source
 from sepia.runtime.spark.sources.mqtt import DEFAULT_PORT, MqttSource
 from sepia.runtime.spark.sources.tcp import SocketSource
@@ -36,6 +37,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
     },
     "gen": {
         "rate": "rate",
+        "speed": "speed",
         "seed": "seed",
         "scale": "scale",
         "stream": "workloadStream",
@@ -67,6 +69,10 @@ def parse_spec(spec: str) -> SourceSpec | None:
     if scheme == "gen":
         if not parts.path:
             raise ValueError(f"{spec!r}: say which workload, e.g. gen:W4?rate=100")
+        try:
+            pace_of(options)
+        except ValueError as error:
+            raise ValueError(f"{spec!r}: {error}") from None
         return SourceSpec(scheme, {"workload": parts.path, "name": spec, **options})
     if not parts.hostname:
         raise ValueError(f"{spec!r}: no host")

@@ -1,9 +1,19 @@
-"""The generator source: a benchmark workload's stream replayed at a given rate.
+"""The generator source: a benchmark workload's stream replayed at a given pace.
 
 `gen:W4?rate=500&seed=7&scale=10000` is the stream the seeded generators of
 `sepia.workloads` write for W4 (same workload, scale and seed: the same elements),
-released `rate` elements per second of wall-clock time (all at once without `rate`), from
-the query's second offset request (its first batch, the query's start-up, reads none). The
+released `rate` elements per second of wall-clock time (all at once without a pace), from
+the query's second offset request (its first batch, the query's start-up, reads none).
+`speed=S` paces by event time instead (`_timed`): an element is released once the wall
+clock has passed `began + (end - origin) / S`, its end time read as milliseconds and `S`
+being event-time milliseconds per wall-clock millisecond (`speed=1`: as it happened,
+`speed=60`: a minute a second); `origin` is the earliest end time over all the streams of
+the same workload, scale and seed (`workload_origin`), so each stream of a workload bound
+with the same `speed` keeps pace with the others in event time, as a live source delivers
+elements at about their time. By position, two streams each at its share of a rate drift
+apart in event time by what their elements' times happen to be. `rate` and `speed` cannot
+be given together. The released position is found by a binary search over the stream's
+end times (`released_by`: the row groups' statistics, then one row group), not a scan. The
 generators write whole files, so the stream is generated once per machine into a cache
 directory, parsed by Sepia's reader (ingest's file parse) into Parquet ingest rows, and then
 read back by element range: offsets are element positions, so a restarted query replays
@@ -16,13 +26,17 @@ hands Spark one *range row* per span (`RANGE`), not the span's rows: the route s
 the rows it stands for from the Parquet file itself (`ranged`), so they never cross from
 Python into the JVM's rows and back, as a stream file's pieces do not. With
 `idleTimeout` (seconds), once the paced stream has been released to its end, time moves on
-with the clock (`idle`): the last windows close without an end-of-input element.
+with the clock (`idle`): the last windows close without an end-of-input element. Paced by
+`speed`, the clock row's time moves at that speed too, and also fills a gap in the
+stream's event times: it never passes the time up to which the stream has been released.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
+import math
 import os
 import shutil
 import tempfile
@@ -67,9 +81,9 @@ worker's round, the rows' conversion set up) outweighs a smaller share."""
 
 
 class GeneratorSource(DataSource):
-    """`spark.readStream.format("sepia-gen")`: options workload, scale, seed, rate, stream (the
-    stream IRI), workloadStream (which of the workload's streams), name, cache, cores (of the
-    session: `spans`)."""
+    """`spark.readStream.format("sepia-gen")`: options workload, scale, seed, rate or speed,
+    stream (the stream IRI), workloadStream (which of the workload's streams), name, cache,
+    cores (of the session: `spans`)."""
 
     @classmethod
     def name(cls) -> str:
@@ -83,7 +97,8 @@ class GeneratorSource(DataSource):
 
 
 class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets are element positions in the generated stream; the clock paces the latest."""
+    """Offsets are element positions in the generated stream; the clock paces the latest
+    (`rate`: by position, `speed`: by event time)."""
 
     clock: Callable[[], float] = staticmethod(time.monotonic)
 
@@ -97,16 +112,14 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.cores = int(options.get("cores", "1"))
         self.cache = Path(options.get("cache", str(DEFAULT_CACHE)))
         self.name = options.get("name", f"gen:{spec.id}?scale={self.scale}&seed={self.seed}")
-        rate = options.get("rate")
-        self.rate = float(rate) if rate else None
-        if self.rate is not None and self.rate <= 0:
-            raise ValueError(f"rate is elements per second and must be positive, not {rate}")
+        self.rate, self.speed = pace_of(options)
         idle = options.get("idleTimeout")
         lateness = int(options.get("allowedLateness", "0"))
-        self.idle = IdleClock(float(idle), lateness) if idle else None
+        self.idle = IdleClock(float(idle), lateness, self.speed or 1.0) if idle else None
         self._kind = "dateTime"  # of the last element released (clock rows copy it)
         self._asked = False  # whether the first batch asked for its offsets (`_paced`)
         self._pace: tuple[float, int] | None = None  # (clock, offset) when pacing began
+        self._since: tuple[int, int] | None = None  # with `speed`: (offset, its start time)
         self._target: int | None = None  # the end of an availableNow run
 
     def rows(self) -> tuple[Path, int]:
@@ -124,7 +137,8 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         first = start[OFFSET]
         total = self.rows()[1]
-        latest = total if self.rate is None or self._target is not None else self._paced(first)
+        unpaced = self.rate is None and self.speed is None
+        latest = total if unpaced or self._target is not None else self._paced(first)
         if isinstance(limit, ReadMaxRows):
             latest = min(latest, first + limit.max_rows)
         offset = {OFFSET: max(first, min(latest, total))}
@@ -142,18 +156,49 @@ class GeneratorReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return row.column("end")[0].as_py()
 
     def _paced(self, first: int) -> int:
-        """`rate` elements per second since the second call (from where that call started).
+        """`rate` elements per second since the second call (from where that call started),
+        or with `speed` the elements due by event time (`_timed`).
 
         The first call is the query's first batch, which plans the query and starts its
         Python workers (seconds): nothing is released until it is done, so the stream
         begins when the query is ready to read it and start-up stays apart from the pace."""
         if not self._asked:
             self._asked = True
+            if self.speed is not None:  # set up now: the second call fixes `began` and
+                released_by(self.rows()[0], self._start(first))  # answers at once
             return first
         if self._pace is None:
             self._pace = (self.clock(), first)
         began, base = self._pace
-        return base + int(self.rate * (self.clock() - began))  # type: ignore[operator]
+        elapsed = self.clock() - began
+        if self.speed is None:
+            return base + int(self.rate * elapsed)  # type: ignore[operator]
+        return self._timed(base, elapsed)
+
+    def _timed(self, base: int, elapsed: float) -> int:
+        """The end of the elements whose end time is at most `math.floor(elapsed * 1000 *
+        speed)` event-time milliseconds past the pace's start: the workload's origin, or,
+        for a query restarted at `base` > 0, the time of the last element it had read
+        (the streams of the workload restart about where their batch left them all, within
+        one element of each other)."""
+        assert self.speed is not None
+        bound = self._start(base) + math.floor(elapsed * 1000 * self.speed)
+        return released_by(self.rows()[0], bound)
+
+    def _start(self, base: int) -> int:
+        """The event time the pace starts from at offset `base` (`_timed`). Found, and the
+        stream's first search made, in the query's start-up call: the first row group read
+        sets up Arrow's reading (a quarter of a second), and each of a workload's sources
+        fixes its `began` at its own second call, which Spark makes one source after the
+        other: done there, it delayed the next source's start, and so its event times."""
+        if self._since is None or self._since[0] != base:
+            if base == 0:
+                manifest, directory = generated(self.workload, self.scale, self.seed, self.cache)
+                paths = tuple(directory / rows_file(s) for s in manifest.streams)
+                self._since = (base, workload_origin(paths))
+            else:
+                self._since = (base, self._time_of(base - 1))
+        return self._since[1]
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         parts = [InputPartition(span) for span in spans(start[OFFSET], end[OFFSET], self.cores)]
@@ -239,6 +284,93 @@ def _row_groups(path: Path) -> tuple[pq.ParquetFile, list[tuple[int, int]]]:
     stats = [meta.row_group(n).column(column).statistics for n in range(meta.num_row_groups)]
     return file, [(s.min, s.max) if s is not None and s.has_min_max else (0, 2**63 - 1)
                   for s in stats]  # fmt: skip
+
+
+def released_by(path: Path, bound: int) -> int:
+    """How many elements of the Parquet rows at `path` (sorted by `seq`) come before the
+    first whose end time is past `bound` (all of them if none is): a binary search over the
+    row groups' greatest end times (their statistics, as a running maximum), then over the
+    end times of the one row group where the first such element is. A row group without
+    statistics is read to be sure."""
+    file, highs = _END_BOUNDS.get_or_make(path, lambda: _end_bounds(path))
+    group = bisect.bisect_right(highs, bound)
+    while group < len(highs):
+        table = file.read_row_group(group, columns=["seq", "end"])
+        ends = np.maximum.accumulate(pc.fill_null(table.column("end"), -(2**63)).to_numpy())
+        row = int(np.searchsorted(ends, bound, side="right"))
+        if row < len(ends):
+            return int(table.column("seq")[row].as_py())
+        group += 1
+    if not file.metadata.num_rows:
+        return 0
+    last = file.read_row_group(file.metadata.num_row_groups - 1, columns=["seq"])
+    return int(pc.max(last.column("seq")).as_py()) + 1
+
+
+_END_BOUNDS: WarmCache[Path, tuple[pq.ParquetFile, list[int]]] = WarmCache(8)
+"""A stream's Parquet rows opened once (on the driver, which paces), with the running
+maximum of its row groups' greatest end times (`released_by`)."""
+
+
+def _end_bounds(path: Path) -> tuple[pq.ParquetFile, list[int]]:
+    file = pq.ParquetFile(path)
+    column = file.schema_arrow.get_field_index("end")
+    meta = file.metadata
+    highs, high = [], -(2**63)
+    for n in range(meta.num_row_groups):
+        stats = meta.row_group(n).column(column).statistics
+        known = stats is not None and stats.has_min_max
+        high = max(high, stats.max) if known else 2**63 - 1  # unknown: read it
+        highs.append(high)
+    return file, highs
+
+
+@cache
+def workload_origin(paths: tuple[Path, ...]) -> int:
+    """The earliest end time over the Parquet rows at `paths` (a workload's streams): the
+    time from which `speed` paces every one of them."""
+    least = None
+    for path in paths:
+        file = pq.ParquetFile(path)
+        column = file.schema_arrow.get_field_index("end")
+        for n in range(file.metadata.num_row_groups):
+            stats = file.metadata.row_group(n).column(column).statistics
+            if stats is not None and stats.has_min_max:
+                low = stats.min
+            else:
+                low = pc.min(file.read_row_group(n, columns=["end"]).column("end")).as_py()
+            if low is not None:
+                least = low if least is None else min(least, low)
+    if least is None:
+        raise ValueError("the workload's streams have no element with a time to pace by")
+    return int(least)
+
+
+def pace_of(options: Mapping[str, str]) -> tuple[float | None, float | None]:
+    """The options' `rate` and `speed` (None: not given); ValueError naming the option for
+    one that is not a positive number, or for both."""
+    rate = _positive(options, "rate", "elements per second")
+    speed = _positive(options, "speed", "event-time milliseconds per wall-clock millisecond")
+    if rate is not None and speed is not None:
+        raise ValueError(
+            "rate (elements per second) and speed (event time per wall-clock time) are two "
+            "paces: give one of them, not both"
+        )
+    return rate, speed
+
+
+def _positive(options: Mapping[str, str], name: str, meaning: str) -> float | None:
+    """The option `name`, a positive number (None when not given)."""
+    text = options.get(name)
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} is {meaning} and must be a positive number, not {text!r}")
+    return value
 
 
 def spans(low: int, high: int, cores: int) -> list[tuple[int, int]]:

@@ -7,9 +7,12 @@ off by default, and never for files) a live source that brought nothing for that
 adds a *clock row* to its next batch: an element of no triples named `CLOCK_GRAPH`,
 stamped with the latest element's time moved on by the clock since the timeout ran out
 (a time unit read as a millisecond, as everywhere in the pipeline), plus the allowed
-lateness, so that the watermark itself reaches that time. The route stage drops the row
-(job.py); only the watermark sees it. An element stamped at or before it arrives late.
-`sepia run --engine local --idle-timeout` moves time the same way (runtime.local.feed).
+lateness, so that the watermark itself reaches that time. A source that replays a stream at
+a speed (the generator's `speed`: event-time milliseconds per wall-clock millisecond) moves
+its clock rows at that speed, so they never pass the time its stream has been released to.
+The route stage drops the row (job.py); only the watermark sees it. An element stamped at
+or before it arrives late. `sepia run --engine local --idle-timeout` moves time the same way
+(runtime.local.feed).
 
 The clock's time is part of the source's offset (`"clock"`), so a restarted query replays
 the same rows: offsets, not the clock, decide what a batch holds.
@@ -31,15 +34,17 @@ CLOCK = "clock"
 
 class IdleClock:
     """When a source last brought an element, the latest time it brought, and the clock
-    row time once it has been quiet for `timeout` seconds."""
+    row time once it has been quiet for `timeout` seconds (time moving `speed` milliseconds
+    per millisecond of the clock)."""
 
     clock: Callable[[], float] = staticmethod(time.monotonic)
 
-    def __init__(self, timeout: float, allowed_lateness: int = 0) -> None:
+    def __init__(self, timeout: float, allowed_lateness: int = 0, speed: float = 1.0) -> None:
         if timeout <= 0:
             raise ValueError(f"idleTimeout is seconds and must be positive, not {timeout}")
         self.timeout = timeout
         self.lateness = allowed_lateness
+        self.speed = speed
         self.latest: int | None = None
         self.arrived = self.clock()
 
@@ -56,7 +61,7 @@ class IdleClock:
         quiet = self.clock() - self.arrived - self.timeout
         if self.latest is None or quiet < 0:
             return kept
-        moved = self.latest + int(quiet * 1000) + self.lateness
+        moved = self.latest + int(quiet * 1000 * self.speed) + self.lateness
         if moved <= start.get(CLOCK, moved - 1):
             return kept
         return {**offset, CLOCK: moved}
