@@ -50,7 +50,8 @@ StreamOption = Annotated[
         metavar="[IRI=]SOURCE",
         help="A stream: a TriG / N-Quads file or folder (.gz ok), - for standard input, "
         "or with --engine spark also mqtt://host:port/topic, tcp://host:port, "
-        "kafka://brokers/topic, gen:WORKLOAD?rate=N; repeatable.",
+        "kafka://brokers/topic, gen:WORKLOAD?rate=N (or ?speed=X, by event time); "
+        "repeatable.",
     ),
 ]
 DataOption = Annotated[
