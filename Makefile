@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup test-tools demo test lint explore
+.PHONY: setup test-tools demo test lint explore checkpoint-jar
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml scripts/check-java
@@ -61,3 +61,13 @@ test: setup test-tools lint
 # failures found land in tests/hypothesis-examples/, replayed by `make test` once committed.
 explore: setup
 	MINUTES=$(or $(MINUTES),10) scripts/explore
+
+# The checkpoint file manager Spark loads from the driver's class path (session.py), compiled
+# against the installed PySpark's jars; the jar is committed, so only a change to its source
+# needs this (and a JDK's javac).
+checkpoint-jar: setup
+	rm -rf build/checkpoint-classes
+	javac --release 17 -cp '$(shell $(PY) -c "import pyspark, os; print(os.path.join(os.path.dirname(pyspark.__file__), 'jars'))")/*' \
+		-d build/checkpoint-classes src/sepia/runtime/spark/java/LocalCheckpointFileManager.java
+	jar --create --file src/sepia/runtime/spark/sepia-checkpoints.jar --date 2026-01-01T00:00:00Z \
+		-C build/checkpoint-classes .

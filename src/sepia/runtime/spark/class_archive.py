@@ -38,7 +38,10 @@ def archive_path() -> Path | None:
     if not java or not os.path.exists(java):
         return None
     real = os.path.realpath(java)
-    identity = f"{real} {os.stat(real).st_mtime_ns} {pyspark.__file__} {pyspark.__version__}"
+    from sepia.runtime.spark.session import CHECKPOINT_JAR
+
+    jar = hashlib.sha1(CHECKPOINT_JAR.read_bytes()).hexdigest()  # on the class path too
+    identity = f"{real} {os.stat(real).st_mtime_ns} {pyspark.__file__} {pyspark.__version__} {jar}"
     digest = hashlib.sha1(identity.encode()).hexdigest()[:12]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sepia"
     return cache / f"spark-classes-{digest}.jsa"
