@@ -1,7 +1,8 @@
 """Checkpoint files on a local master go through Sepia's `LocalCheckpointFileManager`
-(session.py): a new file is written to a temporary name and renamed into place atomically,
-over an existing file only where Spark allows it, and a run so checkpointed gives its
-results. (Killed and restarted runs on it: test_spark_recovery.py.)"""
+(`sepia.runtime.spark.checkpoint_files`): a new file is written to a temporary name and
+renamed into place atomically, over an existing file only where Spark allows it, and a run
+so checkpointed gives its results. (Killed and restarted runs on it:
+test_spark_recovery.py.)"""
 
 from __future__ import annotations
 
@@ -13,11 +14,10 @@ from pathlib import Path
 import pytest
 from py4j.protocol import Py4JJavaError
 
-from sepia.runtime.spark.session import (
+from sepia.runtime.spark.checkpoint_files import (
     CHECKPOINT_FILES,
     CHECKPOINT_JAR,
     LOCAL_CHECKPOINTS,
-    SparkConfig,
     local_checkpoints,
 )
 
@@ -48,12 +48,12 @@ def test_a_local_session_checkpoints_through_the_local_manager(spark) -> None:
 def test_a_runs_own_manager_and_a_cluster_master_keep_sparks_choice(spark) -> None:
     spark.conf.unset(CHECKPOINT_FILES)
     try:
-        local_checkpoints(spark, SparkConfig("local[2]", extra={CHECKPOINT_FILES: "a.Manager"}))
-        local_checkpoints(spark, SparkConfig("spark://127.0.0.1:7077"))
-        local_checkpoints(spark, SparkConfig("local-cluster[2,1,1024]"))
+        local_checkpoints(spark, "local[2]", {CHECKPOINT_FILES: "a.Manager"})
+        local_checkpoints(spark, "spark://127.0.0.1:7077", {})
+        local_checkpoints(spark, "local-cluster[2,1,1024]", {})
         assert spark.conf.get(CHECKPOINT_FILES, None) is None
     finally:
-        local_checkpoints(spark, SparkConfig("local[2]"))
+        local_checkpoints(spark, "local[2]", {})
     assert spark.conf.get(CHECKPOINT_FILES) == LOCAL_CHECKPOINTS
 
 

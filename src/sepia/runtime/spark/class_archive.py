@@ -22,6 +22,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from sepia.runtime.spark.checkpoint_files import CHECKPOINT_JAR
+
 DUMP_WAIT_S = 120.0
 """How long a run that writes the archive waits at exit for its JVM to finish writing."""
 _ABANDONED: list[bool] = []
@@ -38,8 +40,6 @@ def archive_path() -> Path | None:
     if not java or not os.path.exists(java):
         return None
     real = os.path.realpath(java)
-    from sepia.runtime.spark.session import CHECKPOINT_JAR
-
     jar = hashlib.sha1(CHECKPOINT_JAR.read_bytes()).hexdigest()  # on the class path too
     identity = f"{real} {os.stat(real).st_mtime_ns} {pyspark.__file__} {pyspark.__version__} {jar}"
     digest = hashlib.sha1(identity.encode()).hexdigest()[:12]

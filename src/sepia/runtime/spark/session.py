@@ -24,14 +24,8 @@ UI stays off, and one shuffle partition holds the whole state.
 Failing fast: a `spark://` master that does not accept connections would leave Spark retrying
 its registration for a minute before giving up; it is tried first, with a short timeout.
 
-Checkpoint files: each micro-batch writes an offset log, a commit log and a state changelog
-file, each to a temporary file then renamed. Through Hadoop's local FileContext (Spark's
-default) every rename starts `readlink` processes and a new file's permissions a `chmod`
-(there is no native Hadoop library here): 35-45 ms per file on a live batch, more under
-load. On a local master the driver's class path carries `LOCAL_CHECKPOINTS` (a small jar,
-its Java source beside it), which writes and renames local files through java.nio: the same
-rename(2), atomic, replacing only where Spark allows it. A cluster's executors lack the
-jar, and a run's own `--conf spark.sql.streaming.checkpointFileManagerClass=...` wins.
+Checkpoint files on a local master go through Sepia's own manager, a jar the driver's class
+path carries (`checkpoint_files`: Hadoop's local FileContext started processes per file).
 """
 
 from __future__ import annotations
@@ -53,14 +47,11 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
+from sepia.runtime.spark.checkpoint_files import CHECKPOINT_JAR, local_checkpoints
 from sepia.runtime.spark.class_archive import archive_options, archive_path, finish_archive
 from sepia.runtime.spark.worker_python import worker_python
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
-CHECKPOINT_JAR = Path(__file__).with_name("sepia-checkpoints.jar")
-"""Built from java/LocalCheckpointFileManager.java (`make checkpoint-jar`)."""
-CHECKPOINT_FILES = "spark.sql.streaming.checkpointFileManagerClass"
-LOCAL_CHECKPOINTS = "sepia.spark.LocalCheckpointFileManager"
 JAVA_HELP = (
     "Install Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) "
     "and put `java` on PATH or set JAVA_HOME."
@@ -297,30 +288,8 @@ def spark_session(config: SparkConfig | None = None) -> SparkSession:
     finally:
         _restore_interrupts(handler)
     session.sparkContext.setLogLevel("ERROR")
-    local_checkpoints(session, config)
+    local_checkpoints(session, config.master, config.extra)
     return session
-
-
-def local_checkpoints(session: SparkSession, config: SparkConfig) -> None:
-    """Checkpoint files through `LOCAL_CHECKPOINTS` on a local master (see the module),
-    unless the run names its own manager or the driver cannot load it (a JVM started
-    without the jar, a PySpark whose manager it was not built against)."""
-    master = config.master
-    if CHECKPOINT_FILES in config.extra or not (master == "local" or master.startswith("local[")):
-        return
-    if _loadable(session, LOCAL_CHECKPOINTS):
-        session.conf.set(CHECKPOINT_FILES, LOCAL_CHECKPOINTS)
-
-
-def _loadable(session: SparkSession, name: str) -> bool:
-    """Whether the driver's JVM loads the class `name` (its superclasses found)."""
-    jvm = session.sparkContext._jvm
-    assert jvm is not None
-    try:
-        jvm.java.lang.Class.forName(name)
-    except Exception:  # py4j's error for a class the JVM does not find or cannot link
-        return False
-    return True
 
 
 def _restore_interrupts(handler: Any) -> None:
