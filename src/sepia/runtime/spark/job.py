@@ -93,7 +93,7 @@ from sepia.runtime.spark.elements import (
     pack_stand_ins,
     to_element,
 )
-from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec, WarmHost, unit_engine
+from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec, unit_engine
 from sepia.runtime.spark.ingest import (
     IngestOptions,
     file_elements,
@@ -176,15 +176,11 @@ def warm_workers(spark: SparkSession, spec: JobSpec) -> None:
     what the query's first tasks would make (each unit's engine planned, its routers and
     split found). Spark keeps a finished task's Python workers for the next tasks, so the
     first elements a live source releases meet warm workers. Two, because a route task
-    runs a Python source's read and the route stage in a worker each. Then a batch
-    transformWithState over one key per core (`host.WarmHost`) starts the daemon the
-    stateful stage's workers come from, and makes each unit's engine in them."""
+    runs a Python source's read and the route stage in a worker each."""
     spec = with_buckets(spec, spark)
     cores = spark.sparkContext.defaultParallelism
     warm = partial(warmed, spec=spec)
-    keys = spark.range(0, cores, 1, cores)
-    keys.mapInArrow(warm, "id long").mapInArrow(warm, "id long").collect()
-    keys.groupBy("id").transformWithStateInPandas(WarmHost(spec), "id long", "Append", "None") \
+    spark.range(0, cores, 1, cores).mapInArrow(warm, "id long").mapInArrow(warm, "id long") \
         .collect()
 
 
