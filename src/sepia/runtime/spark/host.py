@@ -443,6 +443,28 @@ class EngineHost(StatefulProcessor):
         )
 
 
+class WarmHost(StatefulProcessor):
+    """The body of a batch transformWithState run before a live query (`job.warm_workers`):
+    Spark starts the stateful stage's Python workers from a daemon of its own, which the
+    route stage's warm-up does not reach; there each key makes every unit's engine."""
+
+    def __init__(self, spec: JobSpec) -> None:
+        self.spec = spec
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        pass
+
+    def handleInputRows(
+        self, key: tuple, rows: Iterator[pd.DataFrame], timerValues: TimerValues
+    ) -> Iterator[pd.DataFrame]:
+        for unit in range(len(self.spec.units)):
+            unit_engine(self.spec, unit)
+        return iter(())
+
+    def close(self) -> None:
+        pass
+
+
 def _objects(values: Sequence[object]) -> Any:
     """`values` as a numpy array of objects (strings, None), made without a type scan."""
     import numpy as np

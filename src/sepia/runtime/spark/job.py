@@ -93,7 +93,7 @@ from sepia.runtime.spark.elements import (
     pack_stand_ins,
     to_element,
 )
-from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec, unit_engine
+from sepia.runtime.spark.host import RESULT_DDL, EngineHost, JobSpec, WarmHost, unit_engine
 from sepia.runtime.spark.ingest import (
     IngestOptions,
     file_elements,
@@ -114,6 +114,7 @@ __all__ = ["END_GRAPH", "END_MARKER", "END_TIME", "results_frame", "route", "rou
 
 ROUTED_DDL = "unit int, partition string, " + ELEMENT_DDL
 ROUTED_SCHEMA = pa.schema([("unit", pa.int32()), ("partition", pa.string()), *ELEMENT_SCHEMA])
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 CHUNK = 1024
 """Elements routed together: partition keys are found for a chunk in one evaluation, and a
 bucket's stand-ins of a chunk cross the shuffle as one row."""
@@ -176,12 +177,24 @@ def warm_workers(spark: SparkSession, spec: JobSpec) -> None:
     what the query's first tasks would make (each unit's engine planned, its routers and
     split found). Spark keeps a finished task's Python workers for the next tasks, so the
     first elements a live source releases meet warm workers. Two, because a route task
-    runs a Python source's read and the route stage in a worker each."""
+    runs a Python source's read and the route stage in a worker each. Then a batch
+    transformWithState on one key in one task (`host.WarmHost`) starts the daemon the
+    stateful stage's workers come from, and makes each unit's engine in one worker there.
+    One: Spark hands its idle workers out in turn, and a key's session lives in the worker
+    that last stepped it; warmed on two (a task per core), a one-key unit's task ran in
+    each in turn and restored its session from the state rows every batch."""
     spec = with_buckets(spec, spark)
     cores = spark.sparkContext.defaultParallelism
     warm = partial(warmed, spec=spec)
     spark.range(0, cores, 1, cores).mapInArrow(warm, "id long").mapInArrow(warm, "id long") \
         .collect()
+    partitions = spark.conf.get(SHUFFLE_PARTITIONS)
+    spark.conf.set(SHUFFLE_PARTITIONS, "1")
+    try:
+        spark.range(0, 1, 1, 1).groupBy("id") \
+            .transformWithStateInPandas(WarmHost(spec), "id long", "Append", "None").collect()
+    finally:
+        spark.conf.set(SHUFFLE_PARTITIONS, partitions)
 
 
 def warmed(batches: Iterable[pa.RecordBatch], spec: JobSpec) -> Iterator[pa.RecordBatch]:
