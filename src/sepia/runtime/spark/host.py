@@ -446,7 +446,8 @@ class EngineHost(StatefulProcessor):
 class WarmHost(StatefulProcessor):
     """The body of a batch transformWithState run before a live query (`job.warm_workers`):
     Spark starts the stateful stage's Python workers from a daemon of its own, which the
-    route stage's warm-up does not reach; there each key makes every unit's engine."""
+    route stage's warm-up does not reach; there the run's one key makes every unit's
+    engine, in one worker."""
 
     def __init__(self, spec: JobSpec) -> None:
         self.spec = spec

@@ -279,11 +279,16 @@ def seq_range(path: Path, low: int, high: int, columns: list[str] | None = None)
 
 def _row_groups(path: Path) -> tuple[pq.ParquetFile, list[tuple[int, int]]]:
     file = pq.ParquetFile(path)
-    column = file.schema_arrow.get_field_index("seq")
+    return file, [b or (0, 2**63 - 1) for b in _column_bounds(file, "seq")]
+
+
+def _column_bounds(file: pq.ParquetFile, name: str) -> list[tuple[int, int] | None]:
+    """Each row group's (least, greatest) value of column `name`, from its statistics
+    (None: the row group has none)."""
+    column = file.schema_arrow.get_field_index(name)
     meta = file.metadata
     stats = [meta.row_group(n).column(column).statistics for n in range(meta.num_row_groups)]
-    return file, [(s.min, s.max) if s is not None and s.has_min_max else (0, 2**63 - 1)
-                  for s in stats]  # fmt: skip
+    return [(s.min, s.max) if s is not None and s.has_min_max else None for s in stats]
 
 
 def released_by(path: Path, bound: int) -> int:
@@ -314,15 +319,8 @@ maximum of its row groups' greatest end times (`released_by`)."""
 
 def _end_bounds(path: Path) -> tuple[pq.ParquetFile, list[int]]:
     file = pq.ParquetFile(path)
-    column = file.schema_arrow.get_field_index("end")
-    meta = file.metadata
-    highs, high = [], -(2**63)
-    for n in range(meta.num_row_groups):
-        stats = meta.row_group(n).column(column).statistics
-        known = stats is not None and stats.has_min_max
-        high = max(high, stats.max) if known else 2**63 - 1  # unknown: read it
-        highs.append(high)
-    return file, highs
+    highs = [b[1] if b else 2**63 - 1 for b in _column_bounds(file, "end")]  # unknown: read it
+    return file, list(itertools.accumulate(highs, max))
 
 
 @cache
@@ -332,13 +330,9 @@ def workload_origin(paths: tuple[Path, ...]) -> int:
     least = None
     for path in paths:
         file = pq.ParquetFile(path)
-        column = file.schema_arrow.get_field_index("end")
-        for n in range(file.metadata.num_row_groups):
-            stats = file.metadata.row_group(n).column(column).statistics
-            if stats is not None and stats.has_min_max:
-                low = stats.min
-            else:
-                low = pc.min(file.read_row_group(n, columns=["end"]).column("end")).as_py()
+        for n, bounds in enumerate(_column_bounds(file, "end")):
+            low = bounds[0] if bounds else pc.min(
+                file.read_row_group(n, columns=["end"]).column("end")).as_py()
             if low is not None:
                 least = low if least is None else min(least, low)
     if least is None:
