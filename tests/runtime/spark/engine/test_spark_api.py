@@ -78,3 +78,47 @@ def test_partitioned_query_over_user_frames(spark, tmp_path):
     files.awaitTermination()
     lines = [r.value for r in spark.read.text(str(tmp_path / "out")).collect()]
     assert sorted(json.loads(line)["t"] for line in lines) == [3, 4]
+
+
+TWO_STREAMS = """PREFIX : <http://example.org/>
+SELECT ?c ?n
+FROM STREAM S1 :s
+FROM STREAM S2 :u
+WHERE {
+  SEQ(A ; B)
+  DEFINE GPM A ON S1 { ?c :price ?p }
+  DEFINE GPM B ON S2 { ?c :news ?n }
+}
+"""
+
+
+def test_several_streams_are_read_and_routed_in_a_task_per_core(spark, tmp_path):
+    """Two streams of three files each: six partitions, a task each if the sources' rows
+    went to the route stage as they come; read in a task per core instead (`job.
+    one_task_per_core`), with the same one match (acme's price @1, then its news @3)."""
+    end = {**row(END_TIME, f"<{END_GRAPH}>", f"<{EX}end>", f"<{EX}end>"), "element": END_GRAPH}
+    noise = lambda t: row(t, f"<{EX}x>", f"<{EX}noise>", f"<{EX}y>")  # noqa: E731
+    files = {
+        EX + "s": [[price(1, "acme", 10)], [noise(2)], [noise(4), end]],
+        EX + "u": [[row(3, f"<{EX}acme>", f"<{EX}news>", f"<{EX}n1>")], [noise(5)], [end]],
+    }
+    streams = {}
+    for n, (iri, batches) in enumerate(files.items()):
+        folder = tmp_path / f"in{n}"
+        folder.mkdir()
+        for k, rows in enumerate(batches):
+            (folder / f"{k}.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        streams[iri] = spark.readStream.schema(SCHEMA).json(str(folder))
+    results = continuous_query(spark, TWO_STREAMS, streams, name="news")
+    query = memory_sink(results, "news").trigger(availableNow=True).start()
+    query.awaitTermination()
+
+    lines = [json.loads(r.line) for r in spark.table("news").collect()]
+    assert [(r["binding"]["c"], r["binding"]["n"]) for r in lines] == [
+        (f"<{EX}acme>", f"<{EX}n1>")
+    ]
+    tracker = spark.sparkContext.statusTracker()
+    first_stages = [min(tracker.getJobInfo(job).stageIds)
+                    for job in tracker.getJobIdsForGroup(str(query.runId))]  # fmt: skip
+    tasks = [tracker.getStageInfo(stage).numTasks for stage in first_stages]
+    assert tasks and max(tasks) <= spark.sparkContext.defaultParallelism, tasks
