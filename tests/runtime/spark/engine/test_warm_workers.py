@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pytest
 
 from sepia.lang import parse_query
 from sepia.runtime.spark import host, job
+from sepia.runtime.spark.element_batches import unpack
+from sepia.runtime.spark.elements import ELEMENT_FIELDS, PACKED_TERMS
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.units import units_of
 
@@ -36,17 +40,37 @@ def test_a_warmed_worker_holds_each_units_engine_and_router() -> None:
     assert router is not None and router[0].query is not None
 
 
-def test_the_stateful_warm_up_makes_each_units_engine() -> None:
+def test_the_stateful_warm_up_makes_each_units_engine_and_gives_result_rows() -> None:
     """`host.WarmHost`, the stateful stage's warm-up: each key makes every unit's engine,
-    and gives no rows."""
+    and gives `WARM_RESULTS` result rows of one made-up line."""
     text = QUERY.replace("7919", "7907")  # a query of its own: the cache starts without it
     spec = job_spec(units_of([("q", parse_query(text))]), None, streams=(S,), buckets=2)
     [unit] = spec.units
     engine_key = (unit, spec.unit_engines[0], spec.background_digest, spec.rdfs,
                   spec.forget_terms)  # fmt: skip
     assert host._ENGINES.get(engine_key) is None
-    assert list(host.WarmHost(spec).handleInputRows((0,), iter(()), None)) == []
+    [results] = host.WarmHost(spec).handleInputRows((0,), iter(()), None)
     assert host._ENGINES.get(engine_key) is host.unit_engine(spec, 0)
+    # result rows as a step gives them, for the warm-up to collect as the sink does
+    assert list(results.columns) == [c.split()[0] for c in host.RESULT_DDL.split(", ")]
+    assert len(results) == host.WARM_RESULTS and results["line"].nunique() == 1
+    assert json.loads(results["line"][0])["query"] == "warm"
+
+
+def test_the_route_stages_warm_up_packs_a_made_up_block_of_each_stream() -> None:
+    """`job.warmed` routes `job.warm_block`: on a one-key unit reading two streams, the
+    block goes the way a live batch's plain elements go, packed by columns, each stream's
+    elements once."""
+    text = f"""PREFIX : <{EX}>
+SELECT ?c ?n FROM STREAM S1 <{S}> FROM STREAM S2 <{EX}news>
+WHERE {{ SEQ(A ; B) DEFINE GPM A ON S1 {{ ?c :price ?p }}
+  DEFINE GPM B ON S2 {{ ?c :news ?n }} }}"""
+    spec = job_spec(units_of([("q", parse_query(text))]), None, streams=(S, EX + "news"))
+    rows = [row for batch in job.route([job.warm_block(spec)], spec) for row in batch.to_pylist()]
+    assert {row["graph"] for row in rows} == {PACKED_TERMS}
+    elements, _, _ = unpack(tuple(row[f] for f in ELEMENT_FIELDS) for row in rows)
+    assert len(elements) == 2 * job.WARM_ELEMENTS
+    assert elements.latest() == {S: job.WARM_ELEMENTS - 1, EX + "news": job.WARM_ELEMENTS - 1}
 
 
 @pytest.mark.spark
