@@ -84,7 +84,8 @@ class ContinuousEngine(Protocol):
     tables: Mapping[str, str]
     """State table name -> Spark DDL schema of its rows."""
     maps: Mapping[str, str]
-    """Map table name -> Spark DDL schema of its values (keys are strings)."""
+    """Map table name -> Spark DDL schema of its value: keys are strings, and the value is
+    one string column (the host keeps every map table of a key in one map state)."""
 
     def step(
         self,

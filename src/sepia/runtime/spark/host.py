@@ -71,6 +71,13 @@ DEFAULT_ENGINE = "incremental"
 
 STREAM_ENDS = "host_stream_ends"
 """The host's own map table: a one-key unit's latest element time per stream (`_horizon`)."""
+ENGINE_MAPS = "host_engine_maps"
+"""The one map state that holds every map table of a key's engine, each entry under its
+table's name and its own key (`map_entry`). Each state variable a task opens costs the JVM
+about 10 ms in every stateful task (it makes the variable's encoders): a live W1 task
+opened five, 48 ms of its 330."""
+MAP_VALUE_DDL = "value string"
+"""A map table's value in `ENGINE_MAPS`: one string, as every engine's map tables declare."""
 
 FLUSH_TIMER = 4_102_444_800_000
 """2100-01-01 in epoch ms: every key keeps a timer here; only the end-of-input marker moves
@@ -170,6 +177,9 @@ def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **option
     factories = [engines()[name] for name in dict.fromkeys(chosen)]
     options["tables"] = tuple(dict.fromkeys(t for f in factories for t in f.tables))  # type: ignore[attr-defined]
     options["maps"] = tuple(t for f in factories for t in f.maps.items())  # type: ignore[attr-defined]
+    for name, ddl in options["maps"]:
+        if len(ddl.split(",")) != 1 or ddl.split()[-1].lower() != "string":
+            raise ValueError(f"map table {name!r} must hold one string value, not {ddl!r}")
     if background is None:
         return JobSpec(tuple(units), unit_engines=chosen, **options)
     data = background.dump(format=ox.RdfFormat.N_QUADS)
@@ -247,28 +257,49 @@ def batch_ends(elements: Iterable[ElementRow], marks: Mapping[str, int]) -> dict
     return latest
 
 
-class StoredTables(Mapping[str, list[tuple]]):
-    """A key's state tables in Spark's state store, each read when first looked up (a map
-    table as (key, *value) rows, a list table unpacked)."""
+def map_entry(table: str, key: str) -> str:
+    """The key of a map table's entry in `ENGINE_MAPS`: the table's name, NUL, its key."""
+    return f"{table}\0{key}"
 
-    def __init__(self, tables: Mapping[str, ListState | MapState]) -> None:
-        self.tables = tables
+
+class StoredTables(Mapping[str, list[tuple]]):
+    """A key's state tables in Spark's state store, each read when first looked up: a list
+    table unpacked, the map tables as (key, value) rows, all of them read from
+    `ENGINE_MAPS` at once."""
+
+    def __init__(
+        self, lists: Mapping[str, ListState], maps: MapState | None, map_names: Iterable[str]
+    ) -> None:
+        self.lists = lists
+        self.maps = maps
+        self.map_names = tuple(map_names)
         self.read: dict[str, list[tuple]] = {}
 
     def __getitem__(self, name: str) -> list[tuple]:
         if name not in self.read:
-            table = self.tables[name]
-            if isinstance(table, MapState):
-                self.read[name] = [(key[0], *value) for key, value in table.iterator()]
+            if name in self.lists:
+                self.read[name] = unpacked(self.lists[name].get())
+            elif name in self.map_names:
+                self.read |= self.map_tables()
             else:
-                self.read[name] = unpacked(table.get())
+                raise KeyError(name)
         return self.read[name]
 
+    def map_tables(self) -> dict[str, list[tuple]]:
+        """Every map table's (key, value) rows."""
+        found: dict[str, list[tuple]] = {name: [] for name in self.map_names}
+        if self.maps is not None:
+            for (entry,), (value,) in self.maps.iterator():
+                table, _, key = entry.partition("\0")
+                if table in found:
+                    found[table].append((key, value))
+        return found
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self.tables)
+        return iter([*self.lists, *self.map_names])
 
     def __len__(self) -> int:
-        return len(self.tables)
+        return len(self.lists) + len(self.map_names)
 
 
 class EngineHost(StatefulProcessor):
@@ -279,13 +310,12 @@ class EngineHost(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        self.tables: dict[str, ListState | MapState] = {
+        self.tables: dict[str, ListState] = {
             name: handle.getListState(name, PACKED_DDL) for name in self.spec.tables
         }
-        self.tables |= {
-            name: handle.getMapState(name, "key string", ddl)
-            for name, ddl in dict(self.spec.maps).items()
-        }
+        self.maps: MapState | None = None
+        if self.spec.maps:
+            self.maps = handle.getMapState(ENGINE_MAPS, "key string", MAP_VALUE_DDL)
         self.stream_ends = handle.getMapState(STREAM_ENDS, "key string", "end bigint")
 
     def handleInputRows(
@@ -336,8 +366,9 @@ class EngineHost(StatefulProcessor):
         if self.spec.stream_horizon is not None and self._told_every_time(unit, partition):
             horizon = self._horizon(unit, latest or {}, horizon, final)
         engine = self._engine(unit)
-        tables = {name: self.tables[name] for name in [*engine.tables, *engine.maps]}
-        step = engine.step(partition, StoredTables(tables), elements, horizon, final)
+        tables = StoredTables({name: self.tables[name] for name in engine.tables}, self.maps,
+                              engine.maps)  # fmt: skip
+        step = engine.step(partition, tables, elements, horizon, final)
         self._save(tables, step)
         self._schedule(step.wake_at, final)
         if step.results:
@@ -386,19 +417,28 @@ class EngineHost(StatefulProcessor):
         return max(horizon, min(latest[s] for s in reads) - lateness - 1)
 
     @staticmethod
-    def _save(tables: Mapping[str, ListState | MapState], step: Step) -> None:
-        """Write back as the protocol says: replace, set or remove map entries, leave the
-        rest alone."""
+    def _save(tables: StoredTables, step: Step) -> None:
+        """Write back as the protocol says: replace list tables, replace a map table named
+        in `state` (its entries removed, its rows set), set or remove the entries in
+        `changed`, leave the rest alone; the map writes in one exchange."""
+        writes: dict[str, tuple | None] = {}
+        replaced = [name for name in step.state if name in tables.map_names]
+        if replaced and tables.maps is not None:
+            stored = tables.map_tables()
+            for name in replaced:
+                writes |= {map_entry(name, key): None for key, _ in stored[name]}
+                writes |= {map_entry(name, key): tuple(value) for key, *value in step.state[name]}
         for name, rows in step.state.items():
-            table = tables[name]
-            if rows and isinstance(table, ListState):
-                table.put(packed(rows))
-            else:
-                table.clear()
+            if name in tables.lists:
+                table = tables.lists[name]
+                if rows:
+                    table.put(packed(rows))
+                else:
+                    table.clear()
         for name, entries in step.changed.items():
-            table = tables[name]
-            assert isinstance(table, MapState)
-            write_changes(table, entries)  # one exchange with the state server, not one each
+            writes |= {map_entry(name, key): value for key, value in entries.items()}
+        if writes and tables.maps is not None:
+            write_changes(tables.maps, writes)  # one exchange with the state server
 
     def _schedule(self, wake_at: int | None, final: bool) -> None:
         """Keep exactly the timers wanted: the flush timer and the engine's wake-up.

@@ -24,6 +24,7 @@ from sepia.io.streams import read_stream
 from sepia.rdf.results import jsonl_line
 from sepia.runtime.inputs import load_query
 from sepia.runtime.local import run
+from sepia.runtime.spark.host import ENGINE_MAPS, map_entry
 from sepia.runtime.spark.incremental_engine import TERMS, term_rows
 from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 from sepia.semantics import evaluate
@@ -59,11 +60,13 @@ def stored_terms(spark: SparkSession, checkpoint: Path, batch: int | None = None
     """The ids of the dictionary entries the state store holds after `batch` (None: the
     last batch committed)."""
     reader = spark.read.format("statestore").option("path", str(checkpoint / "job"))
-    reader = reader.option("stateVarName", TERMS)
+    reader = reader.option("stateVarName", ENGINE_MAPS)  # every map table, by entry
     if batch is not None:
         reader = reader.option("batchId", batch)
-    rows = reader.load().select("user_map_key.key", "user_map_value.terms").collect()
-    return [term_id for term_id, _ in term_rows(rows)]
+    rows = reader.load().select("user_map_key.key", "user_map_value.value").collect()
+    blocks = [(entry.split("\0", 1)[1], value) for entry, value in rows
+              if entry.startswith(map_entry(TERMS, ""))]  # fmt: skip
+    return [term_id for term_id, _ in term_rows(blocks)]
 
 
 def expected(query: Path, folder: Path) -> list[str]:

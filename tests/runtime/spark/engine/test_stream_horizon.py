@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import ClassVar
 
 import pandas as pd
 import pyoxigraph as ox
@@ -19,6 +20,7 @@ from sepia.engine.query.partition import bucket_of
 from sepia.lang import parse_query
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.time import TimeKind
+from sepia.runtime.spark import host as host_module
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.elements import (
@@ -28,7 +30,16 @@ from sepia.runtime.spark.elements import (
     end_row,
     streams_of,
 )
-from sepia.runtime.spark.host import RESULT_ORDER, EngineHost, JobSpec, batch_ends, job_spec
+from sepia.runtime.spark.host import (
+    ENGINE_MAPS,
+    RESULT_ORDER,
+    STREAM_ENDS,
+    EngineHost,
+    JobSpec,
+    batch_ends,
+    job_spec,
+)
+from sepia.runtime.spark.incremental_engine import PARTS, VERSION, IncrementalEngine
 from sepia.runtime.spark.job import _chunk_rows, mark_rows
 from sepia.runtime.spark.units import units_of
 from sepia.semantics import evaluate
@@ -284,3 +295,27 @@ def test_a_bucket_drops_an_element_at_or_before_the_horizon_its_marks_gave():
     made = run_batches(live, [first, second, late, ends], [0, 1, 3, 3])
     assert [[json.loads(line)["t"] for line in out] for out in made] == [[], [2], [], [4]]
     assert json.loads(made[3][0])["binding"]["c"] == f"<{EX}c0>"
+
+
+def test_a_keys_map_tables_share_one_map_state():
+    """Every map table of a key's engine is kept in the host's one map state, an entry
+    under its table's name (each state variable a task opens costs the JVM its encoders in
+    every task); the bucket test above restores its sessions from it."""
+    live = job_spec(units_of([("q", parse_query(BUCKETED))]), streams=(A, B), buckets=2,
+                    stream_horizon=0)  # fmt: skip
+    made, store = EngineHost(live), Store()
+    made.init(store)  # type: ignore[arg-type]
+    micro_batch(made, store, [priced(A, "c1", 1, 1), priced(B, "c1", 2, 2)], 0)
+    assert {name for _, name in store.tables} == {VERSION, ENGINE_MAPS, STREAM_ENDS}
+    tables = {entry.split("\0")[0] for (_, name), entries in store.tables.items()
+              if name == ENGINE_MAPS for entry in entries}  # fmt: skip
+    assert PARTS in tables and tables <= set(IncrementalEngine.maps)
+
+
+def test_a_map_table_of_more_than_one_string_is_refused(monkeypatch):
+    class TwoColumns(IncrementalEngine):
+        maps: ClassVar[dict[str, str]] = {"pairs": "left string, right bigint"}
+
+    monkeypatch.setattr(host_module, "engines", lambda: {"incremental": TwoColumns})
+    with pytest.raises(ValueError, match="'pairs' must hold one string value"):
+        job_spec(units_of([("q", parse_query(BUCKETED))]), streams=(A, B))
