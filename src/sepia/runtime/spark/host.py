@@ -422,11 +422,15 @@ class EngineHost(StatefulProcessor):
         in `state` (its entries removed, its rows set), set or remove the entries in
         `changed`, leave the rest alone; the map writes in one exchange."""
         writes: dict[str, tuple | None] = {}
-        replaced = [name for name in step.state if name in tables.map_names]
+        replaced = {name for name in step.state if name in tables.map_names}
         if replaced and tables.maps is not None:
-            stored = tables.map_tables()
+            if replaced == set(tables.map_names):
+                tables.maps.clear()  # the end of input: every map table emptied at once
+            else:
+                for (entry,) in tables.maps.keys():  # noqa: SIM118 (a MapState: keys only)
+                    if entry.partition("\0")[0] in replaced:
+                        writes[entry] = None
             for name in replaced:
-                writes |= {map_entry(name, key): None for key, _ in stored[name]}
                 writes |= {map_entry(name, key): tuple(value) for key, *value in step.state[name]}
         for name, rows in step.state.items():
             if name in tables.lists:

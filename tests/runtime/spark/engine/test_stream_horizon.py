@@ -30,16 +30,18 @@ from sepia.runtime.spark.elements import (
     end_row,
     streams_of,
 )
+from sepia.runtime.spark.engine_protocol import Step
 from sepia.runtime.spark.host import (
     ENGINE_MAPS,
     RESULT_ORDER,
     STREAM_ENDS,
     EngineHost,
     JobSpec,
+    StoredTables,
     batch_ends,
     job_spec,
 )
-from sepia.runtime.spark.incremental_engine import PARTS, VERSION, IncrementalEngine
+from sepia.runtime.spark.incremental_engine import HELD, PARTS, TERMS, VERSION, IncrementalEngine
 from sepia.runtime.spark.job import _chunk_rows, mark_rows
 from sepia.runtime.spark.units import units_of
 from sepia.semantics import evaluate
@@ -133,6 +135,9 @@ class Keyed:
 class KeyedMap(Keyed, MapState):
     def iterator(self) -> Iterator[tuple[tuple, tuple]]:
         return iter([((k,), v) for k, v in self.entries.items()])
+
+    def keys(self) -> Iterator[tuple]:
+        return iter([(k,) for k in self.entries])
 
     def updateValue(self, key: tuple, value: tuple) -> None:
         self.entries[key[0]] = tuple(value)
@@ -319,3 +324,19 @@ def test_a_map_table_of_more_than_one_string_is_refused(monkeypatch):
     monkeypatch.setattr(host_module, "engines", lambda: {"incremental": TwoColumns})
     with pytest.raises(ValueError, match="'pairs' must hold one string value"):
         job_spec(units_of([("q", parse_query(BUCKETED))]), streams=(A, B))
+
+
+def test_a_step_replaces_the_map_tables_it_names_and_leaves_the_others():
+    """The protocol's `state` on map tables, kept in the one map state: a table named with
+    rows has exactly those entries after; every table named empty (the end of input)
+    leaves the key's map state empty; a table named in neither keeps its entries."""
+    store = Store()
+    maps = KeyedMap(store, ENGINE_MAPS)
+    tables = StoredTables({}, maps, [PARTS, TERMS, HELD])
+    step = lambda state, changed: Step(state, [], None, TimeKind.ABSTRACT, changed=changed)  # noqa: E731
+    EngineHost._save(tables, step({}, {PARTS: {"a": ("1",), "b": ("2",)}, TERMS: {"0": ("t",)}}))
+    assert tables.map_tables() == {PARTS: [("a", "1"), ("b", "2")], TERMS: [("0", "t")], HELD: []}
+    EngineHost._save(tables, step({PARTS: [("c", "3")]}, {}))
+    assert tables.map_tables() == {PARTS: [("c", "3")], TERMS: [("0", "t")], HELD: []}
+    EngineHost._save(tables, step({PARTS: [], TERMS: [], HELD: []}, {}))
+    assert maps.entries == {}
