@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import ClassVar
 
 import pandas as pd
 import pyoxigraph as ox
@@ -20,7 +19,6 @@ from sepia.engine.query.partition import bucket_of
 from sepia.lang import parse_query
 from sepia.rdf.results import jsonl_line
 from sepia.rdf.time import TimeKind
-from sepia.runtime.spark import host as host_module
 from sepia.runtime.spark import incremental_engine
 from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.elements import (
@@ -30,18 +28,13 @@ from sepia.runtime.spark.elements import (
     end_row,
     streams_of,
 )
-from sepia.runtime.spark.engine_protocol import Step
 from sepia.runtime.spark.host import (
-    ENGINE_MAPS,
     RESULT_ORDER,
-    STREAM_ENDS,
     EngineHost,
     JobSpec,
-    StoredTables,
     batch_ends,
     job_spec,
 )
-from sepia.runtime.spark.incremental_engine import HELD, PARTS, TERMS, VERSION, IncrementalEngine
 from sepia.runtime.spark.job import _chunk_rows, mark_rows
 from sepia.runtime.spark.units import units_of
 from sepia.semantics import evaluate
@@ -301,42 +294,3 @@ def test_a_bucket_drops_an_element_at_or_before_the_horizon_its_marks_gave():
     assert [[json.loads(line)["t"] for line in out] for out in made] == [[], [2], [], [4]]
     assert json.loads(made[3][0])["binding"]["c"] == f"<{EX}c0>"
 
-
-def test_a_keys_map_tables_share_one_map_state():
-    """Every map table of a key's engine is kept in the host's one map state, an entry
-    under its table's name (each state variable a task opens costs the JVM its encoders in
-    every task); the bucket test above restores its sessions from it."""
-    live = job_spec(units_of([("q", parse_query(BUCKETED))]), streams=(A, B), buckets=2,
-                    stream_horizon=0)  # fmt: skip
-    made, store = EngineHost(live), Store()
-    made.init(store)  # type: ignore[arg-type]
-    micro_batch(made, store, [priced(A, "c1", 1, 1), priced(B, "c1", 2, 2)], 0)
-    assert {name for _, name in store.tables} == {VERSION, ENGINE_MAPS, STREAM_ENDS}
-    tables = {entry.split("\0")[0] for (_, name), entries in store.tables.items()
-              if name == ENGINE_MAPS for entry in entries}  # fmt: skip
-    assert PARTS in tables and tables <= set(IncrementalEngine.maps)
-
-
-def test_a_map_table_of_more_than_one_string_is_refused(monkeypatch):
-    class TwoColumns(IncrementalEngine):
-        maps: ClassVar[dict[str, str]] = {"pairs": "left string, right bigint"}
-
-    monkeypatch.setattr(host_module, "engines", lambda: {"incremental": TwoColumns})
-    with pytest.raises(ValueError, match="'pairs' must hold one string value"):
-        job_spec(units_of([("q", parse_query(BUCKETED))]), streams=(A, B))
-
-
-def test_a_step_replaces_the_map_tables_it_names_and_leaves_the_others():
-    """The protocol's `state` on map tables, kept in the one map state: a table named with
-    rows has exactly those entries after; every table named empty (the end of input)
-    leaves the key's map state empty; a table named in neither keeps its entries."""
-    store = Store()
-    maps = KeyedMap(store, ENGINE_MAPS)
-    tables = StoredTables({}, maps, [PARTS, TERMS, HELD])
-    step = lambda state, changed: Step(state, [], None, TimeKind.ABSTRACT, changed=changed)  # noqa: E731
-    EngineHost._save(tables, step({}, {PARTS: {"a": ("1",), "b": ("2",)}, TERMS: {"0": ("t",)}}))
-    assert tables.map_tables() == {PARTS: [("a", "1"), ("b", "2")], TERMS: [("0", "t")], HELD: []}
-    EngineHost._save(tables, step({PARTS: [("c", "3")]}, {}))
-    assert tables.map_tables() == {PARTS: [("c", "3")], TERMS: [("0", "t")], HELD: []}
-    EngineHost._save(tables, step({PARTS: [], TERMS: [], HELD: []}, {}))
-    assert maps.entries == {}
