@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sepia.engine.codec import Codec
+from sepia.engine.columnar import ColumnBatch
 from sepia.engine.forgetting import Forgetting, held_integers
 from sepia.rdf.dictionary import Dictionary
 from sepia.rdf.stream import StreamElement
@@ -269,3 +270,28 @@ def test_a_resumed_session_gives_ids_after_the_forgotten_ones(always):
         second.restore(json.loads(json.dumps(first.snapshot())))
         got += [r for e in elements[cut:] for r in second.push(e)] + second.flush()
         assert got == expected
+
+
+def test_a_session_whose_caller_collects_after_batches_never_collects_inside_them() -> None:
+    """With ``forget_after_batches`` (a Spark key, whose host collects between slices of
+    a step) ``push_columns`` leaves the dictionary alone however far past its threshold,
+    and a collection once the batches are gone forgets what the window let go; without
+    it the session collects inside its pushes (keeping the batch it advances over).
+    4,000 fresh sensors, two per time unit, through a RANGE 10 STEP 5 window (at most 40
+    live fresh terms), pushed 1,000 at a time."""
+    text, elements = _fresh_sensors(("SELECT ?s ?v", "{ ?s :value ?v }", ""), 4_000)
+    sessions = {}
+    for after in (True, False):
+        with engine_path("columnar-always"):
+            s = Session(forget_terms=500, forget_when_quiet=False, forget_after_batches=after)
+            s.register(text, "q")
+        for first in range(0, len(elements), 1000):  # no name holds a pushed slice after
+            s.push_columns(ColumnBatch.from_elements(elements[first : first + 1000],
+                                                     s.dictionary))  # fmt: skip
+        sessions[after] = s
+    assert sessions[False].state_size()["forgotten_terms"] > 0
+    kept = sessions[True]
+    assert kept.state_size()["forgotten_terms"] == 0 and len(kept.dictionary) >= 8_000
+    assert kept.forgetting is not None
+    kept.forgetting.collect([kept, *ColumnBatch.alive.values()])
+    assert len(kept.dictionary) < 500

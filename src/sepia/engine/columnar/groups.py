@@ -64,9 +64,15 @@ class NumericIds:
         )
 
     def of(self, ids: Ids) -> tuple[np.ndarray, Ids, Ids]:
-        """(kind, digits, mantissa) of each of ``ids`` (sorted and distinct)."""
-        self._learn(ids[np.invert(self._known(ids)) & (ids != NO_ID)])
-        at = np.minimum(np.searchsorted(self.ids, ids), max(len(self.ids) - 1, 0))
+        """(kind, digits, mantissa) of each of ``ids`` (sorted and distinct). The ids'
+        places are sought once, and again only after ids were learnt (a window evaluation
+        mostly meets known ids: W3's sought them twice, 6% of its stateful task)."""
+        at = np.searchsorted(self.ids, ids)
+        new = np.invert(self._found(ids, at)) & (ids != NO_ID)
+        if new.any():
+            self._learn(ids[new])
+            at = np.searchsorted(self.ids, ids)
+        at = np.minimum(at, max(len(self.ids) - 1, 0))
         if not len(self.ids):
             return np.full(len(ids), UNBOUND, dtype=np.int8), np.zeros_like(ids), np.zeros_like(ids)
         kind = np.where(ids == NO_ID, UNBOUND, self.kind[at]).astype(np.int8)
@@ -88,7 +94,10 @@ class NumericIds:
             self._added(ids[new], kind[new].astype(np.int8), digits[new], mantissa[new])
 
     def _known(self, ids: Ids) -> np.ndarray:
-        at = np.searchsorted(self.ids, ids)
+        return self._found(ids, np.searchsorted(self.ids, ids))
+
+    def _found(self, ids: Ids, at: Ids) -> np.ndarray:
+        """Whether each of ``ids`` is known, given its place ``at`` in the known ids."""
         found = at < len(self.ids)
         found[found] = self.ids[at[found]] == ids[found]
         return found

@@ -276,7 +276,8 @@ class IncrementalEngine:
         if live is not None:
             return live
         session = Session(self.background, rdfs=self.rdfs, forget_terms=self.forget_terms,
-                          forget_when_quiet=False)  # a key's stored terms stay bounded
+                          forget_when_quiet=False,  # a key's stored terms stay bounded
+                          forget_after_batches=self.columns)
         owns = None
         if key is not None and self.split is None:
             bucket, buckets = parse_bucket_key(key)
