@@ -37,6 +37,8 @@ from sepia.runtime.spark.elements import (
     distinct_terms,
     is_term_text,
     pack,
+    packed_text,
+    unpacked_text,
 )
 
 
@@ -144,11 +146,12 @@ class ElementBatch(Sequence[ElementRow]):
                   for values, codes in ((self.streams, self.stream), (self.files, self.file),
                                         (self.kinds, self.kind))]  # fmt: skip
         numbers = as_base64(np.array([self.seq, self.start, self.end, self.count], dtype=np.int64))
-        table = [terms, as_base64(inverse.astype(np.int32)), [shared, self.graphs, numbers]]
+        text = packed_text(terms, as_base64(inverse.astype(np.int32)),
+                           [shared, self.graphs, numbers])  # fmt: skip
         last = int(self.end.max())
         stream, file, kind = (self.streams[int(self.stream[0])], self.files[int(self.file[0])],
                               self.kinds[int(self.kind[0])])  # fmt: skip
-        return (stream, file, int(self.seq[0]), PACKED_TERMS, last, last, kind, json.dumps(table))
+        return (stream, file, int(self.seq[0]), PACKED_TERMS, last, last, kind, text)
 
     def between(self, first: int, stop: int) -> ElementBatch:
         """The rows [first, stop): the batch itself where that is all of it (a finite
@@ -221,7 +224,7 @@ class _Parts:
     def add_packed(self, text: str) -> None:
         """A packed row of term text (`elements.PACKED_TERMS`)."""
         self.flush()
-        terms, positions, (shared, graphs, numbers) = json.loads(text)
+        terms, positions, (shared, graphs, numbers) = unpacked_text(text)
         table = TermTable(terms, np.frombuffer(base64.b64decode(positions), dtype=np.int32))
         for values, index, at in zip(shared, (self.streams, self.files, self.kinds),
                                      (self.stream, self.file, self.kind), strict=True):  # fmt: skip

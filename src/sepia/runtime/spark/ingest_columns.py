@@ -18,7 +18,6 @@ marker, a clock row) is folded row by row as before (`plain`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -32,6 +31,7 @@ from sepia.runtime.spark.elements import (
     PACKED_TERMS,
     ElementRow,
     as_base64,
+    packed_text,
 )
 
 IDENTITY = ("stream", "file", "seq", "element")
@@ -132,10 +132,11 @@ def _packed(
     seq, start, end = (elements.column(name).to_numpy() for name in ("seq", "start", "end"))
     numbers = np.array([seq, start, end, triples * 3], dtype=np.int64)
     shapes = [shared, elements.column("element").to_pylist(), as_base64(numbers)]
-    table = [[texts(t) for t in terms.dictionary.to_pylist()], as_base64(positions), shapes]
+    text = packed_text([texts(t) for t in terms.dictionary.to_pylist()], as_base64(positions),
+                       shapes)  # fmt: skip
     last = int(end.max())
     stream, file, kind = (shared[n][0][0] for n in range(3))
-    return (stream, file, int(seq[0]), PACKED_TERMS, last, last, kind, json.dumps(table))
+    return (stream, file, int(seq[0]), PACKED_TERMS, last, last, kind, text)
 
 
 def _distinct(column: pa.ChunkedArray) -> list:

@@ -5,8 +5,6 @@ as they are, and a packed row is stamped with its rows' latest end (the watermar
 
 from __future__ import annotations
 
-import json
-
 import pyoxigraph as ox
 
 from sepia.engine.codec import Codec
@@ -26,6 +24,7 @@ from sepia.runtime.spark.elements import (
     pack,
     pack_stand_ins,
     to_element,
+    unpacked_text,
 )
 from sepia.runtime.spark.host import packed as packed_state
 from sepia.runtime.spark.host import unpacked
@@ -75,10 +74,21 @@ TERM_ROWS = [
 triples: 9 terms met, 4 distinct (S1, P, V, S2)."""
 
 
+def test_packed_terms_with_a_line_break_unpack_to_the_same_terms():
+    """Terms travel one a line; a literal written with a raw line break (N-Triples escapes
+    it, a hand-made row may not) sends the block's terms as a JSON list instead."""
+    broken = '"two\nlines"'
+    rows = [row(A, 0, 5, "\x1f".join([S1, P, broken])), row(A, 1, 6, "\x1f".join([S2, P, V]))]
+    terms, _, _ = unpacked_text(pack(rows)[7])
+    assert terms == [S1, P, broken, S2, V]
+    assert [str(r[7]) for r in unpack([pack(rows)])[0]] == [r[7] for r in rows]
+    assert unpacked_text(pack(TERM_ROWS)[7])[0] == [S1, P, V, S2]
+
+
 def test_term_text_rows_pack_as_their_distinct_terms_and_unpack_to_the_same_rows():
     packed = pack(TERM_ROWS)
     assert packed[3] == PACKED_TERMS and packed[4:6] == (8, 8)
-    terms, _, (shared, graphs, _) = json.loads(packed[7])
+    terms, _, (shared, graphs, _) = unpacked_text(packed[7])
     assert terms == [S1, P, V, S2]  # each once, in order of first use
     assert [values for values, _ in shared] == [[A], ["f.trig"], ["abstract"]]  # once each
     assert graphs == [r[3] for r in TERM_ROWS]
@@ -127,7 +137,7 @@ def test_the_route_stage_s_term_refs_pack_as_their_distinct_terms(monkeypatch):
     assert (
         packed[3] == PACKED_TERMS and single[7] == "<http://e/s1>\x1f<http://e/p>\x1f<http://e/s1>"
     )
-    terms, _, _ = json.loads(packed[7])
+    terms, _, _ = unpacked_text(packed[7])
     assert sorted(terms) == sorted([S1, P, V, S2, S2, P, V])  # each table's once
     expected = [term_row("f.trig", n, StreamElement(A, f"http://e/g{n}", n, n, t))[7]
                 for n, t in enumerate(triples)]  # fmt: skip
