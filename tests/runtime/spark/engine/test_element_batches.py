@@ -100,6 +100,7 @@ def test_ordered_batches_follow_the_merge_order_and_keep_every_row(
     joined = ElementBatch.of(held, batch)
     ordered = joined.in_arrival_order(unit_streams)
     assert as_text(list(ordered)) == sorted([*held, *second[1]], key=merge_order)
+    assert ordered.in_arrival_order(unit_streams) is ordered  # in order: not gathered again
     cut = len(ordered) // 2
     assert as_text(ordered.rows(np.arange(cut, len(ordered)))) == as_text(list(ordered))[cut:]
     assert as_text(list(ordered.between(1, cut))) == as_text(list(ordered))[1:cut]
