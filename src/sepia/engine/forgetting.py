@@ -37,7 +37,7 @@ from sepia.engine.codec import Codec
 
 MIN_TERMS = 1 << 16
 """Dictionaries smaller than this are never collected: a walk would cost more than it saves
-(a Spark key's default, collected after each micro-batch, `runtime.spark.columns`)."""
+(a Spark key's default, collected after each slice of a step, `runtime.spark.columns`)."""
 
 STEP_TERMS = 1 << 13
 """A local session's default ``min_terms``: with 65,536, each of W3's collections forgot
