@@ -109,3 +109,24 @@ def test_cli_generate_and_quick_bench(tmp_path: Path) -> None:
     quick = runner.invoke(app, ["bench", "W9", "--quick", "--out", str(tmp_path / "r")])
     assert quick.exit_code == 0, quick.output
     assert len(list((tmp_path / "r").glob("*-W9.json"))) == 1
+
+
+def test_start_up_and_counting_the_written_results_are_not_in_a_run_s_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that took 10 s on the harness's clock, 2 s of them its session's start and 3 s
+    reading its written results back to count them, ran for 5 s: both are reported apart
+    (the Spark job's pass-through, its yardstick, neither starts a second session nor reads
+    its output back)."""
+    from sepia.bench.systems import SYSTEMS
+    from sepia.bench.systems.base import RunOutcome
+    from sepia.workloads import generate
+
+    generate("W3", scale=20, seed=1, out=tmp_path)
+    variant = json.loads((tmp_path / "manifest.json").read_text())["variants"][0]["name"]
+    clock = iter([100.0, 110.0])
+    monkeypatch.setattr(measure.time, "perf_counter", lambda: next(clock))
+    fake = SimpleNamespace(run=lambda *_: RunOutcome(20, 60, 7, startup_s=2.0, counting_s=3.0))
+    monkeypatch.setitem(SYSTEMS, "fake", fake)
+    got = measure.run_child("fake", tmp_path, variant, 60.0)
+    assert (got["seconds"], got["startup_s"], got["counting_s"]) == (5.0, 2.0, 3.0)

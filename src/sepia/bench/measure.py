@@ -51,6 +51,7 @@ class Measurement:
     start_rss_mib: float | None = None
     peer_rss_mib: float | None = None  # the peer's process tree (Node, JVM), sampled
     startup_s: float | None = None  # start-up (a SparkSession's), not in ``seconds``
+    counting_s: float | None = None  # reading written results back to count them, neither
     x: float | None = None
     series: str | None = None
     checked: str = ""  # the count against the reference evaluator's (sepia.bench.check)
@@ -97,9 +98,10 @@ def run_child(system_name: str, data: Path, variant_name: str, budget: float) ->
     start_rss = _rss_mib()
     started = time.perf_counter()
     outcome: RunOutcome = chosen.run(data, manifest, variant, started + budget)
-    seconds = time.perf_counter() - started - (outcome.startup_s or 0.0)
+    apart = (outcome.startup_s or 0.0) + (outcome.counting_s or 0.0)
+    seconds = time.perf_counter() - started - apart
     return {"status": "ok" if outcome.complete else "partial", "seconds": seconds,
-            "startup_s": outcome.startup_s,
+            "startup_s": outcome.startup_s, "counting_s": outcome.counting_s,
             "elements": outcome.elements, "triples": outcome.triples,
             "results": outcome.results, "peak_rss_mib": _rss_mib(),
             "peer_rss_mib": outcome.peer_rss_mib,
