@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -107,7 +108,10 @@ class JobSpec:
 
     The background travels as N-Quads inside the pickled plan, not as a Spark broadcast:
     the stateful processor is also unpickled in a driver-side Python process (to read its
-    state schemas) where broadcast variables do not exist.
+    state schemas) where broadcast variables do not exist. It travels compressed (zlib,
+    level 1): the driver hands the plan to Spark once per stage, through its gateway, and
+    W6's 16 MB of N-Quads (0.9 MB compressed, in 33 ms) took most of a second to build
+    the job's stages.
     """
 
     units: tuple[Unit, ...]
@@ -131,6 +135,7 @@ class JobSpec:
     """... and map state (by a string key), read by `EngineHost.init` without importing
     an engine (see the module)."""
     background: bytes | None = field(default=None, compare=False, repr=False)
+    """The background's N-Quads, compressed unless empty (empty: no background data)."""
     background_digest: str = ""
     stream_horizon: int | None = None
     """None: every key steps at the horizon of Spark's watermark. A number (the run's
@@ -155,7 +160,8 @@ class JobSpec:
 
     def _parsed_background(self) -> ox.Store:
         store = ox.Store()
-        store.load(self.background, format=ox.RdfFormat.N_QUADS)
+        if self.background:
+            store.load(zlib.decompress(self.background), format=ox.RdfFormat.N_QUADS)
         return store
 
 
@@ -184,8 +190,10 @@ def job_spec(units: Sequence[Unit], background: ox.Store | None = None, **option
         return JobSpec(tuple(units), unit_engines=chosen, **options)
     data = background.dump(format=ox.RdfFormat.N_QUADS)
     digest = hashlib.sha1(data).hexdigest()
+    shipped = zlib.compress(data, 1) if data else data
     return JobSpec(
-        tuple(units), unit_engines=chosen, background=data, background_digest=digest, **options
+        tuple(units), unit_engines=chosen, background=shipped, background_digest=digest,
+        **options,
     )
 
 

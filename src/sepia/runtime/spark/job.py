@@ -58,12 +58,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.frontend import OutOfShape
 from sepia.engine.hosts.engine_path import engine_path
+from sepia.engine.hosts.prepared import PreparedBackground
 from sepia.engine.hosts.session import Session
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
@@ -106,6 +106,7 @@ from sepia.runtime.spark.ingest import (
 )
 from sepia.runtime.spark.ingest_columns import CanonicalTexts, aligned, plain
 from sepia.runtime.spark.ingest_columns import packed_rows as ingest_packed_rows
+from sepia.runtime.spark.key_hash import spark_hash
 from sepia.runtime.spark.sources.generator import ranged
 from sepia.runtime.spark.splits import SEQ_STRIDE, Piece, local_path
 from sepia.runtime.spark.units import Unit, bucket_key
@@ -127,6 +128,8 @@ once it holds this many terms."""
 
 _SPLITS: WarmCache[tuple, Split | str] = WarmCache(8)
 """Each unit's split (`sepia.engine.plan.split`), or why it has none, per Python worker."""
+_HOLDS: WarmCache[Unit, bool] = WarmCache(8)
+"""Whether each PARTITION BY unit stays on one key (`_spread`), per Python process."""
 _READS: WarmCache[tuple, tuple[frozenset[str] | None]] = WarmCache(8)
 """The predicates a run's keys read (`read_predicates`), per Python worker."""
 _ROUTERS: WarmCache[tuple, tuple[PartitionedQuery, ColumnRouter | None]] = WarmCache(8)
@@ -476,7 +479,7 @@ def _keys(spec: JobSpec, n: int) -> list[str | None]:
     """Every key of unit n, where they are known up front."""
     unit, engine = spec.units[n], spec.unit_engines[n]
     split = unit_split(spec, n) is not None
-    if engine == "incremental" and (split or _router(spec, unit) is not None):
+    if engine == "incremental" and (split or _spread(spec, unit)):
         assert spec.buckets is not None
         return [bucket_key(b, spec.buckets) for b in range(spec.buckets)]
     return [] if engine == "reference" and unit.partition_by is not None else [None]
@@ -489,15 +492,16 @@ def all_keys(spec: JobSpec) -> list[tuple[int, str | None]] | None:
     return None if not all(keys) else [key for unit in keys for key in unit]
 
 
-def stateful_partitions(spark: SparkSession, spec: JobSpec, asked: int) -> int | None:
+def stateful_partitions(spec: JobSpec, asked: int) -> int | None:
     """The stateful stage's shuffle partitions, where every key is known up front (None:
     not; `asked`: the session's count, two per core by default).
 
     Never more keys to a partition than their share: Spark puts key (unit, partition) on
     partition pmod(hash(unit, partition), n) (its `hash` function: the stage's hash
-    partitioning), and four buckets over four partitions share one in 91% of hash draws
-    (W4 at 300,000 elements: two buckets in one task after the other two's, 10 s where a
-    task each took 6 s) while another partition's task idles. So: the fewest partitions,
+    partitioning, computed here by `key_hash.spark_hash`), and four buckets over four
+    partitions share one in 91% of hash draws (W4 at 300,000 elements: two buckets in
+    one task after the other two's, 10 s where a task each took 6 s) while another
+    partition's task idles. So: the fewest partitions,
     at least min(keys, asked), over which no partition holds more than ceil(keys /
     min(keys, asked)) keys; min(keys, asked) if none of the next `SPREAD_SEARCH` counts
     does. Never a task for nothing on a query of one key."""
@@ -506,7 +510,7 @@ def stateful_partitions(spark: SparkSession, spec: JobSpec, asked: int) -> int |
         return None
     least = min(len(keys), asked)
     share = -(-len(keys) // least)
-    hashes = _hashes(spark, keys) if share < len(keys) else []
+    hashes = [spark_hash(*key) for key in keys] if share < len(keys) else []
     for count in range(least, least + SPREAD_SEARCH):
         if max(Counter(h % count for h in hashes).values(), default=0) <= share:
             return count
@@ -515,12 +519,6 @@ def stateful_partitions(spark: SparkSession, spec: JobSpec, asked: int) -> int |
 
 SPREAD_SEARCH = 64
 """Partition counts `stateful_partitions` tries, from the least."""
-
-
-def _hashes(spark: SparkSession, keys: list[tuple[int, str | None]]) -> list[int]:
-    """Spark's `hash` of each (unit, partition) key, typed as the stateful stage's input."""
-    frame = spark.createDataFrame(keys, "unit int, partition string")
-    return [row[0] for row in frame.select(F.hash("unit", "partition")).collect()]
 
 
 def routed_rows(
@@ -570,6 +568,23 @@ def _parsed(element: StreamElement | _Lazy) -> StreamElement:
             element.element = to_element(element.row)
         return element.element
     return element
+
+
+def _spread(spec: JobSpec, unit: Unit) -> bool:
+    """Whether a unit is spread over buckets (`_router` gives one), asked of its plan
+    alone: whether a `, !B` holds it on one key does not depend on the background, which
+    the driver, asking this of every unit before the query starts, would otherwise encode
+    only to build a router it never uses (0.75 s of W6's run at 1,000,000 elements)."""
+    if unit.partition_by is None or spec.buckets is None or spec.buckets < 2:
+        return False
+    return not _HOLDS.get_or_make(unit, lambda: _unplaced(unit).holds)
+
+
+def _unplaced(unit: Unit) -> PartitionedQuery:
+    """A unit's router over no background data: its plan, for what the plan alone says."""
+    codec, background = PreparedBackground.of(None).for_session()
+    query = unit.queries[0]
+    return PartitionedQuery(query.query, query.name, codec, background)
 
 
 def _router(spec: JobSpec, unit: Unit) -> PartitionedQuery | None:

@@ -283,7 +283,7 @@ def _stateful_partitions(spark: SparkSession, spec: JobSpec) -> Iterator[None]:
     recorded."""
     conf = "spark.sql.shuffle.partitions"
     before = spark.conf.get(conf, "200")
-    count = stateful_partitions(spark, spec, int(before or "200"))
+    count = stateful_partitions(spec, int(before or "200"))
     if count is None:
         yield
         return

@@ -16,6 +16,8 @@ since the state itself lives in Spark's state store.
 - ``job._ROUTERS``: the route stage's engines of a bucketed PARTITION BY unit (find the
   values an element binds: the row engine's, and the columnar core's where the unit's
   buckets run there), by unit, background digest, entailment and engine path.
+- ``job._HOLDS``: whether each PARTITION BY unit stays on one key (a ``, !B``), by unit,
+  from its plan over no background data.
 - ``job._READS``: the predicates of the only triples a run's keys read, by units, engines,
   background digest, entailment, buckets and engine path.
 - ``job._SPLITS``: each unit's split without PARTITION BY, or why it has none, by unit,

@@ -3,7 +3,8 @@ partition its hash gives, and with as many partitions as keys two buckets often 
 (buckets 0/4 to 3/4 of unit 0 do on four partitions) while another idles. The count chosen
 spreads the keys so that no partition holds more than its share, checked by Spark's own
 hash partitioning of the keys (`repartition` on the grouping columns), apart from the
-`hash` function the count was chosen by."""
+hash the count was chosen by (`key_hash.spark_hash`, itself checked against Spark's
+`hash` function)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pyspark.sql import functions as F
 from sepia.lang import parse_query
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.job import all_keys, stateful_partitions
+from sepia.runtime.spark.key_hash import spark_hash
 from sepia.runtime.spark.units import units_of
 
 from .test_route_columns import STRICT
@@ -48,7 +50,7 @@ def test_four_buckets_collide_on_four_partitions_and_get_one_each(spark: SparkSe
     keys = all_keys(spec)
     assert keys == [(0, "0/4"), (0, "1/4"), (0, "2/4"), (0, "3/4")]
     assert _loads(spark, keys, 4)[0] == 2  # why: two buckets share a task
-    count = stateful_partitions(spark, spec, 4)
+    count = stateful_partitions(spec, 4)
     assert count is not None and count > 4
     assert _loads(spark, keys, count) == [1, 1, 1, 1]
 
@@ -57,7 +59,7 @@ def test_four_buckets_collide_on_four_partitions_and_get_one_each(spark: SparkSe
 def test_no_partition_holds_more_than_its_share(spark, buckets: int, asked: int) -> None:
     spec = _spec(STRICT, buckets)
     keys = all_keys(spec)
-    count = stateful_partitions(spark, spec, asked)
+    count = stateful_partitions(spec, asked)
     assert count is not None and count >= min(buckets, asked)
     assert _loads(spark, keys, count)[0] <= -(-buckets // min(buckets, asked))
 
@@ -65,4 +67,14 @@ def test_no_partition_holds_more_than_its_share(spark, buckets: int, asked: int)
 def test_a_query_on_one_key_runs_one_task(spark: SparkSession) -> None:
     spec = _spec(ONE_KEY, 4)
     assert all_keys(spec) == [(0, None)]
-    assert stateful_partitions(spark, spec, 4) == 1
+    assert stateful_partitions(spec, 4) == 1
+
+
+def test_the_key_hash_is_sparks_own(spark: SparkSession) -> None:
+    """Ints of both signs, a null, ASCII and multi-byte strings of every length modulo 4
+    (the bytes past the last word are Spark's own case), bucket keys as the job names them."""
+    texts = [None, "", "a", "ab", "abc", "abcd", "0/4", "13/16", "é", "€x", "日本語", "b\x7f\x80z"]
+    keys = [(unit, text) for unit in (0, 1, 7, -3, 2**31 - 1) for text in texts]
+    frame = spark.createDataFrame(keys, "unit int, partition string")
+    expected = [row[0] for row in frame.select(F.hash("unit", "partition")).collect()]
+    assert [spark_hash(unit, text) for unit, text in keys] == expected
