@@ -65,7 +65,7 @@ def continuous_query(
     `query_index`, `partition`, `seq`: sorting a micro-batch by t, these three and the
     line gives the reference evaluator's order. A result is emitted once the watermark of
     every stream has passed its t; see docs/spark.md for ending a finite input. `buckets`:
-    keys a PARTITION BY query is spread over (None: twice the default parallelism; keep it
+    keys a PARTITION BY query is spread over (None: one per core, at least two; keep it
     fixed across restarts from one checkpoint). `end_of_input`: a folder of the caller's
     (keep it with the checkpoint) where `run_to_end` drops each stream's end-of-input
     marker; each stream DataFrame then must not bring its own `event_time`.

@@ -123,7 +123,7 @@ class JobSpec:
     on_error: str = "stop"
     buckets: int | None = None
     """Keys a PARTITION BY unit on the incremental engine is spread over (job.py, Keys);
-    None: twice the session's default parallelism (`job.results_frame` decides)."""
+    None: one per core, at least two (`job.default_buckets`)."""
     streams: tuple[str, ...] = ()
     """The run's streams, in the order they are bound (a unit naming none reads them all)."""
     forget_terms: int | None = None

@@ -38,6 +38,7 @@ from sepia.runtime.spark.host import DEFAULT_ENGINE, JobSpec, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
 from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import (
+    default_buckets,
     end_folder,
     ends_by_marker,
     mark_end,
@@ -75,8 +76,8 @@ class SparkRunOptions:
     """Seconds after which a quiet live source (MQTT, socket, generator) lets time move on
     with the clock (`sources.idle`); files never do."""
     buckets: int | None = None
-    """Keys a PARTITION BY query is spread over (job.py, Keys); None: twice the session's
-    default parallelism. A checkpoint keeps the count its run started with."""
+    """Keys a PARTITION BY query is spread over (job.py, Keys); None: one per core, at
+    least two (`job.default_buckets`). A checkpoint keeps the count its run started with."""
     forget_terms: int | None = MIN_TERMS
     """A key's dictionary first forgets the terms no state holds once it holds this many
     (docs/engine.md, Forgetting terms; None: never); the stored dictionary follows it."""
@@ -175,12 +176,12 @@ def short_input(bindings: Mapping[str, str], follow: bool = False) -> bool:
 
 def _buckets(home: Path, asked: int | None, spark: SparkSession) -> int:
     """The run's bucket count: the one its checkpoint started with (a restart must key
-    elements as before: state lives per key), else `asked`, else twice the parallelism."""
+    elements as before: state lives per key), else `asked`, else `job.default_buckets`."""
     saved = home / "buckets"
     home.mkdir(parents=True, exist_ok=True)
     if saved.exists():
         return int(saved.read_text())
-    buckets = asked or 2 * spark.sparkContext.defaultParallelism
+    buckets = asked or default_buckets(spark)
     saved.write_text(str(buckets))
     return buckets
 

@@ -78,3 +78,15 @@ def test_a_checkpoint_keeps_the_bucket_count_it_started_with(spark, tmp_path):
                      checkpoint=checkpoint, output=str(out), spark=spark)  # fmt: skip
         assert (checkpoint / "buckets").read_text() == "3"
         assert out.read_text().splitlines() == ex.local_lines(ex.queries[0])
+
+
+def test_a_run_given_no_bucket_count_takes_one_per_core_and_at_least_two(spark, tmp_path):
+    """Two buckets on two cores ran W6 and W4 faster than four; one core keeps two, since one
+    bucket would put a PARTITION BY unit on a single key (`job.default_buckets`)."""
+    ex = example("e1-shops-coupons")
+    checkpoint = tmp_path / "checkpoint"
+    run_on_spark(ex.queries, ex.bindings, ex.data, checkpoint=checkpoint,
+                 output=str(tmp_path / "out.jsonl"), spark=spark)  # fmt: skip
+    cores = spark.sparkContext.defaultParallelism
+    assert (checkpoint / "buckets").read_text() == str(max(2, cores))
+    assert (tmp_path / "out.jsonl").read_text().splitlines() == ex.local_lines(ex.queries[0])
