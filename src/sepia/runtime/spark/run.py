@@ -38,6 +38,7 @@ from sepia.runtime.spark.host import DEFAULT_ENGINE, JobSpec, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
 from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import (
+    RouteWarming,
     default_buckets,
     end_folder,
     ends_by_marker,
@@ -138,6 +139,7 @@ def run_on_spark(
         sink = ResultJournal(home / "results", output, fmt, variables, query_prefixes(queries))
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
                           sink.results_of)  # fmt: skip
+        warming = None if followed else RouteWarming(spark, spec)
         try:
             batch = _with_dead_letters(sink, letters)
             results = results_frame(frames, spec, files, ingest)
@@ -152,6 +154,8 @@ def run_on_spark(
                 raise ReaderGone
             return log.batches
         finally:
+            if warming is not None:
+                warming.stop()
             sink.close()
             log.close()
             if letters:

@@ -1,5 +1,6 @@
 """Warm workers: what a live run makes in a Python worker before its query starts
-(`job.warm_workers`), so that the query's first tasks find it made."""
+(`job.warm_workers`), and a file run while its query starts (`job.RouteWarming`), so that
+the query's first tasks find it made."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import pyarrow as pa
 import pytest
 
 from sepia.lang import parse_query
-from sepia.runtime.spark import host, job
+from sepia.runtime.spark import host, job, run
 from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.elements import ELEMENT_FIELDS, PACKED_TERMS
 from sepia.runtime.spark.host import job_spec
 from sepia.runtime.spark.units import units_of
+
+from .examples import example
 
 EX = "http://example.org/"
 S = EX + "stocks"
@@ -81,3 +84,49 @@ def test_a_live_runs_warm_up_runs_on_spark_and_leaves_its_shuffle_partitions(spa
     before = spark.conf.get(job.SHUFFLE_PARTITIONS)
     job.warm_workers(spark, spec)
     assert spark.conf.get(job.SHUFFLE_PARTITIONS) == before
+
+
+@pytest.fixture
+def warmings(monkeypatch: pytest.MonkeyPatch) -> list[job.RouteWarming]:
+    """The route warm-ups the runs of a test start."""
+    started: list[job.RouteWarming] = []
+
+    class Recorded(job.RouteWarming):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(run, "RouteWarming", Recorded)
+    return started
+
+
+@pytest.mark.spark
+def test_a_file_run_warms_its_route_workers_in_a_job_that_ends_with_the_run(
+    spark, tmp_path, warmings
+) -> None:
+    """The warm-up's job ran on the session, in a group of its own, and succeeded; its
+    thread is done when the run returns, and the answer is the local engine's."""
+    ex = example("e1-shops-coupons")
+    out = tmp_path / "out.jsonl"
+    run.run_on_spark(ex.queries, ex.bindings, ex.data, output=str(out), spark=spark)
+    [warming] = warmings
+    assert not warming.thread.is_alive()
+    tracker = spark.sparkContext.statusTracker()
+    [job_id] = tracker.getJobIdsForGroup(warming.group)
+    assert tracker.getJobInfo(job_id).status == "SUCCEEDED"
+    assert out.read_text().splitlines() == ex.local_lines(ex.queries[0])
+
+
+@pytest.mark.spark
+def test_a_file_run_that_fails_leaves_no_warm_up_running(spark, tmp_path, warmings) -> None:
+    ex = example("e1-shops-coupons")
+    bad = tmp_path / "bad.trig"
+    bad.write_text("<http://example.org/G1> { <http://example.org/a> <http://example.org/p> 1 }\n")
+    bindings = dict.fromkeys(ex.bindings, str(bad))
+    with pytest.raises(run.SparkRunError):
+        run.run_on_spark(ex.queries, bindings, ex.data, output=str(tmp_path / "o"), spark=spark)
+    [warming] = warmings
+    assert not warming.thread.is_alive()
+    tracker = spark.sparkContext.statusTracker()
+    assert not [j for j in tracker.getActiveJobsIds()
+                if j in tracker.getJobIdsForGroup(warming.group)]  # fmt: skip
