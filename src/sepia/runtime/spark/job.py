@@ -550,10 +550,10 @@ def stateful_partitions(spec: JobSpec, asked: int) -> int | None:
     partitioning, computed here by `key_hash.spark_hash`), and four buckets over four
     partitions share one in 91% of hash draws (W4 at 300,000 elements: two buckets in
     one task after the other two's, 10 s where a task each took 6 s) while another
-    partition's task idles. So: the fewest partitions,
-    at least min(keys, asked), over which no partition holds more than ceil(keys /
-    min(keys, asked)) keys; min(keys, asked) if none of the next `SPREAD_SEARCH` counts
-    does. Never a task for nothing on a query of one key."""
+    partition's task idles. So: the fewest partitions, at least min(keys, asked), over
+    which no partition holds more than ceil(keys / min(keys, asked)) keys; min(keys,
+    asked) if none of the next `SPREAD_SEARCH` counts does. Never a task for nothing on a
+    query of one key."""
     keys = all_keys(spec)
     if keys is None:
         return None
