@@ -620,16 +620,16 @@ def _parsed(element: StreamElement | _Lazy) -> StreamElement:
 
 
 def _spread(spec: JobSpec, unit: Unit) -> bool:
-    """Whether a unit is spread over buckets (`_router` gives one), asked of its plan
-    alone: whether a `, !B` holds it on one key does not depend on the background, which
+    """Whether a unit is spread over buckets (PARTITION BY, no `, !B`, more than one
+    bucket), asked of its plan alone: a `, !B` does not depend on the background, which
     the driver, asking this of every unit before the query starts, would otherwise encode
     only to build a router it never uses (0.75 s of W6's run at 1,000,000 elements)."""
     if unit.partition_by is None or spec.buckets is None or spec.buckets < 2:
         return False
-    return not _HOLDS.get_or_make(unit, lambda: _unplaced(unit).holds)
+    return not _HOLDS.get_or_make(unit, lambda: _plan_alone(unit).holds)
 
 
-def _unplaced(unit: Unit) -> PartitionedQuery:
+def _plan_alone(unit: Unit) -> PartitionedQuery:
     """A unit's router over no background data: its plan, for what the plan alone says."""
     codec, background = PreparedBackground.of(None).for_session()
     query = unit.queries[0]
@@ -650,9 +650,9 @@ def _column_router(spec: JobSpec, unit: Unit) -> ColumnRouter | None:
 
 
 def _routers(spec: JobSpec, unit: Unit) -> tuple[PartitionedQuery, ColumnRouter | None] | None:
-    """A bucketed unit's routers: the row engine's, and the columnar one where its buckets
-    run on the columnar core (sharing the row router's plan and dictionary)."""
-    if unit.partition_by is None or spec.buckets is None or spec.buckets < 2:
+    """A bucketed unit's routers (`_spread`): the row engine's, and the columnar one where
+    its buckets run on the columnar core (sharing the row router's plan and dictionary)."""
+    if not _spread(spec, unit):
         return None
     key = (unit, spec.background_digest, spec.rdfs, engine_path())
     found = _ROUTERS.get(key)
@@ -661,7 +661,7 @@ def _routers(spec: JobSpec, unit: Unit) -> tuple[PartitionedQuery, ColumnRouter 
         query = unit.queries[0]
         router = PartitionedQuery(query.query, query.name, codec, background, rdfs=spec.rdfs)
         found = _ROUTERS.put(key, (router, ColumnRouter.of(router)))
-    return None if found[0].holds else found
+    return found
 
 
 def unit_split(spec: JobSpec, n: int) -> Split | None:

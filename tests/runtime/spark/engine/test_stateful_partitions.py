@@ -78,3 +78,18 @@ def test_the_key_hash_is_sparks_own(spark: SparkSession) -> None:
     frame = spark.createDataFrame(keys, "unit int, partition string")
     expected = [row[0] for row in frame.select(F.hash("unit", "partition")).collect()]
     assert [spark_hash(unit, text) for unit, text in keys] == expected
+
+
+HELD = """PREFIX : <http://example.org/>
+SELECT ?c ?p1 FROM STREAM S1 <http://example.org/stocks> PARTITION BY ?c
+WHERE { SEQ(A, !B) DEFINE GPM A ON S1 { ?c :price ?p1 }
+  DEFINE GPM B ON S1 { ?c :price ?p2 FILTER(?p2 > ?p1) } }"""
+
+
+def test_a_partition_by_query_with_a_strict_negation_stays_on_one_key() -> None:
+    """A `, !B` match waits for its partition's next event and holds back every
+    partition's later results, so the unit keeps one key; without the `!` it is spread
+    over the buckets. Both are read from the plan, with no background data encoded."""
+    assert all_keys(_spec(HELD, 4)) == [(0, None)]
+    spread = HELD.replace("SEQ(A, !B)", "SEQ(A, B)")
+    assert all_keys(_spec(spread, 4)) == [(0, f"{b}/4") for b in range(4)]
