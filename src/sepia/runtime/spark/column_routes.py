@@ -19,14 +19,21 @@ by the reader, in the whole job.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 import numpy as np
+import pyoxigraph as ox
 
+from sepia.algebra.pattern import TriplePattern
+from sepia.engine.codec import Codec
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.partitions import Routing
 from sepia.engine.columnar.sequences import PartitionedSequence
+from sepia.engine.columnar.tables import NO_ID
 from sepia.engine.hosts.engine_path import on_columns
+from sepia.engine.plan.split import Split
 from sepia.engine.query.partition import PartitionedQuery, bucket_of
+from sepia.rdf.terms import canonical, term_to_nt
 from sepia.runtime.spark.columns import element_columns
 from sepia.runtime.spark.elements import (
     ElementRow,
@@ -88,15 +95,10 @@ class ColumnRouter:
         if read is not None:  # as the sequence's own step is taught a block's numbers
             self.sequence.numbers.taught(read.ids, read.kind, read.digits, read.mantissa)
         _, routing = self.sequence.routing(batch)
-        keys, inverse = np.unique(routing.key, return_inverse=True)
-        to = np.array([self._bucket(key, buckets) for key in keys.tolist()], dtype=np.int64)
-        pairs = np.unique(to[inverse.reshape(-1)] * len(batch) + routing.element)
-        decode = self.dictionary.decode_text
-        for bucket in np.unique(pairs // len(batch)).tolist():
-            chosen = pairs[pairs // len(batch) == bucket] % len(batch)
-            yield bucket_key(bucket, buckets), packed_elements(
-                batch, chosen, graphs, first, file, decode
-            )
+        yield from packed_by_key(
+            batch, routing.element, routing.key, partial(self._bucket, buckets=buckets),
+            graphs, first, file, self.dictionary.decode_text, buckets,
+        )  # fmt: skip
 
     def _bucket(self, key: int, buckets: int) -> int:
         """The bucket of a key id (each id's asked once: ids are never given twice)."""
@@ -125,6 +127,93 @@ class ColumnRouter:
         ends = np.searchsorted(batch.element, np.arange(1, len(batch) + 1)) * 3
         starts = np.concatenate([[0], ends[:-1]])
         return [term_text(terms[a:b]) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+class SplitRouter:
+    """A split unit's buckets (`sepia.engine.plan.split`) on columns, for a task's blocks
+    read by the columnar reader into its own dictionary: each of the split's triple
+    patterns matched over a whole block by comparing id columns, the ids it binds to the
+    split variable giving each element its buckets. An element goes whole to the buckets
+    of all the values its triples bind (`_split_rows` sends each bucket only the triples
+    binding its values): a bucket's engine also meets the other values' triples, from which
+    it makes only groups it does not own and drops (`IncrementalEngine.split`). No
+    stand-ins: a bucket's windows close as its horizon passes them, the run's end or a
+    mark row (see Time in `job`)."""
+
+    def __init__(self, split: Split, forget_at: int) -> None:
+        self.split = split
+        self.dictionary = Codec()
+        """The task's reading dictionary, emptied once it holds `forget_at` terms (the
+        rows are text: no id of a block is needed after it)."""
+        self.forget_at = forget_at
+        self.buckets: dict[int, int] = {}
+        """The bucket of each value id met since the dictionary was last emptied."""
+
+    def packed(
+        self, batch: ColumnBatch, graphs: Sequence[str], first: int, file: str, buckets: int
+    ) -> Iterator[tuple[str, ElementRow]]:
+        """A block read as columns over `dictionary` as one packed row per bucket: the
+        elements whose triples bind its values (`ColumnRouter.packed`)."""
+        if len(batch):
+            elements, values = self.bound(batch)
+            yield from packed_by_key(
+                batch, elements, values, partial(self._bucket, buckets=buckets), graphs,
+                first, file, self.dictionary.decode_text, buckets,
+            )  # fmt: skip
+        if len(self.dictionary) > self.forget_at:
+            self.dictionary.forget(set(self.dictionary.ids()))
+            self.buckets.clear()
+
+    def bound(self, batch: ColumnBatch) -> tuple[np.ndarray, np.ndarray]:
+        """(element, value id) for each triple of the block and each of the split's
+        patterns it matches: `Split.values_of` over id columns."""
+        elements, values = [], []
+        for pattern in self.split.patterns:
+            mask, value = self._matches(pattern, (batch.s, batch.p, batch.o))
+            elements.append(batch.element[mask])
+            values.append(value[mask])
+        return np.concatenate(elements), np.concatenate(values)
+
+    def _matches(
+        self, pattern: TriplePattern, columns: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Which triples match the pattern (its constants' ids, a variable's or blank
+        node's repeats equal), and the id each binds to the split variable."""
+        mask = np.ones(len(columns[0]), dtype=bool)
+        seen: dict[object, np.ndarray] = {}
+        for want, column in zip((pattern.subject, pattern.predicate, pattern.object), columns,
+                                strict=True):  # fmt: skip
+            if isinstance(want, (ox.Variable, ox.BlankNode)):
+                if want in seen:
+                    mask &= column == seen[want]
+                else:
+                    seen[want] = column
+            else:
+                found = self.dictionary.lookup(term_to_nt(canonical(want)))
+                mask &= column == (NO_ID if found is None else found)
+        return mask, seen[self.split.variable]
+
+    def _bucket(self, value: int, buckets: int) -> int:
+        bucket = self.buckets.get(value)
+        if bucket is None:
+            bucket = self.buckets[value] = bucket_of(self.dictionary.decode(value), buckets)
+        return bucket
+
+
+def packed_by_key(
+    batch: ColumnBatch, elements: np.ndarray, keys: np.ndarray, bucket: Callable[[int], int],
+    graphs: Sequence[str], first: int, file: str, decode: Callable[[int], str], buckets: int,
+) -> Iterator[tuple[str, ElementRow]]:
+    """A block's elements as one packed row per bucket (`packed_elements`), given the
+    (element, key id) pairs that route them and each key id's bucket."""
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    to = np.array([bucket(key) for key in distinct.tolist()], dtype=np.int64)
+    pairs = np.unique(to[inverse.reshape(-1)] * len(batch) + elements)
+    for chosen_bucket in np.unique(pairs // len(batch)).tolist():
+        chosen = pairs[pairs // len(batch) == chosen_bucket] % len(batch)
+        yield bucket_key(chosen_bucket, buckets), packed_elements(
+            batch, chosen, graphs, first, file, decode
+        )
 
 
 def packed_elements(

@@ -73,7 +73,7 @@ from sepia.engine.query.partition import PartitionedQuery, bucket_of
 from sepia.io.chunks import MAX_ELEMENT_SIZE
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.spark.collection import paused_gc
-from sepia.runtime.spark.column_routes import ColumnRouter, packed_elements
+from sepia.runtime.spark.column_routes import ColumnRouter, SplitRouter, packed_elements
 from sepia.runtime.spark.columns import labels_by_ids
 from sepia.runtime.spark.elements import (
     CLOCK_GRAPH,
@@ -340,8 +340,9 @@ def route_files(
 
 def _reads_columns(spec: JobSpec, options: IngestOptions) -> bool:
     """Whether the route stage reads its files as columns (`_column_batches`): one unit,
-    on one key or spread over buckets, on the columnar core (one key: its session names
-    the predicates it scans, `read_predicates`; buckets: `column_routes`), its keys
+    on one key, split or spread over buckets, on the columnar core (one key or split: its
+    session names the predicates it scans, `read_predicates`; PARTITION BY buckets:
+    `column_routes`), its keys
     stepping columns (no blank nodes labelled by ids), no entailment; no dead letters
     kept and the reader's own element size (the columnar reader rejects nothing: it hands
     the rest of a file it does not take to the row reader)."""
@@ -350,9 +351,9 @@ def _reads_columns(spec: JobSpec, options: IngestOptions) -> bool:
     unit = spec.units[0]
     if options.dead_letters is not None or options.max_element_size != MAX_ELEMENT_SIZE:
         return False
-    if unit_split(spec, 0) is not None or labels_by_ids(unit.queries[0].query):
+    if labels_by_ids(unit.queries[0].query):
         return False
-    if unit.partition_by is None:
+    if unit.partition_by is None:  # one key, or split over buckets (`SplitRouter`)
         return read_predicates(spec) is not None
     return _column_router(spec, unit) is not None
 
@@ -365,18 +366,23 @@ def _column_batches(
     parse, each term's text and the router encoding the text again were most of the
     stage; W7: the reader takes a third of the time of the row reader and `TermTexts`),
     each block one packed row per key from the columns (`column_routes`): a bucketed
-    unit's blocks routed by its router into its dictionary, a one-key unit's read into a
-    dictionary of the task's, emptied once it holds `ONE_KEY_TERMS` terms. A file, or the
-    rest of one, that reader does not take goes the row reader's way (`route_files`)."""
+    unit's blocks routed by its router into its dictionary, a split unit's by its
+    `SplitRouter` (W3's query over company-centred trades at 1,000,000 elements: 31 s on
+    two cores routed element by element, `_split_rows`), a one-key unit's read into a
+    dictionary of the task's; a task's own dictionary is emptied once it holds
+    `ONE_KEY_TERMS` terms. A file, or the rest of one, that reader does not take goes the
+    row reader's way (`route_files`)."""
     unit = spec.units[0]
     assert spec.buckets is not None
     codec = Codec()
+    split = unit_split(spec, 0)
+    splitter = None if split is None else SplitRouter(split, ONE_KEY_TERMS)
     with paused_gc():
         for batch in batches:
             for found in batch.to_pylist():
                 piece = Piece(found["piece"], found["begin"], found["end"], found["header"])
                 stream, uri = found["stream"], found["path"]
-                router = _column_router(spec, unit)
+                router = _column_router(spec, unit) or splitter
                 first, done = piece.index * SEQ_STRIDE, 0
                 predicates = read_predicates(spec)
                 name = file_name(local_path(uri))
@@ -420,8 +426,9 @@ def _one_key_rows(
 
 def read_predicates(spec: JobSpec) -> frozenset[str] | None:
     """The predicates of the only triples the run's keys read, where every unit is one
-    query stepped as columns (`IncrementalEngine.columns`) on one key (its session on the
-    columnar core) or on buckets on the columnar core (`column_routes`), whose plan names
+    query stepped as columns (`IncrementalEngine.columns`) on one key or split over
+    buckets (its session on the columnar core) or on PARTITION BY buckets on the columnar
+    core (`column_routes`), whose plan names
     every predicate it scans (`Session.predicates`, `PartitionedSequence.predicates`);
     None: every triple is read. The route stage drops the other triples of the elements it reads
     from files, as a local run's columnar reader does: W7 reads 6 of an element's 12
@@ -433,16 +440,16 @@ def read_predicates(spec: JobSpec) -> frozenset[str] | None:
 
 def _read_predicates(spec: JobSpec) -> frozenset[str] | None:
     found: set[str] = set()
-    for n, (unit, engine) in enumerate(zip(spec.units, spec.unit_engines, strict=True)):
+    for unit, engine in zip(spec.units, spec.unit_engines, strict=True):
         if engine != "incremental" or len(unit.queries) != 1 or spec.rdfs:
             return None
         query = unit.queries[0]
-        if labels_by_ids(query.query) or unit_split(spec, n) is not None:
+        if labels_by_ids(query.query):
             return None
         columns = _column_router(spec, unit)
         if columns is not None:  # buckets on the columnar core
             read = columns.sequence.predicates()
-        elif unit.partition_by is None:
+        elif unit.partition_by is None:  # one key, or a split's buckets: the same session
             session = Session(spec.prepared_background(), rdfs=spec.rdfs)
             session.register(query.query, query.name)
             read = session.predicates() if session.columnar else None

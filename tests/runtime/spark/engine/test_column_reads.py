@@ -1,7 +1,7 @@
 """The route stage reads a stream file as columns (`job._column_batches`) where one unit
-runs on the columnar core, on one key or spread over buckets: each piece by the
-columnar reader (into the router's dictionary, or the task's for one key), each key's
-share packed from the columns.
+runs on the columnar core, on one key, split or spread over buckets: each piece by the
+columnar reader (into the router's dictionary, or the task's for one key or a split),
+each key's share packed from the columns.
 
 Checked against rows worked out by hand from the file's text: each element goes to the
 bucket of its company (on one key: to the key), once, with its seq (file order across
@@ -28,7 +28,7 @@ from sepia.rdf.results import jsonl_line
 from sepia.rdf.time import TimeKind
 from sepia.runtime.inputs import NamedQuery
 from sepia.runtime.local import run
-from sepia.runtime.spark import ingest, job, splits
+from sepia.runtime.spark import column_routes, ingest, job, splits
 from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.elements import PACKED_TERMS
 from sepia.runtime.spark.host import job_spec
@@ -36,6 +36,8 @@ from sepia.runtime.spark.ingest import IngestOptions
 from sepia.runtime.spark.job import route_files
 from sepia.runtime.spark.run import SparkRunOptions, run_on_spark
 from sepia.runtime.spark.units import bucket_key, units_of
+
+from ..evaluations import evaluations
 
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -51,6 +53,11 @@ WHERE {{ SEQ(A ; B ; C)
   DEFINE GPM B ON S1 {{ ?company :price ?p2 . ?company :volume ?v2 FILTER(?p2 < ?p1) }}
   DEFINE GPM C ON S1 {{ ?company :price ?p3 . ?company :volume ?v3 FILTER(?p3 > ?p2) }} }}"""
 ONE_KEY = QUERY.replace("PARTITION BY ?company\n", "")
+SPLIT = f"""PREFIX : <{EX}>
+SELECT ?company (AVG(?p) AS ?average) (COUNT(?v) AS ?n)
+FROM STREAM <{S}> [RANGE 2s STEP 1s]
+WHERE {{ ?company :price ?p . ?company :volume ?v }} GROUP BY ?company"""
+"""Split by ?company (`sepia.engine.plan.split`): every triple pattern binds it."""
 
 
 @pytest.fixture(autouse=True)
@@ -147,6 +154,18 @@ def test_a_one_key_unit_s_pieces_read_as_columns_give_its_key_every_row(tmp_path
     assert got == _wanted(path, None, _seqs(firsts, path))
 
 
+@pytest.mark.parametrize("buckets", [2, 3])
+def test_a_split_unit_s_pieces_read_as_columns_give_each_bucket_its_companies_rows(
+    tmp_path, buckets
+) -> None:
+    path = _stocks(tmp_path / "stocks.trig")
+    spec = job_spec(units_of([("q", parse_query(SPLIT))]), None, streams=(S,), buckets=buckets)
+    assert job.unit_split(spec, 0) is not None
+    got, graphs, firsts = _routed(path, buckets, SPLIT)
+    assert set(graphs) == {PACKED_TERMS}
+    assert got == _wanted(path, buckets, _seqs(firsts, path))
+
+
 class Emptied(Codec):
     """A task's dictionary that counts the times it was emptied."""
 
@@ -168,6 +187,17 @@ def test_a_one_key_task_empties_its_dictionary_and_keeps_every_row(tmp_path, mon
     assert len(graphs) > 4  # several blocks a piece, the dictionary emptied after each
     assert Emptied.times > 4  # each block holds more than 10 terms but a piece's last
     assert got == _wanted(path, None, _seqs(firsts, path))
+
+
+def test_a_split_task_empties_its_dictionary_and_keeps_every_row(tmp_path, monkeypatch):
+    monkeypatch.setattr(job, "ONE_KEY_TERMS", 10)
+    monkeypatch.setattr(column_routes, "Codec", Emptied)
+    monkeypatch.setattr(Emptied, "times", 0)
+    monkeypatch.setattr(ingest, "named_chunks", partial(frontend.named_chunks, block=2_000))
+    path = _stocks(tmp_path / "stocks.trig")
+    got, _, firsts = _routed(path, 3, SPLIT)
+    assert Emptied.times > 4
+    assert got == _wanted(path, 3, _seqs(firsts, path))
 
 
 @pytest.mark.parametrize("block", [None, 2_000])
@@ -195,6 +225,47 @@ def test_a_spark_run_reading_columns_gives_the_local_lines(spark, tmp_path, text
     local = [jsonl_line(r, TimeKind.DATETIME) for r in run([("q", query)], elements)]
     assert len(local) > 20
     assert out.read_text().splitlines() == local
+
+
+def _sparse(path: Path) -> Path:
+    """The generators' layout: element n at 100 n ms, company c(n // 40) (each company's
+    elements together, so each bucket goes seconds without one), every seventh element
+    with the prices of two companies (sent to both their buckets)."""
+    lines = ["@prefix prov: <http://www.w3.org/ns/prov#> .\n"]
+    for n in range(ELEMENTS):
+        graph = f"<{EX}e{n}>"
+        companies = {n // 40, (n // 40 + 2) % 5} if n % 7 == 0 else {n // 40}
+        triples = " ".join(
+            f'<{EX}c{c}> <{EX}price> "{_price(n + c)}"^^<{XSD}decimal> . '
+            f'<{EX}c{c}> <{EX}volume> "{n}"^^<{XSD}integer> .'
+            for c in sorted(companies)
+        )
+        stamp = f"2026-01-01T00:00:{n // 10:02d}.{n % 10 * 100:03d}Z"
+        lines.append(f'{graph} prov:generatedAtTime "{stamp}"^^<{XSD}dateTime> .\n'
+                     f"{graph} {{ {triples} }}\n")  # fmt: skip
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.mark.spark
+def test_a_spark_run_of_a_split_unit_read_as_columns_gives_the_local_lines(
+    spark, tmp_path
+) -> None:
+    """Buckets that go seconds without an element of theirs, and elements sent to two
+    buckets: the lines are `--engine local`'s (each evaluation's rows in any order, as
+    the output allows), with no stand-ins."""
+    path = _sparse(tmp_path / "stocks.trig")
+    got, graphs, _ = _routed(path, 3, SPLIT)
+    assert set(graphs) == {PACKED_TERMS}
+    assert {key for key, _ in got} == {bucket_key(b, 3) for b in range(3)}
+    out = tmp_path / "results.jsonl"
+    query = parse_query(SPLIT)
+    run_on_spark([NamedQuery("q", query, tmp_path)], {S: str(path)}, [],
+                 SparkRunOptions(buckets=3), output=str(out), spark=spark)  # fmt: skip
+    elements = {S: list(read_stream(path, S))}
+    local = [jsonl_line(r, TimeKind.DATETIME) for r in run([("q", query)], elements)]
+    assert len(local) > 40
+    assert evaluations(out.read_text().splitlines()) == evaluations(local)
 
 
 @pytest.mark.spark
