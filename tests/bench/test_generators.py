@@ -104,3 +104,28 @@ def test_w12_prices_every_company_once_a_minute(tmp_path: Path) -> None:
     assert all(len(set(subjects)) == len(subjects) for subjects in by_minute.values())
     times = [e.time for e in elements]
     assert len(set(times)) == len(times) and times == sorted(times)
+
+
+def test_w13_gives_w3_s_trades_on_their_companies(tmp_path: Path) -> None:
+    """W13's element n is W3's: the same graph and time, its price and volume given on
+    W3's company of trade n; its query is W3's reading them so, which the plan splits by
+    ?company."""
+    from sepia.engine.plan.split import Split, split_of
+    from sepia.lang import parse_query
+
+    pairs = []
+    for workload_id in ("W3", "W13"):
+        manifest = generate(workload_id, 500, 5, tmp_path / workload_id)
+        (stream,) = manifest.streams
+        pairs.append(list(read_stream(tmp_path / workload_id / stream.path, stream.name)))
+    st = "http://stockmarket.org/trade#"
+    for trade, given in zip(*pairs, strict=True):
+        assert (trade.graph, trade.time) == (given.graph, given.time)
+        values = {t.predicate.value: t.object for t in trade.triples}
+        assert {(t.subject, t.predicate.value, t.object) for t in given.triples} == {
+            (values[st + "company"], st + p, values[st + p]) for p in ("price", "volume")
+        }
+    (variant,) = manifest.variants
+    query = parse_query((tmp_path / "W13" / variant.query).read_text())
+    found = split_of(query)
+    assert isinstance(found, Split) and found.variable.value == "company"

@@ -17,7 +17,7 @@ def bench(
         list[str] | None,
         typer.Argument(
             metavar="WORKLOAD",
-            help="W1-W12, triples (see `sepia generate --list`), reasoning: EP-SPARQL's "
+            help="W1-W13, triples (see `sepia generate --list`), reasoning: EP-SPARQL's "
             "stream-reasoning test (40,000 classes, depth 8; 4,000 with --quick), and soak: "
             "W3 and W4 over 1,000,000 elements (--scale), peak memory at a tenth and at the "
             "end; default: all but soak",

@@ -24,7 +24,7 @@ def _list_workloads() -> None:
 @app.command(short_help="Generate a benchmark workload's stream files.")
 def generate(
     workload_id: Annotated[
-        str | None, typer.Argument(metavar="WORKLOAD", help="W1..W11 or triples")
+        str | None, typer.Argument(metavar="WORKLOAD", help="W1..W13 or triples")
     ] = None,
     scale: Annotated[
         int | None, typer.Option(help="stream elements (default: per workload)")

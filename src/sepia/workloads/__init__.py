@@ -77,6 +77,8 @@ WORKLOADS: dict[str, Workload] = {w.id: w for w in (
              quick_x=(6, 600)),  # WITHIN 60 minutes: W4's queries, measured there
     Workload("W12", "W4's queries on a price per company per minute (runs end)",
              "SPAseq Q3, Q4", Kind.EVENT, stocks.generate_w12, 100_000, 3_000, 1_000),
+    Workload("W13", "W3's average price, the trades given per company (split, no PARTITION BY)",
+             "C-SPARQL", Kind.WINDOW, stocks.generate_w13, 100_000, 3_000),
     Workload("triples", "N triples, one per element, TriG and N-Quads (ingest)",
              "io.md", Kind.INGEST, triples.generate_triples, 1_000_000, 20_000, None,
              "no query"),

@@ -1,5 +1,5 @@
 """Stock market (SPAseq section 8's SMD, C-SPARQL and EP-SPARQL's price examples):
-W3, W4, W8, W11 and W12.
+W3, W4, W8, W11, W12 and W13.
 
 SMD: trades of 110 companies in 11 sectors (the paper's 10 companies replicated 10 times plus
 the originals), ~52 trades/s, each event graph holding the company's price, volume, sector,
@@ -8,7 +8,8 @@ Prices follow a per-company random walk. W12 spaces the same trades as a market 
 price per company per minute, so that `WITHIN 60 MINUTES` ends runs (state bounded) where
 W4's dense stream (10,000 trades in about 3 minutes) ends none. W3 reads a trade-centred
 variant (one node per trade) so that an average over a window merged into one graph counts
-every trade. W8 is EP-SPARQL's triple stream of daily closing prices with crashes and
+every trade; W13 gives the same trades on their companies, so that the plan can split the
+average by company (every pattern binds it). W8 is EP-SPARQL's triple stream of daily closing prices with crashes and
 recoveries; each close comes with the company's type, a leaf of a class hierarchy
 (EP-SPARQL's stream-reasoning test) whose ``rdfs:subClassOf`` schema is the background of the
 RDFS variant of the query.
@@ -65,6 +66,9 @@ WHERE {{
   FILTER(?price2 < ?price1 * 0.7 && ?price3 > ?price1 * 1.05
          && getDURATION() < "P30D"^^xsd:duration)
 }}"""
+
+TRADE_PATTERN = "?trade st:company ?company ; st:price ?price ."
+COMPANY_PATTERN = "?company st:price ?price ."
 
 CSPARQL_QUERY = f"""
 PREFIX st: <{NS}trade#>
@@ -198,6 +202,20 @@ def generate_w11(data: DatasetWriter, scale: int, rng: random.Random) -> None:
 
 def generate_w3(data: DatasetWriter, scale: int, rng: random.Random) -> None:
     """Trade-centred events at ~100/s: a 40 s window holds ~12k triples."""
+    _average_price(data, scale, rng, by_company=False)
+
+
+def generate_w13(data: DatasetWriter, scale: int, rng: random.Random) -> None:
+    """W3's trades (the same times, companies, prices and volumes) with each price and
+    volume given on its company, and W3's query reading them so: its one pattern binds
+    ?company, so the plan splits it by ?company without PARTITION BY (Spark's buckets). A
+    company's two trades at one price in a window are one triple of the merged window
+    graph, so the averages are over distinct prices, as C-SPARQL's own examples read."""
+    _average_price(data, scale, rng, by_company=True)
+
+
+def _average_price(data: DatasetWriter, scale: int, rng: random.Random, by_company: bool) -> None:
+    """W3 (one node per trade) or W13 (price and volume on the company)."""
     stream = data.stream("trades", NS + "trades", "trades.trig")
     prices = [rng.uniform(10, 200) for _ in range(COMPANIES)]
     company_p, price_p, volume_p = (iri(f"{NS}trade#{p}") for p in ("company", "price", "volume"))
@@ -205,16 +223,21 @@ def generate_w3(data: DatasetWriter, scale: int, rng: random.Random) -> None:
     for n in range(scale):
         time += rng.randint(1, 19)
         index = rng.randrange(COMPANIES)
-        trade = iri(f"{NS}trade/t{n}")
-        stream.element(iri(f"{NS}event/e{n}"), [
-            (trade, company_p, company(index)),
-            (trade, price_p, decimal(_walk(rng, prices, index, 0.002))),
-            (trade, volume_p, integer(100 * rng.randint(1, 100))),
-        ], time)
+        price = decimal(_walk(rng, prices, index, 0.002))
+        volume = integer(100 * rng.randint(1, 100))
+        subject = company(index) if by_company else iri(f"{NS}trade/t{n}")
+        triples = [(subject, price_p, price), (subject, volume_p, volume)]
+        if not by_company:
+            triples.insert(0, (subject, company_p, company(index)))
+        stream.element(iri(f"{NS}event/e{n}"), triples, time)
     window = {"stream": "trades", "width": 40_000, "slide": 10_000, "t0": 0}
+    text, sparql = CSPARQL_QUERY, PLAIN_AVERAGE
+    if by_company:
+        text, sparql = (q.replace(TRADE_PATTERN, COMPANY_PATTERN) for q in (text, sparql))
     params = {"windows": {"w": window}, "report": "window-close", "report_window": "w",
-              "operator": "rstream", "merge_windows": True, "sparql": PLAIN_AVERAGE}
-    data.query("average-price", CSPARQL_QUERY, params=params)
+              "operator": "rstream", "merge_windows": True, "sparql": sparql}
+    data.query("average-price-by-company" if by_company else "average-price", text,
+               params=params)
 
 
 def _class_hierarchy(rng: random.Random) -> tuple[list[Triple], list[str]]:
