@@ -15,13 +15,17 @@ Both evaluators run SPARQL on pyoxigraph with these functions in place of the bu
 the engine's maintained GROUP BY computes with ``extreme`` and ``rdf.numbers`` too.
 pyoxigraph calls a custom aggregate only over values without errors (an unbound or
 erroneous value unbinds it, as it does its own MIN, MAX, SUM and AVG), once per group.
+
+PARTIAL_SUM, Sepia's own set function (no query text parses to it), is the engine's only:
+a group's ``Sum`` as a literal (``partial_literal``), which a split query's buckets report
+for the driver to merge (``merge_partials``) and finish (``finished``) as SUM or AVG.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import partial
 from typing import TYPE_CHECKING
@@ -29,7 +33,15 @@ from urllib.parse import quote, unquote
 
 import pyoxigraph as ox
 
-from sepia.rdf.numbers import DATATYPES, FLOAT, Sum, mean, number_of, number_text
+from sepia.rdf.numbers import (
+    DATATYPES,
+    FLOAT,
+    PARTIAL_SUM_TYPE,
+    Sum,
+    mean,
+    number_of,
+    number_text,
+)
 from sepia.rdf.order import term_key
 from sepia.rdf.terms import Term, canonical
 from sepia.rdf.vocabulary import XSD
@@ -48,6 +60,7 @@ STRINGS = frozenset({XSD + "string", "http://www.w3.org/1999/02/22-rdf-syntax-ns
 FLOATING = frozenset({XSD + "double", XSD + "float"})
 EXACT = frozenset({XSD + "integer", XSD + "decimal"})
 NUMBERS = EXACT | FLOATING
+PARTIAL = ox.NamedNode(PARTIAL_SUM_TYPE)
 
 
 def extreme(values: Sequence[Term], maximum: bool) -> Term | None:
@@ -78,11 +91,32 @@ def total(values: Sequence[Term], average: bool) -> Term | None:
     state = Sum()
     for value in values:
         state.add(number_of(value), 1)
+    return finished(state, average)
+
+
+def finished(state: Sum, average: bool) -> Term | None:
+    """SUM (or AVG) of a state's values, the literal ``total`` gives (None: unbound)."""
     found = mean(state) if average else state.total()
     if found is None:
         return None
     literal = ox.Literal(number_text(found), datatype=DATATYPES[found[0]])
     return canonical(literal) if found[0] == FLOAT else literal  # a float as a store writes it
+
+
+def partial_literal(state: Sum) -> ox.Literal:
+    """PARTIAL_SUM: the state as a literal of ``PARTIAL_SUM_TYPE``, always bound (errors
+    are counted in it: the merged state is the error)."""
+    return ox.Literal(state.state_text(), datatype=PARTIAL)
+
+
+def merge_partials(literals: Iterable[ox.Literal]) -> Sum:
+    """The states of PARTIAL_SUM literals merged (ValueError for another literal)."""
+    state = Sum()
+    for literal in literals:
+        if literal.datatype != PARTIAL:
+            raise ValueError(f"not a PARTIAL_SUM literal: {literal}")
+        state.merge(Sum.from_state_text(literal.value))
+    return state
 
 
 def concatenation(values: Sequence[Term], separator: str) -> Term | None:

@@ -8,6 +8,11 @@ the aggregate. Floats and doubles are summed exactly and rounded once to the res
 rounded once is the one answer that order does not change). AVG divides that sum by the
 count as pyoxigraph divides: decimals truncated at 18 digits, doubles and floats rounded.
 Results are written as pyoxigraph writes them.
+
+A ``Sum``'s whole state has a text (``Sum.state_text``) and states merge (``Sum.merge``):
+a query split over buckets (Spark's) reports each group's partial state as a literal of
+``PARTIAL_SUM_TYPE`` instead of its SUM or AVG, and the merged states finish to exactly the
+unsplit answer, since nothing is rounded before the end.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ DATATYPES = [ox.NamedNode(n) for n in KINDS]
 SCALE = 10**18
 """pyoxigraph's decimals are integers times 10^-18."""
 I64, I128 = 2**63, 2**127
+PARTIAL_SUM_TYPE = "urn:sepia:partial-sum"
+"""The datatype IRI of a literal holding a ``Sum``'s state (``Sum.state_text``)."""
+SPECIALS = ("nan", "inf", "-inf")
+"""The texts of the non-finite values a ``Sum`` counts, in its state text's order."""
 Number = tuple[int, int | Fraction | float]
 """A numeric value: its kind, and its value: an integer or decimal times ``SCALE``, the
 exact value of a finite float or double, or the float itself when infinite or NaN."""
@@ -92,6 +101,42 @@ class Sum:
         total.kinds[kind] = count
         total.scaled = scaled
         return total
+
+    def state_text(self) -> str:
+        """The whole state as a compact text (``from_state_text`` reads it back):
+        ``count;errors;kinds;scaled;numerator/denominator;specials``, the kinds' and the
+        specials' (``SPECIALS``) counts separated by commas."""
+        kinds = ",".join(map(str, self.kinds))
+        special = ",".join(str(self.special[s]) for s in SPECIALS)
+        exact = f"{self.exact.numerator}/{self.exact.denominator}"
+        return f"{self.count};{self.errors};{kinds};{self.scaled};{exact};{special}"
+
+    @classmethod
+    def from_state_text(cls, text: str) -> Sum:
+        """The state ``state_text`` wrote (ValueError for any other text)."""
+        parts = text.split(";")
+        if len(parts) != 6:
+            raise ValueError(f"not a Sum's state: {text!r}")
+        count, errors, kinds, scaled, exact, special = parts
+        state = cls()
+        state.count, state.errors, state.scaled = int(count), int(errors), int(scaled)
+        state.kinds = [int(k) for k in kinds.split(",")]
+        numerator, slash, denominator = exact.partition("/")
+        counts = [int(n) for n in special.split(",")]
+        if len(state.kinds) != 4 or not slash or len(counts) != len(SPECIALS):
+            raise ValueError(f"not a Sum's state: {text!r}")
+        state.exact = Fraction(int(numerator), int(denominator))
+        state.special = Counter({s: n for s, n in zip(SPECIALS, counts, strict=True) if n})
+        return state
+
+    def merge(self, other: Sum) -> None:
+        """Add ``other``'s values to this state (the sum of the union of the multisets)."""
+        self.count += other.count
+        self.errors += other.errors
+        self.kinds = [a + b for a, b in zip(self.kinds, other.kinds, strict=True)]
+        self.scaled += other.scaled
+        self.exact += other.exact
+        self.special.update(other.special)
 
     def add(self, number: Number | None, sign: int) -> None:
         self.count += sign
