@@ -17,7 +17,9 @@ same numeric values (``r2r.numbers.Terms``: pyoxigraph's) and the same result li
   ``extreme`` (MIN, MAX), as the maintained path does; so do MIN and MAX among equal
   numbers of different terms (1 and 1.0): ``extreme`` picks one;
 - an unbound argument (a BIND's error below the group: ``NO_ID`` in the column) makes
-  SUM, AVG, MIN and MAX unbound and is not counted by COUNT.
+  SUM, AVG, MIN and MAX unbound and is not counted by COUNT;
+- PARTIAL_SUM is the group's ``Sum`` state as a literal (``rdf.aggregates``), from the
+  same two paths; it is always bound, a non-number or unbound value an error counted in it.
 
 Results are term ids (``NO_ID`` where unbound): one Python step per group at most (the
 literal of its value), none per row.
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sepia.engine.columnar.tables import NO_ID, Ids, Table
-from sepia.engine.r2r.aggregates import AggregateSpec, GroupBy
+from sepia.engine.r2r.aggregates import SUMS, AggregateSpec, GroupBy
 from sepia.engine.r2r.numbers import NUMERIC_TEXT, Terms, average, extreme, number_literal
 from sepia.rdf.numbers import DECIMAL, I64, I128, INTEGER, SCALE, Sum, number_text
 
@@ -225,8 +227,8 @@ def _aggregate(spec: AggregateSpec, table: Table, groups: Ids, size: int,
     if spec.function == "COUNT":
         return _counts(argument, groups, size, spec.distinct, numbers.terms)
     pairs = Pairs.of(groups, argument, size, spec.distinct)
-    if spec.function in ("SUM", "AVG"):
-        return _sums(pairs, size, spec.function == "AVG", numbers)
+    if spec.function in SUMS:
+        return _sums(pairs, size, spec.function, numbers)
     return _extremes(pairs, size, spec.function == "MAX", numbers)
 
 
@@ -272,9 +274,11 @@ def _units(pairs: Pairs, vector: np.ndarray, digits: Ids, mantissa: Ids,
     return (units * pairs.count if weighted else units), top
 
 
-def _sums(pairs: Pairs, size: int, mean: bool, numbers: NumericIds) -> Ids:
-    """SUM or AVG per group."""
+def _sums(pairs: Pairs, size: int, function: str, numbers: NumericIds) -> Ids:
+    """SUM, AVG or PARTIAL_SUM per group (PARTIAL_SUM: the ``Sum`` state, always bound, a
+    group's errors counted in it)."""
     terms = numbers.terms
+    mean, partial = function == "AVG", function == "PARTIAL_SUM"
     kind, digits, mantissa = numbers.of(pairs.term)
     errors = pairs.per_group((kind == NOT_NUMBER) | (kind == UNBOUND), size)
     vector = ~errors & ~pairs.per_group(kind > DECIMAL, size)
@@ -286,7 +290,8 @@ def _sums(pairs: Pairs, size: int, mean: bool, numbers: NumericIds) -> Ids:
     nonempty = pairs.starts < len(pairs.group)
     totals = _reduced(np.add, units, pairs, size, nonempty)
     counts = _reduced(np.add, pairs.count, pairs, size, nonempty)
-    decimals = pairs.per_group(kind == DECIMAL, size)
+    decimals = _reduced(np.add, np.where(kind == DECIMAL, pairs.count, 0), pairs, size,
+                        nonempty)
     out = np.zeros(size, dtype=np.int64)
     shift = 10 ** (18 - scale)
     summed = vector & nonempty & (counts > 0)
@@ -294,15 +299,28 @@ def _sums(pairs: Pairs, size: int, mean: bool, numbers: NumericIds) -> Ids:
         range(size), errors.tolist(), summed.tolist(), counts.tolist(), totals.tolist(),
         decimals.tolist(), strict=True,
     ):
-        if whole:
+        value: int | None
+        if whole and not partial:
             continue
-        if plain:
+        if plain and partial:
+            value = terms.partial(_scaled_state(count, decimal, total * shift))
+        elif plain:
             value = _summed(count, DECIMAL if decimal else INTEGER, total * shift, mean, terms)
         else:
             folded = _folded(pairs, g, terms)
-            value = average(folded, terms) if mean else number_literal(folded.total(), terms)
+            value = (terms.partial(folded) if partial else average(folded, terms) if mean
+                     else number_literal(folded.total(), terms))  # fmt: skip
         out[g] = NO_ID if value is None else value
     return out
+
+
+def _scaled_state(count: int, decimals: int, scaled: int) -> Sum:
+    """The ``Sum`` of ``count`` integers and decimals (``decimals`` of them decimals) whose
+    total times ``SCALE`` is ``scaled``: the state the per-group path folds, kinds
+    counted alike (``Sum.scaled_total``), so that both paths write one literal."""
+    state = Sum.scaled_total(count - decimals, INTEGER, 0)
+    state.merge(Sum.scaled_total(decimals, DECIMAL, scaled))
+    return state
 
 
 def _summed(count: int, kind: int, scaled: int, mean: bool, terms: Terms) -> int | None:
@@ -323,7 +341,7 @@ def _folded(pairs: Pairs, g: int, terms: Terms) -> Sum:
     total = Sum()
     part = pairs.in_group(g)
     for term, count in zip(pairs.term[part].tolist(), pairs.count[part].tolist(), strict=True):
-        total.add(terms.number(term), count)
+        total.add(None if term == NO_ID else terms.number(term), count)  # NO_ID: an error
     return total
 
 

@@ -62,9 +62,12 @@ from sepia.rdf.results import Result, Solution
 
 COVERED = (po.Scan, po.HashJoin, po.MultiJoin, po.Keep, po.Dedup, po.Select, po.Bind, GroupBy)
 """The plan operators with a columnar form (GROUP BY: COUNT, SUM, AVG, MIN, MAX of a
-variable; other aggregates are pyoxigraph's ``Fallback``)."""
+variable, and PARTIAL_SUM; other aggregates are pyoxigraph's ``Fallback``)."""
 MAYBE_UNBOUND = ("SUM", "AVG", "MIN", "MAX")
-"""Aggregates that leave a group's value unbound on an error."""
+"""Aggregates that leave a group's value unbound on an error (not PARTIAL_SUM, whose state
+counts the errors: always bound)."""
+NUMERIC = (*MAYBE_UNBOUND, "PARTIAL_SUM")
+"""Aggregates that read their values' numbers."""
 
 
 def uncovered(engine: ContinuousQuery, costed: bool = True) -> str | None:
@@ -194,7 +197,7 @@ class ColumnarQuery(ContinuousQuery):
 
     def _learning(self, window: ColumnWindow) -> ColumnWindow:
         """The window, told to learn its pushed objects' numbers ahead of the evaluations
-        when a SUM, AVG, MIN or MAX reads them (``NumericIds.learn``; the batch path's
+        when a SUM, AVG, PARTIAL_SUM, MIN or MAX reads them (``NumericIds.learn``; the batch path's
         evaluations learn a batch's at once)."""
         if _aggregates_numbers(self.physical.root):
             window.learner = self._numbers.learn
@@ -439,7 +442,7 @@ def _aggregates_numbers(node: po.PhysicalPlan) -> bool:
     """Whether a (covered) plan's GROUP BY sums or compares numbers."""
     match node:
         case GroupBy(inner=inner, aggregates=specs):
-            return any(a.function in MAYBE_UNBOUND for a in specs) or _aggregates_numbers(inner)
+            return any(a.function in NUMERIC for a in specs) or _aggregates_numbers(inner)
         case po.HashJoin(left, right, _):
             return _aggregates_numbers(left) or _aggregates_numbers(right)
         case po.MultiJoin(inputs, _):

@@ -62,7 +62,11 @@ from sepia.engine.r2r.numbers import INTEGER, Sum, Terms, average, extreme, numb
 from sepia.engine.rows import Row
 from sepia.rdf.dictionary import Dictionary
 
-FUNCTIONS = {"COUNT", "SUM", "AVG", "MIN", "MAX"}
+FUNCTIONS = {"COUNT", "SUM", "AVG", "MIN", "MAX", "PARTIAL_SUM"}
+SUMS = ("SUM", "AVG", "PARTIAL_SUM")
+"""The functions of a ``Sum`` state (PARTIAL_SUM: the state itself, ``rdf.aggregates``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class AggregateSpec:
     """One aggregate of a group: its function, the slot it reads (None: ``COUNT(*)``),
@@ -88,11 +92,11 @@ def native(
     group: gp.Group, fallback: po.Fallback, inner: po.PhysicalPlan, slot: Callable[[str], int]
 ) -> GroupBy | None:
     """The maintainable GROUP BY of ``group`` (None: only pyoxigraph evaluates it): COUNT,
-    SUM, AVG, MIN, MAX of a variable (or ``COUNT(*)``)."""
+    SUM, AVG, MIN, MAX of a variable (or ``COUNT(*)``), PARTIAL_SUM without DISTINCT."""
     specs = []
     for binding in group.aggregates:
         a = binding.aggregate
-        if a.function.value not in FUNCTIONS:
+        if a.function.value not in FUNCTIONS or (a.distinct and a.function.value == "PARTIAL_SUM"):
             return None
         if a.args and not isinstance(a.args[0], ox.Variable):
             return None
@@ -169,7 +173,7 @@ class _Group:
     def __init__(self, specs: tuple[AggregateSpec, ...]) -> None:
         self.rows = 0
         self.states: list[Counter[Row | int | None] | Sum | list[int]] = [
-            Sum() if s.function in ("SUM", "AVG") and not s.distinct
+            Sum() if s.function in SUMS and not s.distinct
             else [0] if s.function == "COUNT" and not s.distinct
             else Counter()
             for s in specs
@@ -315,6 +319,8 @@ class MaintainedGroups:
             state = total
         if spec.function == "SUM":
             return number_literal(state.total(), terms)
+        if spec.function == "PARTIAL_SUM":
+            return terms.partial(state)
         return average(state, terms)
 
 

@@ -26,6 +26,7 @@ from sepia.rdf.numbers import (
     I128,
     INTEGER,
     KINDS,
+    PARTIAL_SUM_TYPE,
     SCALE,
     Number,
     Sum,
@@ -121,6 +122,16 @@ class Terms:
             found = self._written[(text, kind)] = self.dictionary.encode(term)
             self._canonical[found] = found
             self.numbers[found] = number_of(term)
+        return found
+
+    def partial(self, state: Sum) -> int:
+        """The id of PARTIAL_SUM's literal of a state (``aggregates.partial_literal``),
+        which no store rewrites (its datatype is Sepia's) and which is no number."""
+        literal = aggregates.partial_literal(state)
+        found = self.dictionary.encode_canonical(
+            literal, f'"{literal.value}"^^<{PARTIAL_SUM_TYPE}>')
+        self._canonical[found] = found
+        self.numbers[found] = None
         return found
 
 
