@@ -9,10 +9,10 @@ price per company per minute, so that `WITHIN 60 MINUTES` ends runs (state bound
 W4's dense stream (10,000 trades in about 3 minutes) ends none. W3 reads a trade-centred
 variant (one node per trade) so that an average over a window merged into one graph counts
 every trade; W13 gives the same trades on their companies, so that the plan can split the
-average by company (every pattern binds it). W8 is EP-SPARQL's triple stream of daily closing prices with crashes and
-recoveries; each close comes with the company's type, a leaf of a class hierarchy
-(EP-SPARQL's stream-reasoning test) whose ``rdfs:subClassOf`` schema is the background of the
-RDFS variant of the query.
+average by company (every pattern binds it). W8 is EP-SPARQL's triple stream of daily
+closing prices with crashes and recoveries; each close comes with the company's type, a
+leaf of a class hierarchy (EP-SPARQL's stream-reasoning test) whose ``rdfs:subClassOf``
+schema is the background of the RDFS variant of the query.
 """
 
 from __future__ import annotations
