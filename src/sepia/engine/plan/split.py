@@ -26,6 +26,19 @@ do not split):
 The engines must still step through every instant of the streamset, so that their windows
 open, close and report together (the Spark job sends a bucket that got no triple at an
 instant a stand-in: `sepia.runtime.spark.job`).
+
+Where no projected GROUP BY variable is in every triple pattern (W3: `?trade st:company
+?company ; st:price ?price` grouped by ?company), a run whose results of an instant all
+come in one batch (`merge`: a run of files) may still split by a variable that holds one
+place of every triple pattern (?trade, the subject of both): a triple binds one value of it
+there, so it goes to one bucket, and every solution of the patterns is found in exactly
+one bucket, whole. Each bucket then reports its groups' partial states (COUNT, and the
+exact sums behind SUM and AVG: `sepia.engine.plan.partials`), which the driver adds up per
+instant and group before it finishes them (`Split.merged`). Asked on top of the above:
+only COUNT, SUM and AVG (not DISTINCT), each projected under its own name; above the
+GROUP BY nothing but the projection (no HAVING, no BIND over an aggregate); RSTREAM (the
+other operators compare each evaluation with the last, which no bucket sees whole); no
+background data (every bucket would count its triples).
 """
 
 from __future__ import annotations
@@ -45,20 +58,31 @@ from sepia.rdf.terms import Term
 TIME_WINDOWS = (ds.Sliding, ds.Landmark, ds.Interval)
 
 
+MERGEABLE = frozenset({"COUNT", "SUM", "AVG"})
+"""Aggregates whose buckets' partial states add up to the whole's."""
+
+
 @dataclass(frozen=True, slots=True)
 class Split:
     """The variable the query splits by, and the triple patterns that bind it."""
 
     variable: ox.Variable
     patterns: tuple[pa.TriplePattern, ...]
+    merged: tuple[tuple[str, str], ...] = ()
+    """A split whose buckets' partial states the driver merges: each projected
+    aggregate's variable and function (COUNT, SUM or AVG). Empty: every result is a group
+    of the split variable, reported by the bucket that owns its value."""
 
     def values_of(self, triple: ox.Triple) -> set[Term]:
         """The values of the variable the triple binds: one per pattern it matches."""
         return {v for p in self.patterns if (v := _bound(p, triple, self.variable)) is not None}
 
 
-def split_of(query: qa.Query, background: bool = False, rdfs: bool = False) -> Split | str:
-    """The query's split, or why it has none. `background`: the run has background data."""
+def split_of(
+    query: qa.Query, background: bool = False, rdfs: bool = False, merge: bool = False
+) -> Split | str:
+    """The query's split, or why it has none. `background`: the run has background data;
+    `merge`: its results of an instant all come in one batch, so a split may be merged."""
     if rdfs or query.entailment is not qa.Entailment.NONE:
         return "RDFS entailment"
     if query.partition_by is not None:
@@ -85,18 +109,80 @@ def split_of(query: qa.Query, background: bool = False, rdfs: bool = False) -> S
     for key in keys:
         if triples and all(key in _variables(p) for p in triples) and _projected(inner, key):
             return Split(key, tuple(triples))
-    return "no projected GROUP BY variable is in every triple pattern"
+    why = "no projected GROUP BY variable is in every triple pattern"
+    if not merge:
+        return why
+    merged = _merged_split(stream, inner, group, triples, background)
+    return merged if isinstance(merged, Split) else f"{why}; {merged}"
 
 
 def explain_split(query: qa.Query) -> str:
     """`sepia explain`'s line on the split (without background data, without RDFS)."""
-    found = split_of(query)
+    found = split_of(query, merge=True)
+    if isinstance(found, Split) and found.merged:
+        return (
+            f"split by ?{found.variable.value} in a run of files: it holds one place of "
+            "every triple pattern, so Spark spreads its values over buckets, each "
+            "reporting its groups' partial COUNT, SUM and AVG, which the driver adds up"
+        )
     if isinstance(found, Split):
         return (
             f"split by ?{found.variable.value}: every triple pattern binds it and every "
             "result is one of its groups, so Spark spreads its values over buckets"
         )
     return f"split: none ({found})"
+
+
+def _merged_split(
+    stream: object, inner: pa.GraphPattern, group: pa.Group,
+    triples: list[pa.TriplePattern], background: bool,
+) -> Split | str:
+    """A split whose buckets' partial states are merged (see the module), or why not."""
+    if background:
+        return "partial sums with background data"
+    if not isinstance(stream, qa.RStream):
+        return "partial sums under ISTREAM or DSTREAM"
+    outputs = _aggregate_outputs(inner, group)
+    if isinstance(outputs, str):
+        return outputs
+    variable = _in_one_place(triples)
+    if variable is None:
+        return "no variable holds one place of every triple pattern"
+    return Split(variable, tuple(triples), outputs)
+
+
+def _aggregate_outputs(
+    inner: pa.GraphPattern, group: pa.Group
+) -> tuple[tuple[str, str], ...] | str:
+    """Each projected aggregate's variable and function, where the projection holds only
+    GROUP BY keys and COUNT, SUM and AVG each bound to a name of its own (else why not)."""
+    functions = {b.variable: b.aggregate for b in group.aggregates}
+    if any(a.function.value not in MERGEABLE or a.distinct for a in functions.values()):
+        return "an aggregate other than COUNT, SUM and AVG"
+    if not isinstance(inner, pa.Project):
+        return "no projection"
+    named: dict[ox.Variable, str] = {}
+    node = inner.inner
+    while isinstance(node, pa.Extend):
+        if not isinstance(node.expression, ox.Variable) or node.expression not in functions:
+            return "a BIND above the GROUP BY"
+        named[node.variable] = functions[node.expression].function.value
+        node = node.inner
+    if node is not group:
+        return "HAVING"
+    if any(v not in named and v not in group.variables for v in inner.variables):
+        return "a projected variable that is no GROUP BY key or aggregate"
+    return tuple((v.value, named[v]) for v in inner.variables if v in named)
+
+
+def _in_one_place(triples: list[pa.TriplePattern]) -> ox.Variable | None:
+    """A variable in the same place (subject, predicate or object) of every triple pattern:
+    a triple binds one value of it, wherever it matches."""
+    for place in ("subject", "predicate", "object"):
+        first = getattr(triples[0], place) if triples else None
+        if isinstance(first, ox.Variable) and all(getattr(t, place) == first for t in triples):
+            return first
+    return None
 
 
 def _report_refusal(query: qa.Query, background: bool) -> str | None:

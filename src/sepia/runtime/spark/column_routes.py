@@ -95,10 +95,13 @@ class ColumnRouter:
         if read is not None:  # as the sequence's own step is taught a block's numbers
             self.sequence.numbers.taught(read.ids, read.kind, read.digits, read.mantissa)
         _, routing = self.sequence.routing(batch)
-        yield from packed_by_key(
-            batch, routing.element, routing.key, partial(self._bucket, buckets=buckets),
-            graphs, first, file, self.dictionary.decode_text, buckets,
-        )  # fmt: skip
+        shares = by_bucket(routing.element, routing.key, partial(self._bucket, buckets=buckets),
+                           len(batch))  # fmt: skip
+        decode = self.dictionary.decode_text
+        for bucket, chosen in shares:
+            yield bucket_key(bucket, buckets), packed_elements(
+                batch, chosen, graphs, first, file, decode
+            )
 
     def _bucket(self, key: int, buckets: int) -> int:
         """The bucket of a key id (each id's asked once: ids are never given twice)."""
@@ -132,13 +135,11 @@ class ColumnRouter:
 class SplitRouter:
     """A split unit's buckets (`sepia.engine.plan.split`) on columns, for a task's blocks
     read by the columnar reader into its own dictionary: each of the split's triple
-    patterns matched over a whole block by comparing id columns, the ids it binds to the
-    split variable giving each element its buckets. An element goes whole to the buckets
-    of all the values its triples bind (`_split_rows` sends each bucket only the triples
-    binding its values): a bucket's engine also meets the other values' triples, from which
-    it makes only groups it does not own and drops (`IncrementalEngine.split`). No
-    stand-ins: a bucket's windows close as its horizon passes them, the run's end or a
-    mark row (see Time in `job`)."""
+    patterns matched over a whole block by comparing id columns, and each triple sent to
+    the buckets of the values it binds there, one per pattern it matches (a triple that
+    matches none joins no result: it goes nowhere), as `job._split_rows` sends them, in
+    one packed row per bucket. No stand-ins: a bucket's windows close as its horizon
+    passes them, at the run's end or a mark row (see Time in `job`)."""
 
     def __init__(self, split: Split, forget_at: int) -> None:
         self.split = split
@@ -153,26 +154,29 @@ class SplitRouter:
         self, batch: ColumnBatch, graphs: Sequence[str], first: int, file: str, buckets: int
     ) -> Iterator[tuple[str, ElementRow]]:
         """A block read as columns over `dictionary` as one packed row per bucket: the
-        elements whose triples bind its values (`ColumnRouter.packed`)."""
+        triples that bind its values, in their elements (`ColumnRouter.packed`)."""
         if len(batch):
-            elements, values = self.bound(batch)
-            yield from packed_by_key(
-                batch, elements, values, partial(self._bucket, buckets=buckets), graphs,
-                first, file, self.dictionary.decode_text, buckets,
-            )  # fmt: skip
+            triples, values = self.bound(batch)
+            shares = by_bucket(triples, values, partial(self._bucket, buckets=buckets),
+                               len(batch.s))  # fmt: skip
+            decode = self.dictionary.decode_text
+            for bucket, chosen in shares:
+                yield bucket_key(bucket, buckets), packed_triples(
+                    batch, chosen, graphs, first, file, decode
+                )
         if len(self.dictionary) > self.forget_at:
             self.dictionary.forget(set(self.dictionary.ids()))
             self.buckets.clear()
 
     def bound(self, batch: ColumnBatch) -> tuple[np.ndarray, np.ndarray]:
-        """(element, value id) for each triple of the block and each of the split's
+        """(triple, value id) for each triple of the block and each of the split's
         patterns it matches: `Split.values_of` over id columns."""
-        elements, values = [], []
+        triples, values = [], []
         for pattern in self.split.patterns:
             mask, value = self._matches(pattern, (batch.s, batch.p, batch.o))
-            elements.append(batch.element[mask])
+            triples.append(np.flatnonzero(mask))
             values.append(value[mask])
-        return np.concatenate(elements), np.concatenate(values)
+        return np.concatenate(triples), np.concatenate(values)
 
     def _matches(
         self, pattern: TriplePattern, columns: tuple[np.ndarray, ...]
@@ -200,20 +204,16 @@ class SplitRouter:
         return bucket
 
 
-def packed_by_key(
-    batch: ColumnBatch, elements: np.ndarray, keys: np.ndarray, bucket: Callable[[int], int],
-    graphs: Sequence[str], first: int, file: str, decode: Callable[[int], str], buckets: int,
-) -> Iterator[tuple[str, ElementRow]]:
-    """A block's elements as one packed row per bucket (`packed_elements`), given the
-    (element, key id) pairs that route them and each key id's bucket."""
+def by_bucket(
+    items: np.ndarray, keys: np.ndarray, bucket: Callable[[int], int], size: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Each bucket and its items (ascending, distinct), given (item, key id) pairs (items
+    below `size`) and each key id's bucket."""
     distinct, inverse = np.unique(keys, return_inverse=True)
     to = np.array([bucket(key) for key in distinct.tolist()], dtype=np.int64)
-    pairs = np.unique(to[inverse.reshape(-1)] * len(batch) + elements)
-    for chosen_bucket in np.unique(pairs // len(batch)).tolist():
-        chosen = pairs[pairs // len(batch) == chosen_bucket] % len(batch)
-        yield bucket_key(chosen_bucket, buckets), packed_elements(
-            batch, chosen, graphs, first, file, decode
-        )
+    pairs = np.unique(to[inverse.reshape(-1)] * size + items)
+    for chosen in np.unique(pairs // size).tolist():
+        yield chosen, pairs[pairs // size == chosen] % size
 
 
 def packed_elements(
@@ -226,12 +226,20 @@ def packed_elements(
     ids, each distinct id decoded once."""
     mine = np.zeros(len(batch), dtype=bool)
     mine[chosen] = True
-    kept = mine[batch.element]
-    ids = np.stack([batch.s[kept], batch.p[kept], batch.o[kept]], axis=1).reshape(-1)
+    return packed_triples(batch, np.flatnonzero(mine[batch.element]), graphs, first, file, decode)
+
+
+def packed_triples(
+    batch: ColumnBatch, chosen: np.ndarray, graphs: Sequence[str], first: int, file: str,
+    decode: Callable[[int], str],
+) -> ElementRow:
+    """The triples `chosen` (positions, ascending) of a batch read as columns, in their
+    elements, as one packed row (`packed_elements`)."""
+    elements, counts = np.unique(batch.element[chosen], return_counts=True)
+    ids = np.stack([batch.s[chosen], batch.p[chosen], batch.o[chosen]], axis=1).reshape(-1)
     distinct, positions = np.unique(ids, return_inverse=True)
-    triples = np.bincount(batch.element, minlength=len(batch))
     return packed_columns(
-        (batch.streams[0], file, batch.kind.value), [graphs[n] for n in chosen.tolist()],
-        chosen + first, batch.times[chosen], list(map(decode, distinct.tolist())),
-        positions.reshape(-1), triples[chosen] * 3,
+        (batch.streams[0], file, batch.kind.value), [graphs[n] for n in elements.tolist()],
+        elements + first, batch.times[elements], list(map(decode, distinct.tolist())),
+        positions.reshape(-1), counts * 3,
     )  # fmt: skip

@@ -137,6 +137,10 @@ class JobSpec:
     background: bytes | None = field(default=None, compare=False, repr=False)
     """The background's N-Quads, compressed unless empty (empty: no background data)."""
     background_digest: str = ""
+    merges: bool = False
+    """The run's results all come in one batch (a run of files, not folders, whose keys
+    end at the end-of-input markers: `run_on_spark`), so a unit may be split into buckets
+    that report partial states, which the driver merges (`Split.merged`)."""
     stream_horizon: int | None = None
     """None: every key steps at the horizon of Spark's watermark. A number (the run's
     allowed lateness): a unit on one key steps at its own streams' latest times minus it

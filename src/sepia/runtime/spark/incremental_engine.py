@@ -72,6 +72,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.forgetting import MIN_TERMS
 from sepia.engine.hosts.engine_path import Engine
 from sepia.engine.hosts.prepared import PreparedBackground
+from sepia.engine.plan.partials import partial_query
 from sepia.engine.plan.split import Split, split_of
 from sepia.engine.query.partition import PartitionedQuery, RegisteredQuery, bucket_of
 from sepia.rdf.dictionary import Dictionary
@@ -205,11 +206,16 @@ class IncrementalEngine:
         self.rdfs = rdfs
         store = background.store if isinstance(background, PreparedBackground) else background
         data = store is not None and len(store) > 0
-        found = split_of(self.query.query, background=data, rdfs=rdfs)
-        self.split = found.variable.value if isinstance(found, Split) else None
+        found = split_of(self.query.query, background=data, rdfs=rdfs, merge=True)
+        split = found if isinstance(found, Split) else None
+        self.split = split.variable.value if split and not split.merged else None
         """A unit split by this variable without PARTITION BY (`sepia.engine.plan.split`):
         a bucket's key keeps the results of its own values only (it may see other groups
         partly, through triples that bind two values)."""
+        self.partial = partial_query(self.query.query) if split and split.merged else None
+        """A unit split with merged partial states: the query a bucket's key runs, its
+        SUM and AVG reported as their partial sums (`sepia.engine.plan.partials`); a run
+        that does not merge keeps the unit on one key, which runs the query as written."""
         self.forget_terms = forget_terms
         """A key's session first forgets terms once its dictionary holds this many
         (`Session(forget_terms=)`; None: never)."""
@@ -279,10 +285,11 @@ class IncrementalEngine:
                           forget_when_quiet=False,  # a key's stored terms stay bounded
                           forget_after_batches=self.columns)
         owns = None
-        if key is not None and self.split is None:
+        if key is not None and self.unit.partition_by is not None:
             bucket, buckets = parse_bucket_key(key)
             owns = lambda value: bucket_of(value, buckets) == bucket  # noqa: E731
-        session.register(self.query.query, self.query.name, owns=owns)
+        query = self.query.query if key is None or self.partial is None else self.partial
+        session.register(query, self.query.name, owns=owns)
         stored = {name: text for name, text in state.get(PARTS, [])} if version else {}
         base = session.dictionary.last_id
         last_id = base if version is None else version[3]

@@ -673,7 +673,8 @@ def _routers(spec: JobSpec, unit: Unit) -> tuple[PartitionedQuery, ColumnRouter 
 
 def unit_split(spec: JobSpec, n: int) -> Split | None:
     """The split of unit n over the run's buckets, where the plan proves one safe (one
-    query without PARTITION BY on the incremental engine, more than one bucket)."""
+    query without PARTITION BY on the incremental engine, more than one bucket; one whose
+    buckets' partial states are merged only where the run merges, `JobSpec.merges`)."""
     unit = spec.units[n]
     if spec.unit_engines[n] != "incremental" or len(unit.queries) != 1:
         return None
@@ -681,10 +682,23 @@ def unit_split(spec: JobSpec, n: int) -> Split | None:
         return None
     background = bool(spec.background)
     found = _SPLITS.get_or_make(
-        (unit, background, spec.rdfs),
-        lambda: split_of(unit.queries[0].query, background=background, rdfs=spec.rdfs),
+        (unit, background, spec.rdfs, spec.merges),
+        lambda: split_of(
+            unit.queries[0].query, background=background, rdfs=spec.rdfs, merge=spec.merges
+        ),
     )
     return found if isinstance(found, Split) else None
+
+
+def merged_splits(spec: JobSpec) -> dict[int, tuple[tuple[str, str], ...]]:
+    """The run's queries whose buckets report partial states (by position, as their
+    results' `query_index`), with each one's merged variables and functions."""
+    splits = (unit_split(spec, n) for n in range(len(spec.units)))
+    return {
+        unit.queries[0].position: split.merged
+        for unit, split in zip(spec.units, splits, strict=True)
+        if split is not None and split.merged
+    }
 
 
 def _split_rows(

@@ -22,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pyspark.errors import StreamingQueryException
@@ -43,6 +43,7 @@ from sepia.runtime.spark.job import (
     end_folder,
     ends_by_marker,
     mark_end,
+    merged_splits,
     results_frame,
     stateful_partitions,
     warm_workers,
@@ -120,6 +121,8 @@ def run_on_spark(
             forget_terms=options.forget_terms,
             stream_horizon=options.allowed_lateness if followed else None,
         )  # fmt: skip
+        one_batch = not followed and not _folders(bindings) and ends_by_marker(spec)
+        spec = replace(spec, merges=one_batch)  # its results come in one batch: see _drive
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
             allowed_lateness=options.allowed_lateness,
@@ -136,7 +139,8 @@ def run_on_spark(
             for iri, text in bindings.items()
             if iri not in live
         ]
-        sink = ResultJournal(home / "results", output, fmt, variables, query_prefixes(queries))
+        sink = ResultJournal(home / "results", output, fmt, variables, query_prefixes(queries),
+                             merged_splits(spec))  # fmt: skip
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
                           sink.results_of)  # fmt: skip
         warming = None if followed else RouteWarming(spark, spec)
@@ -248,7 +252,7 @@ def _drive(
             interval = f"{round(options.trigger_seconds * 1000)} milliseconds"
             _await(writer.trigger(processingTime=interval), log, interrupts, gone=gone)
             return
-        if any(Path(s).is_dir() for s in bindings.values()):
+        if _folders(bindings):
             _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)  # files first
         if gone():
             return
@@ -259,6 +263,11 @@ def _drive(
             return
         with _no_empty_batches(results.sparkSession):
             _await(writer.trigger(availableNow=True), log, interrupts, gone=gone)
+
+
+def _folders(bindings: Mapping[str, str]) -> bool:
+    """Whether a stream is read from a folder (its files, one a micro-batch)."""
+    return any(Path(s).is_dir() for s in bindings.values())
 
 
 def run_config(

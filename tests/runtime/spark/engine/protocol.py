@@ -1,12 +1,15 @@
 """The Spark host's calls to an engine, made in-process (no Spark): batches of elements
 routed by key, a watermark that trails them, wake-up timers, the end-of-input flush, and the
 state kept between steps exactly as the protocol says the host keeps it (`stored`, list
-tables packed and unpacked as `host.packed` does)."""
+tables packed and unpacked as `host.packed` does), and the driver's merge of a split's
+partial states (`partial_states.merged`, where `merges` is asked)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
+import pyarrow as pa
 import pyoxigraph as ox
 
 from sepia.engine.forgetting import MIN_TERMS
@@ -17,7 +20,8 @@ from sepia.runtime.spark.element_batches import unpack
 from sepia.runtime.spark.engine_protocol import State, stored
 from sepia.runtime.spark.host import ENGINES, job_spec, packed, unpacked
 from sepia.runtime.spark.incremental_engine import TERMS, term_rows
-from sepia.runtime.spark.job import read_predicates, routed_rows
+from sepia.runtime.spark.job import merged_splits, read_predicates, routed_rows
+from sepia.runtime.spark.partial_states import Merges, merged
 from sepia.runtime.spark.units import RunQuery, units_of
 
 
@@ -41,14 +45,18 @@ def drive(
     buckets: int = 1,
     forget_terms: int | None = MIN_TERMS,
     terms: list[int] | None = None,
+    merges: bool = False,
 ) -> list[str]:
     """The jsonl lines the job writes for `queries` over `streams` fed in batches of
     `batch_size` elements, PARTITION BY queries spread over `buckets` keys. `forget`: drop
     the workers' live sessions before every step, as a restarted job would, so every step
     restores its key's state from the rows. `forget_terms`: the job's (`JobSpec`);
-    `terms`, if given, gets the dictionary entries stored over all keys after each batch."""
+    `terms`, if given, gets the dictionary entries stored over all keys after each batch;
+    `merges`: the run merges a split's partial states (`JobSpec.merges`), batch by batch."""
     run = units_of([(q.name, q.query) for q in queries])
     spec = job_spec(run, store, engine=engine, rdfs=rdfs, streams=tuple(streams), buckets=buckets)
+    spec = replace(spec, merges=merges)
+    partials = merged_splits(spec)
     units = spec.units
     engines = [
         ENGINES[name](unit, store, rdfs, forget_terms=forget_terms)
@@ -87,9 +95,22 @@ def drive(
         out = [row for key, rows in routed.items() for row in step(key, rows)]
         out += [row for key, at in list(wake.items()) if at is not None and at < watermark
                 for row in step(key, [])]  # fmt: skip
-        lines += [row[-1] for row in sorted(out)]
+        lines += [row[-1] for row in sorted(_merged(out, partials))]
         watermark = max(watermark, *(e.end for e in batch))
         if terms is not None:
             terms.append(sum(len(term_rows(state.get(TERMS, []))) for state in states.values()))
     final = [row for key in list(states) for row in step(key, [], final=True)]
-    return lines + [row[-1] for row in sorted(final)]
+    return lines + [row[-1] for row in sorted(_merged(final, partials))]
+
+
+def _merged(rows: list[tuple], merges: Merges) -> list[tuple]:
+    """A batch's (t, query_index, partition, seq, line) rows with the merged queries'
+    partial rows made one per group, as the driver's sink makes them."""
+    if not merges:
+        return rows
+    names = ("t", "query_index", "partition", "seq", "line")
+    types = (pa.int64(), pa.int32(), pa.string(), pa.int32(), pa.string())
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 5
+    table = pa.table([pa.array(c, t) for c, t in zip(columns, types, strict=True)], names=names)
+    table = merged(table, merges)
+    return list(zip(*(table.column(name).to_pylist() for name in names), strict=True))
