@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import struct
 from collections import Counter
+from collections.abc import Iterable
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
@@ -41,6 +42,7 @@ PARTIAL_SUM_TYPE = "urn:sepia:partial-sum"
 """The datatype IRI of a literal holding a ``Sum``'s state (``Sum.state_text``)."""
 SPECIALS = ("nan", "inf", "-inf")
 """The texts of the non-finite values a ``Sum`` counts, in its state text's order."""
+NO_SPECIALS = ",".join("0" for _ in SPECIALS)
 Number = tuple[int, int | Fraction | float]
 """A numeric value: its kind, and its value: an integer or decimal times ``SCALE``, the
 exact value of a finite float or double, or the float itself when infinite or NaN."""
@@ -129,6 +131,34 @@ class Sum:
         state.special = Counter({s: n for s, n in zip(SPECIALS, counts, strict=True) if n})
         return state
 
+    @classmethod
+    def from_state_texts(cls, texts: Iterable[str]) -> Sum:
+        """The states of `texts` merged, their integer parts added as they are read: no
+        ``Sum``, ``Counter`` or ``Fraction`` is made per text where it holds no float and
+        no special (the driver merges a state per bucket, window and group: W3's 220,000
+        took 5 s through ``from_state_text`` and ``merge``)."""
+        count = errors = k0 = k1 = k2 = k3 = total = 0
+        exact, special = Fraction(0), [0] * len(SPECIALS)
+        for text in texts:
+            parts = text.split(";")
+            if len(parts) != 6:
+                raise ValueError(f"not a Sum's state: {text!r}")
+            kinds = parts[2].split(",")
+            count, errors = count + int(parts[0]), errors + int(parts[1])
+            k0, k1, k2, k3 = (k0 + int(kinds[0]), k1 + int(kinds[1]), k2 + int(kinds[2]),
+                              k3 + int(kinds[3]))  # fmt: skip
+            total += int(parts[3])
+            if parts[4] != "0/1":
+                numerator, _, denominator = parts[4].partition("/")
+                exact += Fraction(int(numerator), int(denominator))
+            if parts[5] != NO_SPECIALS:
+                special = [a + int(b) for a, b in zip(special, parts[5].split(","), strict=True)]
+        state = cls()
+        state.count, state.errors, state.kinds = count, errors, [k0, k1, k2, k3]
+        state.scaled, state.exact = total, exact
+        state.special = Counter({s: n for s, n in zip(SPECIALS, special, strict=True) if n})
+        return state
+
     def merge(self, other: Sum) -> None:
         """Add ``other``'s values to this state (the sum of the union of the multisets)."""
         self.count += other.count
@@ -169,6 +199,13 @@ class Sum:
         else:
             value = float(self.exact + Fraction(self.scaled, SCALE))
         return kind, f32(value) if kind == FLOAT else value
+
+
+def scaled_state_text(count: int, decimals: int, scaled: int) -> str:
+    """``Sum.state_text`` of ``count`` integers and decimals (``decimals`` of them
+    decimals) whose total times ``SCALE`` is ``scaled``, written without a ``Sum`` (a
+    columnar GROUP BY's vector path writes one per group and evaluation)."""
+    return f"{count};0;{count - decimals},{decimals},0,0;{scaled};0/1;{NO_SPECIALS}"
 
 
 def mean(state: Sum) -> tuple[int, float | int] | None:

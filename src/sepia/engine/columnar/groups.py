@@ -35,7 +35,16 @@ import numpy as np
 from sepia.engine.columnar.tables import NO_ID, Ids, Table
 from sepia.engine.r2r.aggregates import SUMS, AggregateSpec, GroupBy
 from sepia.engine.r2r.numbers import NUMERIC_TEXT, Terms, average, extreme, number_literal
-from sepia.rdf.numbers import DECIMAL, I64, I128, INTEGER, SCALE, Sum, number_text
+from sepia.rdf.numbers import (
+    DECIMAL,
+    I64,
+    I128,
+    INTEGER,
+    SCALE,
+    Sum,
+    number_text,
+    scaled_state_text,
+)
 
 NOT_NUMBER, WIDE, UNBOUND = 4, 5, 6
 """Kinds beyond the numeric ones (``r2r.numbers``): a term that is no number, an integer or
@@ -303,7 +312,7 @@ def _sums(pairs: Pairs, size: int, function: str, numbers: NumericIds) -> Ids:
         if whole and not partial:
             continue
         if plain and partial:
-            value = terms.partial(_scaled_state(count, decimal, total * shift))
+            value = terms.partial_text(scaled_state_text(count, decimal, total * shift))
         elif plain:
             value = _summed(count, DECIMAL if decimal else INTEGER, total * shift, mean, terms)
         else:
@@ -312,15 +321,6 @@ def _sums(pairs: Pairs, size: int, function: str, numbers: NumericIds) -> Ids:
                      else number_literal(folded.total(), terms))  # fmt: skip
         out[g] = NO_ID if value is None else value
     return out
-
-
-def _scaled_state(count: int, decimals: int, scaled: int) -> Sum:
-    """The ``Sum`` of ``count`` integers and decimals (``decimals`` of them decimals) whose
-    total times ``SCALE`` is ``scaled``: the state the per-group path folds, kinds
-    counted alike (``Sum.scaled_total``), so that both paths write one literal."""
-    state = Sum.scaled_total(count - decimals, INTEGER, 0)
-    state.merge(Sum.scaled_total(decimals, DECIMAL, scaled))
-    return state
 
 
 def _summed(count: int, kind: int, scaled: int, mean: bool, terms: Terms) -> int | None:

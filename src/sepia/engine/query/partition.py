@@ -302,4 +302,9 @@ def result_order(result: Result) -> str:
 def bucket_of(value: Term, buckets: int) -> int:
     """The bucket (of ``buckets``) a partition value belongs to: a hash of its N-Triples
     that every process computes alike (``hash`` is salted per process)."""
-    return zlib.crc32(term_to_nt(value).encode()) % buckets
+    return bucket_of_text(term_to_nt(value), buckets)
+
+
+def bucket_of_text(text: str, buckets: int) -> int:
+    """``bucket_of`` the value whose N-Triples text is ``text``."""
+    return zlib.crc32(text.encode()) % buckets

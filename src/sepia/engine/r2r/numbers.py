@@ -127,9 +127,12 @@ class Terms:
     def partial(self, state: Sum) -> int:
         """The id of PARTIAL_SUM's literal of a state (``aggregates.partial_literal``),
         which no store rewrites (its datatype is Sepia's) and which is no number."""
-        literal = aggregates.partial_literal(state)
-        found = self.dictionary.encode_canonical(
-            literal, f'"{literal.value}"^^<{PARTIAL_SUM_TYPE}>')
+        return self.partial_text(state.state_text())
+
+    def partial_text(self, text: str) -> int:
+        """``partial`` of the state whose text is ``text`` (``Sum.state_text``)."""
+        literal = ox.Literal(text, datatype=aggregates.PARTIAL)
+        found = self.dictionary.encode_canonical(literal, f'"{text}"^^<{PARTIAL_SUM_TYPE}>')
         self._canonical[found] = found
         self.numbers[found] = None
         return found

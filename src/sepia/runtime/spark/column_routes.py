@@ -32,7 +32,7 @@ from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.columnar.tables import NO_ID
 from sepia.engine.hosts.engine_path import on_columns
 from sepia.engine.plan.split import Split
-from sepia.engine.query.partition import PartitionedQuery, bucket_of
+from sepia.engine.query.partition import PartitionedQuery, bucket_of, bucket_of_text
 from sepia.rdf.terms import canonical, term_to_nt
 from sepia.runtime.spark.columns import element_columns
 from sepia.runtime.spark.elements import (
@@ -198,9 +198,12 @@ class SplitRouter:
         return mask, seen[self.split.variable]
 
     def _bucket(self, value: int, buckets: int) -> int:
+        """`bucket_of` the value, from its text: W3's split by ?trade meets a new value in
+        every element, whose term would be parsed from that text to be written again."""
         bucket = self.buckets.get(value)
         if bucket is None:
-            bucket = self.buckets[value] = bucket_of(self.dictionary.decode(value), buckets)
+            text = self.dictionary.decode_text(value)
+            bucket = self.buckets[value] = bucket_of_text(text, buckets)
         return bucket
 
 

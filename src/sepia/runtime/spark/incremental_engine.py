@@ -250,7 +250,9 @@ class IncrementalEngine:
         if key is not None and self.split is not None:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
         results = [r for _, r in made]
-        order, lines = (None, None) if key is None else _orders(made, self._kind(kind))
+        order, lines = None, None
+        if key is not None and self.partial is None:  # a partial row's order is the driver's
+            order, lines = _orders(made, self._kind(kind))
         if final:
             empty = {name: [] for name in [*self.tables, *self.maps]}
             return Step(empty, results, None, self._kind(kind), order=order, lines=lines)

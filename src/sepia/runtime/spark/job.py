@@ -110,6 +110,7 @@ from sepia.runtime.spark.ingest import (
 from sepia.runtime.spark.ingest_columns import CanonicalTexts, aligned, plain
 from sepia.runtime.spark.ingest_columns import packed_rows as ingest_packed_rows
 from sepia.runtime.spark.key_hash import spark_hash
+from sepia.runtime.spark.partial_states import merged_batches
 from sepia.runtime.spark.sources.generator import ranged
 from sepia.runtime.spark.splits import SEQ_STRIDE, Piece, local_path
 from sepia.runtime.spark.units import Unit, bucket_key
@@ -164,11 +165,16 @@ def results_frame(
             partial(route_files, spec=spec, options=options), ROUTED_DDL
         )
         routed.append(with_event_time(read, options).drop("event_time"))
-    return (
+    results = (
         reduce(DataFrame.unionByName, routed)
         .groupBy("unit", "partition")
         .transformWithStateInPandas(EngineHost(spec), RESULT_DDL, "Append", "EventTime")
     )
+    merges = merged_splits(spec)
+    if not merges:
+        return results
+    merging = partial(merged_batches, merges=merges)  # the buckets' partial states
+    return results.repartition("t").mapInArrow(merging, RESULT_DDL)
 
 
 def one_task_per_core(rows: DataFrame, sources: int) -> DataFrame:

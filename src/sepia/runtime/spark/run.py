@@ -43,7 +43,6 @@ from sepia.runtime.spark.job import (
     end_folder,
     ends_by_marker,
     mark_end,
-    merged_splits,
     results_frame,
     stateful_partitions,
     warm_workers,
@@ -139,8 +138,7 @@ def run_on_spark(
             for iri, text in bindings.items()
             if iri not in live
         ]
-        sink = ResultJournal(home / "results", output, fmt, variables, query_prefixes(queries),
-                             merged_splits(spec))  # fmt: skip
+        sink = ResultJournal(home / "results", output, fmt, variables, query_prefixes(queries))
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
                           sink.results_of)  # fmt: skip
         warming = None if followed else RouteWarming(spark, spec)

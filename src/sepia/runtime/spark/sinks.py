@@ -40,17 +40,15 @@ from sepia.rdf.results import result_from_json
 from sepia.rdf.time import TimeKind
 from sepia.runtime.spark.host import RESULT_ORDER
 from sepia.runtime.spark.ingest import DEAD_LETTER_SUFFIX
-from sepia.runtime.spark.partial_states import Merges, merged
 
 
-def sorted_lines(frame: DataFrame, merges: Merges | None = None) -> list[str]:
+def sorted_lines(frame: DataFrame) -> list[str]:
     """A batch's jsonl lines, ordered by t, then query, partition (null first: a unit
-    without PARTITION BY), the engine's order, and the line (`host.RESULT_ORDER`), the
-    partial rows of `merges`' queries made one per group (`partial_states`). Collected as
-    Arrow and sorted there (a stable sort, as Python's): collected as pickled Rows and
-    sorted by a Python key, W1's 87,115 results at 300,000 elements took 1.6 s of the
-    driver's CPU."""
-    table = merged(frame.select(*RESULT_ORDER).toArrow(), merges or {})
+    without PARTITION BY), the engine's order, and the line (`host.RESULT_ORDER`).
+    Collected as Arrow and sorted there (a stable sort, as Python's): collected as pickled
+    Rows and sorted by a Python key, W1's 87,115 results at 300,000 elements took 1.6 s of
+    the driver's CPU."""
+    table = frame.select(*RESULT_ORDER).toArrow()
     table = table.append_column("keyed", pc.is_valid(table.column("partition")))
     names = [*RESULT_ORDER[:2], "keyed", *RESULT_ORDER[2:]]
     order = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in names])
@@ -96,13 +94,10 @@ class ResultJournal:
         fmt: str | None = None,
         variables: list[str] | None = None,
         prefixes: Mapping[str, str] | None = None,
-        merges: Merges | None = None,
     ) -> None:
         """`prefixes`: the queries' own, for writers that shorten IRIs (a table), as a
-        local run's writer gets them; `merges`: the queries whose buckets report partial
-        states (`job.merged_splits`)."""
+        local run's writer gets them."""
         journal.mkdir(parents=True, exist_ok=True)
-        self.merges = merges
         self.path = journal / "ledger.json"
         self.ledger = Ledger.load(self.path)
         self.fmt = fmt
@@ -125,7 +120,7 @@ class ResultJournal:
             # it), since Spark only commits the batch's state once every partition has run
             frame.write.format("noop").mode("append").save()
             return
-        lines = sorted_lines(frame, self.merges)
+        lines = sorted_lines(frame)
         self.written[batch_id] = len(lines)
         try:
             self._write(lines)
