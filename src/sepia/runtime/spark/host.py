@@ -140,7 +140,9 @@ class JobSpec:
     merges: bool = False
     """The run's results all come in one batch (a run of files, not folders, whose keys
     end at the end-of-input markers: `run_on_spark`), so a unit may be split into buckets
-    that report partial states, which the driver merges (`Split.merged`)."""
+    that report partial states, which a stage of the job merges (`Split.merged`). Not on
+    one core, where the buckets' parts only add work (W3 at 1,000,000 elements: 34,078
+    elements/s split, 44,217 on one key)."""
     stream_horizon: int | None = None
     """None: every key steps at the horizon of Spark's watermark. A number (the run's
     allowed lateness): a unit on one key steps at its own streams' latest times minus it

@@ -121,7 +121,8 @@ def run_on_spark(
             stream_horizon=options.allowed_lateness if followed else None,
         )  # fmt: skip
         one_batch = not followed and not _folders(bindings) and ends_by_marker(spec)
-        spec = replace(spec, merges=one_batch)  # its results come in one batch: see _drive
+        cores = spark.sparkContext.defaultParallelism
+        spec = replace(spec, merges=one_batch and cores > 1)  # see _drive, and JobSpec
         letters = _dead_letters(home, options)
         ingest = IngestOptions(
             allowed_lateness=options.allowed_lateness,
