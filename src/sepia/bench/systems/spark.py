@@ -33,7 +33,7 @@ from sepia.workloads.manifest import Manifest, Variant
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-SPEED_UP_WORKLOADS = ("W1", "W3", "W4", "W5", "W6", "W7")
+SPEED_UP_WORKLOADS = ("W1", "W3", "W4", "W5", "W6", "W7", "W13")
 
 
 @dataclass(frozen=True, slots=True)

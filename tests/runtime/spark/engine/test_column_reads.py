@@ -177,27 +177,22 @@ class Emptied(Codec):
         super().forget(dropped)
 
 
-def test_a_one_key_task_empties_its_dictionary_and_keeps_every_row(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("text", "module", "buckets"), [
+    (ONE_KEY, job, None), (SPLIT, column_routes, 3)], ids=["one key", "split"])
+def test_a_task_empties_its_dictionary_and_keeps_every_row(
+    tmp_path, monkeypatch, text, module, buckets
+) -> None:
+    """A one-key task's dictionary (`job._one_key_rows`) and a split task's
+    (`SplitRouter`), emptied after each block of more than 10 terms."""
     monkeypatch.setattr(job, "ONE_KEY_TERMS", 10)
-    monkeypatch.setattr(job, "Codec", Emptied)
+    monkeypatch.setattr(module, "Codec", Emptied)
     monkeypatch.setattr(Emptied, "times", 0)
     monkeypatch.setattr(ingest, "named_chunks", partial(frontend.named_chunks, block=2_000))
     path = _stocks(tmp_path / "stocks.trig")
-    got, graphs, firsts = _routed(path, 3, ONE_KEY)
+    got, graphs, firsts = _routed(path, 3, text)
     assert len(graphs) > 4  # several blocks a piece, the dictionary emptied after each
     assert Emptied.times > 4  # each block holds more than 10 terms but a piece's last
-    assert got == _wanted(path, None, _seqs(firsts, path))
-
-
-def test_a_split_task_empties_its_dictionary_and_keeps_every_row(tmp_path, monkeypatch):
-    monkeypatch.setattr(job, "ONE_KEY_TERMS", 10)
-    monkeypatch.setattr(column_routes, "Codec", Emptied)
-    monkeypatch.setattr(Emptied, "times", 0)
-    monkeypatch.setattr(ingest, "named_chunks", partial(frontend.named_chunks, block=2_000))
-    path = _stocks(tmp_path / "stocks.trig")
-    got, _, firsts = _routed(path, 3, SPLIT)
-    assert Emptied.times > 4
-    assert got == _wanted(path, 3, _seqs(firsts, path))
+    assert got == _wanted(path, buckets, _seqs(firsts, path))
 
 
 @pytest.mark.parametrize("block", [None, 2_000])
@@ -216,15 +211,20 @@ def test_a_piece_out_of_shape_is_read_on_by_the_row_reader(tmp_path, monkeypatch
 @pytest.mark.spark
 @pytest.mark.parametrize("text", [QUERY, ONE_KEY], ids=["buckets", "one key"])
 def test_a_spark_run_reading_columns_gives_the_local_lines(spark, tmp_path, text) -> None:
-    path = _stocks(tmp_path / "stocks.trig")
+    got, local = _spark_and_local(spark, tmp_path, _stocks(tmp_path / "stocks.trig"), text)
+    assert len(local) > 20
+    assert got == local
+
+
+def _spark_and_local(spark, tmp_path: Path, path: Path, text: str) -> tuple[list[str], list[str]]:
+    """The lines of a Spark run of `text` over the file (3 buckets), and of a local run."""
     out = tmp_path / "results.jsonl"
     query = parse_query(text)
     run_on_spark([NamedQuery("q", query, tmp_path)], {S: str(path)}, [],
                  SparkRunOptions(buckets=3), output=str(out), spark=spark)  # fmt: skip
     elements = {S: list(read_stream(path, S))}
     local = [jsonl_line(r, TimeKind.DATETIME) for r in run([("q", query)], elements)]
-    assert len(local) > 20
-    assert out.read_text().splitlines() == local
+    return out.read_text().splitlines(), local
 
 
 def _sparse(path: Path) -> Path:
@@ -258,14 +258,9 @@ def test_a_spark_run_of_a_split_unit_read_as_columns_gives_the_local_lines(
     got, graphs, _ = _routed(path, 3, SPLIT)
     assert set(graphs) == {PACKED_TERMS}
     assert {key for key, _ in got} == {bucket_key(b, 3) for b in range(3)}
-    out = tmp_path / "results.jsonl"
-    query = parse_query(SPLIT)
-    run_on_spark([NamedQuery("q", query, tmp_path)], {S: str(path)}, [],
-                 SparkRunOptions(buckets=3), output=str(out), spark=spark)  # fmt: skip
-    elements = {S: list(read_stream(path, S))}
-    local = [jsonl_line(r, TimeKind.DATETIME) for r in run([("q", query)], elements)]
+    lines, local = _spark_and_local(spark, tmp_path, path, SPLIT)
     assert len(local) > 40
-    assert evaluations(out.read_text().splitlines()) == evaluations(local)
+    assert evaluations(lines) == evaluations(local)
 
 
 @pytest.mark.spark
