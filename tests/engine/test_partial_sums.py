@@ -1,5 +1,5 @@
 """PARTIAL_SUM: a group's exact SUM / AVG state, reported by a split query's buckets
-(`sepia.engine.plan.partials`) and merged by the driver, finishes to exactly the unsplit
+(`sepia.engine.plan.partials`) and merged after them, finishes to exactly the unsplit
 query's SUM and AVG, on both engine paths."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sepia.engine.hosts.session import Session
 from sepia.engine.plan.partials import partial_query
 from sepia.engine.r2r.aggregates import MaintainedGroups
 from sepia.lang import parse_query
-from sepia.rdf.aggregates import finished, merge_partials, partial_literal, total
+from sepia.rdf.aggregates import PARTIAL, finished, partial_literal, total
 from sepia.rdf.numbers import PARTIAL_SUM_TYPE, Sum, number_of
 from sepia.rdf.stream import StreamElement
 from sepia.runtime.local import run
@@ -56,6 +56,15 @@ VALUES = st.one_of(
 )
 
 
+def merged_literals(literals) -> Sum:
+    """The states of PARTIAL_SUM literals merged, as the merging stage merges their texts."""
+    texts = []
+    for literal in literals:
+        assert literal.datatype == PARTIAL
+        texts.append(literal.value)
+    return Sum.from_state_texts(texts)
+
+
 def state_of(values: list[ox.Literal]) -> Sum:
     state = Sum()
     for value in values:
@@ -74,7 +83,7 @@ def test_merged_parts_finish_to_the_whole_sum_and_average(values, data) -> None:
     by_text = Sum()
     for part in parts:
         by_text.merge(Sum.from_state_text(state_of(part).state_text()))
-    by_literal = merge_partials(partial_literal(state_of(part)) for part in parts)
+    by_literal = merged_literals(partial_literal(state_of(part).state_text()) for part in parts)
     for merged in (by_text, by_literal):
         assert merged.state_text() == state_of(values).state_text()
         for average in (False, True):
@@ -103,7 +112,8 @@ def test_merged_parts_by_hand(parts, summed, averaged) -> None:
             "integer")  # fmt: skip
         return typed(text, kind)
 
-    merged = merge_partials(partial_literal(state_of([literal(t) for t in p])) for p in parts)
+    merged = merged_literals(
+        partial_literal(state_of([literal(t) for t in p]).state_text()) for p in parts)
     assert finished(merged, False) == summed
     assert finished(merged, True) == averaged
 
@@ -114,11 +124,11 @@ def test_a_state_text_is_the_whole_state() -> None:
     text = state.state_text()
     assert text == "4;1;0,1,1,1;1500000000000000000;3602879701896397/36028797018963968;0,1,0"
     assert Sum.from_state_text(text).state_text() == text
-    assert partial_literal(state).datatype.value == PARTIAL_SUM_TYPE
+    assert partial_literal(text).datatype.value == PARTIAL_SUM_TYPE
     with pytest.raises(ValueError):
         Sum.from_state_text("4;1;0,1,1;15;3/2;0,1,0")
     with pytest.raises(ValueError):
-        merge_partials([typed("3", "integer")])
+        Sum.from_state_texts([text, "4;1;0,1,1;15;3/2;0,1,0"])
 
 
 def test_partial_query_replaces_only_the_group_s_plain_sums() -> None:
@@ -216,7 +226,7 @@ def test_split_partial_sums_merge_to_the_unsplit_answer(monkeypatch, path, parts
             for n, name in enumerate(("total", "average")):
                 states[key][n].append(r.binding[name])  # always bound
     got = {
-        key: (finished(merge_partials(sums), False), finished(merge_partials(means), True))
+        key: (finished(merged_literals(sums), False), finished(merged_literals(means), True))
         for key, (sums, means) in states.items()
     }
     assert got == expected

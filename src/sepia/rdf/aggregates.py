@@ -18,14 +18,15 @@ erroneous value unbinds it, as it does its own MIN, MAX, SUM and AVG), once per 
 
 PARTIAL_SUM, Sepia's own set function (no query text parses to it), is the engine's only:
 a group's ``Sum`` as a literal (``partial_literal``), which a split query's buckets report
-for the driver to merge (``merge_partials``) and finish (``finished``) as SUM or AVG.
+for a stage after them to merge (``Sum.from_state_texts``) and finish (``finished``) as
+SUM or AVG.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import partial
 from typing import TYPE_CHECKING
@@ -103,20 +104,10 @@ def finished(state: Sum, average: bool) -> Term | None:
     return canonical(literal) if found[0] == FLOAT else literal  # a float as a store writes it
 
 
-def partial_literal(state: Sum) -> ox.Literal:
-    """PARTIAL_SUM: the state as a literal of ``PARTIAL_SUM_TYPE``, always bound (errors
+def partial_literal(text: str) -> ox.Literal:
+    """PARTIAL_SUM's literal of a state's text (``Sum.state_text``), always bound (errors
     are counted in it: the merged state is the error)."""
-    return ox.Literal(state.state_text(), datatype=PARTIAL)
-
-
-def merge_partials(literals: Iterable[ox.Literal]) -> Sum:
-    """The states of PARTIAL_SUM literals merged (ValueError for another literal)."""
-    state = Sum()
-    for literal in literals:
-        if literal.datatype != PARTIAL:
-            raise ValueError(f"not a PARTIAL_SUM literal: {literal}")
-        state.merge(Sum.from_state_text(literal.value))
-    return state
+    return ox.Literal(text, datatype=PARTIAL)
 
 
 def concatenation(values: Sequence[Term], separator: str) -> Term | None:

@@ -4,9 +4,10 @@ Spark runs a window query split by a join variable (?trade in every triple patte
 ``SELECT ?company (AVG(?price) AS ?average) ... GROUP BY ?company``) as buckets, each over
 its share of the triples: a group's values are spread over the buckets, so no bucket can
 finish its SUM or AVG. Each bucket runs ``partial_query`` instead, whose PARTIAL_SUM
-reports the group's exact ``Sum`` state (``rdf.aggregates.partial_literal``); the driver
-merges the states per (window time, group) and finishes them (``merge_partials``,
-``finished``): exactly the unsplit answer, since nothing is rounded before the end.
+reports the group's exact ``Sum`` state (``rdf.aggregates.partial_literal``); a stage
+after the buckets merges the states per (window time, group) and finishes them
+(``Sum.from_state_texts``, ``finished``): exactly the unsplit answer, since nothing is
+rounded before the end.
 
 Only the query's own GROUP BY (under the solution modifiers, HAVING and the SELECT
 expressions) is rewritten, never a sub-select's, whose sums the outer query reads as

@@ -33,7 +33,7 @@ come in one batch (`merge`: a run of files) may still split by a variable that h
 place of every triple pattern (?trade, the subject of both): a triple binds one value of it
 there, so it goes to one bucket, and every solution of the patterns is found in exactly
 one bucket, whole. Each bucket then reports its groups' partial states (COUNT, and the
-exact sums behind SUM and AVG: `sepia.engine.plan.partials`), which the driver adds up per
+exact sums behind SUM and AVG: `sepia.engine.plan.partials`), which a stage of the job adds up per
 instant and group before it finishes them (`Split.merged`). Asked on top of the above:
 only COUNT, SUM and AVG (not DISTINCT), each projected under its own name; above the
 GROUP BY nothing but the projection (no HAVING, no BIND over an aggregate); RSTREAM (the
@@ -69,7 +69,7 @@ class Split:
     variable: ox.Variable
     patterns: tuple[pa.TriplePattern, ...]
     merged: tuple[tuple[str, str], ...] = ()
-    """A split whose buckets' partial states the driver merges: each projected
+    """A split whose buckets' partial states a later stage merges: each projected
     aggregate's variable and function (COUNT, SUM or AVG). Empty: every result is a group
     of the split variable, reported by the bucket that owns its value."""
 
@@ -123,7 +123,7 @@ def explain_split(query: qa.Query) -> str:
         return (
             f"split by ?{found.variable.value} in a run of files: it holds one place of "
             "every triple pattern, so Spark spreads its values over buckets, each "
-            "reporting its groups' partial COUNT, SUM and AVG, which the driver adds up"
+            "reporting its groups' partial COUNT, SUM and AVG, which a later stage adds up"
         )
     if isinstance(found, Split):
         return (

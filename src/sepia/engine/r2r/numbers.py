@@ -131,7 +131,7 @@ class Terms:
 
     def partial_text(self, text: str) -> int:
         """``partial`` of the state whose text is ``text`` (``Sum.state_text``)."""
-        literal = ox.Literal(text, datatype=aggregates.PARTIAL)
+        literal = aggregates.partial_literal(text)
         found = self.dictionary.encode_canonical(literal, f'"{text}"^^<{PARTIAL_SUM_TYPE}>')
         self._canonical[found] = found
         self.numbers[found] = None

@@ -1,4 +1,4 @@
-"""The driver's half of a split whose buckets report partial states (`Split.merged`).
+"""The merging half of a split whose buckets report partial states (`Split.merged`).
 
 W3's `AVG(?price)` per ?company, split by ?trade: each bucket evaluates the query over its
 trades with SUM and AVG as their exact partial sums (`sepia.engine.plan.partials`), so a
