@@ -56,12 +56,14 @@ def merged(table: pa.Table, merges: Merges) -> pa.Table:
     firsts, lines = merged_lines(
         parts.column("query_index").to_pylist(), parts.column("line").to_pylist(), merges
     )
-    made = parts.take(pa.array(firsts, pa.int64()))
+    made = parts.drop_columns(["line"]).take(pa.array(firsts, pa.int64()))  # not its lines
     count = len(lines)
-    for name, values in (("partition", [""] * count), ("seq", [0] * count), ("line", lines)):
+    for name, values in (("partition", [""] * count), ("seq", [0] * count)):
         field = made.schema.field(name)
         made = made.set_column(made.schema.get_field_index(name), field,
                                pa.array(values, field.type))  # fmt: skip
+    made = made.append_column(table.schema.field("line"), pa.array(lines, pa.string()))
+    made = made.select(table.column_names)
     return pa.concat_tables([table.filter(pc.invert(chosen)), made])
 
 
