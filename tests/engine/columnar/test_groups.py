@@ -336,3 +336,46 @@ def test_numbers_read_from_text_equal_the_terms(literals: list) -> None:
         found = terms.literal(text, kind)
         assert codec.decode(found) == typed(text, ("integer", "decimal")[kind])
         assert terms.number(found) == number_of(codec.decode(found))
+
+
+def test_prices_read_with_a_file_are_taught_to_the_group_by(tmp_path, monkeypatch) -> None:
+    """A window's AVG over a file read as columns: the reader's numbers of each block
+    are taught to the GROUP BY's values (as a sequence's are), so its evaluations learn
+    none of them one by one; its lines are those of the file's elements pushed as rows
+    and the reference evaluator's (the window closing at 2 s holds :a's 12.50 and 7.5,
+    average 10, and :b's 3 alone)."""
+    from sepia.engine.columnar.frontend import stream_columns
+    from sepia.io.streams import read_stream
+
+    prices = [("a", "12.50"), ("b", "3"), ("a", "7.5"), ("b", "3.0"), ("a", "1")]
+    stamps = [f'"2026-01-01T00:00:0{n}.000Z"^^<{XSD}dateTime>' for n in range(len(prices))]
+    path = tmp_path / "s.trig"
+    path.write_text("".join(
+        f"<{EX}g{n}> <http://www.w3.org/ns/prov#generatedAtTime> {stamps[n]} .\n"
+        f'<{EX}g{n}> {{ <{EX}{who}> <{EX}p> "{price}"^^<{XSD}decimal> . }}\n'
+        for n, (who, price) in enumerate(prices)), encoding="utf-8")  # fmt: skip
+    stream_iri = f"{EX}s"
+    text = (f"PREFIX : <{EX}>\nSELECT ?who (AVG(?x) AS ?avg) FROM STREAM <{stream_iri}> "
+            "[RANGE 4s STEP 2s] WHERE { ?who :p ?x } GROUP BY ?who")  # fmt: skip
+    taught, learnt = [], []
+    teach, learn = NumericIds.taught, NumericIds._learn
+    monkeypatch.setattr(NumericIds, "taught", lambda self, *a: (taught.append(a[0]),
+                                                                teach(self, *a)))
+    monkeypatch.setattr(NumericIds, "_learn", lambda self, new: (learnt.extend(new.tolist()),
+                                                                learn(self, new)))
+    session = Session()
+    session.register(parse_query(text), "q")
+    assert isinstance(session.queries[0], ColumnarQuery)
+    blocks = list(stream_columns(path, stream_iri, session.dictionary, session.predicates()))
+    got = [r for batch in blocks for r in session.push_columns(batch)] + session.flush()
+    assert taught and not learnt
+    elements = list(read_stream(path, stream_iri))
+    rows = Session()
+    rows.register(parse_query(text), "q")
+    expected = [r for e in elements for r in rows.push(e)] + rows.flush()
+    assert [(r.t, str(r.binding)) for r in got] == [(r.t, str(r.binding)) for r in expected]
+    two = got[0].t + 2000
+    assert {r.binding["who"].value[-1]: r.binding["avg"].value for r in got if r.t == two} == {
+        "a": "10", "b": "3"}
+    reference = evaluate(parse_query(text), {stream_iri: elements}, name="q")
+    assert sorted(map(str, reference)) == sorted(map(str, got))

@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 
 from sepia.algebra import query as qa
-from sepia.engine.columnar.batch import ColumnBatch
+from sepia.engine.columnar.batch import ColumnBatch, ReadNumbers
 from sepia.engine.columnar.comparisons import vector_filtered
 from sepia.engine.columnar.groups import NumericIds, group_by
 from sepia.engine.columnar.tables import (
@@ -185,6 +185,8 @@ class ColumnarQuery(ContinuousQuery):
         super().__init__(*args, **kwargs)
         self._numbers = NumericIds(Terms(self.dictionary))
         """The numeric values of the terms FILTERs and aggregates read (a cache)."""
+        self._taught: ReadNumbers | None = None
+        """The reader's numbers last taught to ``_numbers`` (a block's slices share them)."""
         self.columns = {n: self._learning(ColumnWindow(op))
                         for n, (_, op) in self.physical.windows.items()}
         """The windows as columns. ``windows``, which the inherited clock and state rows
@@ -232,6 +234,7 @@ class ColumnarQuery(ContinuousQuery):
         results = kind.once()
         if not len(relevant):
             return results
+        self._teach(relevant.numbers)
         times = relevant.times
         if self.clock is not None and times[0] <= self.clock:
             raise ValueError(f"time went back: {int(times[0])} after {self.clock}")
@@ -248,6 +251,17 @@ class ColumnarQuery(ContinuousQuery):
                     results += self.evaluate(t)
                 self.clock = t
         return results
+
+    def _teach(self, read: ReadNumbers | None) -> None:
+        """The integers and decimals the reader worked out for a block, taught to the
+        values an aggregate reads (as ``PartitionedSequence`` is taught): else each
+        evaluation reads its new values from their texts one by one (W3 at 300,000
+        elements: 80,374 prices, 0.3 s of its 0.43 s seeking values)."""
+        fresh = read is not None and read is not self._taught
+        if fresh and _aggregates_numbers(self.physical.root):
+            assert read is not None
+            self._numbers.taught(read.ids, read.kind, read.digits, read.mantissa)
+            self._taught = read
 
     def _driven(self, batch: ColumnBatch) -> list[Result]:
         """A time-driven schedule: due instants come from time alone; an arrival instant is
