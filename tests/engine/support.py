@@ -199,3 +199,18 @@ def pushed_in_cuts(session: Session, merged: list[StreamElement], cuts: list[int
     bounds = sorted({0, len(merged), *(c for c in cuts if c < len(merged))})
     got = [r for a, b in pairwise(bounds) for r in session.push_columns(batch.slice(a, b))]
     return got + session.flush()
+
+
+def recorded_numbers(monkeypatch) -> tuple[list, list]:
+    """The ids ``NumericIds`` is taught (each call's) and learns itself (one by one),
+    recorded as the engine runs (``monkeypatch``: pytest's)."""
+    from sepia.engine.columnar.groups import NumericIds
+
+    taught: list = []
+    learnt: list = []
+    teach, learn = NumericIds.taught, NumericIds._learn
+    monkeypatch.setattr(NumericIds, "taught", lambda self, *a: (taught.append(a[0]),
+                                                                teach(self, *a)))
+    monkeypatch.setattr(NumericIds, "_learn", lambda self, new: (learnt.extend(new.tolist()),
+                                                                learn(self, new)))
+    return taught, learnt

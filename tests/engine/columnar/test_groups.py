@@ -29,7 +29,7 @@ from sepia.semantics import evaluate
 
 from ..generators import EX, PREDICATES, SUBJECTS, declared, planted, report, stream
 from ..shares import judge
-from ..support import assert_agrees, background, engine_path
+from ..support import assert_agrees, background, engine_path, recorded_numbers
 
 CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -357,12 +357,7 @@ def test_prices_read_with_a_file_are_taught_to_the_group_by(tmp_path, monkeypatc
     stream_iri = f"{EX}s"
     text = (f"PREFIX : <{EX}>\nSELECT ?who (AVG(?x) AS ?avg) FROM STREAM <{stream_iri}> "
             "[RANGE 4s STEP 2s] WHERE { ?who :p ?x } GROUP BY ?who")  # fmt: skip
-    taught, learnt = [], []
-    teach, learn = NumericIds.taught, NumericIds._learn
-    monkeypatch.setattr(NumericIds, "taught", lambda self, *a: (taught.append(a[0]),
-                                                                teach(self, *a)))
-    monkeypatch.setattr(NumericIds, "_learn", lambda self, new: (learnt.extend(new.tolist()),
-                                                                learn(self, new)))
+    taught, learnt = recorded_numbers(monkeypatch)
     session = Session()
     session.register(parse_query(text), "q")
     assert isinstance(session.queries[0], ColumnarQuery)

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from sepia.engine.columnar import ColumnBatch
 from sepia.engine.columnar.carried import carried, carried_slot
 from sepia.engine.columnar.frontend import stream_columns
-from sepia.engine.columnar.groups import NumericIds
 from sepia.engine.columnar.sequences import PartitionedSequence
 from sepia.engine.query.continuous import ContinuousQuery
 from sepia.engine.query.partition import PartitionedQuery
@@ -35,6 +34,7 @@ from ..support import (
     engine_path,
     integer,
     pushed_in_cuts,
+    recorded_numbers,
     row_engines,
     session_of,
 )
@@ -252,12 +252,7 @@ def test_numbers_read_with_a_file_are_taught_once_and_not_learnt(tmp_path, monke
         f'"{amount}"^^<http://www.w3.org/2001/XMLSchema#decimal> . }}\n'
         for n, amount in enumerate(amounts)), encoding="utf-8")
     expected = _in_batches(BIG_THEN_SMALL, list(read_stream(path, S1)))
-    taught, learnt = [], []
-    teach, learn = NumericIds.taught, NumericIds._learn
-    monkeypatch.setattr(NumericIds, "taught", lambda self, *a: (taught.append(a[0]),
-                                                                teach(self, *a)))
-    monkeypatch.setattr(NumericIds, "_learn", lambda self, new: (learnt.extend(new.tolist()),
-                                                                learn(self, new)))
+    taught, learnt = recorded_numbers(monkeypatch)
     session = session_of(BIG_THEN_SMALL)
     blocks = list(stream_columns(path, S1, session.dictionary, session.predicates(), BLOCK))
     assert [len(b) for b in blocks] == [3, 3]
