@@ -80,9 +80,7 @@ def test_merged_parts_finish_to_the_whole_sum_and_average(values, data) -> None:
     parts: list[list[ox.Literal]] = [[] for _ in range(parts_count)]
     for value, part in zip(values, owner, strict=True):
         parts[part].append(value)
-    by_text = Sum()
-    for part in parts:
-        by_text.merge(Sum.from_state_text(state_of(part).state_text()))
+    by_text = Sum.from_state_texts(state_of(part).state_text() for part in parts)
     by_literal = merged_literals(partial_literal(state_of(part).state_text()) for part in parts)
     for merged in (by_text, by_literal):
         assert merged.state_text() == state_of(values).state_text()
@@ -123,10 +121,12 @@ def test_a_state_text_is_the_whole_state() -> None:
                       ox.Literal("x")])  # fmt: skip
     text = state.state_text()
     assert text == "4;1;0,1,1,1;1500000000000000000;3602879701896397/36028797018963968;0,1,0"
-    assert Sum.from_state_text(text).state_text() == text
+    assert Sum.from_state_texts([text]).state_text() == text
     assert partial_literal(text).datatype.value == PARTIAL_SUM_TYPE
     with pytest.raises(ValueError):
-        Sum.from_state_text("4;1;0,1,1;15;3/2;0,1,0")
+        Sum.from_state_texts(["4;1;0,1,1;15;3/2;0,1,0"])  # three kinds
+    with pytest.raises(ValueError):
+        Sum.from_state_texts(["4;1;0,1,1,1;15;3;0,1,0"])  # no denominator
     with pytest.raises(ValueError):
         Sum.from_state_texts([text, "4;1;0,1,1;15;3/2;0,1,0"])
 

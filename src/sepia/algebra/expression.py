@@ -47,7 +47,7 @@ class AggregateFunction(enum.Enum):
     """The set functions of SPARQL 1.1, section 18.5, and PARTIAL_SUM, Sepia's own, which
     no query text parses to: a group's exact SUM / AVG state as a literal
     (``rdf.aggregates.partial_literal``), reported by Spark's buckets of a split query
-    for the driver to merge (``engine.plan.partials``)."""
+    for a later stage to merge (``engine.plan.partials``)."""
 
     COUNT = "COUNT"
     SUM = "SUM"

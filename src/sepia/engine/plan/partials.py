@@ -17,14 +17,14 @@ expression reading it could not be evaluated on a partial state, and is refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import fields, replace
 
 import pyoxigraph as ox
 
 from sepia.algebra import expression as ex
 from sepia.algebra import pattern as pa
 from sepia.algebra import query as qa
+from sepia.algebra.scope import nodes
 
 SUMMED = (ex.AggregateFunction.SUM, ex.AggregateFunction.AVG)
 MODIFIERS = (qa.RStream, qa.IStream, qa.DStream, pa.Project, pa.Distinct, pa.Reduced,
@@ -78,15 +78,5 @@ def _variables(node: object) -> set[ox.Variable]:
         v
         for f in fields(node)  # type: ignore[arg-type]
         if f.name != "inner"
-        for v in _walk(getattr(node, f.name))
-        if isinstance(v, ox.Variable)
+        for v in nodes(getattr(node, f.name), ox.Variable)
     }
-
-
-def _walk(item: object) -> Iterator[object]:
-    """An item and everything inside it (dataclass fields and tuples)."""
-    yield item
-    parts = item if isinstance(item, tuple) else (
-        [getattr(item, f.name) for f in fields(item)] if is_dataclass(item) else [])  # fmt: skip
-    for part in parts:
-        yield from _walk(part)

@@ -44,7 +44,7 @@ background data (every bucket would count its triples).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 
 import pyoxigraph as ox
 
@@ -53,6 +53,7 @@ from sepia.algebra import expression as ex
 from sepia.algebra import pattern as pa
 from sepia.algebra import query as qa
 from sepia.algebra import report as rp
+from sepia.algebra.scope import nodes
 from sepia.rdf.terms import Term
 
 TIME_WINDOWS = (ds.Sliding, ds.Landmark, ds.Interval)
@@ -249,17 +250,7 @@ def _projected(node: pa.GraphPattern, variable: ox.Variable) -> bool:
 
 def _has_pattern(expression: ex.Expression) -> bool:
     """Whether an expression holds a graph pattern (EXISTS, NOT EXISTS)."""
-    return any(isinstance(e, ex.Exists) for e in _walk(expression))
-
-
-def _walk(expression: object) -> Iterator[object]:
-    """An expression and every expression inside it (its dataclass fields, tuples too)."""
-    yield expression
-    if not is_dataclass(expression):
-        return
-    for item in (getattr(expression, f.name) for f in fields(expression)):
-        for part in item if isinstance(item, tuple) else (item,):
-            yield from _walk(part)
+    return bool(nodes(expression, ex.Exists, inside=False))
 
 
 def _bound(pattern: pa.TriplePattern, triple: ox.Triple, variable: ox.Variable) -> Term | None:

@@ -251,7 +251,7 @@ class IncrementalEngine:
             made = [(i, r) for i, r in made if _owned(key, _value(r, self.split))]
         results = [r for _, r in made]
         order, lines = None, None
-        if key is not None and self.partial is None:  # a partial row's order is the driver's
+        if key is not None and self.partial is None:  # a partial row is ordered once merged
             order, lines = _orders(made, self._kind(kind))
         if final:
             empty = {name: [] for name in [*self.tables, *self.maps]}

@@ -4,8 +4,8 @@ W3's `AVG(?price)` per ?company, split by ?trade: each bucket evaluates the quer
 trades with SUM and AVG as their exact partial sums (`sepia.engine.plan.partials`), so a
 window's group comes as one row per bucket that met it. Here the rows of one query, time,
 operation and group (the binding's other values) are made one: COUNTs added, partial sums
-merged (`rdf.numbers.Sum.merge`: exact, so the total is the unsplit one) and finished as
-the engine finishes SUM and AVG (`rdf.aggregates.finished`; an erroneous sum leaves its
+merged (`rdf.numbers.Sum.from_state_texts`: exact, so the total is the unsplit one) and
+finished as the engine finishes SUM and AVG (`rdf.aggregates.finished`; an erroneous sum leaves its
 variable unbound). The run's results all come in one batch (`JobSpec.merges`), so every
 part of a group is in the batch; the batch's rows are partitioned by time and merged in
 a stage of the job (`merged_batches`), in parallel, not by the driver.
@@ -13,7 +13,6 @@ a stage of the job (`merged_batches`), in parallel, not by the driver.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -22,16 +21,13 @@ import pyarrow.compute as pc
 import pyoxigraph as ox
 
 from sepia.rdf.aggregates import finished
-from sepia.rdf.numbers import Sum
-from sepia.rdf.terms import Term, term_to_nt
-from sepia.rdf.vocabulary import XSD
+from sepia.rdf.numbers import DATATYPES, INTEGER, Sum
+from sepia.rdf.terms import Term
+from sepia.runtime.spark.result_lines import term_json
 
 Merges = Mapping[int, tuple[tuple[str, str], ...]]
 """Each merged query's position (its results' `query_index`), with its merged variables
 and their functions (COUNT, SUM, AVG)."""
-INTEGER = ox.NamedNode(XSD + "integer")
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(..., ensure_ascii=False)`, as the host writes its lines."""
 
 
 def merged_batches(batches: Iterable[pa.RecordBatch], merges: Merges) -> Iterator[pa.RecordBatch]:
@@ -108,7 +104,7 @@ def _finished(key: str, parts: dict[str, list[str]], names: tuple) -> str:
     for name, function in names:
         value: Term | None
         if function == "COUNT":
-            value = ox.Literal(str(sum(map(int, parts[name]))), datatype=INTEGER)
+            value = ox.Literal(str(sum(map(int, parts[name]))), datatype=DATATYPES[INTEGER])
         else:
             value = finished(Sum.from_state_texts(parts[name]), function == "AVG")
         place = f'"{name}": @'
@@ -116,5 +112,5 @@ def _finished(key: str, parts: dict[str, list[str]], names: tuple) -> str:
             line = line.replace(", " + place, "") if ", " + place in line else (
                 line.replace(place + ", ", "").replace(place, ""))  # fmt: skip
         else:
-            line = line.replace(place, f'"{name}": {_ENCODE(term_to_nt(value))}')
+            line = line.replace(place, f'"{name}": {term_json(value)}')
     return line

@@ -39,7 +39,8 @@ class _Encoded(dict[Hashable, str]):
         return encoded
 
 
-def _term_json(piece: Hashable) -> str:
+def term_json(piece: Hashable) -> str:
+    """A piece's JSON text: a string as it is, a term as its N-Triples text."""
     return _ENCODE(piece if isinstance(piece, str) else term_to_nt(piece))  # type: ignore[arg-type]
 
 
@@ -81,7 +82,7 @@ def _rendered(
     times = _Encoded(_time_json(kind))
     if kind is TimeKind.DATETIME:
         times.update(dated_texts(results))
-    texts = _Encoded(_term_json)
+    texts = _Encoded(term_json)
     lines: list[str] = []
     made: list[str] = []
     for result in results:
