@@ -43,6 +43,7 @@ PARTIAL_SUM_TYPE = "urn:sepia:partial-sum"
 SPECIALS = ("nan", "inf", "-inf")
 """The texts of the non-finite values a ``Sum`` counts, in its state text's order."""
 NO_SPECIALS = ",".join("0" for _ in SPECIALS)
+NO_FRACTION = Fraction(0)
 Number = tuple[int, int | Fraction | float]
 """A numeric value: its kind, and its value: an integer or decimal times ``SCALE``, the
 exact value of a finite float or double, or the float itself when infinite or NaN."""
@@ -88,8 +89,8 @@ class Sum:
         self.kinds = [0, 0, 0, 0]
         self.scaled = 0
         """The integers and decimals, times ``SCALE``."""
-        self.exact = Fraction(0)
-        """The finite floats and doubles."""
+        self.exact = NO_FRACTION
+        """The finite floats and doubles (a Fraction is immutable: ``add`` makes a new one)."""
         self.special: Counter[str] = Counter()
         """Infinite and NaN values, by their text."""
         self.count = 0
@@ -107,27 +108,32 @@ class Sum:
     def from_state_texts(cls, texts: Iterable[str]) -> Sum:
         """The states ``state_text`` wrote, merged (ValueError for another text): the sum
         of the union of their multisets. Their integer parts are added as they are read,
-        with no ``Sum``, ``Counter`` or ``Fraction`` made per text that holds no float and
-        no special (a split's states are merged one per bucket, window and group: W3's
-        220,000 took 5 s as a ``Sum`` each, merged one by one)."""
-        count = errors = k0 = k1 = k2 = k3 = total = 0
-        exact, special = Fraction(0), [0] * len(SPECIALS)
+        with no ``Sum``, ``Counter`` or ``Fraction`` made per text, and the parts that are
+        zero in a text of integers and decimals alone are not read (a split's states are
+        merged one per bucket, window and group: W3's 220,000 took 5 s as a ``Sum`` each,
+        merged one by one)."""
+        count = errors = total = 0
+        kinds, exact, special = [0, 0, 0, 0], NO_FRACTION, [0] * len(SPECIALS)
         for text in texts:
             parts = text.split(";")
-            kinds = parts[2].split(",") if len(parts) == 6 else []
-            if len(kinds) != 4 or "/" not in parts[4] or parts[5].count(",") != 2:
+            if len(parts) != 6 or parts[2].count(",") != 3 or "/" not in parts[4] or (
+                    parts[5].count(",") != 2):  # fmt: skip
                 raise ValueError(f"not a Sum's state: {text!r}")
-            count, errors = count + int(parts[0]), errors + int(parts[1])
-            k0, k1, k2, k3 = (k0 + int(kinds[0]), k1 + int(kinds[1]), k2 + int(kinds[2]),
-                              k3 + int(kinds[3]))  # fmt: skip
-            total += int(parts[3])
+            count, total = count + int(parts[0]), total + int(parts[3])
+            if parts[1] != "0":
+                errors += int(parts[1])
+            k0, k1, floats = parts[2].split(",", 2)
+            kinds[0], kinds[1] = kinds[0] + int(k0), kinds[1] + int(k1)
+            if floats != "0,0":
+                k2, k3 = floats.split(",")
+                kinds[2], kinds[3] = kinds[2] + int(k2), kinds[3] + int(k3)
             if parts[4] != "0/1":
                 numerator, _, denominator = parts[4].partition("/")
                 exact += Fraction(int(numerator), int(denominator))
             if parts[5] != NO_SPECIALS:
                 special = [a + int(b) for a, b in zip(special, parts[5].split(","), strict=True)]
-        state = cls()
-        state.count, state.errors, state.kinds = count, errors, [k0, k1, k2, k3]
+        state = cls.__new__(cls)  # every field set here: no Counter or Fraction made twice
+        state.count, state.errors, state.kinds = count, errors, kinds
         state.scaled, state.exact = total, exact
         state.special = Counter({s: n for s, n in zip(SPECIALS, special, strict=True) if n})
         return state

@@ -73,17 +73,14 @@ def merged_lines(
     members = {position: _members(names) for position, names in merges.items()}
     groups: dict[str, tuple[int, int, dict[str, list[str]]]] = {}
     for row, (position, line) in enumerate(zip(index, lines, strict=True)):
-        cut, last, values = [], 0, []
-        for member in members[position].finditer(line):
-            cut += [line[last : member.start()], f'"{member[1]}": @']
-            values.append((member[1], member[2]))
-            last = member.end()
-        key = "".join(cut) + line[last:]
+        pieces = members[position].split(line)  # text, then (name, lexical, text) per member
+        key = "".join(piece if n % 3 == 0 else f'"{piece}": @'
+                      for n, piece in enumerate(pieces) if n % 3 != 2)  # fmt: skip
         found = groups.get(key)
         if found is None:
             found = groups[key] = (row, position, {name: [] for name, _ in merges[position]})
-        for name, lexical in values:
-            found[2][name].append(lexical)
+        for n in range(1, len(pieces), 3):
+            found[2][pieces[n]].append(pieces[n + 1])
     firsts = [row for row, _, _ in groups.values()]
     made = [_finished(key, parts, merges[position])
             for key, (_, position, parts) in groups.items()]  # fmt: skip
