@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sepia.runtime.spark.class_archive import archive_options, complete_archive
-from sepia.runtime.spark.run import short_input
+from sepia.runtime.spark.run import _one_daemon, short_input
 from sepia.runtime.spark.session import (
     SHORT_INPUT_BYTES,
     SparkConfig,
@@ -191,3 +191,17 @@ def test_partial_archives_of_other_installations_are_dropped_too(tmp_path) -> No
         path.write_text("x")
     archive_options(tmp_path / "spark-classes-x.jsa")
     assert not elsewhere.exists() and alive.exists() and finished.exists()
+
+
+@pytest.mark.spark
+def test_a_run_of_one_batch_has_one_python_daemon_then_restores_the_setting(spark) -> None:
+    """Spark keys its Python daemons by the workers' settings, and only its Arrow stages
+    set simplified tracebacks: off within a one-batch run, the route and stateful stages
+    share a daemon; a run of many batches keeps the session's setting."""
+    conf = "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled"
+    before = spark.conf.get(conf, "true")
+    with _one_daemon(spark, one_batch=True):
+        assert spark.conf.get(conf) == "false"
+    assert spark.conf.get(conf, "true") == before
+    with _one_daemon(spark, one_batch=False):
+        assert spark.conf.get(conf, "true") == before

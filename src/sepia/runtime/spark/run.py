@@ -142,27 +142,28 @@ def run_on_spark(
         sink = ResultJournal(home / "results", output, fmt, variables, query_prefixes(queries))
         log = ProgressLog(sys.stderr if options.progress else None, options.metrics,
                           sink.results_of)  # fmt: skip
-        warming = None if followed else RouteWarming(spark, spec)
-        try:
-            batch = _with_dead_letters(sink, letters)
-            results = results_frame(frames, spec, files, ingest)
-            gone = lambda: sink.reader_gone  # noqa: E731
-            if followed:  # a live source releases (or queues) while the query starts
-                warm_workers(spark, spec)
-            with _stateful_partitions(spark, spec):
-                one_pass = ends_by_marker(spec)
-                _drive(results, batch, home, bindings, ends, options, log, one_pass, gone)
-            if sink.reader_gone:  # after the query's last batch, or stopped for it
-                abandon_archive()
-                raise ReaderGone
-            return log.batches
-        finally:
-            if warming is not None:
-                warming.stop()
-            sink.close()
-            log.close()
-            if letters:
-                letters.close()
+        with _one_daemon(spark, one_batch):
+            warming = None if followed else RouteWarming(spark, spec)
+            try:
+                batch = _with_dead_letters(sink, letters)
+                results = results_frame(frames, spec, files, ingest)
+                gone = lambda: sink.reader_gone  # noqa: E731
+                if followed:  # a live source releases (or queues) while the query starts
+                    warm_workers(spark, spec)
+                with _stateful_partitions(spark, spec):
+                    one_pass = ends_by_marker(spec)
+                    _drive(results, batch, home, bindings, ends, options, log, one_pass, gone)
+                if sink.reader_gone:  # after the query's last batch, or stopped for it
+                    abandon_archive()
+                    raise ReaderGone
+                return log.batches
+            finally:
+                if warming is not None:
+                    warming.stop()
+                sink.close()
+                log.close()
+                if letters:
+                    letters.close()
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -285,6 +286,28 @@ def run_config(
 def finite_input(bindings: Mapping[str, str], options: SparkRunOptions) -> bool:
     """Whether the run reads files to their end (else it follows them, or live sources)."""
     return not options.follow and all(parse_spec(s) is None for s in bindings.values())
+
+
+@contextmanager
+def _one_daemon(spark: SparkSession, one_batch: bool) -> Iterator[None]:
+    """Within, for a run of one batch: the route and stateful stages' Python workers come
+    from one daemon. Spark starts a daemon per set of worker settings, and its Arrow
+    stages (the route stage) set simplified tracebacks where transformWithState does
+    not, so the stateful stage started a daemon of its own, which imports Sepia: W3 at
+    1,000,000 elements on two cores waited 2.4 s for it at the start of that stage, both
+    tasks (Spark starts one worker at a time), after the route warm-up had started the
+    route's. With tracebacks whole in both (`errors.one_line` reads either), the stateful
+    tasks fork warm workers. Runs of many batches keep their two daemons: a key's session
+    lives in the worker that last stepped it, and a daemon shared with the route stage
+    would hand the key's next task another worker as often as not."""
+    conf = "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled"
+    before = spark.conf.get(conf, "true")
+    if one_batch:
+        spark.conf.set(conf, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(conf, before)
 
 
 @contextmanager
