@@ -112,8 +112,9 @@ def run_to_end(
     return query
 
 
-WAITING = "Waiting for data to arrive"
-"""Spark's status message once a trigger found no new data and no batch was due."""
+IDLE_MESSAGES = ("Waiting for data to arrive", "Waiting for next trigger")
+"""Spark's status messages between triggers. The first lasts only its polling delay (10 ms)
+after a trigger that found nothing; the second follows it until the next trigger."""
 
 
 def _wait(query: StreamingQuery, poll_seconds: float, done: Callable[[], bool]) -> None:
@@ -123,10 +124,18 @@ def _wait(query: StreamingQuery, poll_seconds: float, done: Callable[[], bool]) 
 
 
 def _idle(query: StreamingQuery) -> bool:
-    """A trigger found nothing new and ran nothing: every source has given what it has
-    (before the first trigger, the status is "Initializing sources")."""
+    """The last trigger found nothing new and none is running: every source has given what
+    it has. Told by `isDataAvailable`, which a trigger sets and the next one resets, not by
+    the "Waiting for data to arrive" message alone: that one holds for 10 ms of each
+    trigger interval, and a poll as often as the trigger could miss it for a minute or
+    for ever (the API's tests took 20-70 s and once hung). Before the first trigger, the
+    message is "Initializing sources"."""
     status = query.status
-    return status["message"] == WAITING and not status["isTriggerActive"]
+    return (
+        status["message"] in IDLE_MESSAGES
+        and not status["isDataAvailable"]
+        and not status["isTriggerActive"]
+    )
 
 
 def _flushed(query: StreamingQuery) -> bool:

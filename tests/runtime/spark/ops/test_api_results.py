@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from sepia.runtime.spark.api import continuous_query, each_batch, result_table, run_to_end
+from sepia.runtime.spark.api import _idle, continuous_query, each_batch, result_table, run_to_end
 from sepia.runtime.spark.sinks import memory_sink
 
 pytestmark = pytest.mark.spark
@@ -82,3 +82,25 @@ def test_each_batch_hands_over_results_in_the_reference_order(spark, tmp_path):
     run_to_end(writer.option("checkpointLocation", str(tmp_path / "ck")), end)
     assert [(t, c) for _, t, c in seen] == [(3, f"<{EX}acme>"), (4, f"<{EX}beta>")]
     assert [b for b, _, _ in seen] == sorted(b for b, _, _ in seen)
+
+
+class Status:
+    """A query whose `status` is Spark's StreamingQueryStatus as a dict."""
+
+    def __init__(self, message: str, data: bool, active: bool) -> None:
+        self.status = {"message": message, "isDataAvailable": data, "isTriggerActive": active}
+
+
+@pytest.mark.parametrize(
+    ("message", "data", "active", "idle"),
+    [
+        ("Initializing sources", False, False, False),  # before the first trigger
+        ("Processing new data", True, True, False),
+        ("Waiting for next trigger", True, False, False),  # a batch ran: there may be more
+        ("Waiting for data to arrive", False, False, True),  # the 10 ms after an empty trigger
+        ("Waiting for next trigger", False, False, True),  # the rest of the interval
+        ("No new data but cleaning up state", False, True, False),  # the timers' batch
+    ],
+)
+def test_a_query_is_idle_from_an_empty_trigger_to_the_next(message, data, active, idle):
+    assert _idle(Status(message, data, active)) is idle
