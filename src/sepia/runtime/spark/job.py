@@ -111,6 +111,7 @@ from sepia.runtime.spark.ingest_columns import CanonicalTexts, aligned, plain
 from sepia.runtime.spark.ingest_columns import packed_rows as ingest_packed_rows
 from sepia.runtime.spark.key_hash import spark_hash
 from sepia.runtime.spark.partial_states import merged_batches
+from sepia.runtime.spark.session import setting
 from sepia.runtime.spark.sources.generator import ranged
 from sepia.runtime.spark.splits import SEQ_STRIDE, Piece, local_path
 from sepia.runtime.spark.units import Unit, bucket_key
@@ -231,13 +232,9 @@ def warm_workers(spark: SparkSession, spec: JobSpec) -> None:
     warm = partial(warmed, spec=spec)
     spark.range(0, cores, 1, cores).mapInArrow(warm, "id long").mapInArrow(warm, "id long") \
         .collect()
-    partitions = spark.conf.get(SHUFFLE_PARTITIONS)
-    spark.conf.set(SHUFFLE_PARTITIONS, "1")
-    try:
+    with setting(spark, SHUFFLE_PARTITIONS, "1"):
         spark.range(0, 1, 1, 1).groupBy("id") \
             .transformWithStateInPandas(WarmHost(spec), RESULT_DDL, "Append", "None").toArrow()
-    finally:
-        spark.conf.set(SHUFFLE_PARTITIONS, partitions)
 
 
 class RouteWarming:

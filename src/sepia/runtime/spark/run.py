@@ -20,8 +20,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from sepia.runtime.spark.host import DEFAULT_ENGINE, JobSpec, job_spec
 from sepia.runtime.spark.ingest import IngestOptions, StreamSource, file_paths
 from sepia.runtime.spark.interrupts import Interrupts
 from sepia.runtime.spark.job import (
+    SHUFFLE_PARTITIONS,
     RouteWarming,
     default_buckets,
     end_folder,
@@ -48,7 +49,7 @@ from sepia.runtime.spark.job import (
     warm_workers,
 )
 from sepia.runtime.spark.progress import BatchProgress, ProgressLog
-from sepia.runtime.spark.session import SHORT_INPUT_BYTES, SparkConfig, spark_session
+from sepia.runtime.spark.session import SHORT_INPUT_BYTES, SparkConfig, setting, spark_session
 from sepia.runtime.spark.sinks import DeadLetterFile, ResultJournal
 from sepia.runtime.spark.sources import parse_spec, source_for
 from sepia.runtime.spark.units import units_of
@@ -288,8 +289,7 @@ def finite_input(bindings: Mapping[str, str], options: SparkRunOptions) -> bool:
     return not options.follow and all(parse_spec(s) is None for s in bindings.values())
 
 
-@contextmanager
-def _one_daemon(spark: SparkSession, one_batch: bool) -> Iterator[None]:
+def _one_daemon(spark: SparkSession, one_batch: bool) -> AbstractContextManager[None]:
     """Within, for a run of one batch: the route and stateful stages' Python workers come
     from one daemon. Spark starts a daemon per set of worker settings, and its Arrow
     stages (the route stage) set simplified tracebacks where transformWithState does
@@ -300,48 +300,25 @@ def _one_daemon(spark: SparkSession, one_batch: bool) -> Iterator[None]:
     tasks fork warm workers. Runs of many batches keep their two daemons: a key's session
     lives in the worker that last stepped it, and a daemon shared with the route stage
     would hand the key's next task another worker as often as not."""
-    conf = "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled"
-    before = spark.conf.get(conf, "true")
-    if one_batch:
-        spark.conf.set(conf, "false")
-    try:
-        yield
-    finally:
-        spark.conf.set(conf, before)
+    return setting(spark, "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled",
+                   "false" if one_batch else None)
 
 
-@contextmanager
-def _stateful_partitions(spark: SparkSession, spec: JobSpec) -> Iterator[None]:
+def _stateful_partitions(spark: SparkSession, spec: JobSpec) -> AbstractContextManager[None]:
     """Within: the stateful stage's shuffle partitions as `job.stateful_partitions` counts
     them, where every key is known up front: no task for a partition no key hashes to (a
     query on one key: one task, not two per core), and no two keys in one task where the
     cores could run them side by side. A restarted run keeps the count its checkpoint
     recorded."""
-    conf = "spark.sql.shuffle.partitions"
-    before = spark.conf.get(conf, "200")
-    count = stateful_partitions(spec, int(before or "200"))
-    if count is None:
-        yield
-        return
-    spark.conf.set(conf, str(count))
-    try:
-        yield
-    finally:
-        spark.conf.set(conf, before)
+    count = stateful_partitions(spec, int(spark.conf.get(SHUFFLE_PARTITIONS) or "200"))
+    return setting(spark, SHUFFLE_PARTITIONS, None if count is None else str(count))
 
 
-@contextmanager
-def _no_empty_batches(spark: SparkSession) -> Iterator[None]:
+def _no_empty_batches(spark: SparkSession) -> AbstractContextManager[None]:
     """Within: no micro-batch without new data. The end-of-input batch ends every key
     itself (job.py, End of input), so the batch Spark would add after it, to let the
     watermark it moved fire timers, would find nothing to do."""
-    conf = "spark.sql.streaming.noDataMicroBatches.enabled"
-    before = spark.conf.get(conf, "true")
-    spark.conf.set(conf, "false")
-    try:
-        yield
-    finally:
-        spark.conf.set(conf, before)
+    return setting(spark, "spark.sql.streaming.noDataMicroBatches.enabled", "false")
 
 
 class SparkRunError(RuntimeError):

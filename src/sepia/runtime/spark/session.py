@@ -38,7 +38,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -299,3 +300,18 @@ def _restore_interrupts(handler: Any) -> None:
     (`interrupts`) and otherwise ends on Python's KeyboardInterrupt with one line."""
     if handler is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, handler)
+
+
+@contextmanager
+def setting(spark: SparkSession, key: str, value: str | None) -> Iterator[None]:
+    """Within: the session's setting `key` at `value` (None: left as it is), then back to
+    what it was (Spark's default where it was unset, as `conf.get` reads it)."""
+    if value is None:
+        yield
+        return
+    before = spark.conf.get(key)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)
