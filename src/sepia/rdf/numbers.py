@@ -178,6 +178,14 @@ def scaled_state_text(count: int, decimals: int, scaled: int) -> str:
     return f"{count};0;{count - decimals},{decimals},0,0;{scaled};0/1;{NO_SPECIALS}"
 
 
+SCALED_STATE = (
+    r"^(?P<count>[0-9]{1,18});0;[0-9]{1,18},(?P<decimals>[0-9]{1,18}),0,0;"
+    rf"(?P<scaled>[0-9]{{1,30}});0/1;{NO_SPECIALS}$"
+)
+"""The state texts of integers and decimals alone whose total is not negative
+(``scaled_state_text``'s), as a regular expression Python's and Arrow's (RE2) read alike."""
+
+
 def mean(state: Sum) -> tuple[int, float | int] | None:
     """AVG: SUM / COUNT with pyoxigraph's division (0 for no values; None for an error)."""
     if state.count == 0:
