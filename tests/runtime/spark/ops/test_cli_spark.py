@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,23 @@ def test_a_missing_connector_is_one_line_and_debug_adds_the_trace(spark) -> None
     debugged = CliRunner().invoke(app, [*KAFKA_ARGS, "--debug"])
     assert debugged.exit_code == 1
     assert "Traceback" in debugged.stderr and "AnalysisException" in debugged.stderr
+
+
+@pytest.mark.spark
+def test_a_bad_element_is_one_located_line_from_a_fresh_jvm(tmp_path: Path) -> None:
+    """A user's own run (a JVM of its own, Sepia's logging): the located error alone, not
+    the executor's and the scheduler's log of each of the task's four attempts before it."""
+    bad = tmp_path / "bad.trig"
+    bad.write_text('<http://e/g1> { <http://e/s> <http://e/p> "1" . }\n'
+                   '<http://e/g2> { <http://e/s> <http://e/p> "x\n')  # fmt: skip
+    query = tmp_path / "q.rq"
+    query.write_text("SELECT ?s FROM STREAM <http://e/st> [RANGE 4 STEP 2] WHERE { ?s ?p ?o }")
+    done = subprocess.run(
+        [sys.executable, "-m", "sepia", "run", str(query), "--stream", f"http://e/st={bad}",
+         "--engine", "spark", "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1
+    told = " ".join(done.stderr.split())  # the message is wrapped to the terminal
+    assert told == (f"Error: Spark: {bad}:2 (element http://e/g2): syntax error: Unexpected "
+                    "end of file --debug prints Spark's full trace")  # fmt: skip
