@@ -97,8 +97,7 @@ def merged_groups(parts: pa.Table, merges: Merges) -> tuple[list[int], list[str]
         if len(slow):
             chosen = pc.is_in(keys, slow)
             some = rows.filter(chosen).to_pylist()
-            found, slowly = merged_lines([position] * len(some), lines.filter(chosen).to_pylist(),
-                                         merges)  # fmt: skip
+            found, slowly = merged_lines(lines.filter(chosen).to_pylist(), names)
             firsts += [some[n] for n in found]
             made += slowly
     return firsts, made
@@ -244,26 +243,24 @@ def _placed_values(lines: list[str], names: tuple[tuple[str, str], ...],
     return made
 
 
-def merged_lines(
-    index: Sequence[int], lines: Sequence[str], merges: Merges
-) -> tuple[list[int], list[str]]:
-    """`merged_groups` for any partial rows, line by line: their query positions and jsonl
-    lines. A line is not parsed: its merged members (`"n": "\\"12\\"^^<...>"`) are cut
-    out by one expression, and the rest of it names the group."""
-    members = {position: _members(names) for position, names in merges.items()}
-    groups: dict[str, tuple[int, int, dict[str, list[str]]]] = {}
-    for row, (position, line) in enumerate(zip(index, lines, strict=True)):
-        pieces = members[position].split(line)  # text, then (name, lexical, text) per member
+def merged_lines(lines: Sequence[str], names: tuple[tuple[str, str], ...]
+                 ) -> tuple[list[int], list[str]]:  # fmt: skip
+    """`merged_groups` for any partial rows of one query (`names`: its merged variables),
+    line by line. A line is not parsed: its merged members (`"n": "\\"12\\"^^<...>"`) are
+    cut out by one expression, and the rest of it names the group."""
+    members = _members(names)
+    groups: dict[str, tuple[int, dict[str, list[str]]]] = {}
+    for row, line in enumerate(lines):
+        pieces = members.split(line)  # text, then (name, lexical, text) per member
         key = "".join(piece if n % 3 == 0 else f'"{piece}": @'
                       for n, piece in enumerate(pieces) if n % 3 != 2)  # fmt: skip
         found = groups.get(key)
         if found is None:
-            found = groups[key] = (row, position, {name: [] for name, _ in merges[position]})
+            found = groups[key] = (row, {name: [] for name, _ in names})
         for n in range(1, len(pieces), 3):
-            found[2][pieces[n]].append(pieces[n + 1])
-    firsts = [row for row, _, _ in groups.values()]
-    made = [_finished(key, parts, merges[position])
-            for key, (_, position, parts) in groups.items()]  # fmt: skip
+            found[1][pieces[n]].append(pieces[n + 1])
+    firsts = [row for row, _ in groups.values()]
+    made = [_finished(key, parts, names) for key, (_, parts) in groups.items()]
     return firsts, made
 
 
